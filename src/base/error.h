@@ -1,0 +1,82 @@
+// The one error type of fdyno. Every DynamoDB error is defined once, in the table below (wire
+// type, HTTP status, retryable-by-client), and built by name with its message. Engine (kv)
+// errors carry FoundationDB's numeric code; only the kv retry runner interprets them, and the
+// API layer maps any that escape to a DynamoDB error.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fdyno {
+
+// X(Enum, "WireType", http_status, retryable)
+#define FDYNO_DYNAMODB_ERRORS(X)                                                          \
+  X(kAccessDenied, "AccessDeniedException", 400, false)                                    \
+  X(kConditionalCheckFailed, "ConditionalCheckFailedException", 400, false)                \
+  X(kIncompleteSignature, "IncompleteSignatureException", 400, false)                      \
+  X(kInvalidSignature, "InvalidSignatureException", 400, false)                            \
+  X(kMissingAuthenticationToken, "MissingAuthenticationTokenException", 400, false)        \
+  X(kUnrecognizedClient, "UnrecognizedClientException", 400, false)                        \
+  X(kItemCollectionSizeLimitExceeded, "ItemCollectionSizeLimitExceededException", 400, false) \
+  X(kLimitExceeded, "LimitExceededException", 400, true)                                   \
+  X(kProvisionedThroughputExceeded, "ProvisionedThroughputExceededException", 400, true)   \
+  X(kRequestLimitExceeded, "RequestLimitExceeded", 400, true)                              \
+  X(kThrottling, "ThrottlingException", 400, true)                                         \
+  X(kResourceInUse, "ResourceInUseException", 400, false)                                  \
+  X(kResourceNotFound, "ResourceNotFoundException", 400, false)                            \
+  X(kTableNotFound, "TableNotFoundException", 400, false)                                  \
+  X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                        \
+  X(kTableInUse, "TableInUseException", 400, false)                                        \
+  X(kIndexNotFound, "IndexNotFoundException", 400, false)                                  \
+  X(kTransactionCanceled, "TransactionCanceledException", 400, false)                      \
+  X(kTransactionConflict, "TransactionConflictException", 400, false)                      \
+  X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
+  X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)      \
+  X(kDuplicateItem, "DuplicateItemException", 400, false)                                  \
+  X(kSerialization, "SerializationException", 400, false)                                  \
+  X(kValidation, "ValidationException", 400, false)                                        \
+  X(kUnknownOperation, "UnknownOperationException", 400, false)                            \
+  X(kRequestEntityTooLarge, "RequestEntityTooLarge", 413, false)                           \
+  X(kInternalServerError, "InternalServerError", 500, true)                                \
+  X(kServiceUnavailable, "ServiceUnavailable", 503, true)
+
+enum class ErrorType {
+#define FDYNO_ERROR_ENUM(name, wire, status, retryable) name,
+  FDYNO_DYNAMODB_ERRORS(FDYNO_ERROR_ENUM)
+#undef FDYNO_ERROR_ENUM
+  kKv,  // an engine error; Error::kv_code holds FoundationDB's code
+};
+
+// Wire name ("ValidationException"), HTTP status and whether clients retry it.
+std::string_view WireType(ErrorType type);
+int HttpStatus(ErrorType type);
+bool ClientRetryable(ErrorType type);
+
+struct Error {
+  ErrorType type = ErrorType::kInternalServerError;
+  std::string message;
+  int kv_code = 0;  // FoundationDB error code when type == kKv, else 0
+
+  bool is_kv() const { return type == ErrorType::kKv; }
+
+  static Error Kv(int code, std::string message = {});
+  static Error Validation(std::string message) { return {ErrorType::kValidation, std::move(message)}; }
+  static Error ResourceNotFound(std::string message) {
+    return {ErrorType::kResourceNotFound, std::move(message)};
+  }
+  static Error ResourceInUse(std::string message) {
+    return {ErrorType::kResourceInUse, std::move(message)};
+  }
+  static Error ConditionalCheckFailed(std::string message = "The conditional request failed") {
+    return {ErrorType::kConditionalCheckFailed, std::move(message)};
+  }
+  static Error Serialization(std::string message) {
+    return {ErrorType::kSerialization, std::move(message)};
+  }
+  static Error Internal(std::string message) {
+    return {ErrorType::kInternalServerError, std::move(message)};
+  }
+  static Error Make(ErrorType type, std::string message) { return {type, std::move(message)}; }
+};
+
+}  // namespace fdyno

@@ -1,0 +1,45 @@
+#include "kv/kv.h"
+
+namespace fdyno::kv {
+
+// Mirrors FoundationDB's fdb_error_predicate (flow/error_definitions.h).
+bool RetryableNotCommitted(int code) {
+  switch (code) {
+    case kNotCommitted:
+    case kTransactionTooOld:
+    case kFutureVersion:
+    case kProcessBehind:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool MaybeCommitted(int code) {
+  return code == kCommitUnknownResult || code == kClusterVersionChanged;
+}
+
+bool IsRetryable(int code) { return RetryableNotCommitted(code) || MaybeCommitted(code); }
+
+std::string_view ErrorName(int code) {
+  switch (code) {
+    case kTransactionTooOld: return "transaction_too_old";
+    case kFutureVersion: return "future_version";
+    case kNotCommitted: return "not_committed";
+    case kCommitUnknownResult: return "commit_unknown_result";
+    case kTransactionCancelled: return "transaction_cancelled";
+    case kTransactionTimedOut: return "transaction_timed_out";
+    case kProcessBehind: return "process_behind";
+    case kClusterVersionChanged: return "cluster_version_changed";
+    case kUsedDuringCommit: return "used_during_commit";
+    case kInvalidMutationType: return "invalid_mutation_type";
+    case kTransactionTooLarge: return "transaction_too_large";
+    case kKeyTooLarge: return "key_too_large";
+    case kValueTooLarge: return "value_too_large";
+    case kIoError: return "io_error";
+    case kInternalError: return "internal_error";
+    default: return "unknown_error";
+  }
+}
+
+}  // namespace fdyno::kv
