@@ -1,0 +1,44 @@
+// The shape every DynamoDB operation handler has: it receives the request context and the
+// parsed JSON body, and returns the rendered JSON response body or a DynamoDB error.
+// A handler validates all input before any I/O, plans, runs in one kv::Run, renders.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "base/clock.h"
+#include "base/result.h"
+
+namespace fdyno::api {
+
+// Identity, deadline and clock of one request. Passed by const reference to every handler.
+struct RequestContext {
+  std::string account_id = "000000000000";  // caller's AWS account (scopes tokens, ARNs)
+  std::string region = "us-east-1";
+  std::string request_id;
+  std::chrono::steady_clock::time_point deadline;  // whole-operation budget
+  Clock* clock = Clock::Real();
+};
+
+// Returns the response body (JSON text) or a DynamoDB error.
+using Handler =
+    std::function<Result<std::string>(const RequestContext& ctx, const rapidjson::Value& body)>;
+
+// Operation name ("PutItem") -> handler. Filled at start-up, then read-only (thread-safe).
+class OperationRegistry {
+ public:
+  // REQUIRES: name not yet registered.
+  void Register(std::string name, Handler handler);
+  // Null when the operation is not (yet) implemented.
+  const Handler* Find(std::string_view name) const;
+
+ private:
+  std::map<std::string, Handler, std::less<>> handlers_;
+};
+
+}  // namespace fdyno::api
