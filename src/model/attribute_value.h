@@ -25,13 +25,29 @@ struct Binary {
   bool operator==(const Binary&) const = default;
 };
 // Sets keep their members in insertion order as received; equality is set equality.
-struct StringSet { std::vector<std::string> members; };
-struct NumberSet { std::vector<Number> members; };
-struct BinarySet { std::vector<std::string> members; };
+struct StringSet {
+  std::vector<std::string> members;
+};
+struct NumberSet {
+  std::vector<Number> members;
+};
+struct BinarySet {
+  std::vector<std::string> members;
+};
 
 // Persisted as the type tag of the item codec: never renumber.
-enum class Type : uint8_t { kS = 0, kN = 1, kB = 2, kBool = 3, kNull = 4, kM = 5, kL = 6,
-                            kSS = 7, kNS = 8, kBS = 9 };
+enum class Type : uint8_t {
+  kS = 0,
+  kN = 1,
+  kB = 2,
+  kBool = 3,
+  kNull = 4,
+  kM = 5,
+  kL = 6,
+  kSS = 7,
+  kNS = 8,
+  kBS = 9
+};
 
 struct AttributeValue {
   std::variant<std::string, Number, Binary, bool, Null, Map, List, StringSet, NumberSet,
