@@ -1,0 +1,56 @@
+// DynamoDB's consumed-capacity arithmetic for single-item operations, and its rendering.
+//
+// Reads: one unit per 4 KB (rounded up) of the item read, at least one unit even when no item
+// is found; eventually consistent reads cost half. Writes: one unit per 1 KB (rounded up) of
+// the larger of the old and the new image, at least one unit; a write whose condition fails
+// still consumes the units of the existing item (one when there is none).
+// Pure functions; thread-safe.
+#pragma once
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+
+namespace fdyno::api {
+
+enum class ReturnConsumedCapacity { kNone, kTotal, kIndexes };
+
+// Parses the ReturnConsumedCapacity parameter (absent -> kNone). An unknown value gets
+// DynamoDB's enum validation message.
+Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(const std::string* value);
+
+inline constexpr uint64_t kReadUnitBytes = 4096;
+inline constexpr uint64_t kWriteUnitBytes = 1024;
+
+// Units for reading an item of size_bytes (0 when absent).
+double ReadUnits(uint64_t size_bytes, bool consistent_read);
+// Units for writing: max(old, new) rounded up to 1 KB, at least 1.
+double WriteUnits(uint64_t old_size_bytes, uint64_t new_size_bytes);
+
+// What one request consumed, per table and per index.
+struct ConsumedCapacity {
+  std::string table_name;
+  double table_units = 0;
+  bool is_write = false;
+  std::vector<std::pair<std::string, double>> global_indexes;  // index name -> units
+  std::vector<std::pair<std::string, double>> local_indexes;
+
+  double total() const;
+};
+
+// Writes "ConsumedCapacity": {...} (key and value) into an open JSON object when mode is
+// not kNone; writes nothing otherwise.
+void WriteConsumedCapacity(rapidjson::Writer<rapidjson::StringBuffer>& w,
+                           ReturnConsumedCapacity mode, const ConsumedCapacity& c);
+// Only the {...} object (for operations that render a list of them).
+void WriteConsumedCapacityObject(rapidjson::Writer<rapidjson::StringBuffer>& w,
+                                 ReturnConsumedCapacity mode, const ConsumedCapacity& c);
+
+}  // namespace fdyno::api

@@ -1,0 +1,93 @@
+// Item storage: how one item's encoded image (model item codec) is kept under its item key.
+// Format: docs/format/items.md.
+//
+// An image that fits in one engine value (kv::kMaxValueBytes, 100,000 B) is one value at the
+// item key. A larger image is split: the item key holds a head value (chunk count, total
+// length, first part) and the other parts sit at item key + packed tuple (i), i >= 1, so the
+// whole item occupies the key range [item key, item key + 0xFF) and nothing else does (item
+// keys are packed tuples of fixed arity, never a prefix of one another).
+//
+// Every write replaces the whole representation: callers pass what they read of the old one,
+// so stale chunks of a larger old image are cleared in the same transaction.
+//
+// Thread-safety: free functions over a Transaction used by one thread; ItemAssembler is a
+// value used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "kv/kv.h"
+
+namespace fdyno::store {
+
+// Item value format version. Persisted: never renumber.
+inline constexpr uint8_t kItemFormatVersion = 1;
+// Bytes of image per value (the rest of a value is its header).
+inline constexpr size_t kItemChunkBytes = kv::kMaxValueBytes - 16;
+// Bounds the chunks of one item (DynamoDB items are at most 400 KB).
+inline constexpr uint32_t kMaxItemChunks = 64;
+
+// An item as stored.
+struct StoredItem {
+  std::string image;         // the item codec bytes
+  uint32_t chunk_count = 1;  // values it occupies (1: not split)
+};
+
+// What a writer knows about the representation it replaces.
+struct OldItem {
+  bool exists = false;
+  uint32_t chunk_count = 0;
+  // Not read (blind write): stale chunks are cleared with a ClearRange to be safe.
+  bool unknown = false;
+
+  static OldItem Of(const std::optional<StoredItem>& stored) {
+    return stored ? OldItem{true, stored->chunk_count, false} : OldItem{};
+  }
+  static OldItem Unknown() { return OldItem{false, 0, true}; }
+};
+
+// Reads the item at `key`; nullopt when absent. A non-snapshot read conflicts on the item.
+// Malformed values or an unknown format version are InternalServerError (fail closed).
+Result<std::optional<StoredItem>> ReadItem(kv::Transaction& tx, std::string_view key,
+                                           bool snapshot = false);
+
+// Buffers `image` as the item at `key`, replacing `old`. Returns the chunk count written.
+// REQUIRES: image.size() <= kItemChunkBytes * kMaxItemChunks.
+uint32_t WriteItem(kv::Transaction& tx, std::string_view key, std::string_view image,
+                   const OldItem& old);
+
+// Buffers the removal of the item at `key` (no-op when `old` says it is absent).
+void DeleteItem(kv::Transaction& tx, std::string_view key, const OldItem& old);
+
+// The key range an item occupies: [key, ItemRangeEnd(key)).
+std::string ItemRangeEnd(std::string_view key);
+
+// Reassembles items from a forward range read over item keys (Query/Scan). Feed key-values
+// in key order; each complete item is returned with its key. A range read that stopped
+// inside a split item leaves it pending(): resume the next read at pending_key().
+class ItemAssembler {
+ public:
+  struct Assembled {
+    std::string key;
+    std::string image;
+  };
+  // Consumes one key-value; returns a complete item when this value completes one. Values
+  // out of sequence or malformed are InternalServerError.
+  Result<std::optional<Assembled>> Add(const kv::KeyValue& kv);
+  bool pending() const { return remaining_ > 0; }
+  const std::string& pending_key() const { return key_; }
+
+ private:
+  std::string key_;
+  std::string image_;
+  uint32_t next_index_ = 0;
+  uint32_t remaining_ = 0;
+  uint32_t length_ = 0;
+};
+
+}  // namespace fdyno::store
