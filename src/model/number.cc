@@ -47,8 +47,9 @@ Result<Number> Number::Parse(std::string_view text) {
   size_t i = 0;
   const size_t n = text.size();
   bool negative = false;
-  if (text[i] == '-') {
-    negative = true;
+  // DynamoDB accepts an explicit sign on the mantissa, '+' included.
+  if (text[i] == '-' || text[i] == '+') {
+    negative = text[i] == '-';
     ++i;
   }
   // Mantissa: digits [. digits] or . digits.
