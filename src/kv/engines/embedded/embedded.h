@@ -16,9 +16,9 @@ enum class Durability {
 };
 
 struct EmbeddedOptions {
-  std::string path;                        // data directory, created if missing
+  std::string path;  // data directory, created if missing
   Durability durability = Durability::kFsync;
-  Clock* clock = nullptr;                  // null: Clock::Real(); drives the 5 s window
+  Clock* clock = nullptr;  // null: Clock::Real(); drives the 5 s window
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on

@@ -1,0 +1,981 @@
+// The embedded engine. See embedded.h for the contract and docs/format/kv_embedded.md for
+// what it persists.
+//
+// Structure:
+// * EmbeddedDatabase owns RocksDB, the published read view (the newest commit version and a
+//   RocksDB snapshot of exactly that state) and the commit pipeline.
+// * The commit pipeline is a leader/follower queue: a committing thread enqueues its request;
+//   if no leader is active it becomes one, takes every queued request, and - alone, so without
+//   locks - checks each against the resolver, assigns one commit version to the batch and a
+//   batch order to each accepted transaction, writes all of them in one RocksDB WriteBatch
+//   (one WAL write, one fsync), publishes the new read view and wakes the followers. Then it
+//   hands leadership to the next queued request. Conflict checking and version assignment are
+//   therefore serialized, and durable throughput grows with concurrency.
+// * EmbeddedTransaction buffers writes (an ordered map of point entries plus a set of cleared
+//   ranges, and the ordered mutation log that the commit replays) and merges them with
+//   RocksDB reads at its snapshot. Reads take no engine lock.
+#include "kv/engines/embedded/embedded.h"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/options_util.h>
+#include <rocksdb/write_batch.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "kv/engines/embedded/atomic.h"
+#include "kv/engines/embedded/resolver.h"
+#include "kv/engines/embedded/rocks_options.h"
+
+namespace fdyno::kv {
+namespace embedded {
+namespace {
+
+// FoundationDB codes the contract header does not name.
+constexpr int kAccessedUnreadable = 1036;      // read of a key set with a versionstamped value
+constexpr int kClientInvalidOperation = 2000;  // malformed versionstamp parameter
+constexpr int kInvertedRange = 2005;           // begin > end
+constexpr int kNoCommitVersion = 2021;         // versionstamp asked of a read-only commit
+
+// Persisted names and values (docs/format/kv_embedded.md); never change or renumber them.
+constexpr char kMetaColumnFamily[] = "fdyno_meta";
+constexpr char kFormatKey[] = "format_version";
+constexpr char kLastVersionKey[] = "last_commit_version";
+constexpr char kFormatVersion = 1;
+constexpr char kAddOperandTag = 2;  // merge operand tag = fdb's MutationType ADD
+constexpr char kRocksSubdir[] = "rocksdb";
+constexpr char kLockFile[] = "LOCK";
+
+constexpr int64_t kMaxAgeNs =
+    std::chrono::duration_cast<std::chrono::nanoseconds>(kMaxTransactionAge).count();
+constexpr int64_t kPruneIntervalNs = 250'000'000;
+constexpr size_t kMaxBatchRequests = 4096;
+constexpr size_t kMaxBatchBytes = 64 << 20;
+
+Error KvErr(int code, std::string detail = {}) {
+  std::string msg(ErrorName(code));
+  if (!detail.empty()) msg += ": " + detail;
+  return Error::Kv(code, std::move(msg));
+}
+
+Error IoErr(const std::string& what, const rocksdb::Status& s) {
+  return Error::Kv(kIoError, "io_error: " + what + ": " + s.ToString());
+}
+
+std::string EncodeBigEndian64(int64_t v) {
+  std::string s(8, '\0');
+  uint64_t u = static_cast<uint64_t>(v);
+  for (int i = 7; i >= 0; --i) {
+    s[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  return s;
+}
+
+int64_t DecodeBigEndian64(std::string_view s) {
+  uint64_t u = 0;
+  for (char c : s) u = (u << 8) | static_cast<unsigned char>(c);
+  return static_cast<int64_t>(u);
+}
+
+// ADD as a RocksDB merge operator, so a commit applies atomic adds without reading: RocksDB
+// folds the operands into the value in order, after any Put/Delete/DeleteRange before them.
+class AtomicMergeOperator : public rocksdb::MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    std::optional<std::string> v;
+    if (in.existing_value != nullptr) v = in.existing_value->ToString();
+    for (const rocksdb::Slice& op : in.operand_list) {
+      if (op.empty() || op[0] != kAddOperandTag) return false;  // corrupt: fail the read
+      v = ApplyAdd(v, std::string_view(op.data() + 1, op.size() - 1));
+    }
+    out->new_value = v ? std::move(*v) : std::string();
+    return true;
+  }
+  const char* Name() const override { return "fdyno.atomic.v1"; }
+};
+
+// A published read version: the newest commit version and a RocksDB snapshot of exactly the
+// state after that commit. Shared by every transaction reading at that version.
+struct ReadView {
+  ReadView(rocksdb::DB* db_in, int64_t version_in)
+      : db(db_in), version(version_in), snapshot(db_in->GetSnapshot()) {}
+  ~ReadView() { db->ReleaseSnapshot(snapshot); }
+  ReadView(const ReadView&) = delete;
+  ReadView& operator=(const ReadView&) = delete;
+
+  rocksdb::DB* db;
+  int64_t version;
+  const rocksdb::Snapshot* snapshot;
+  // Clock time (ns) at which a newer version was published; -1 while this one is newest.
+  std::atomic<int64_t> superseded_ns{-1};
+};
+
+enum class Op : uint8_t {
+  kSet,                 // a: key, b: value
+  kClear,               // a: key
+  kClearRange,          // a: begin, b: end
+  kAdd,                 // a: key, b: param
+  kVersionstampedKey,   // a: key with placeholder and offset suffix, b: value
+  kVersionstampedValue  // a: key, b: value with placeholder and offset suffix
+};
+
+struct Mutation {
+  Op op;
+  std::string a;
+  std::string b;
+};
+
+// What a committing transaction hands to the pipeline, and what the pipeline answers.
+struct CommitRequest {
+  const std::vector<Mutation>* mutations = nullptr;
+  const std::vector<std::string>* read_points = nullptr;
+  const std::vector<KeyRange>* read_ranges = nullptr;
+  const std::vector<std::string>* write_points = nullptr;
+  const std::vector<KeyRange>* write_ranges = nullptr;
+  int64_t read_version = -1;
+  int64_t read_time_ns = 0;
+  size_t bytes = 0;
+  const std::atomic<bool>* cancelled = nullptr;
+
+  Status status;
+  int64_t version = -1;
+  uint16_t batch_order = 0;
+  bool done = false;  // guarded by the queue mutex
+  bool lead = false;  // guarded by the queue mutex: this request's thread now leads
+  std::condition_variable cv;
+};
+
+}  // namespace
+
+rocksdb::Options DataOptions() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.IncreaseParallelism(2);
+  options.max_background_jobs = 2;
+  options.merge_operator = std::make_shared<AtomicMergeOperator>();
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.block_cache = rocksdb::NewLRUCache(128 << 20);
+  table.whole_key_filtering = true;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return options;
+}
+
+namespace {
+
+class EmbeddedDatabase;
+
+class EmbeddedTransaction : public Transaction {
+ public:
+  explicit EmbeddedTransaction(EmbeddedDatabase* db);
+
+  Result<int64_t> GetReadVersion() override;
+  void SetReadVersion(int64_t version) override { pinned_version_ = version; }
+  Result<std::optional<std::string>> Get(std::string_view key, bool snapshot) override;
+  Result<RangeResult> GetRange(std::string_view begin, std::string_view end,
+                               const RangeOptions& options) override;
+  void Set(std::string_view key, std::string_view value) override;
+  void Clear(std::string_view key) override;
+  void ClearRange(std::string_view begin, std::string_view end) override;
+  void AtomicOp(MutationType type, std::string_view key, std::string_view param) override;
+  Status AddConflictRange(std::string_view begin, std::string_view end,
+                          ConflictRangeType type) override;
+  void SetTimeout(std::chrono::milliseconds timeout) override { timeout_ = timeout; }
+  Status Commit() override;
+  Result<int64_t> GetCommittedVersion() override;
+  Result<std::string> GetVersionstamp() override;
+  void Reset() override;
+  void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
+
+ private:
+  // A buffered point write. known: the value is fully determined by this transaction
+  // (value, or absent when nullopt); otherwise it is the snapshot value with ops (ADD
+  // params) applied. unreadable: set with a versionstamped value, not readable until commit.
+  struct Entry {
+    bool known = true;
+    bool unreadable = false;
+    std::optional<std::string> value;
+    std::vector<std::string> adds;
+  };
+
+  int64_t NowNs() const;
+  Status CheckUsable(int64_t now_ns) const;
+  Status EnsureView(int64_t now_ns);
+  bool InCleared(std::string_view key) const;
+  // The cleared range [begin, end) containing key, if any.
+  const std::pair<const std::string, std::string>* ClearedContaining(std::string_view key) const;
+  void AddCleared(std::string_view begin, std::string_view end);
+  Entry& EntryFor(std::string_view key);
+  void Defer(Error e) {
+    if (!deferred_error_) deferred_error_ = std::move(e);
+  }
+  void CheckKey(size_t key_bytes) {
+    if (key_bytes > kMaxKeyBytes) Defer(KvErr(kKeyTooLarge));
+  }
+  void CheckValue(size_t value_bytes) {
+    if (value_bytes > kMaxValueBytes) Defer(KvErr(kValueTooLarge));
+  }
+  static std::optional<std::string> Resolve(const Entry& e,
+                                            const std::optional<std::string>& base) {
+    if (e.known) return e.value;
+    std::optional<std::string> v = base;
+    for (const std::string& p : e.adds) v = ApplyAdd(v, p);
+    return v;
+  }
+
+  EmbeddedDatabase* db_;
+  std::chrono::milliseconds timeout_{0};
+  std::atomic<bool> cancelled_{false};
+
+  int64_t start_ns_ = 0;
+  std::shared_ptr<ReadView> view_;
+  int64_t read_time_ns_ = 0;
+  std::optional<int64_t> pinned_version_;
+
+  std::map<std::string, Entry, std::less<>> writes_;
+  std::map<std::string, std::string, std::less<>> cleared_;  // begin -> end, disjoint
+  std::vector<Mutation> mutations_;
+  std::vector<std::string> read_points_;
+  std::vector<KeyRange> read_ranges_;
+  std::vector<std::string> write_points_;
+  std::vector<KeyRange> write_ranges_;
+  size_t bytes_ = 0;
+  std::optional<Error> deferred_error_;
+
+  bool committed_ = false;
+  int64_t committed_version_ = -1;
+  std::string versionstamp_;
+};
+
+class EmbeddedDatabase : public Database {
+ public:
+  static Result<std::unique_ptr<EmbeddedDatabase>> Open(const EmbeddedOptions& options);
+  ~EmbeddedDatabase() override;
+
+  std::unique_ptr<Transaction> CreateTransaction() override {
+    return std::make_unique<EmbeddedTransaction>(this);
+  }
+
+  Clock* clock() const { return clock_; }
+  rocksdb::DB* db() const { return db_; }
+  rocksdb::ColumnFamilyHandle* data() const { return data_cf_; }
+  int64_t NowNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_->Now().time_since_epoch())
+        .count();
+  }
+
+  std::shared_ptr<ReadView> CurrentView() {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    return current_;
+  }
+  // The view at version, and the time from which its age counts.
+  Result<std::shared_ptr<ReadView>> ViewAt(int64_t version, int64_t now_ns, int64_t* read_ns);
+
+  // Runs r through the commit pipeline; returns when r->status/version are final.
+  void Commit(CommitRequest* r);
+
+ private:
+  EmbeddedDatabase() = default;
+  void ProcessBatch(const std::vector<CommitRequest*>& batch);
+  void Publish(int64_t version);
+
+  Clock* clock_ = nullptr;
+  std::string path_;
+  int lock_fd_ = -1;
+  rocksdb::DB* db_ = nullptr;
+  rocksdb::ColumnFamilyHandle* data_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::WriteOptions write_options_;
+
+  std::mutex view_mu_;
+  std::shared_ptr<ReadView> current_;
+  std::map<int64_t, std::weak_ptr<ReadView>> views_;
+
+  std::mutex queue_mu_;
+  std::deque<CommitRequest*> queue_;
+  bool leader_active_ = false;
+
+  // Owned by the pipeline leader (one thread at a time, ordered by queue_mu_).
+  Resolver resolver_;
+  int64_t last_version_ = 0;
+  std::deque<std::pair<int64_t, int64_t>> history_;  // (commit version, commit time ns)
+  int64_t pending_horizon_ = 0;
+  int64_t last_prune_ns_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// EmbeddedDatabase
+
+Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedOptions& o) {
+  if (o.path.empty()) return Error::Kv(kIoError, "io_error: embedded engine: empty data path");
+  std::unique_ptr<EmbeddedDatabase> d(new EmbeddedDatabase());
+  d->clock_ = o.clock != nullptr ? o.clock : Clock::Real();
+  d->path_ = o.path;
+  std::error_code ec;
+  std::filesystem::create_directories(o.path, ec);
+  if (ec) {
+    return Error::Kv(kIoError,
+                     "io_error: cannot create data directory '" + o.path + "': " + ec.message());
+  }
+
+  // The directory lock. flock() locks belong to the open file description, so a second open
+  // in this process conflicts just like one in another process; the kernel drops the lock
+  // when the holder dies, even by SIGKILL.
+  std::string lock_path = (std::filesystem::path(o.path) / kLockFile).string();
+  d->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (d->lock_fd_ < 0) {
+    return Error::Kv(
+        kIoError, "io_error: cannot open lock file '" + lock_path + "': " + std::strerror(errno));
+  }
+  if (::flock(d->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    char buf[32] = {};
+    ssize_t n = ::pread(d->lock_fd_, buf, sizeof(buf) - 1, 0);
+    std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    ::close(d->lock_fd_);
+    d->lock_fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      return Error::Kv(kIoError, "io_error: data directory '" + o.path +
+                                     "' is already in use (locked by process " + holder +
+                                     "); only one fdyno process may open it");
+    }
+    return Error::Kv(
+        kIoError, "io_error: cannot lock data directory '" + o.path + "': " + std::strerror(err));
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(d->lock_fd_, 0) != 0 ||
+      ::pwrite(d->lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The pid is only for the error message of a second opener; the lock itself holds.
+  }
+
+  rocksdb::Options options = DataOptions();
+  std::string rocks_path = (std::filesystem::path(o.path) / kRocksSubdir).string();
+  std::vector<std::string> existing;
+  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path, &existing);
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options));
+  cfs.emplace_back(kMetaColumnFamily, rocksdb::ColumnFamilyOptions());
+  if (ls.ok()) {
+    for (const std::string& name : existing) {
+      if (name != rocksdb::kDefaultColumnFamilyName && name != kMetaColumnFamily) {
+        return Error::Kv(kIoError, "io_error: data directory '" + o.path +
+                                       "' holds an unknown column family '" + name + "'");
+      }
+    }
+  }
+  rocksdb::Status s =
+      rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path, cfs, &d->handles_, &d->db_);
+  if (!s.ok()) return IoErr("cannot open RocksDB in '" + rocks_path + "'", s);
+  d->data_cf_ = d->handles_[0];
+  d->meta_cf_ = d->handles_[1];
+
+  std::string value;
+  s = d->db_->Get(rocksdb::ReadOptions(), d->meta_cf_, kFormatKey, &value);
+  if (s.IsNotFound()) {
+    s = d->db_->Put(rocksdb::WriteOptions(), d->meta_cf_, kFormatKey,
+                    std::string(1, kFormatVersion));
+    if (!s.ok()) return IoErr("cannot write format version", s);
+  } else if (!s.ok()) {
+    return IoErr("cannot read format version", s);
+  } else if (value != std::string(1, kFormatVersion)) {
+    return Error::Kv(
+        kIoError, "io_error: data directory '" + o.path + "' has an unsupported kv format version");
+  }
+  s = d->db_->Get(rocksdb::ReadOptions(), d->meta_cf_, kLastVersionKey, &value);
+  if (s.ok()) {
+    if (value.size() != 8) {
+      return Error::Kv(kIoError, "io_error: corrupt last commit version in '" + o.path + "'");
+    }
+    d->last_version_ = DecodeBigEndian64(value);
+  } else if (!s.IsNotFound()) {
+    return IoErr("cannot read last commit version", s);
+  }
+
+  d->write_options_.sync = o.durability == Durability::kFsync;
+  d->last_prune_ns_ = d->NowNs();
+  d->Publish(d->last_version_);
+  return d;
+}
+
+EmbeddedDatabase::~EmbeddedDatabase() {
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    current_.reset();
+    views_.clear();
+  }
+  if (db_ != nullptr) {
+    for (rocksdb::ColumnFamilyHandle* h : handles_)
+      db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    db_->Close().PermitUncheckedError();
+    delete db_;
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+void EmbeddedDatabase::Publish(int64_t version) {
+  auto view = std::make_shared<ReadView>(db_, version);
+  int64_t now = NowNs();
+  std::lock_guard<std::mutex> lock(view_mu_);
+  if (current_) current_->superseded_ns.store(now, std::memory_order_relaxed);
+  current_ = view;
+  views_[version] = view;
+  while (!views_.empty() && views_.begin()->second.expired()) views_.erase(views_.begin());
+  if (views_.size() > 4096) std::erase_if(views_, [](const auto& e) { return e.second.expired(); });
+}
+
+Result<std::shared_ptr<ReadView>> EmbeddedDatabase::ViewAt(int64_t version, int64_t now_ns,
+                                                           int64_t* read_ns) {
+  std::lock_guard<std::mutex> lock(view_mu_);
+  if (version == current_->version) {
+    *read_ns = now_ns;
+    return current_;
+  }
+  if (version > current_->version) return KvErr(kFutureVersion);
+  auto it = views_.find(version);
+  if (it != views_.end()) {
+    if (std::shared_ptr<ReadView> v = it->second.lock()) {
+      *read_ns = v->superseded_ns.load(std::memory_order_relaxed);
+      return v;
+    }
+  }
+  return KvErr(kTransactionTooOld, "no snapshot is held at that read version");
+}
+
+void EmbeddedDatabase::Commit(CommitRequest* r) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(r);
+  if (leader_active_) {
+    r->cv.wait(lock, [r] { return r->done || r->lead; });
+    if (r->done) return;
+  }
+  // This thread leads. Invariant: when no leader is active the queue is empty, and a handed-
+  // off leader is at the queue's front, so r is in the batch taken here.
+  leader_active_ = true;
+  std::vector<CommitRequest*> batch;
+  size_t bytes = 0;
+  while (!queue_.empty() && batch.size() < kMaxBatchRequests &&
+         (batch.empty() || bytes + queue_.front()->bytes <= kMaxBatchBytes)) {
+    bytes += queue_.front()->bytes;
+    batch.push_back(queue_.front());
+    queue_.pop_front();
+  }
+  lock.unlock();
+  ProcessBatch(batch);
+  lock.lock();
+  for (CommitRequest* b : batch) {
+    b->done = true;
+    if (b != r) b->cv.notify_one();
+  }
+  if (queue_.empty()) {
+    leader_active_ = false;
+  } else {
+    queue_.front()->lead = true;
+    queue_.front()->cv.notify_one();
+  }
+}
+
+void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
+  int64_t now = NowNs();
+  int64_t version = last_version_ + 1;
+  rocksdb::WriteBatch wb;
+  std::vector<CommitRequest*> accepted;
+  uint16_t order = 0;
+  for (CommitRequest* r : batch) {
+    if (r->cancelled->load(std::memory_order_relaxed)) {
+      r->status = KvErr(kTransactionCancelled);
+      continue;
+    }
+    if (!r->read_points->empty() || !r->read_ranges->empty()) {
+      if (r->read_version < resolver_.horizon() || now - r->read_time_ns > kMaxAgeNs) {
+        r->status = KvErr(kTransactionTooOld);
+        continue;
+      }
+      bool conflict = false;
+      for (const std::string& k : *r->read_points) {
+        if (resolver_.PointConflicts(k, r->read_version)) {
+          conflict = true;
+          break;
+        }
+      }
+      for (size_t i = 0; !conflict && i < r->read_ranges->size(); ++i) {
+        const KeyRange& kr = (*r->read_ranges)[i];
+        conflict = resolver_.RangeConflicts(kr.begin, kr.end, r->read_version);
+      }
+      if (conflict) {
+        r->status = KvErr(kNotCommitted);
+        continue;
+      }
+    }
+    std::string stamp = MakeVersionstamp(version, order);
+    for (const std::string& k : *r->write_points) resolver_.AddPoint(k, version);
+    for (const KeyRange& kr : *r->write_ranges) resolver_.AddRange(kr.begin, kr.end, version);
+    for (const Mutation& m : *r->mutations) {
+      switch (m.op) {
+        case Op::kSet:
+          wb.Put(data_cf_, m.a, m.b).PermitUncheckedError();
+          break;
+        case Op::kClear:
+          wb.Delete(data_cf_, m.a).PermitUncheckedError();
+          break;
+        case Op::kClearRange:
+          wb.DeleteRange(data_cf_, m.a, m.b).PermitUncheckedError();
+          break;
+        case Op::kAdd: {
+          std::string operand(1, kAddOperandTag);
+          operand += m.b;
+          wb.Merge(data_cf_, m.a, operand).PermitUncheckedError();
+          break;
+        }
+        case Op::kVersionstampedKey: {
+          std::string key = SubstituteVersionstamp(m.a, stamp);
+          resolver_.AddPoint(key, version);
+          wb.Put(data_cf_, key, m.b).PermitUncheckedError();
+          break;
+        }
+        case Op::kVersionstampedValue:
+          wb.Put(data_cf_, m.a, SubstituteVersionstamp(m.b, stamp)).PermitUncheckedError();
+          break;
+      }
+    }
+    r->version = version;
+    r->batch_order = order++;
+    accepted.push_back(r);
+  }
+  if (accepted.empty()) return;
+  wb.Put(meta_cf_, kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
+  rocksdb::Status s = db_->Write(write_options_, &wb);
+  // Versions never repeat, even after a failed write that may have reached the WAL.
+  last_version_ = version;
+  if (!s.ok()) {
+    for (CommitRequest* r : accepted) {
+      r->status = Error::Kv(kCommitUnknownResult,
+                            "commit_unknown_result: RocksDB write failed: " + s.ToString());
+      r->version = -1;
+    }
+    return;
+  }
+  Publish(version);
+
+  // Forget writes older than the 5 s window; read versions below the horizon are then too old.
+  history_.emplace_back(version, now);
+  while (!history_.empty() && history_.front().second < now - kMaxAgeNs) {
+    pending_horizon_ = history_.front().first;
+    history_.pop_front();
+  }
+  if (pending_horizon_ > resolver_.horizon() && now - last_prune_ns_ >= kPruneIntervalNs) {
+    resolver_.Prune(pending_horizon_);
+    last_prune_ns_ = now;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// EmbeddedTransaction
+
+EmbeddedTransaction::EmbeddedTransaction(EmbeddedDatabase* db) : db_(db) { start_ns_ = NowNs(); }
+
+int64_t EmbeddedTransaction::NowNs() const { return db_->NowNs(); }
+
+Status EmbeddedTransaction::CheckUsable(int64_t now_ns) const {
+  if (cancelled_.load(std::memory_order_relaxed)) return KvErr(kTransactionCancelled);
+  if (timeout_.count() > 0 &&
+      now_ns - start_ns_ >=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(timeout_).count()) {
+    return KvErr(kTransactionTimedOut);
+  }
+  return Status::Ok();
+}
+
+Status EmbeddedTransaction::EnsureView(int64_t now_ns) {
+  if (!view_) {
+    if (pinned_version_) {
+      FDYNO_ASSIGN_OR_RETURN(view_, db_->ViewAt(*pinned_version_, now_ns, &read_time_ns_));
+    } else {
+      view_ = db_->CurrentView();
+      read_time_ns_ = now_ns;
+    }
+  }
+  if (read_time_ns_ >= 0 && now_ns - read_time_ns_ > kMaxAgeNs) {
+    return KvErr(kTransactionTooOld);
+  }
+  return Status::Ok();
+}
+
+const std::pair<const std::string, std::string>* EmbeddedTransaction::ClearedContaining(
+    std::string_view key) const {
+  auto it = cleared_.upper_bound(key);
+  if (it == cleared_.begin()) return nullptr;
+  --it;
+  return key < std::string_view(it->second) ? &*it : nullptr;
+}
+
+bool EmbeddedTransaction::InCleared(std::string_view key) const {
+  return ClearedContaining(key) != nullptr;
+}
+
+void EmbeddedTransaction::AddCleared(std::string_view begin, std::string_view end) {
+  std::string b(begin), e(end);
+  auto it = cleared_.upper_bound(begin);
+  if (it != cleared_.begin()) {
+    auto prev = std::prev(it);
+    if (std::string_view(prev->second) >= begin) {  // overlaps or touches: merge
+      b = prev->first;
+      if (prev->second > e) e = prev->second;
+      it = cleared_.erase(prev);
+    }
+  }
+  while (it != cleared_.end() && std::string_view(it->first) <= std::string_view(e)) {
+    if (it->second > e) e = it->second;
+    it = cleared_.erase(it);
+  }
+  cleared_.emplace(std::move(b), std::move(e));
+}
+
+EmbeddedTransaction::Entry& EmbeddedTransaction::EntryFor(std::string_view key) {
+  auto it = writes_.find(key);
+  if (it != writes_.end()) return it->second;
+  return writes_.emplace(std::string(key), Entry{}).first->second;
+}
+
+Result<int64_t> EmbeddedTransaction::GetReadVersion() {
+  int64_t now = NowNs();
+  FDYNO_RETURN_IF_ERROR(CheckUsable(now));
+  FDYNO_RETURN_IF_ERROR(EnsureView(now));
+  return view_->version;
+}
+
+Result<std::optional<std::string>> EmbeddedTransaction::Get(std::string_view key, bool snapshot) {
+  int64_t now = NowNs();
+  FDYNO_RETURN_IF_ERROR(CheckUsable(now));
+  const Entry* entry = nullptr;
+  auto it = writes_.find(key);
+  if (it != writes_.end()) {
+    entry = &it->second;
+    if (entry->unreadable) return KvErr(kAccessedUnreadable);
+    if (entry->known) return entry->value;  // fully determined by our own writes
+  } else if (InCleared(key)) {
+    return std::optional<std::string>();
+  }
+  FDYNO_RETURN_IF_ERROR(EnsureView(now));
+  rocksdb::ReadOptions ro;
+  ro.snapshot = view_->snapshot;
+  rocksdb::PinnableSlice slice;
+  rocksdb::Status s =
+      db_->db()->Get(ro, db_->data(), rocksdb::Slice(key.data(), key.size()), &slice);
+  std::optional<std::string> base;
+  if (s.ok()) {
+    base.emplace(slice.data(), slice.size());
+  } else if (!s.IsNotFound()) {
+    return IoErr("read failed", s);
+  }
+  if (!snapshot) {
+    read_points_.emplace_back(key);
+    bytes_ += 2 * key.size() + 1;
+  }
+  if (entry != nullptr) return Resolve(*entry, base);
+  return base;
+}
+
+Result<RangeResult> EmbeddedTransaction::GetRange(std::string_view begin, std::string_view end,
+                                                  const RangeOptions& options) {
+  int64_t now = NowNs();
+  FDYNO_RETURN_IF_ERROR(CheckUsable(now));
+  RangeResult out;
+  if (!(begin < end)) return out;
+  FDYNO_RETURN_IF_ERROR(EnsureView(now));
+
+  rocksdb::ReadOptions ro;
+  ro.snapshot = view_->snapshot;
+  rocksdb::Slice lower(begin.data(), begin.size());
+  rocksdb::Slice upper(end.data(), end.size());
+  ro.iterate_lower_bound = &lower;
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> iter(db_->db()->NewIterator(ro, db_->data()));
+  const bool reverse = options.reverse;
+
+  // Forward: writes_ from lower_bound(begin); reverse: from the last entry below end.
+  auto fwd = writes_.lower_bound(begin);
+  auto rev = std::make_reverse_iterator(writes_.lower_bound(end));
+  if (reverse) {
+    iter->SeekToLast();
+  } else {
+    iter->Seek(lower);
+  }
+
+  auto skip_cleared = [&] {
+    while (iter->Valid()) {
+      rocksdb::Slice k = iter->key();
+      const auto* c = ClearedContaining(std::string_view(k.data(), k.size()));
+      if (c == nullptr) return;
+      if (reverse) {
+        iter->SeekForPrev(c->first);
+        if (iter->Valid() && iter->key().compare(c->first) >= 0) iter->Prev();
+      } else {
+        iter->Seek(c->second);
+      }
+    }
+  };
+  auto write_valid = [&] {
+    return reverse ? (rev != writes_.rend() && std::string_view(rev->first) >= begin)
+                   : (fwd != writes_.end() && std::string_view(fwd->first) < end);
+  };
+  Status error = Status::Ok();
+  // The next key-value of the merged view in iteration order, or nullopt at the end.
+  auto next = [&]() -> std::optional<KeyValue> {
+    for (;;) {
+      skip_cleared();
+      bool db_ok = iter->Valid();
+      bool w_ok = write_valid();
+      if (!db_ok && !w_ok) return std::nullopt;
+      int cmp = 0;  // < 0: the RocksDB key comes first in iteration order
+      if (db_ok && w_ok) {
+        const std::string& wkey = reverse ? rev->first : fwd->first;
+        cmp = iter->key().compare(rocksdb::Slice(wkey));
+        if (reverse) cmp = -cmp;
+      } else {
+        cmp = db_ok ? -1 : 1;
+      }
+      if (cmp < 0) {
+        KeyValue kv{iter->key().ToString(), iter->value().ToString()};
+        if (reverse)
+          iter->Prev();
+        else
+          iter->Next();
+        return kv;
+      }
+      const std::pair<const std::string, Entry>& w = reverse ? *rev : *fwd;
+      std::optional<std::string> base;
+      if (cmp == 0) {
+        base = iter->value().ToString();
+        if (reverse)
+          iter->Prev();
+        else
+          iter->Next();
+      }
+      if (reverse)
+        ++rev;
+      else
+        ++fwd;
+      if (w.second.unreadable) {
+        error = KvErr(kAccessedUnreadable);
+        return std::nullopt;
+      }
+      std::optional<std::string> v = Resolve(w.second, base);
+      if (v) return KeyValue{w.first, std::move(*v)};
+    }
+  };
+
+  const size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  while (limit == 0 || out.kvs.size() < limit) {
+    std::optional<KeyValue> kv = next();
+    if (!kv) break;
+    out.kvs.push_back(std::move(*kv));
+  }
+  if (error.ok() && limit != 0 && out.kvs.size() == limit) out.more = next().has_value();
+  if (!error.ok()) return std::move(error).error();
+  if (!iter->status().ok()) return IoErr("range read failed", iter->status());
+
+  if (!options.snapshot) {
+    KeyRange r;
+    if (out.more && reverse) {
+      r = {out.kvs.back().key, std::string(end)};
+    } else if (out.more) {
+      r = {std::string(begin), KeyAfter(out.kvs.back().key)};
+    } else {
+      r = {std::string(begin), std::string(end)};
+    }
+    bytes_ += r.begin.size() + r.end.size();
+    read_ranges_.push_back(std::move(r));
+  }
+  return out;
+}
+
+void EmbeddedTransaction::Set(std::string_view key, std::string_view value) {
+  CheckKey(key.size());
+  CheckValue(value.size());
+  Entry& e = EntryFor(key);
+  e = Entry{true, false, std::string(value), {}};
+  mutations_.push_back({Op::kSet, std::string(key), std::string(value)});
+  write_points_.emplace_back(key);
+  bytes_ += 3 * key.size() + 1 + value.size();
+}
+
+void EmbeddedTransaction::Clear(std::string_view key) {
+  CheckKey(key.size());
+  Entry& e = EntryFor(key);
+  e = Entry{true, false, std::nullopt, {}};
+  mutations_.push_back({Op::kClear, std::string(key), {}});
+  write_points_.emplace_back(key);
+  bytes_ += 3 * key.size() + 1;
+}
+
+void EmbeddedTransaction::ClearRange(std::string_view begin, std::string_view end) {
+  if (begin > end) {
+    Defer(KvErr(kInvertedRange));
+    return;
+  }
+  // An end key may be one byte longer than the longest key (a key's successor).
+  CheckKey(begin.size());
+  if (end.size() > kMaxKeyBytes + 1) Defer(KvErr(kKeyTooLarge));
+  if (begin == end) return;
+  writes_.erase(writes_.lower_bound(begin), writes_.lower_bound(end));
+  AddCleared(begin, end);
+  mutations_.push_back({Op::kClearRange, std::string(begin), std::string(end)});
+  write_ranges_.push_back({std::string(begin), std::string(end)});
+  bytes_ += 2 * (begin.size() + end.size());
+}
+
+void EmbeddedTransaction::AtomicOp(MutationType type, std::string_view key,
+                                   std::string_view param) {
+  switch (type) {
+    case MutationType::kAdd: {
+      CheckKey(key.size());
+      CheckValue(param.size());
+      bool cleared = writes_.find(key) == writes_.end() && InCleared(key);
+      Entry& e = EntryFor(key);
+      if (cleared) e = Entry{true, false, std::nullopt, {}};
+      if (e.known) {
+        e.value = ApplyAdd(e.value, param);
+      } else {
+        e.adds.emplace_back(param);
+      }
+      mutations_.push_back({Op::kAdd, std::string(key), std::string(param)});
+      write_points_.emplace_back(key);
+      bytes_ += 3 * key.size() + 1 + param.size();
+      return;
+    }
+    case MutationType::kSetVersionstampedKey: {
+      if (!VersionstampOffset(key)) {
+        Defer(KvErr(kClientInvalidOperation, "invalid versionstamp offset in key"));
+        return;
+      }
+      CheckKey(key.size() - 4);
+      CheckValue(param.size());
+      mutations_.push_back({Op::kVersionstampedKey, std::string(key), std::string(param)});
+      bytes_ += 3 * key.size() + 1 + param.size();
+      return;
+    }
+    case MutationType::kSetVersionstampedValue: {
+      if (!VersionstampOffset(param)) {
+        Defer(KvErr(kClientInvalidOperation, "invalid versionstamp offset in value"));
+        return;
+      }
+      CheckKey(key.size());
+      CheckValue(param.size() - 4);
+      Entry& e = EntryFor(key);
+      e = Entry{true, true, std::nullopt, {}};
+      mutations_.push_back({Op::kVersionstampedValue, std::string(key), std::string(param)});
+      write_points_.emplace_back(key);
+      bytes_ += 3 * key.size() + 1 + param.size();
+      return;
+    }
+  }
+  Defer(KvErr(kInvalidMutationType));
+}
+
+Status EmbeddedTransaction::AddConflictRange(std::string_view begin, std::string_view end,
+                                             ConflictRangeType type) {
+  FDYNO_RETURN_IF_ERROR(CheckUsable(NowNs()));
+  if (begin > end) return KvErr(kInvertedRange);
+  if (begin == end) return Status::Ok();
+  KeyRange r{std::string(begin), std::string(end)};
+  bytes_ += begin.size() + end.size();
+  if (type == ConflictRangeType::kRead) {
+    read_ranges_.push_back(std::move(r));
+  } else {
+    write_ranges_.push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+Status EmbeddedTransaction::Commit() {
+  int64_t now = NowNs();
+  FDYNO_RETURN_IF_ERROR(CheckUsable(now));
+  if (committed_) return KvErr(kUsedDuringCommit, "transaction already committed");
+  if (deferred_error_) return *deferred_error_;
+  if (bytes_ > kMaxTransactionBytes) return KvErr(kTransactionTooLarge);
+  if (mutations_.empty() && write_points_.empty() && write_ranges_.empty()) {
+    committed_ = true;
+    committed_version_ = -1;
+    return Status::Ok();
+  }
+  bool has_reads = !read_points_.empty() || !read_ranges_.empty();
+  if (has_reads && !view_) FDYNO_RETURN_IF_ERROR(EnsureView(now));
+
+  CommitRequest r;
+  r.mutations = &mutations_;
+  r.read_points = &read_points_;
+  r.read_ranges = &read_ranges_;
+  r.write_points = &write_points_;
+  r.write_ranges = &write_ranges_;
+  r.read_version = view_ ? view_->version : -1;
+  r.read_time_ns = read_time_ns_;
+  r.bytes = bytes_;
+  r.cancelled = &cancelled_;
+  db_->Commit(&r);
+  if (!r.status.ok()) return std::move(r.status).error();
+  committed_ = true;
+  committed_version_ = r.version;
+  versionstamp_ = MakeVersionstamp(r.version, r.batch_order);
+  return Status::Ok();
+}
+
+Result<int64_t> EmbeddedTransaction::GetCommittedVersion() {
+  if (!committed_) return KvErr(kNoCommitVersion, "transaction has not committed");
+  return committed_version_;
+}
+
+Result<std::string> EmbeddedTransaction::GetVersionstamp() {
+  if (!committed_ || committed_version_ < 0) {
+    return KvErr(kNoCommitVersion, "no versionstamp: the transaction committed no mutation");
+  }
+  return versionstamp_;
+}
+
+void EmbeddedTransaction::Reset() {
+  cancelled_.store(false, std::memory_order_relaxed);
+  start_ns_ = NowNs();
+  view_.reset();
+  read_time_ns_ = 0;
+  pinned_version_.reset();
+  writes_.clear();
+  cleared_.clear();
+  mutations_.clear();
+  read_points_.clear();
+  read_ranges_.clear();
+  write_points_.clear();
+  write_ranges_.clear();
+  bytes_ = 0;
+  deferred_error_.reset();
+  committed_ = false;
+  committed_version_ = -1;
+  versionstamp_.clear();
+}
+
+}  // namespace
+}  // namespace embedded
+
+Result<std::unique_ptr<Database>> OpenEmbedded(const EmbeddedOptions& options) {
+  FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<embedded::EmbeddedDatabase> db,
+                         embedded::EmbeddedDatabase::Open(options));
+  return std::unique_ptr<Database>(std::move(db));
+}
+
+}  // namespace fdyno::kv

@@ -1,0 +1,62 @@
+// The embedded engine's conflict resolver: remembers, for every key, the newest commit version
+// that wrote it (through a write conflict range), for the last few seconds of commits, and
+// answers whether a transaction's read conflict ranges intersect a write newer than its read
+// version.
+//
+// Representation: a step function over the key space. Each boundary key b maps to the newest
+// write version of every key in [b, next boundary); keys before the first boundary have
+// version 0 ("no write remembered"). A point check is one ordered-map lookup; a range check
+// visits the boundaries inside the range. Prune() forgets versions at or below a horizon so
+// the map holds only recent history.
+//
+// Thread-safety: none; the commit pipeline's leader is its only user.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fdyno::kv::embedded {
+
+struct KeyRange {
+  std::string begin;
+  std::string end;  // exclusive
+};
+
+class Resolver {
+ public:
+  // True when a write with version > read_version intersects [begin, end) (begin < end).
+  bool RangeConflicts(std::string_view begin, std::string_view end, int64_t read_version) const;
+  // True when a write with version > read_version covers key.
+  bool PointConflicts(std::string_view key, int64_t read_version) const;
+
+  // Records that [begin, end) was written at version. REQUIRES: version >= every version
+  // recorded before (commit versions only grow).
+  void AddRange(std::string_view begin, std::string_view end, int64_t version);
+  void AddPoint(std::string_view key, int64_t version);
+
+  // Forgets every write with version <= horizon. A caller must then treat any read version
+  // below horizon() as too old, since writes after it may have been forgotten.
+  void Prune(int64_t horizon);
+  int64_t horizon() const { return horizon_; }
+
+  size_t boundaries() const { return steps_.size(); }
+
+ private:
+  // Version of the step that contains key.
+  int64_t VersionAt(std::string_view key) const;
+
+  std::map<std::string, int64_t, std::less<>> steps_;
+  int64_t horizon_ = 0;
+};
+
+// The smallest key greater than every key with prefix key: key + '\0'.
+inline std::string KeyAfter(std::string_view key) {
+  std::string s(key);
+  s.push_back('\0');
+  return s;
+}
+
+}  // namespace fdyno::kv::embedded
