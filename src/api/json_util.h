@@ -1,0 +1,128 @@
+// Request-field helpers shared by every operation handler: typed access to members of the
+// JSON request body with DynamoDB's SerializationException wording, and the collector of
+// DynamoDB's constraint violations ("N validation errors detected: Value 'x' at 'path' failed
+// to satisfy constraint: ...").
+//
+// DynamoDB checks a request in phases, and handlers follow the same order:
+//   1. deserialization: a member of the wrong JSON type is a SerializationException
+//      (first one found wins); JSON null counts as absent;
+//   2. constraints from the API model (required members, lengths, enums, ranges, patterns),
+//      all collected and reported together as one ValidationException (at most 10 listed);
+//   3. semantic checks, one message at a time.
+// Pure functions over rapidjson values; thread-safe.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace fdyno::api {
+
+// The shapes a member can have in DynamoDB's API model, for type checking.
+enum class JsonShape {
+  kString,
+  kBoolean,
+  kInteger,  // 32-bit
+  kLong,     // 64-bit
+  kDouble,
+  kBlob,  // base64 string
+  kList,
+  kMap,          // a map member (object whose values are one shape)
+  kStruct,       // a structure member of a structure ("FieldStruct")
+  kValueStruct,  // a structure inside a list or map ("ValueStruct")
+};
+
+// SerializationException when `value` (non-null) does not have `shape`. `type_name` names
+// the Java class DynamoDB mentions for structures and maps ("KeySchemaElement",
+// "AttributeValue"); it is ignored for scalars.
+Status CheckShape(const rapidjson::Value& value, JsonShape shape, std::string_view type_name = {});
+
+// The member `name` of object `obj`, or null when absent or JSON null. REQUIRES: obj is an
+// object.
+const rapidjson::Value* Member(const rapidjson::Value& obj, std::string_view name);
+
+// Typed getters: nullopt / nullptr when the member is absent or null, a SerializationException
+// when it has the wrong type. Integers given as JSON decimals are truncated, as DynamoDB does.
+Result<std::optional<std::string_view>> GetString(const rapidjson::Value& obj,
+                                                  std::string_view name);
+Result<std::optional<bool>> GetBool(const rapidjson::Value& obj, std::string_view name);
+Result<std::optional<int64_t>> GetLong(const rapidjson::Value& obj, std::string_view name);
+Result<std::optional<int64_t>> GetInteger(const rapidjson::Value& obj, std::string_view name);
+// An array member; every element is then checked by the caller (CheckShape per element).
+Result<const rapidjson::Value*> GetList(const rapidjson::Value& obj, std::string_view name);
+// A structure member (JSON object). `type_name` as for CheckShape.
+Result<const rapidjson::Value*> GetStruct(const rapidjson::Value& obj, std::string_view name,
+                                          std::string_view type_name);
+// A map member (JSON object of values of one shape). `value_type_name` as for CheckShape.
+Result<const rapidjson::Value*> GetMap(const rapidjson::Value& obj, std::string_view name,
+                                       std::string_view value_type_name);
+
+// The value's integer when it is a JSON number (truncated toward zero), else nullopt.
+std::optional<int64_t> AsInt64(const rapidjson::Value& value);
+std::string_view AsStringView(const rapidjson::Value& value);  // REQUIRES: IsString()
+
+// Collects constraint violations, then renders them as DynamoDB does. The path is the member
+// path with the first letter of each member lower-cased and list members as
+// "<list>.<1-based index>.member" ("keySchema.1.member.keyType").
+class ConstraintErrors {
+ public:
+  // Adds "Value <rendered> at '<path>' failed to satisfy constraint: <constraint>". A
+  // nullopt value renders as "null"; otherwise as '<value>'.
+  void Add(std::string_view path, std::optional<std::string_view> value,
+           std::string_view constraint);
+  // Adds "Value at '<path>' failed ..." (DynamoDB omits some values, e.g. lists of keys).
+  void AddWithoutValue(std::string_view path, std::string_view constraint);
+
+  // Common constraints. Each adds an error only when violated.
+  void NotNull(std::string_view path, bool present);
+  void MinLength(std::string_view path, std::string_view value, size_t min);
+  void MaxLength(std::string_view path, std::string_view value, size_t max);
+  void Pattern(std::string_view path, std::string_view value, bool matches,
+               std::string_view pattern);
+  void Enum(std::string_view path, std::string_view value,
+            std::initializer_list<std::string_view> allowed);
+  void MinValue(std::string_view path, int64_t value, int64_t min);
+  void MaxValue(std::string_view path, int64_t value, int64_t max);
+
+  bool empty() const { return errors_.empty(); }
+  size_t size() const { return errors_.size(); }
+  // "1 validation error detected: a" / "3 validation errors detected: a; b; c". DynamoDB
+  // lists at most 10. REQUIRES: !empty().
+  Error ToError() const;
+  // ToError() when not empty, else OK.
+  Status ToStatus() const;
+
+ private:
+  std::vector<std::string> errors_;
+  size_t count_ = 0;
+};
+
+// True when `name` matches [a-zA-Z0-9_.-]+ (table and index names).
+bool IsValidTableNameChars(std::string_view name);
+
+// Control-plane TableName (CreateTable, DescribeTable, DeleteTable, UpdateTable, ...):
+// "The parameter 'TableName' is required but was not present in the request" when absent;
+// then one constraint error on 'tableName' (length 3..255 first, then the pattern). Checked
+// before every other constraint, as DynamoDB does; the member's JSON type is checked in the
+// deserialization phase, before this.
+Status ValidateControlPlaneTableName(std::optional<std::string_view> name);
+// GetString(body, "TableName") then ValidateControlPlaneTableName: for operations whose only
+// member is the table name.
+Result<std::string_view> ReadControlPlaneTableName(const rapidjson::Value& body);
+
+// Data-plane TableName constraints (PutItem, GetItem, ...) added to `errors` at 'tableName':
+// null, length >= 1, length <= 255, length >= 3, then the pattern (one error at most).
+void CheckDataPlaneTableName(ConstraintErrors& errors, const rapidjson::Value* value,
+                             std::string_view path = "tableName");
+
+// "The parameter '<name>' is required but was not present in the request".
+Error MissingParameter(std::string_view name);
+
+}  // namespace fdyno::api

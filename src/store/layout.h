@@ -1,0 +1,83 @@
+// The key layout of the whole store: every key fdyno writes is a packed tuple whose first
+// element names one of the root subspaces below. Described in docs/format/catalog.md
+// ("Key layout"); every number here is persisted and must never be renumbered or reused.
+//
+//   (1, ...)                     catalog (store/catalog.h owns its inner layout)
+//   (2)                          metadata version: 8-byte little-endian counter, bumped with
+//                                an atomic Add by every catalog change
+//   (3, table_id, 1, ...)        ITEMS of one table: (hash(pk), pk, sk) -> item (store/items.h)
+//   (3, table_id, 2, index_id, ...)  INDEX entries of one secondary index
+//   (3, table_id, 3, ...)        STREAM records of one table, versionstamp-ordered
+//   (3, table_id, 4, ...)        TTL expiry index of one table
+//   (4, ...)                     operation receipts (store/receipts.h)
+//   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
+//   (6, ...)                     background worker leases
+//   (7, ...)                     backups
+//
+// Everything a table owns lives under (3, table_id), so dropping a table is clearing one key
+// range, and a table id is never reused (a recreated table gets a new id and never sees old
+// keys). Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kv/tuple.h"
+
+namespace fdyno::store::layout {
+
+// First tuple element of every key. Persisted: never renumber.
+enum class Root : int64_t {
+  kCatalog = 1,
+  kMetadataVersion = 2,
+  kTables = 3,
+  kReceipts = 4,
+  kTokens = 5,
+  kLeases = 6,
+  kBackups = 7,
+};
+
+// Second element under (kTables, table_id). Persisted: never renumber.
+enum class TablePart : int64_t {
+  kItems = 1,
+  kIndex = 2,
+  kStream = 3,
+  kTtl = 4,
+};
+
+inline kv::Subspace RootSubspace(Root root) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(root)});
+}
+
+inline kv::Subspace Catalog() { return RootSubspace(Root::kCatalog); }
+// The single key whose value changes (atomic Add of 1) with every catalog change.
+inline std::string MetadataVersionKey() {
+  return kv::Tuple{static_cast<int64_t>(Root::kMetadataVersion)}.Pack();
+}
+inline kv::Subspace Receipts() { return RootSubspace(Root::kReceipts); }
+inline kv::Subspace Tokens() { return RootSubspace(Root::kTokens); }
+inline kv::Subspace Leases() { return RootSubspace(Root::kLeases); }
+inline kv::Subspace Backups() { return RootSubspace(Root::kBackups); }
+
+// Everything table `table_id` owns.
+inline kv::Subspace Table(int64_t table_id) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id});
+}
+inline kv::Subspace TablePartSubspace(int64_t table_id, TablePart part) {
+  return kv::Subspace(
+      kv::Tuple{static_cast<int64_t>(Root::kTables), table_id, static_cast<int64_t>(part)});
+}
+inline kv::Subspace Items(int64_t table_id) {
+  return TablePartSubspace(table_id, TablePart::kItems);
+}
+// Entries of one secondary index; index ids are allocated per table (TableInfo).
+inline kv::Subspace Index(int64_t table_id, int64_t index_id) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
+                                static_cast<int64_t>(TablePart::kIndex), index_id});
+}
+inline kv::Subspace Stream(int64_t table_id) {
+  return TablePartSubspace(table_id, TablePart::kStream);
+}
+inline kv::Subspace Ttl(int64_t table_id) { return TablePartSubspace(table_id, TablePart::kTtl); }
+
+}  // namespace fdyno::store::layout
