@@ -56,6 +56,10 @@ struct Error {
   ErrorType type = ErrorType::kInternalServerError;
   std::string message;
   int kv_code = 0;  // FoundationDB error code when type == kKv, else 0
+  // ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure ALL_OLD: the
+  // existing item as DynamoDB JSON ({"a":{"S":"x"}}), rendered as the body's "Item" member.
+  // Empty otherwise.
+  std::string item_json;
 
   bool is_kv() const { return type == ErrorType::kKv; }
 
