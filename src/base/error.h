@@ -59,7 +59,7 @@ struct Error {
   // ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure ALL_OLD: the
   // existing item as DynamoDB JSON ({"a":{"S":"x"}}), rendered as the body's "Item" member.
   // Empty otherwise.
-  std::string item_json;
+  std::string item_json = {};
 
   bool is_kv() const { return type == ErrorType::kKv; }
 
