@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "kv/tuple.h"
+#include "store/layout.h"
 
 namespace fdyno::store {
 
@@ -74,6 +75,28 @@ Status AppendPart(std::string_view value, uint32_t index, std::string& image) {
 }
 
 }  // namespace
+
+uint32_t PartitionHash(std::string_view encoded_hash_key) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : encoded_hash_key) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ULL;
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return static_cast<uint32_t>(h >> 32);
+}
+
+std::string ItemKey(int64_t table_id, std::string_view encoded_hash,
+                    const std::string* encoded_range) {
+  kv::Tuple t{static_cast<int64_t>(PartitionHash(encoded_hash)),
+              kv::Bytes{std::string(encoded_hash)}};
+  if (encoded_range != nullptr) t.AddBytes(*encoded_range);
+  return layout::Items(table_id).Pack(t);
+}
 
 std::string ItemRangeEnd(std::string_view key) { return std::string(key) + '\xff'; }
 

@@ -32,6 +32,18 @@ inline constexpr size_t kItemChunkBytes = kv::kMaxValueBytes - 16;
 // Bounds the chunks of one item (DynamoDB items are at most 400 KB).
 inline constexpr uint32_t kMaxItemChunks = 64;
 
+// The 32-bit hash of an encoded partition key (model::EncodeKeyValue) that leads every item
+// key: FNV-1a 64 over the bytes, then splitmix64's finalizer, upper 32 bits. Spreads
+// partitions evenly so Scan order looks like DynamoDB's and parallel-scan segments are hash
+// ranges. Persisted in every item key: never change.
+uint32_t PartitionHash(std::string_view encoded_hash_key);
+
+// The key of an item: layout::Items(table_id) + (PartitionHash(hash), bytes hash, bytes
+// range), the range element only for tables with a sort key. Arguments are key-codec
+// encodings (model::EncodeKeyValue).
+std::string ItemKey(int64_t table_id, std::string_view encoded_hash,
+                    const std::string* encoded_range);
+
 // An item as stored.
 struct StoredItem {
   std::string image;         // the item codec bytes
