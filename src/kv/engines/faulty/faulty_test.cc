@@ -1,0 +1,145 @@
+#include "kv/engines/faulty/faulty.h"
+
+#include <gtest/gtest.h>
+
+#include "kv/testing/memory_engine.h"
+
+namespace fdyno::kv {
+namespace {
+
+class FaultyTest : public ::testing::Test {
+ protected:
+  FaultOptions Faults(uint64_t seed = 7) {
+    FaultOptions f;
+    f.seed = seed;
+    f.clock = &clock_;
+    f.sleep = [this](std::chrono::microseconds d) {
+      clock_.Advance(std::chrono::ceil<std::chrono::milliseconds>(d));
+    };
+    return f;
+  }
+
+  std::optional<std::string> Read(const std::string& key) {
+    auto tr = inner_->CreateTransaction();
+    return tr->Get(key).value();
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<Database> inner_ = OpenMemoryEngine({&clock_});
+};
+
+TEST_F(FaultyTest, TransparentWithFaultsOff) {
+  auto db = WrapFaulty(inner_.get(), Faults());
+  auto tr = db->CreateTransaction();
+  tr->Set("a", "1");
+  tr->AtomicOp(MutationType::kAdd, "n", std::string("\x01", 1));
+  ASSERT_TRUE(tr->Commit().ok());
+  EXPECT_GT(tr->GetCommittedVersion().value(), 0);
+  EXPECT_EQ(tr->GetVersionstamp().value().size(), 10u);
+  auto t2 = db->CreateTransaction();
+  EXPECT_EQ(t2->Get("a").value(), "1");
+  auto range = t2->GetRange("a", "z");
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(range->kvs.size(), 2u);
+  // A real conflict passes through unchanged.
+  auto t3 = db->CreateTransaction();
+  ASSERT_TRUE(t3->Get("a").ok());
+  t3->Set("a", "3");
+  t2->Set("a", "2");
+  ASSERT_TRUE(t2->Commit().ok());
+  EXPECT_EQ(t3->Commit().error().kv_code, kNotCommitted);
+  auto c = db->counts();
+  EXPECT_EQ(c.transactions, 3);
+  EXPECT_EQ(c.commits_passed, 2);
+  EXPECT_EQ(c.conflicts + c.unknown_applied + c.unknown_not_applied + c.too_old + c.latencies, 0);
+}
+
+TEST_F(FaultyTest, UnknownResultVariants) {
+  FaultOptions f = Faults();
+  f.unknown_applied = 0.5;
+  f.unknown_not_applied = 0.5;
+  auto db = WrapFaulty(inner_.get(), f);
+  int applied = 0, not_applied = 0;
+  for (int i = 0; i < 400; ++i) {
+    auto tr = db->CreateTransaction();
+    std::string key = "k" + std::to_string(i);
+    tr->Set(key, "v");
+    auto s = tr->Commit();
+    ASSERT_FALSE(s.ok());
+    ASSERT_EQ(s.error().kv_code, kCommitUnknownResult);
+    (Read(key) ? applied : not_applied)++;
+  }
+  auto c = db->counts();
+  EXPECT_EQ(c.unknown_applied, applied);
+  EXPECT_EQ(c.unknown_not_applied, not_applied);
+  EXPECT_GT(applied, 150);
+  EXPECT_GT(not_applied, 150);
+}
+
+TEST_F(FaultyTest, ConflictTooOldAndTimeouts) {
+  FaultOptions f = Faults();
+  f.commit_conflict = 1.0;
+  auto db = WrapFaulty(inner_.get(), f);
+  auto tr = db->CreateTransaction();
+  tr->Set("k", "v");
+  EXPECT_EQ(tr->Commit().error().kv_code, kNotCommitted);
+  EXPECT_EQ(Read("k"), std::nullopt);
+  // A commit without writes is never faulted.
+  tr->Reset();
+  EXPECT_TRUE(tr->Commit().ok());
+
+  f = Faults();
+  f.read_too_old = 1.0;
+  db->SetOptions(f);
+  tr = db->CreateTransaction();
+  EXPECT_EQ(tr->Get("k").error().kv_code, kTransactionTooOld);
+  tr->Set("k", "v");
+  EXPECT_EQ(tr->Commit().error().kv_code, kTransactionTooOld);  // poisoned until Reset
+
+  f = Faults();
+  f.read_timed_out = 1.0;
+  db->SetOptions(f);
+  tr = db->CreateTransaction();
+  EXPECT_EQ(tr->GetRange("a", "b").error().kv_code, kTransactionTimedOut);
+
+  // The emulated timeout follows the injected clock.
+  db->SetOptions(Faults());
+  tr = db->CreateTransaction();
+  tr->SetTimeout(std::chrono::milliseconds(50));
+  EXPECT_TRUE(tr->Get("k").ok());
+  clock_.Advance(std::chrono::milliseconds(50));
+  EXPECT_EQ(tr->Get("k").error().kv_code, kTransactionTimedOut);
+  EXPECT_EQ(db->counts().too_old, 1);
+  EXPECT_EQ(db->counts().read_timeouts, 1);
+}
+
+// The same seed and the same sequence of calls inject the same faults.
+TEST_F(FaultyTest, DeterministicForASeed) {
+  auto run = [&](uint64_t seed) {
+    ManualClock clock;
+    auto inner = OpenMemoryEngine({&clock});
+    FaultOptions f = Faults(seed);
+    f.clock = &clock;
+    f.sleep = nullptr;
+    f.commit_conflict = 0.2;
+    f.unknown_applied = 0.2;
+    f.unknown_not_applied = 0.2;
+    f.read_too_old = 0.1;
+    auto db = WrapFaulty(inner.get(), f);
+    std::string trace;
+    for (int i = 0; i < 300; ++i) {
+      auto tr = db->CreateTransaction();
+      auto g = tr->Get("x");
+      trace += g.ok() ? "r" : std::to_string(g.error().kv_code);
+      tr->Set("x", std::to_string(i));
+      auto s = tr->Commit();
+      trace += s.ok() ? "c" : std::to_string(s.error().kv_code);
+    }
+    return trace;
+  };
+  EXPECT_EQ(run(1), run(1));
+  EXPECT_NE(run(1), run(2));
+}
+
+}  // namespace
+}  // namespace fdyno::kv

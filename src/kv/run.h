@@ -1,0 +1,128 @@
+// kv::Run: the one retry runner. Every transaction in fdyno runs through it.
+//
+//   Result<Item> item = kv::Run(db, options, [&](kv::Transaction& tr, const kv::Attempt& a)
+//                                                -> Result<Item> { ... });
+//
+// The body may run more than once. It must allocate its outputs inside itself (attempt-local
+// state) and perform no side effect outside the transaction; only the value returned by the
+// attempt that finished is returned. Each attempt gets the same Transaction, Reset.
+//
+// Outcomes:
+// * body returns a non-kv (domain) error: returned at once, nothing committed by that attempt.
+// * body or commit fails with a retryable kv error (kv::IsRetryable: 1007, 1020, 1021, ...):
+//   the body runs again after a jittered exponential backoff, until the deadline or the retry
+//   limit. A commit that failed with a maybe-committed error (1021) sets
+//   Attempt::maybe_committed for every later attempt, so that a body can look for the receipt
+//   its earlier attempt may have written.
+// * a non-retryable kv error: returned at once (as an Error of type kKv with its code).
+// * the deadline passes before a commit was attempted: InternalServerError "Request timed out
+//   before the transaction committed" (IsTimedOutBeforeCommit); nothing was committed.
+// * the deadline passes while a commit is in flight (commit returned 1031, or returned 1021
+//   with no time left to retry), or the run ends in any error after an attempt whose commit
+//   may have been applied: InternalServerError with kv_code 1021 (IsOutcomeUnknown). This is
+//   never a rollback: the transaction may have committed.
+// * retry limit reached: the last kv error, or the outcome-unknown error as above.
+// * success: the body's value. In read_only mode the body's reads are returned without any
+//   commit (the reads still share one snapshot).
+//
+// Thread-safety: Run may be called from any number of threads; each call uses its own
+// transaction.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "kv/kv.h"
+
+namespace fdyno::kv {
+
+// What the body knows about the attempt it runs in.
+struct Attempt {
+  int number = 1;                // 1 for the first attempt
+  bool maybe_committed = false;  // an earlier attempt's commit may have been applied
+};
+
+using SleepFunction = std::function<void(std::chrono::milliseconds)>;
+
+struct RunOptions {
+  // The whole operation's deadline on `clock`. Unset: clock->Now() + OperationTimeout().
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Attempts at most (the first included). >= 1.
+  int max_attempts = 50;
+  // Never commit: the body only reads.
+  bool read_only = false;
+  // Null: Clock::Real(). Tests inject a ManualClock.
+  Clock* clock = nullptr;
+  // Sleeps between attempts. Null: std::this_thread::sleep_for. Tests advance a ManualClock.
+  SleepFunction sleep;
+  // Backoff before attempt n+1 is a random duration in [b/2, b], b = min(initial * 2^(n-1),
+  // max) (FoundationDB's defaults), and never past the deadline.
+  std::chrono::milliseconds initial_backoff{10};
+  std::chrono::milliseconds max_backoff{1000};
+};
+
+// The default whole-operation budget: DYNODB_OPERATION_TIMEOUT seconds (a positive number,
+// fractions allowed) or 30 s when unset or invalid. Read on every call.
+std::chrono::milliseconds OperationTimeout();
+
+inline constexpr std::string_view kOutcomeUnknownMessage =
+    "Request timed out; the transaction outcome may be unknown";
+inline constexpr std::string_view kRetryLimitOutcomeUnknownMessage =
+    "Transaction retry limit reached; the transaction outcome may be unknown";
+inline constexpr std::string_view kTimedOutBeforeCommitMessage =
+    "Request timed out before the transaction committed";
+
+// The run ended after a commit that may have been applied: InternalServerError, kv_code 1021.
+bool IsOutcomeUnknown(const Error& error);
+// The deadline passed before any commit was attempted: InternalServerError, kv_code 1031.
+bool IsTimedOutBeforeCommit(const Error& error);
+
+namespace internal {
+
+using AttemptBody = std::function<Status(Transaction&, const Attempt&)>;
+Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body);
+
+template <typename R>
+struct ResultTraits;
+template <typename T>
+struct ResultTraits<Result<T>> {
+  using Value = T;
+};
+
+}  // namespace internal
+
+// Runs body(Transaction&, const Attempt&) -> Result<T> (or Status) as described above.
+template <typename Body>
+auto Run(Database& db, const RunOptions& options, Body&& body)
+    -> std::invoke_result_t<Body&, Transaction&, const Attempt&> {
+  using R = std::invoke_result_t<Body&, Transaction&, const Attempt&>;
+  if constexpr (std::is_same_v<R, Status>) {
+    return internal::RunLoop(db, options, body);
+  } else {
+    using T = typename internal::ResultTraits<R>::Value;
+    std::optional<T> out;
+    Status status =
+        internal::RunLoop(db, options, [&](Transaction& tr, const Attempt& attempt) -> Status {
+          out.reset();
+          R r = body(tr, attempt);
+          if (!r.ok()) return std::move(r).error();
+          out.emplace(std::move(r).value());
+          return {};
+        });
+    if (!status.ok()) return std::move(status).error();
+    return std::move(*out);
+  }
+}
+
+template <typename Body>
+auto Run(Database& db, Body&& body) {
+  return Run(db, RunOptions{}, std::forward<Body>(body));
+}
+
+}  // namespace fdyno::kv
