@@ -1,0 +1,315 @@
+#include "model/item_codec.h"
+
+#include <cstring>
+
+namespace fdyno::model {
+namespace {
+
+// Deeper than any value DynamoDB accepts (32 levels), so every valid item decodes; the bound
+// keeps corrupt input from recursing without limit.
+constexpr int kMaxDecodeDepth = 64;
+constexpr size_t kMaxNumberDigits = 38;
+
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutBytes(std::string_view s, std::string* out) {
+  PutVarint(s.size(), out);
+  out->append(s);
+}
+
+// Number: flags byte (bit 0 negative), zigzag exponent, digit count, digits two per byte
+// (high nibble first; an odd count leaves the last low nibble 0). Zero is a digit count of 0.
+void PutNumber(const Number& n, std::string* out) {
+  const std::string& d = n.digits();
+  out->push_back(static_cast<char>(n.negative() ? 1 : 0));
+  const int64_t e = n.exponent();
+  PutVarint(static_cast<uint64_t>((e << 1) ^ (e >> 63)), out);
+  out->push_back(static_cast<char>(d.size()));
+  for (size_t i = 0; i < d.size(); i += 2) {
+    const int hi = d[i] - '0';
+    const int lo = i + 1 < d.size() ? d[i + 1] - '0' : 0;
+    out->push_back(static_cast<char>((hi << 4) | lo));
+  }
+}
+
+void PutValue(const AttributeValue& v, std::string* out);
+
+void PutMap(const Map& m, std::string* out) {
+  PutVarint(m.size(), out);
+  for (const auto& [name, value] : m) {
+    PutBytes(name, out);
+    PutValue(value, out);
+  }
+}
+
+void PutValue(const AttributeValue& v, std::string* out) {
+  out->push_back(static_cast<char>(v.type()));
+  switch (v.type()) {
+    case Type::kS:
+      PutBytes(std::get<std::string>(v.v), out);
+      break;
+    case Type::kN:
+      PutNumber(std::get<Number>(v.v), out);
+      break;
+    case Type::kB:
+      PutBytes(std::get<Binary>(v.v).bytes, out);
+      break;
+    case Type::kBool:
+      out->push_back(std::get<bool>(v.v) ? 1 : 0);
+      break;
+    case Type::kNull:
+      break;
+    case Type::kM:
+      PutMap(std::get<Map>(v.v), out);
+      break;
+    case Type::kL: {
+      const List& l = std::get<List>(v.v);
+      PutVarint(l.size(), out);
+      for (const auto& e : l) PutValue(e, out);
+      break;
+    }
+    case Type::kSS: {
+      const auto& m = std::get<StringSet>(v.v).members;
+      PutVarint(m.size(), out);
+      for (const auto& e : m) PutBytes(e, out);
+      break;
+    }
+    case Type::kNS: {
+      const auto& m = std::get<NumberSet>(v.v).members;
+      PutVarint(m.size(), out);
+      for (const auto& e : m) PutNumber(e, out);
+      break;
+    }
+    case Type::kBS: {
+      const auto& m = std::get<BinarySet>(v.v).members;
+      PutVarint(m.size(), out);
+      for (const auto& e : m) PutBytes(e, out);
+      break;
+    }
+  }
+}
+
+Error Corrupt(std::string_view what) {
+  return Error::Internal("corrupt stored item: " + std::string(what));
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  bool done() const { return pos_ == in_.size(); }
+  size_t remaining() const { return in_.size() - pos_; }
+
+  Result<uint8_t> Byte() {
+    if (pos_ >= in_.size()) return Corrupt("truncated");
+    return static_cast<uint8_t>(in_[pos_++]);
+  }
+
+  Result<uint64_t> Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        // Reject overlong encodings so each value has exactly one encoding.
+        if (b == 0 && shift > 0) return Corrupt("overlong varint");
+        return v;
+      }
+    }
+    return Corrupt("varint too long");
+  }
+
+  // A count of elements each taking at least `min_bytes`: bounded by what is left, so corrupt
+  // counts cannot cause huge allocations.
+  Result<size_t> Count(size_t min_bytes) {
+    FDYNO_ASSIGN_OR_RETURN(uint64_t n, Varint());
+    if (n > remaining() / min_bytes) return Corrupt("count exceeds the data");
+    return static_cast<size_t>(n);
+  }
+
+  Result<std::string_view> Bytes() {
+    FDYNO_ASSIGN_OR_RETURN(uint64_t n, Varint());
+    if (n > remaining()) return Corrupt("length exceeds the data");
+    std::string_view s = in_.substr(pos_, static_cast<size_t>(n));
+    pos_ += static_cast<size_t>(n);
+    return s;
+  }
+
+  Result<Number> ReadNumber() {
+    FDYNO_ASSIGN_OR_RETURN(uint8_t flags, Byte());
+    if (flags > 1) return Corrupt("number flags");
+    FDYNO_ASSIGN_OR_RETURN(uint64_t zz, Varint());
+    const int64_t e = static_cast<int64_t>(zz >> 1) ^ -static_cast<int64_t>(zz & 1);
+    FDYNO_ASSIGN_OR_RETURN(uint8_t count, Byte());
+    if (count > kMaxNumberDigits) return Corrupt("too many digits");
+    if (count == 0) {
+      if (flags != 0 || e != 0) return Corrupt("non-canonical zero");
+      return Number();
+    }
+    if (e < -129 || e > 126) return Corrupt("number exponent out of range");
+    std::string digits;
+    digits.resize(count);
+    for (size_t i = 0; i < count; i += 2) {
+      FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
+      const int hi = b >> 4, lo = b & 0xf;
+      if (hi > 9 || lo > 9) return Corrupt("digit out of range");
+      digits[i] = static_cast<char>('0' + hi);
+      if (i + 1 < count) {
+        digits[i + 1] = static_cast<char>('0' + lo);
+      } else if (lo != 0) {
+        return Corrupt("padding digit");
+      }
+    }
+    if (digits.front() == '0' || digits.back() == '0') return Corrupt("non-canonical digits");
+    return Number::FromParts(flags == 1, std::move(digits), static_cast<int>(e));
+  }
+
+  Result<Map> ReadMap(int depth) {
+    FDYNO_ASSIGN_OR_RETURN(size_t n, Count(2));
+    Map m;
+    for (size_t i = 0; i < n; ++i) {
+      FDYNO_ASSIGN_OR_RETURN(std::string_view name, Bytes());
+      // Names are written in sorted order; anything else is not our encoding.
+      if (!m.empty() && !(std::string_view(m.rbegin()->first) < name)) {
+        return Corrupt("map names out of order");
+      }
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue v, ReadValue(depth));
+      m.emplace_hint(m.end(), std::string(name), std::move(v));
+    }
+    return m;
+  }
+
+  Result<AttributeValue> ReadValue(int depth) {
+    if (depth > kMaxDecodeDepth) return Corrupt("nesting too deep");
+    FDYNO_ASSIGN_OR_RETURN(uint8_t tag, Byte());
+    AttributeValue out;
+    switch (static_cast<Type>(tag)) {
+      case Type::kS: {
+        FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
+        out.v = std::string(s);
+        return out;
+      }
+      case Type::kN: {
+        FDYNO_ASSIGN_OR_RETURN(Number n, ReadNumber());
+        out.v = std::move(n);
+        return out;
+      }
+      case Type::kB: {
+        FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
+        out.v = Binary{std::string(s)};
+        return out;
+      }
+      case Type::kBool: {
+        FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
+        if (b > 1) return Corrupt("bool");
+        out.v = b == 1;
+        return out;
+      }
+      case Type::kNull:
+        out.v = Null{};
+        return out;
+      case Type::kM: {
+        FDYNO_ASSIGN_OR_RETURN(Map m, ReadMap(depth + 1));
+        out.v = std::move(m);
+        return out;
+      }
+      case Type::kL: {
+        FDYNO_ASSIGN_OR_RETURN(size_t n, Count(1));
+        List l;
+        l.reserve(n);
+        for (size_t i = 0; i < n; ++i) {
+          FDYNO_ASSIGN_OR_RETURN(AttributeValue e, ReadValue(depth + 1));
+          l.push_back(std::move(e));
+        }
+        out.v = std::move(l);
+        return out;
+      }
+      case Type::kSS:
+      case Type::kBS: {
+        FDYNO_ASSIGN_OR_RETURN(size_t n, Count(1));
+        if (n == 0) return Corrupt("empty set");
+        std::vector<std::string> members;
+        members.reserve(n);
+        for (size_t i = 0; i < n; ++i) {
+          FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
+          members.emplace_back(s);
+        }
+        if (static_cast<Type>(tag) == Type::kSS) {
+          out.v = StringSet{std::move(members)};
+        } else {
+          out.v = BinarySet{std::move(members)};
+        }
+        return out;
+      }
+      case Type::kNS: {
+        FDYNO_ASSIGN_OR_RETURN(size_t n, Count(3));
+        if (n == 0) return Corrupt("empty set");
+        NumberSet set;
+        set.members.reserve(n);
+        for (size_t i = 0; i < n; ++i) {
+          FDYNO_ASSIGN_OR_RETURN(Number num, ReadNumber());
+          set.members.push_back(std::move(num));
+        }
+        out.v = std::move(set);
+        return out;
+      }
+    }
+    return Corrupt("unknown type tag " + std::to_string(tag));
+  }
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+Status CheckVersion(Reader& r) {
+  FDYNO_ASSIGN_OR_RETURN(uint8_t version, r.Byte());
+  if (version != kItemFormatV1) {
+    return Error::Internal("unsupported stored item format version " + std::to_string(version));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AppendStoredItem(const Item& item, std::string* out) {
+  out->push_back(static_cast<char>(kItemFormatCurrent));
+  PutMap(item, out);
+}
+
+std::string EncodeStoredItem(const Item& item) {
+  std::string out;
+  AppendStoredItem(item, &out);
+  return out;
+}
+
+Result<Item> DecodeStoredItem(std::string_view bytes) {
+  Reader r(bytes);
+  FDYNO_RETURN_IF_ERROR(CheckVersion(r));
+  FDYNO_ASSIGN_OR_RETURN(Item item, r.ReadMap(0));
+  if (!r.done()) return Corrupt("trailing bytes");
+  return item;
+}
+
+std::string EncodeStoredValue(const AttributeValue& value) {
+  std::string out;
+  out.push_back(static_cast<char>(kItemFormatCurrent));
+  PutValue(value, &out);
+  return out;
+}
+
+Result<AttributeValue> DecodeStoredValue(std::string_view bytes) {
+  Reader r(bytes);
+  FDYNO_RETURN_IF_ERROR(CheckVersion(r));
+  FDYNO_ASSIGN_OR_RETURN(AttributeValue v, r.ReadValue(0));
+  if (!r.done()) return Corrupt("trailing bytes");
+  return v;
+}
+
+}  // namespace fdyno::model
