@@ -1,0 +1,642 @@
+#include "expr/parser.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "expr/reserved_words.h"
+
+namespace fdyno::expr {
+namespace {
+
+// ---- lexer -----------------------------------------------------------------------------------
+
+enum class Tok {
+  kEof,
+  kName,      // attribute name, keyword or function name
+  kNameRef,   // #name
+  kValueRef,  // :value
+  kInt,       // list index
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kDot,
+  kComma,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kPlus,
+  kMinus,
+  kUnknown,  // any other character (one UTF-8 sequence)
+};
+
+struct Token {
+  Tok type = Tok::kEof;
+  size_t pos = 0;
+  size_t len = 0;
+  std::string_view text;
+};
+
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsIdentChar(char c) { return IsAlpha(c) || IsDigit(c) || c == '_'; }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::vector<Token> Lex(std::string_view s) {
+  std::vector<Token> out;
+  size_t i = 0;
+  size_t last_end = 0;
+  while (true) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    if (i >= s.size()) break;
+    size_t start = i;
+    Tok type = Tok::kUnknown;
+    char c = s[i];
+    if (IsAlpha(c) || c == '_') {
+      while (i < s.size() && IsIdentChar(s[i])) ++i;
+      type = Tok::kName;
+    } else if (c == '#' || c == ':') {
+      ++i;
+      while (i < s.size() && IsIdentChar(s[i])) ++i;
+      type = c == '#' ? Tok::kNameRef : Tok::kValueRef;
+    } else if (IsDigit(c)) {
+      while (i < s.size() && IsDigit(s[i])) ++i;
+      type = Tok::kInt;
+    } else {
+      ++i;
+      switch (c) {
+        case '(':
+          type = Tok::kLParen;
+          break;
+        case ')':
+          type = Tok::kRParen;
+          break;
+        case '[':
+          type = Tok::kLBracket;
+          break;
+        case ']':
+          type = Tok::kRBracket;
+          break;
+        case '.':
+          type = Tok::kDot;
+          break;
+        case ',':
+          type = Tok::kComma;
+          break;
+        case '=':
+          type = Tok::kEq;
+          break;
+        case '+':
+          type = Tok::kPlus;
+          break;
+        case '-':
+          type = Tok::kMinus;
+          break;
+        case '<':
+          type = Tok::kLt;
+          if (i < s.size() && s[i] == '=') {
+            type = Tok::kLe;
+            ++i;
+          } else if (i < s.size() && s[i] == '>') {
+            type = Tok::kNe;
+            ++i;
+          }
+          break;
+        case '>':
+          type = Tok::kGt;
+          if (i < s.size() && s[i] == '=') {
+            type = Tok::kGe;
+            ++i;
+          }
+          break;
+        default:
+          // Keep a multi-byte UTF-8 character in one token.
+          if (static_cast<unsigned char>(c) >= 0xC0) {
+            while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
+          }
+          type = Tok::kUnknown;
+      }
+    }
+    out.push_back(Token{type, start, i - start, s.substr(start, i - start)});
+    last_end = i;
+  }
+  out.push_back(Token{Tok::kEof, last_end, 0, {}});
+  return out;
+}
+
+bool KeywordIs(const Token& t, std::string_view upper) {
+  if (t.type != Tok::kName || t.text.size() != upper.size()) return false;
+  for (size_t i = 0; i < upper.size(); ++i) {
+    char c = t.text[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c != upper[i]) return false;
+  }
+  return true;
+}
+
+// ---- deferred (non-syntax) errors ------------------------------------------------------------
+
+// A syntax error ends parsing at once. Other problems found while parsing are remembered (the
+// first of each kind) and reported after the whole text parsed, in this order, which is the
+// order DynamoDB reports them in.
+enum Slot {
+  kSlotOperators,
+  kSlotParens,
+  kSlotUnknownFunction,
+  kSlotMisusedFunction,
+  kSlotReserved,
+  kSlotSection,
+  kSlotDepth,
+  kSlotInOperands,
+  kSlotCount,
+};
+
+std::optional<Function> LookupFunction(std::string_view name) {
+  static constexpr std::array<std::pair<std::string_view, Function>, 8> kFunctions = {{
+      {"attribute_exists", Function::kAttributeExists},
+      {"attribute_not_exists", Function::kAttributeNotExists},
+      {"attribute_type", Function::kAttributeType},
+      {"begins_with", Function::kBeginsWith},
+      {"contains", Function::kContains},
+      {"size", Function::kSize},
+      {"if_not_exists", Function::kIfNotExists},
+      {"list_append", Function::kListAppend},
+  }};
+  for (const auto& [n, f] : kFunctions) {
+    if (n == name) return f;
+  }
+  return std::nullopt;
+}
+
+bool IsUpdateFunction(Function f) {
+  return f == Function::kIfNotExists || f == Function::kListAppend;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, ExpressionKind kind) : text_(text), kind_(kind) {}
+
+  // Checks size and emptiness and tokenizes.
+  Status Start() {
+    if (text_.size() > kMaxExpressionBytes) {
+      return Fail("Expression size has exceeded the maximum allowed size; expression size: " +
+                  std::to_string(text_.size()));
+    }
+    tokens_ = Lex(text_);
+    if (tokens_.size() == 1) return Fail("The expression can not be empty;");
+    return Status::Ok();
+  }
+
+  // ---- conditions ----
+
+  Result<parsed::Condition> ParseWholeCondition() {
+    FDYNO_ASSIGN_OR_RETURN(Cond c, ParseOr());
+    if (Peek().type != Tok::kEof) return SyntaxError(pos_);
+    if (c.cond.kind == parsed::Condition::Kind::kFunction &&
+        c.cond.operands[0].call().function == Function::kSize) {
+      Note(kSlotMisusedFunction, MisusedMessage(Function::kSize));
+    }
+    FDYNO_RETURN_IF_ERROR(Deferred());
+    return std::move(c.cond);
+  }
+
+  // ---- projections ----
+
+  Result<parsed::Projection> ParseWholeProjection() {
+    parsed::Projection out;
+    while (true) {
+      FDYNO_ASSIGN_OR_RETURN(parsed::Path p, ParsePath());
+      out.push_back(std::move(p));
+      if (Peek().type == Tok::kComma) {
+        ++pos_;
+        continue;
+      }
+      if (Peek().type != Tok::kEof) return SyntaxError(pos_);
+      break;
+    }
+    FDYNO_RETURN_IF_ERROR(Deferred());
+    return out;
+  }
+
+  // ---- updates ----
+
+  Result<parsed::Update> ParseWholeUpdate() {
+    parsed::Update out;
+    bool seen[4] = {false, false, false, false};
+    static constexpr std::array<std::string_view, 4> kSections = {"SET", "REMOVE", "ADD", "DELETE"};
+    while (Peek().type != Tok::kEof) {
+      int section = -1;
+      for (int s = 0; s < 4; ++s) {
+        if (KeywordIs(Peek(), kSections[s])) section = s;
+      }
+      if (section < 0) return SyntaxError(pos_);
+      ++pos_;
+      if (seen[section]) {
+        Note(kSlotSection, "The \"" + std::string(kSections[section]) +
+                               "\" section can only be used once in an update expression;");
+      }
+      seen[section] = true;
+      auto kind = static_cast<parsed::UpdateAction::Kind>(section);
+      while (true) {
+        parsed::UpdateAction action;
+        action.kind = kind;
+        FDYNO_ASSIGN_OR_RETURN(action.path, ParsePath());
+        if (kind == parsed::UpdateAction::Kind::kSet) {
+          if (Peek().type != Tok::kEq) return SyntaxError(pos_);
+          ++pos_;
+          FDYNO_ASSIGN_OR_RETURN(action.set, ParseSetValue());
+        } else if (kind != parsed::UpdateAction::Kind::kRemove) {
+          if (Peek().type != Tok::kValueRef) return SyntaxError(pos_);
+          action.value.push_back(parsed::ValueRef{std::string(Peek().text)});
+          ++pos_;
+        }
+        out.actions.push_back(std::move(action));
+        if (Peek().type != Tok::kComma) break;
+        ++pos_;
+      }
+    }
+    FDYNO_RETURN_IF_ERROR(Deferred());
+    return out;
+  }
+
+ private:
+  struct Cond {
+    parsed::Condition cond;
+    bool parens = false;  // this node is a parenthesized group, as written
+  };
+
+  const Token& Peek(size_t ahead = 0) const {
+    size_t i = pos_ + ahead;
+    return i < tokens_.size() ? tokens_[i] : tokens_.back();
+  }
+
+  Error Fail(std::string message) const {
+    return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + message);
+  }
+
+  // near: the text from the token before the offending one to the token after it.
+  Error SyntaxError(size_t index) const {
+    const Token& bad = tokens_[index];
+    size_t begin = index > 0 ? tokens_[index - 1].pos : bad.pos;
+    size_t end = bad.pos + bad.len;
+    if (index + 1 < tokens_.size() && tokens_[index + 1].type != Tok::kEof) {
+      end = tokens_[index + 1].pos + tokens_[index + 1].len;
+    }
+    std::string token = bad.type == Tok::kEof ? "<EOF>" : std::string(bad.text);
+    return Fail("Syntax error; token: \"" + token + "\", near: \"" +
+                std::string(text_.substr(begin, end - begin)) + "\"");
+  }
+
+  void Note(Slot slot, std::string message) {
+    if (!deferred_[slot]) deferred_[slot] = std::move(message);
+  }
+
+  Status Deferred() const {
+    for (const auto& d : deferred_) {
+      if (d) return Fail(*d);
+    }
+    return Status::Ok();
+  }
+
+  void CountOperator() {
+    if (++operators_ == kMaxOperators + 1) {
+      Note(kSlotOperators, "The expression contains too many operators; operator count: " +
+                               std::to_string(operators_));
+    }
+  }
+
+  static std::string MisusedMessage(Function f) {
+    return "The function is not allowed to be used this way in an expression; function: " +
+           std::string(FunctionName(f));
+  }
+
+  bool IsConditionKind() const {
+    return kind_ == ExpressionKind::kCondition || kind_ == ExpressionKind::kFilter ||
+           kind_ == ExpressionKind::kKeyCondition;
+  }
+
+  bool IsConditionKeyword(const Token& t) const {
+    return IsConditionKind() && (KeywordIs(t, "AND") || KeywordIs(t, "OR") || KeywordIs(t, "NOT") ||
+                                 KeywordIs(t, "BETWEEN") || KeywordIs(t, "IN"));
+  }
+
+  // path := (name | #ref) ( '.' (name | #ref) | '[' int ']' )*
+  Result<parsed::Path> ParsePath() {
+    parsed::Path path;
+    auto element = [&]() -> Status {
+      const Token& t = Peek();
+      if (t.type == Tok::kName && !IsConditionKeyword(t)) {
+        if (IsReservedWord(t.text)) {
+          Note(kSlotReserved,
+               "Attribute name is a reserved keyword; reserved keyword: " + std::string(t.text));
+        }
+        path.elements.push_back({parsed::PathElement::Kind::kName, std::string(t.text), 0});
+      } else if (t.type == Tok::kNameRef) {
+        path.elements.push_back({parsed::PathElement::Kind::kNameRef, std::string(t.text), 0});
+      } else {
+        return SyntaxError(pos_);
+      }
+      ++pos_;
+      return Status::Ok();
+    };
+    FDYNO_RETURN_IF_ERROR(element());
+    while (true) {
+      if (Peek().type == Tok::kDot) {
+        ++pos_;
+        FDYNO_RETURN_IF_ERROR(element());
+      } else if (Peek().type == Tok::kLBracket) {
+        ++pos_;
+        if (Peek().type != Tok::kInt) return SyntaxError(pos_);
+        uint64_t index = 0;
+        for (char c : Peek().text) {
+          // Saturate: an index past any possible list behaves like one past the end.
+          index = index > (UINT64_MAX - 9) / 10 ? UINT64_MAX : index * 10 + (c - '0');
+        }
+        ++pos_;
+        if (Peek().type != Tok::kRBracket) return SyntaxError(pos_);
+        ++pos_;
+        path.elements.push_back({parsed::PathElement::Kind::kIndex, {}, index});
+      } else {
+        break;
+      }
+    }
+    if (path.elements.size() > kMaxPathDepth) {
+      Note(kSlotDepth, "The document path has too many nesting levels; nesting levels: " +
+                           std::to_string(path.elements.size()));
+    }
+    return path;
+  }
+
+  // operand := name '(' operand {',' operand} ')' | path | :value
+  //          | '(' operand ')'   (update expressions only)
+  Result<parsed::Operand> ParseOperand() {
+    const Token& t = Peek();
+    if (t.type == Tok::kValueRef) {
+      ++pos_;
+      return parsed::Operand{parsed::ValueRef{std::string(t.text)}};
+    }
+    if (t.type == Tok::kName && Peek(1).type == Tok::kLParen && !IsConditionKeyword(t)) {
+      return ParseCall();
+    }
+    if (t.type == Tok::kLParen && kind_ == ExpressionKind::kUpdate) {
+      ++pos_;
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand inner, ParseOperand());
+      if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
+      ++pos_;
+      return inner;
+    }
+    FDYNO_ASSIGN_OR_RETURN(parsed::Path p, ParsePath());
+    return parsed::Operand{std::move(p)};
+  }
+
+  Result<parsed::Operand> ParseCall() {
+    const Token& name = Peek();
+    std::optional<Function> f = LookupFunction(name.text);
+    if (!f) {
+      Note(kSlotUnknownFunction, "Invalid function name; function: " + std::string(name.text));
+    } else if (kind_ == ExpressionKind::kUpdate && !IsUpdateFunction(*f)) {
+      Note(kSlotMisusedFunction, "The function is not allowed in an update expression; function: " +
+                                     std::string(name.text));
+    } else if (kind_ != ExpressionKind::kUpdate && IsUpdateFunction(*f)) {
+      Note(kSlotMisusedFunction,
+           "The function is not allowed in a condition expression; function: " +
+               std::string(name.text));
+    }
+    CountOperator();
+    pos_ += 2;  // name '('
+    parsed::Call call;
+    call.function = f.value_or(Function::kSize);
+    while (true) {
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand arg, ParseOperand());
+      if (arg.is_call() && IsConditionKind() && arg.call().function != Function::kSize) {
+        Note(kSlotMisusedFunction, MisusedMessage(arg.call().function));
+      }
+      call.args.push_back(std::move(arg));
+      if (Peek().type == Tok::kComma) {
+        ++pos_;
+        continue;
+      }
+      if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
+      ++pos_;
+      break;
+    }
+    return parsed::Operand{std::move(call)};
+  }
+
+  // set_value := '(' set_value ')' | operand [('+' | '-') operand]
+  Result<parsed::SetValue> ParseSetValue() {
+    parsed::SetValue sv;
+    if (Peek().type == Tok::kLParen) {
+      ++pos_;
+      FDYNO_ASSIGN_OR_RETURN(sv, ParseSetValue());
+      if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
+      ++pos_;
+      if (sv.op != parsed::SetValue::Op::kValue ||
+          (Peek().type != Tok::kPlus && Peek().type != Tok::kMinus)) {
+        return sv;
+      }
+    } else {
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand a, ParseOperand());
+      sv.operands.push_back(std::move(a));
+    }
+    if (Peek().type == Tok::kPlus || Peek().type == Tok::kMinus) {
+      sv.op =
+          Peek().type == Tok::kPlus ? parsed::SetValue::Op::kPlus : parsed::SetValue::Op::kMinus;
+      CountOperator();
+      ++pos_;
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand b, ParseOperand());
+      sv.operands.push_back(std::move(b));
+    }
+    return sv;
+  }
+
+  // or := and (OR and)*
+  Result<Cond> ParseOr() {
+    FDYNO_ASSIGN_OR_RETURN(Cond left, ParseAnd());
+    while (KeywordIs(Peek(), "OR")) {
+      ++pos_;
+      CountOperator();
+      FDYNO_ASSIGN_OR_RETURN(Cond right, ParseAnd());
+      left = Combine(parsed::Condition::Kind::kOr, std::move(left), std::move(right));
+    }
+    return left;
+  }
+
+  // and := not (AND not)*
+  Result<Cond> ParseAnd() {
+    FDYNO_ASSIGN_OR_RETURN(Cond left, ParseNot());
+    while (KeywordIs(Peek(), "AND")) {
+      ++pos_;
+      CountOperator();
+      FDYNO_ASSIGN_OR_RETURN(Cond right, ParseNot());
+      left = Combine(parsed::Condition::Kind::kAnd, std::move(left), std::move(right));
+    }
+    return left;
+  }
+
+  Cond Combine(parsed::Condition::Kind kind, Cond left, Cond right) {
+    CheckSizeAlone(left);
+    CheckSizeAlone(right);
+    Cond out;
+    out.cond.kind = kind;
+    out.cond.children.push_back(std::move(left.cond));
+    out.cond.children.push_back(std::move(right.cond));
+    return out;
+  }
+
+  // size() yields a number, not a truth value.
+  void CheckSizeAlone(const Cond& c) {
+    if (c.cond.kind == parsed::Condition::Kind::kFunction &&
+        c.cond.operands[0].call().function == Function::kSize) {
+      Note(kSlotMisusedFunction, MisusedMessage(Function::kSize));
+    }
+  }
+
+  // not := NOT not | primary
+  Result<Cond> ParseNot() {
+    if (KeywordIs(Peek(), "NOT")) {
+      ++pos_;
+      CountOperator();
+      FDYNO_ASSIGN_OR_RETURN(Cond inner, ParseNot());
+      CheckSizeAlone(inner);
+      Cond out;
+      out.cond.kind = parsed::Condition::Kind::kNot;
+      out.cond.children.push_back(std::move(inner.cond));
+      return out;
+    }
+    return ParsePrimary();
+  }
+
+  // primary := '(' or ')'
+  //          | operand comparator operand
+  //          | operand BETWEEN operand AND operand
+  //          | operand IN '(' operand {',' operand} ')'
+  //          | function call
+  Result<Cond> ParsePrimary() {
+    if (Peek().type == Tok::kLParen) {
+      ++pos_;
+      FDYNO_ASSIGN_OR_RETURN(Cond inner, ParseOr());
+      if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
+      ++pos_;
+      if (inner.parens) Note(kSlotParens, "The expression has redundant parentheses;");
+      inner.parens = true;
+      return inner;
+    }
+    FDYNO_ASSIGN_OR_RETURN(parsed::Operand first, ParseOperand());
+    Cond out;
+    const Token& t = Peek();
+    std::optional<CompareOp> op;
+    switch (t.type) {
+      case Tok::kEq:
+        op = CompareOp::kEq;
+        break;
+      case Tok::kNe:
+        op = CompareOp::kNe;
+        break;
+      case Tok::kLt:
+        op = CompareOp::kLt;
+        break;
+      case Tok::kLe:
+        op = CompareOp::kLe;
+        break;
+      case Tok::kGt:
+        op = CompareOp::kGt;
+        break;
+      case Tok::kGe:
+        op = CompareOp::kGe;
+        break;
+      default:
+        break;
+    }
+    if (op) {
+      ++pos_;
+      CountOperator();
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand second, ParseOperand());
+      out.cond.kind = parsed::Condition::Kind::kCompare;
+      out.cond.op = *op;
+      out.cond.operands.push_back(std::move(first));
+      out.cond.operands.push_back(std::move(second));
+    } else if (KeywordIs(t, "BETWEEN")) {
+      ++pos_;
+      CountOperator();
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand low, ParseOperand());
+      if (!KeywordIs(Peek(), "AND")) return SyntaxError(pos_);
+      ++pos_;
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand high, ParseOperand());
+      out.cond.kind = parsed::Condition::Kind::kBetween;
+      out.cond.operands.push_back(std::move(first));
+      out.cond.operands.push_back(std::move(low));
+      out.cond.operands.push_back(std::move(high));
+    } else if (KeywordIs(t, "IN")) {
+      ++pos_;
+      CountOperator();
+      if (Peek().type != Tok::kLParen) return SyntaxError(pos_);
+      ++pos_;
+      out.cond.kind = parsed::Condition::Kind::kIn;
+      out.cond.operands.push_back(std::move(first));
+      while (true) {
+        FDYNO_ASSIGN_OR_RETURN(parsed::Operand v, ParseOperand());
+        out.cond.operands.push_back(std::move(v));
+        if (Peek().type == Tok::kComma) {
+          ++pos_;
+          continue;
+        }
+        if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
+        ++pos_;
+        break;
+      }
+      size_t n = out.cond.operands.size() - 1;
+      if (n > kMaxInOperands) {
+        Note(kSlotInOperands,
+             "The IN operator is provided with too many operands; number of operands: " +
+                 std::to_string(n));
+      }
+    } else if (first.is_call()) {
+      out.cond.kind = parsed::Condition::Kind::kFunction;
+      out.cond.operands.push_back(std::move(first));
+      return out;
+    } else {
+      return SyntaxError(pos_);
+    }
+    for (const parsed::Operand& o : out.cond.operands) {
+      if (o.is_call() && o.call().function != Function::kSize) {
+        Note(kSlotMisusedFunction, MisusedMessage(o.call().function));
+      }
+    }
+    return out;
+  }
+
+  std::string_view text_;
+  ExpressionKind kind_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  size_t operators_ = 0;
+  std::array<std::optional<std::string>, kSlotCount> deferred_;
+};
+
+}  // namespace
+
+Result<parsed::Condition> ParseCondition(std::string_view text, ExpressionKind kind) {
+  Parser p(text, kind);
+  FDYNO_RETURN_IF_ERROR(p.Start());
+  return p.ParseWholeCondition();
+}
+
+Result<parsed::Projection> ParseProjection(std::string_view text) {
+  Parser p(text, ExpressionKind::kProjection);
+  FDYNO_RETURN_IF_ERROR(p.Start());
+  return p.ParseWholeProjection();
+}
+
+Result<parsed::Update> ParseUpdate(std::string_view text) {
+  Parser p(text, ExpressionKind::kUpdate);
+  FDYNO_RETURN_IF_ERROR(p.Start());
+  return p.ParseWholeUpdate();
+}
+
+}  // namespace fdyno::expr

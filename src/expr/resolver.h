@@ -1,0 +1,59 @@
+// Stage 2 of the expression pipeline: parsed tree + one request's ExpressionAttributeNames and
+// ExpressionAttributeValues -> resolved tree (ast.h), ready for evaluate.h.
+//
+// One request may carry several expressions (UpdateItem: ConditionExpression and
+// UpdateExpression; Query: KeyConditionExpression, FilterExpression, ProjectionExpression) that
+// share one ExpressionAttributeNames/Values pair. Resolve them all through one ResolveContext,
+// then call CheckUnused() once: DynamoDB rejects a name or value that no expression used.
+//
+// Besides substitution, resolving performs the checks DynamoDB makes once placeholders are
+// known, with DynamoDB's messages ("Invalid <Kind>Expression: ..."):
+//   * undefined "#name" / ":value" placeholders;
+//   * the number of operands of each function, functions that need a document path;
+//   * operand types where they are known before reading the item (begins_with, size,
+//     attribute_type, BETWEEN bounds, + and -, list_append, ADD, DELETE);
+//   * identical operands ("The first operand must be distinct ...");
+//   * overlapping or conflicting document paths in UpdateExpression and ProjectionExpression.
+//
+// A ResolveContext refers to the names and values maps it was given (they must outlive it) and
+// is not thread-safe; the resolved trees it returns own their data.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "base/result.h"
+#include "expr/ast.h"
+#include "model/attribute_value.h"
+
+namespace fdyno::expr {
+
+using AttributeNames = std::map<std::string, std::string>;  // "#n" -> attribute name
+using AttributeValues = model::Map;                         // ":v" -> value
+
+class ResolveContext {
+ public:
+  // Either map may be null when the request did not carry it.
+  ResolveContext(const AttributeNames* names, const AttributeValues* values)
+      : names_(names), values_(values) {}
+
+  // REQUIRES: kind is kCondition, kFilter or kKeyCondition.
+  Result<Condition> ResolveCondition(const parsed::Condition& tree, ExpressionKind kind);
+  Result<Projection> ResolveProjection(const parsed::Projection& tree);
+  Result<Update> ResolveUpdate(const parsed::Update& tree);
+
+  // After every expression of the request was resolved: an error naming the names (first) or
+  // values that no expression used, e.g.
+  // "Value provided in ExpressionAttributeValues unused in expressions: keys: {:a, :b}".
+  Status CheckUnused() const;
+
+ private:
+  friend class Resolver;
+  const AttributeNames* names_;
+  const AttributeValues* values_;
+  std::set<std::string> used_names_;
+  std::set<std::string> used_values_;
+};
+
+}  // namespace fdyno::expr
