@@ -1,0 +1,26 @@
+// What operation handlers need from the rest of the process, wired once by main: the kv
+// database, the table catalog, the clock and the options that shape behaviour. Handlers hold
+// a reference to one Services for the life of the process.
+//
+// Ownership: Services does not own what it points to; main keeps every pointee alive for as
+// long as the OperationRegistry that holds handlers using it. Thread-safety: read-only after
+// start-up; every pointee is thread-safe. Other operation families may add fields here.
+#pragma once
+
+#include "base/clock.h"
+#include "kv/kv.h"
+#include "store/catalog.h"
+
+namespace fdyno::api {
+
+struct Services {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = Clock::Real();
+
+  // DeleteTable removes the dropped table's data before answering (bounded transactions).
+  // False leaves it to Catalog::PurgeDropped run elsewhere (a worker), e.g. in benchmarks.
+  bool purge_on_delete = true;
+};
+
+}  // namespace fdyno::api

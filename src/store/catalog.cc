@@ -1,0 +1,677 @@
+#include "store/catalog.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <array>
+#include <cstring>
+#include <random>
+
+#include "kv/run.h"
+#include "store/layout.h"
+
+namespace fdyno::store {
+namespace {
+
+// Catalog record and tag-set format version (first byte of the value). Persisted.
+constexpr uint8_t kTableRecordVersion = 1;
+constexpr uint8_t kTagsRecordVersion = 1;
+// Pending-purge marker format version. Persisted.
+constexpr uint8_t kPurgeMarkerVersion = 1;
+
+// Inner layout of the catalog subspace. Persisted: never renumber.
+enum class CatalogPart : int64_t {
+  kTableByName = 1,   // (1, 1, name) -> table record
+  kNextTableId = 2,   // (1, 2) -> 8-byte little-endian counter
+  kTags = 3,          // (1, 3, table_id) -> tag set
+  kPendingPurge = 4,  // (1, 4, table_id) -> purge marker
+};
+
+int64_t Part(CatalogPart p) { return static_cast<int64_t>(p); }
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteStr(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string_view ProjectionTypeName(ProjectionType t) {
+  switch (t) {
+    case ProjectionType::kAll:
+      return "ALL";
+    case ProjectionType::kKeysOnly:
+      return "KEYS_ONLY";
+    case ProjectionType::kInclude:
+      return "INCLUDE";
+  }
+  return "ALL";
+}
+
+std::string_view StreamViewTypeName(StreamViewType t) {
+  switch (t) {
+    case StreamViewType::kNewImage:
+      return "NEW_IMAGE";
+    case StreamViewType::kOldImage:
+      return "OLD_IMAGE";
+    case StreamViewType::kNewAndOldImages:
+      return "NEW_AND_OLD_IMAGES";
+    case StreamViewType::kKeysOnly:
+      return "KEYS_ONLY";
+  }
+  return "NEW_AND_OLD_IMAGES";
+}
+
+std::string_view StatusName(TableStatus s) {
+  switch (s) {
+    case TableStatus::kCreating:
+      return "CREATING";
+    case TableStatus::kUpdating:
+      return "UPDATING";
+    case TableStatus::kDeleting:
+      return "DELETING";
+    case TableStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+std::string_view IndexStatusName(IndexStatus s) {
+  switch (s) {
+    case IndexStatus::kCreating:
+      return "CREATING";
+    case IndexStatus::kUpdating:
+      return "UPDATING";
+    case IndexStatus::kDeleting:
+      return "DELETING";
+    case IndexStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+void WriteAttr(Writer& w, const AttributeDefinition& a) {
+  w.StartObject();
+  w.Key("name");
+  WriteStr(w, a.name);
+  w.Key("type");
+  WriteStr(w, ScalarTypeName(a.type));
+  w.EndObject();
+}
+
+void WriteKeySchema(Writer& w, const KeySchema& k) {
+  w.StartObject();
+  w.Key("hash");
+  WriteAttr(w, k.hash);
+  if (k.range) {
+    w.Key("range");
+    WriteAttr(w, *k.range);
+  }
+  w.EndObject();
+}
+
+void WriteThroughput(Writer& w, const Throughput& t) {
+  w.StartObject();
+  w.Key("read");
+  w.Int64(t.read_capacity_units);
+  w.Key("write");
+  w.Int64(t.write_capacity_units);
+  w.Key("last_increase_ms");
+  w.Int64(t.last_increase_ms);
+  w.Key("last_decrease_ms");
+  w.Int64(t.last_decrease_ms);
+  w.Key("decreases_today");
+  w.Int64(t.number_of_decreases_today);
+  w.EndObject();
+}
+
+void WriteIndex(Writer& w, const SecondaryIndex& i) {
+  w.StartObject();
+  w.Key("name");
+  WriteStr(w, i.name);
+  w.Key("id");
+  w.Int64(i.id);
+  w.Key("key_schema");
+  WriteKeySchema(w, i.key_schema);
+  w.Key("projection");
+  WriteStr(w, ProjectionTypeName(i.projection.type));
+  w.Key("non_key_attributes");
+  w.StartArray();
+  for (const auto& a : i.projection.non_key_attributes) WriteStr(w, a);
+  w.EndArray();
+  w.Key("throughput");
+  WriteThroughput(w, i.throughput);
+  w.Key("status");
+  WriteStr(w, IndexStatusName(i.status));
+  w.Key("backfilling");
+  w.Bool(i.backfilling);
+  w.EndObject();
+}
+
+// ---- decoding ----
+
+Error Corrupt(std::string_view what) {
+  return Error::Internal("corrupt catalog record: " + std::string(what));
+}
+
+Result<const rapidjson::Value*> Field(const rapidjson::Value& obj, const char* name) {
+  if (!obj.IsObject()) return Corrupt("expected an object");
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd()) return Corrupt(std::string("missing ") + name);
+  return &it->value;
+}
+
+Result<std::string> Str(const rapidjson::Value& obj, const char* name) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* v, Field(obj, name));
+  if (!v->IsString()) return Corrupt(std::string(name) + " is not a string");
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+Result<int64_t> Int(const rapidjson::Value& obj, const char* name) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* v, Field(obj, name));
+  if (!v->IsInt64()) return Corrupt(std::string(name) + " is not an integer");
+  return v->GetInt64();
+}
+
+Result<bool> Bool(const rapidjson::Value& obj, const char* name) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* v, Field(obj, name));
+  if (!v->IsBool()) return Corrupt(std::string(name) + " is not a boolean");
+  return v->GetBool();
+}
+
+// Optional members default when absent, so later versions of this format can add members
+// without a version bump as long as absence keeps the old meaning.
+Result<bool> OptBool(const rapidjson::Value& obj, const char* name, bool def) {
+  if (!obj.HasMember(name)) return def;
+  return Bool(obj, name);
+}
+Result<int64_t> OptInt(const rapidjson::Value& obj, const char* name, int64_t def) {
+  if (!obj.HasMember(name)) return def;
+  return Int(obj, name);
+}
+
+template <typename E, size_t N>
+Result<E> EnumFrom(const rapidjson::Value& obj, const char* name,
+                   const std::array<std::pair<std::string_view, E>, N>& table) {
+  FDYNO_ASSIGN_OR_RETURN(std::string s, Str(obj, name));
+  for (const auto& [text, value] : table) {
+    if (text == s) return value;
+  }
+  return Corrupt(std::string("unknown ") + name + " " + s);
+}
+
+constexpr std::array<std::pair<std::string_view, ProjectionType>, 3> kProjectionTypes = {{
+    {"ALL", ProjectionType::kAll},
+    {"KEYS_ONLY", ProjectionType::kKeysOnly},
+    {"INCLUDE", ProjectionType::kInclude},
+}};
+constexpr std::array<std::pair<std::string_view, StreamViewType>, 4> kViewTypes = {{
+    {"NEW_IMAGE", StreamViewType::kNewImage},
+    {"OLD_IMAGE", StreamViewType::kOldImage},
+    {"NEW_AND_OLD_IMAGES", StreamViewType::kNewAndOldImages},
+    {"KEYS_ONLY", StreamViewType::kKeysOnly},
+}};
+constexpr std::array<std::pair<std::string_view, TableStatus>, 4> kTableStatuses = {{
+    {"CREATING", TableStatus::kCreating},
+    {"UPDATING", TableStatus::kUpdating},
+    {"DELETING", TableStatus::kDeleting},
+    {"ACTIVE", TableStatus::kActive},
+}};
+constexpr std::array<std::pair<std::string_view, IndexStatus>, 4> kIndexStatuses = {{
+    {"CREATING", IndexStatus::kCreating},
+    {"UPDATING", IndexStatus::kUpdating},
+    {"DELETING", IndexStatus::kDeleting},
+    {"ACTIVE", IndexStatus::kActive},
+}};
+constexpr std::array<std::pair<std::string_view, BillingMode>, 2> kBillingModes = {{
+    {"PROVISIONED", BillingMode::kProvisioned},
+    {"PAY_PER_REQUEST", BillingMode::kPayPerRequest},
+}};
+constexpr std::array<std::pair<std::string_view, TableClass>, 2> kTableClasses = {{
+    {"STANDARD", TableClass::kStandard},
+    {"STANDARD_INFREQUENT_ACCESS", TableClass::kStandardInfrequentAccess},
+}};
+
+template <typename E, size_t N>
+std::string_view EnumName(E value, const std::array<std::pair<std::string_view, E>, N>& table) {
+  for (const auto& [text, v] : table) {
+    if (v == value) return text;
+  }
+  return table[0].first;
+}
+
+Result<AttributeDefinition> ReadAttr(const rapidjson::Value& v) {
+  AttributeDefinition a;
+  FDYNO_ASSIGN_OR_RETURN(a.name, Str(v, "name"));
+  FDYNO_ASSIGN_OR_RETURN(std::string type, Str(v, "type"));
+  std::optional<ScalarType> t = ParseScalarType(type);
+  if (!t) return Corrupt("unknown attribute type " + type);
+  a.type = *t;
+  return a;
+}
+
+Result<KeySchema> ReadKeySchema(const rapidjson::Value& v) {
+  KeySchema k;
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* hash, Field(v, "hash"));
+  FDYNO_ASSIGN_OR_RETURN(k.hash, ReadAttr(*hash));
+  if (v.HasMember("range")) {
+    FDYNO_ASSIGN_OR_RETURN(AttributeDefinition range, ReadAttr(v["range"]));
+    k.range = std::move(range);
+  }
+  return k;
+}
+
+Result<Throughput> ReadThroughput(const rapidjson::Value& v) {
+  Throughput t;
+  FDYNO_ASSIGN_OR_RETURN(t.read_capacity_units, Int(v, "read"));
+  FDYNO_ASSIGN_OR_RETURN(t.write_capacity_units, Int(v, "write"));
+  FDYNO_ASSIGN_OR_RETURN(t.last_increase_ms, OptInt(v, "last_increase_ms", 0));
+  FDYNO_ASSIGN_OR_RETURN(t.last_decrease_ms, OptInt(v, "last_decrease_ms", 0));
+  FDYNO_ASSIGN_OR_RETURN(t.number_of_decreases_today, OptInt(v, "decreases_today", 0));
+  return t;
+}
+
+Result<SecondaryIndex> ReadIndex(const rapidjson::Value& v) {
+  SecondaryIndex i;
+  FDYNO_ASSIGN_OR_RETURN(i.name, Str(v, "name"));
+  FDYNO_ASSIGN_OR_RETURN(i.id, Int(v, "id"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* ks, Field(v, "key_schema"));
+  FDYNO_ASSIGN_OR_RETURN(i.key_schema, ReadKeySchema(*ks));
+  FDYNO_ASSIGN_OR_RETURN(i.projection.type, EnumFrom(v, "projection", kProjectionTypes));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* nka, Field(v, "non_key_attributes"));
+  if (!nka->IsArray()) return Corrupt("non_key_attributes is not a list");
+  for (const auto& a : nka->GetArray()) {
+    if (!a.IsString()) return Corrupt("non_key_attributes member is not a string");
+    i.projection.non_key_attributes.emplace_back(a.GetString(), a.GetStringLength());
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* tp, Field(v, "throughput"));
+  FDYNO_ASSIGN_OR_RETURN(i.throughput, ReadThroughput(*tp));
+  FDYNO_ASSIGN_OR_RETURN(i.status, EnumFrom(v, "status", kIndexStatuses));
+  FDYNO_ASSIGN_OR_RETURN(i.backfilling, OptBool(v, "backfilling", false));
+  return i;
+}
+
+Result<std::vector<SecondaryIndex>> ReadIndexes(const rapidjson::Value& obj, const char* name) {
+  std::vector<SecondaryIndex> out;
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, Field(obj, name));
+  if (!list->IsArray()) return Corrupt(std::string(name) + " is not a list");
+  for (const auto& v : list->GetArray()) {
+    FDYNO_ASSIGN_OR_RETURN(SecondaryIndex i, ReadIndex(v));
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
+std::string Uint64Le(uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  return out;
+}
+
+uint64_t FromLe(std::string_view bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes.size() && i < 8; ++i) {
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  }
+  return v;
+}
+
+// A random version-4 UUID for DescribeTable's TableId.
+std::string NewUuid() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  uint64_t a = rng(), b = rng();
+  a = (a & 0xFFFFFFFFFFFF0FFFull) | 0x0000000000004000ull;
+  b = (b & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
+  char buf[37];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xFFFF), static_cast<unsigned>(a & 0xFFFF),
+                static_cast<unsigned>(b >> 48),
+                static_cast<unsigned long long>(b & 0xFFFFFFFFFFFFull));
+  return buf;
+}
+
+}  // namespace
+
+const SecondaryIndex* TableInfo::FindIndex(std::string_view index_name) const {
+  for (const auto& i : local_indexes) {
+    if (i.name == index_name) return &i;
+  }
+  for (const auto& i : global_indexes) {
+    if (i.name == index_name) return &i;
+  }
+  return nullptr;
+}
+
+std::string EncodeTableInfo(const TableInfo& t) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("name");
+  WriteStr(w, t.name);
+  w.Key("id");
+  w.Int64(t.id);
+  w.Key("uuid");
+  WriteStr(w, t.uuid);
+  w.Key("creation_ms");
+  w.Int64(t.creation_ms);
+  w.Key("status");
+  WriteStr(w, StatusName(t.status));
+  w.Key("attribute_definitions");
+  w.StartArray();
+  for (const auto& a : t.attribute_definitions) WriteAttr(w, a);
+  w.EndArray();
+  w.Key("key_schema");
+  WriteKeySchema(w, t.key_schema);
+  w.Key("billing_mode");
+  WriteStr(w, EnumName(t.billing_mode, kBillingModes));
+  w.Key("last_update_to_pay_per_request_ms");
+  w.Int64(t.last_update_to_pay_per_request_ms);
+  w.Key("throughput");
+  WriteThroughput(w, t.throughput);
+  w.Key("local_indexes");
+  w.StartArray();
+  for (const auto& i : t.local_indexes) WriteIndex(w, i);
+  w.EndArray();
+  w.Key("global_indexes");
+  w.StartArray();
+  for (const auto& i : t.global_indexes) WriteIndex(w, i);
+  w.EndArray();
+  w.Key("stream");
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(t.stream.enabled);
+  w.Key("view_type");
+  WriteStr(w, StreamViewTypeName(t.stream.view_type));
+  w.Key("label");
+  WriteStr(w, t.stream.label);
+  w.EndObject();
+  w.Key("sse");
+  w.StartObject();
+  w.Key("enabled");
+  w.Bool(t.sse.enabled);
+  w.Key("kms_master_key_id");
+  WriteStr(w, t.sse.kms_master_key_id);
+  w.EndObject();
+  w.Key("table_class");
+  WriteStr(w, EnumName(t.table_class, kTableClasses));
+  w.Key("table_class_set");
+  w.Bool(t.table_class_set);
+  w.Key("deletion_protection");
+  w.Bool(t.deletion_protection);
+  w.Key("next_index_id");
+  w.Int64(t.next_index_id);
+  w.EndObject();
+  std::string out(1, static_cast<char>(kTableRecordVersion));
+  out.append(buf.GetString(), buf.GetSize());
+  return out;
+}
+
+Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
+  if (bytes.empty()) return Corrupt("empty");
+  if (static_cast<uint8_t>(bytes[0]) != kTableRecordVersion) {
+    return Error::Internal("unknown catalog record format version " +
+                           std::to_string(static_cast<uint8_t>(bytes[0])));
+  }
+  rapidjson::Document d;
+  d.Parse(bytes.data() + 1, bytes.size() - 1);
+  if (d.HasParseError() || !d.IsObject()) return Corrupt("not a JSON object");
+  TableInfo t;
+  FDYNO_ASSIGN_OR_RETURN(t.name, Str(d, "name"));
+  FDYNO_ASSIGN_OR_RETURN(t.id, Int(d, "id"));
+  FDYNO_ASSIGN_OR_RETURN(t.uuid, Str(d, "uuid"));
+  FDYNO_ASSIGN_OR_RETURN(t.creation_ms, Int(d, "creation_ms"));
+  FDYNO_ASSIGN_OR_RETURN(t.status, EnumFrom(d, "status", kTableStatuses));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* defs, Field(d, "attribute_definitions"));
+  if (!defs->IsArray()) return Corrupt("attribute_definitions is not a list");
+  for (const auto& a : defs->GetArray()) {
+    FDYNO_ASSIGN_OR_RETURN(AttributeDefinition def, ReadAttr(a));
+    t.attribute_definitions.push_back(std::move(def));
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* ks, Field(d, "key_schema"));
+  FDYNO_ASSIGN_OR_RETURN(t.key_schema, ReadKeySchema(*ks));
+  FDYNO_ASSIGN_OR_RETURN(t.billing_mode, EnumFrom(d, "billing_mode", kBillingModes));
+  FDYNO_ASSIGN_OR_RETURN(t.last_update_to_pay_per_request_ms,
+                         OptInt(d, "last_update_to_pay_per_request_ms", 0));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* tp, Field(d, "throughput"));
+  FDYNO_ASSIGN_OR_RETURN(t.throughput, ReadThroughput(*tp));
+  FDYNO_ASSIGN_OR_RETURN(t.local_indexes, ReadIndexes(d, "local_indexes"));
+  FDYNO_ASSIGN_OR_RETURN(t.global_indexes, ReadIndexes(d, "global_indexes"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* stream, Field(d, "stream"));
+  FDYNO_ASSIGN_OR_RETURN(t.stream.enabled, Bool(*stream, "enabled"));
+  FDYNO_ASSIGN_OR_RETURN(t.stream.view_type, EnumFrom(*stream, "view_type", kViewTypes));
+  FDYNO_ASSIGN_OR_RETURN(t.stream.label, Str(*stream, "label"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* sse, Field(d, "sse"));
+  FDYNO_ASSIGN_OR_RETURN(t.sse.enabled, Bool(*sse, "enabled"));
+  FDYNO_ASSIGN_OR_RETURN(t.sse.kms_master_key_id, Str(*sse, "kms_master_key_id"));
+  FDYNO_ASSIGN_OR_RETURN(t.table_class, EnumFrom(d, "table_class", kTableClasses));
+  FDYNO_ASSIGN_OR_RETURN(t.table_class_set, OptBool(d, "table_class_set", false));
+  FDYNO_ASSIGN_OR_RETURN(t.deletion_protection, OptBool(d, "deletion_protection", false));
+  FDYNO_ASSIGN_OR_RETURN(t.next_index_id, Int(d, "next_index_id"));
+  return t;
+}
+
+std::string EncodeTags(const std::vector<Tag>& tags) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartArray();
+  for (const auto& t : tags) {
+    w.StartArray();
+    WriteStr(w, t.key);
+    WriteStr(w, t.value);
+    w.EndArray();
+  }
+  w.EndArray();
+  std::string out(1, static_cast<char>(kTagsRecordVersion));
+  out.append(buf.GetString(), buf.GetSize());
+  return out;
+}
+
+Result<std::vector<Tag>> DecodeTags(std::string_view bytes) {
+  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kTagsRecordVersion) {
+    return Error::Internal("unknown or corrupt tag record format");
+  }
+  rapidjson::Document d;
+  d.Parse(bytes.data() + 1, bytes.size() - 1);
+  if (d.HasParseError() || !d.IsArray()) return Corrupt("tags are not a JSON list");
+  std::vector<Tag> tags;
+  for (const auto& t : d.GetArray()) {
+    if (!t.IsArray() || t.Size() != 2 || !t[0].IsString() || !t[1].IsString()) {
+      return Corrupt("tag is not a [key, value] pair");
+    }
+    tags.push_back({std::string(t[0].GetString(), t[0].GetStringLength()),
+                    std::string(t[1].GetString(), t[1].GetStringLength())});
+  }
+  return tags;
+}
+
+// ---- Catalog ----
+
+Catalog::Catalog(Clock* clock, CatalogOptions options)
+    : clock_(clock), options_(options), cache_(std::make_shared<Cache>()) {}
+
+std::string Catalog::TableKey(std::string_view name) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTableByName), name});
+}
+std::string Catalog::TagsKey(int64_t table_id) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTags), table_id});
+}
+std::string Catalog::PendingPurgeKey(int64_t table_id) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kPendingPurge), table_id});
+}
+std::string Catalog::NextTableIdKey() {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kNextTableId)});
+}
+
+Result<uint64_t> Catalog::ReadVersion(kv::Transaction& txn) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> v, txn.Get(layout::MetadataVersionKey()));
+  return v ? FromLe(*v) : 0;
+}
+
+void Catalog::BumpVersion(kv::Transaction& txn) {
+  txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), Uint64Le(1));
+}
+
+Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
+                                                       std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(uint64_t version, ReadVersion(txn));
+  std::shared_ptr<Cache> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cache = cache_;
+  }
+  if (cache->version == version) {
+    auto it = cache->tables.find(name);
+    if (it != cache->tables.end()) return it->second;
+  }
+  // Not cached at this version: read the record in this transaction. The version read above
+  // guarantees the record belongs to `version` (every record change bumps it).
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TableKey(name)));
+  std::shared_ptr<const TableInfo> info;
+  if (bytes) {
+    FDYNO_ASSIGN_OR_RETURN(TableInfo decoded, DecodeTableInfo(*bytes));
+    info = std::make_shared<const TableInfo>(std::move(decoded));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cache_->version == version) {
+    // Copy-on-write: readers holding the old map keep a consistent snapshot.
+    auto next = std::make_shared<Cache>(*cache_);
+    next->tables.emplace(std::string(name), info);
+    cache_ = std::move(next);
+  } else if (version > cache_->version) {
+    auto next = std::make_shared<Cache>();
+    next->version = version;
+    next->tables.emplace(std::string(name), info);
+    cache_ = std::move(next);
+  }
+  return info;
+}
+
+Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, TableInfo info,
+                                                         const std::vector<Tag>& tags) {
+  const std::string key = TableKey(info.name);
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> existing, txn.Get(key));
+  if (existing) return Error::ResourceInUse("Table already exists: " + info.name);
+  // The id counter is read (not blindly added) so that concurrent creates conflict and each
+  // gets a distinct id; creates are rare.
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> counter, txn.Get(NextTableIdKey()));
+  uint64_t id = (counter ? FromLe(*counter) : 0) + 1;
+  txn.Set(NextTableIdKey(), Uint64Le(id));
+  info.id = static_cast<int64_t>(id);
+  info.uuid = NewUuid();
+  info.creation_ms = clock_->WallMillis();
+  info.next_index_id = 1;
+  for (auto* list : {&info.local_indexes, &info.global_indexes}) {
+    for (auto& index : *list) index.id = info.next_index_id++;
+  }
+  txn.Set(key, EncodeTableInfo(info));
+  if (!tags.empty()) txn.Set(TagsKey(info.id), EncodeTags(tags));
+  BumpVersion(txn);
+  return std::make_shared<const TableInfo>(std::move(info));
+}
+
+Status Catalog::Update(kv::Transaction& txn, const TableInfo& info) {
+  txn.Set(TableKey(info.name), EncodeTableInfo(info));
+  BumpVersion(txn);
+  return Status::Ok();
+}
+
+Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info) {
+  txn.Clear(TableKey(info.name));
+  txn.Clear(TagsKey(info.id));
+  txn.Set(PendingPurgeKey(info.id), std::string(1, static_cast<char>(kPurgeMarkerVersion)));
+  BumpVersion(txn);
+  return Status::Ok();
+}
+
+Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view exclusive_start,
+                                    int limit) {
+  kv::Subspace by_name = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByName)});
+  auto [begin, end] = by_name.Range();
+  if (!exclusive_start.empty()) {
+    // First key after the start name's key: the packed name followed by 0x00 sorts after it
+    // and before every other name that extends it.
+    begin = by_name.Pack(kv::Tuple{exclusive_start}) + std::string(1, '\0');
+  }
+  kv::RangeOptions opts;
+  opts.limit = limit + 1;
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult range, txn.GetRange(begin, end, opts));
+  TableNamePage page;
+  for (const auto& kv : range.kvs) {
+    if (static_cast<int>(page.names.size()) == limit) {
+      page.more = true;
+      break;
+    }
+    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, by_name.Unpack(kv.key));
+    FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(0));
+    page.names.push_back(std::move(name));
+  }
+  return page;
+}
+
+Result<std::vector<Tag>> Catalog::GetTags(kv::Transaction& txn, int64_t table_id) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TagsKey(table_id)));
+  if (!bytes) return std::vector<Tag>();
+  return DecodeTags(*bytes);
+}
+
+Status Catalog::SetTags(kv::Transaction& txn, int64_t table_id, const std::vector<Tag>& tags) {
+  if (tags.empty()) {
+    txn.Clear(TagsKey(table_id));
+  } else {
+    txn.Set(TagsKey(table_id), EncodeTags(tags));
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdyno::store
+
+namespace fdyno::store {
+
+Result<bool> Catalog::PurgeOne(kv::Database& db, int64_t table_id) {
+  auto [begin, end] = layout::Table(table_id).Range();
+  // One bounded transaction: clear up to purge_batch_keys keys of the table, or, when none
+  // are left, forget the pending purge. Nothing writes under a dropped table's id (writers
+  // conflict on the metadata version key), so snapshot reads suffice.
+  return kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
+    kv::RangeOptions opts;
+    opts.limit = options_.purge_batch_keys;
+    opts.snapshot = true;
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, txn.GetRange(begin, end, opts));
+    if (page.kvs.empty()) {
+      txn.Clear(PendingPurgeKey(table_id));
+      return true;
+    }
+    std::string stop = page.more ? page.kvs.back().key + std::string(1, '\0') : end;
+    txn.ClearRange(begin, stop);
+    return false;
+  });
+}
+
+Result<int> Catalog::PurgeDropped(kv::Database& db) {
+  kv::Subspace pending = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kPendingPurge)});
+  auto [begin, end] = pending.Range();
+  FDYNO_ASSIGN_OR_RETURN(
+      std::vector<int64_t> ids,
+      kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<int64_t>> {
+        std::vector<int64_t> out;
+        FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r, txn.GetRange(begin, end));
+        for (const auto& kv : r.kvs) {
+          FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, pending.Unpack(kv.key));
+          FDYNO_ASSIGN_OR_RETURN(int64_t id, t.GetInt(0));
+          out.push_back(id);
+        }
+        return out;
+      }));
+  int done = 0;
+  for (int64_t id : ids) {
+    // Each round removes at least one key or finishes, so this ends.
+    while (true) {
+      FDYNO_ASSIGN_OR_RETURN(bool finished, PurgeOne(db, id));
+      if (finished) break;
+    }
+    ++done;
+  }
+  return done;
+}
+
+}  // namespace fdyno::store

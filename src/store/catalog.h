@@ -1,0 +1,205 @@
+// The table catalog: which tables exist, their key schema, indexes, billing, streams and
+// tags, stored in the catalog subspace (store/layout.h) and described in
+// docs/format/catalog.md.
+//
+// Tables are global to the database (like DynamoDB Local): a name is unique across callers;
+// ARNs are rendered with the caller's account by the API layer.
+//
+// Every table gets a fresh numeric id from a counter in its create transaction; all its data
+// lives under layout::Table(id), so a dropped and recreated table never sees old keys.
+//
+// Caching: a Catalog keeps decoded TableInfo in memory, tagged with the metadata version (a
+// counter every catalog change increments in the same transaction). Find() reads the version
+// key inside the caller's transaction - a normal (conflicting) read, so the caller's commit
+// fails with not_committed if the catalog changes before it commits - and serves the table
+// from the cache when the versions agree, else reads the record in the same transaction.
+// Item operations therefore get a table's metadata for the cost of one point read, and can
+// never write into a table that was dropped or changed after they read its metadata.
+//
+// Thread-safety: a Catalog is thread-safe. TableInfo is immutable once published (shared via
+// shared_ptr<const TableInfo>). Functions taking a Transaction use it from one thread and may
+// be called again when the kv retry runner re-runs the transaction body.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "kv/kv.h"
+#include "kv/tuple.h"
+#include "model/key_schema.h"
+
+namespace fdyno::store {
+
+// Key attribute types and key schemas are the model's (model/key_schema.h); the catalog
+// record stores the type as its name ("S", "N", "B").
+using ScalarType = model::ScalarType;
+using AttributeDefinition = model::KeyAttribute;
+using KeySchema = model::KeySchema;
+using model::ParseScalarType;
+using model::ScalarTypeName;
+
+enum class ProjectionType : uint8_t { kAll, kKeysOnly, kInclude };
+
+struct Projection {
+  ProjectionType type = ProjectionType::kAll;
+  std::vector<std::string> non_key_attributes;  // kInclude only, in request order
+  bool operator==(const Projection&) const = default;
+};
+
+// Provisioned throughput as DescribeTable shows it. Zero units under PAY_PER_REQUEST.
+struct Throughput {
+  int64_t read_capacity_units = 0;
+  int64_t write_capacity_units = 0;
+  int64_t last_increase_ms = 0;  // 0: never
+  int64_t last_decrease_ms = 0;  // 0: never
+  int64_t number_of_decreases_today = 0;
+  bool operator==(const Throughput&) const = default;
+};
+
+enum class TableStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
+enum class IndexStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
+
+struct SecondaryIndex {
+  std::string name;
+  int64_t id = 0;  // unique within the table, never reused: keys layout::Index(table, id)
+  KeySchema key_schema;
+  Projection projection;
+  Throughput throughput;  // global indexes only
+  IndexStatus status = IndexStatus::kActive;
+  bool backfilling = false;  // global indexes being built
+  bool operator==(const SecondaryIndex&) const = default;
+};
+
+enum class BillingMode : uint8_t { kProvisioned, kPayPerRequest };
+enum class StreamViewType : uint8_t { kNewImage, kOldImage, kNewAndOldImages, kKeysOnly };
+enum class TableClass : uint8_t { kStandard, kStandardInfrequentAccess };
+
+struct StreamSettings {
+  bool enabled = false;
+  StreamViewType view_type = StreamViewType::kNewAndOldImages;
+  // The latest stream's label (ISO 8601 creation time, as DynamoDB's LatestStreamLabel);
+  // empty when the table never had a stream. Kept when the stream is disabled.
+  std::string label;
+  bool operator==(const StreamSettings&) const = default;
+};
+
+struct SseSettings {
+  bool enabled = false;  // true: KMS (SSEDescription shown); false: AWS-owned key
+  std::string kms_master_key_id;
+  bool operator==(const SseSettings&) const = default;
+};
+
+struct Tag {
+  std::string key;
+  std::string value;
+  bool operator==(const Tag&) const = default;
+};
+
+// Everything the catalog knows about one table.
+struct TableInfo {
+  std::string name;
+  int64_t id = 0;
+  std::string uuid;  // DescribeTable's TableId
+  int64_t creation_ms = 0;
+  TableStatus status = TableStatus::kActive;
+  std::vector<AttributeDefinition> attribute_definitions;  // request order
+  KeySchema key_schema;
+  BillingMode billing_mode = BillingMode::kProvisioned;
+  int64_t last_update_to_pay_per_request_ms = 0;  // 0: never on-demand
+  Throughput throughput;
+  std::vector<SecondaryIndex> local_indexes;
+  std::vector<SecondaryIndex> global_indexes;
+  StreamSettings stream;
+  SseSettings sse;
+  TableClass table_class = TableClass::kStandard;
+  bool table_class_set = false;  // TableClassSummary is shown once a class was given
+  bool deletion_protection = false;
+  int64_t next_index_id = 1;
+
+  // The index named `name` (local or global), or null.
+  const SecondaryIndex* FindIndex(std::string_view name) const;
+  bool operator==(const TableInfo&) const = default;
+};
+
+// The stored form of a table record (docs/format/catalog.md): version byte, then JSON.
+// Decoding fails closed (InternalServerError) on an unknown version or malformed record.
+std::string EncodeTableInfo(const TableInfo& info);
+Result<TableInfo> DecodeTableInfo(std::string_view bytes);
+std::string EncodeTags(const std::vector<Tag>& tags);
+Result<std::vector<Tag>> DecodeTags(std::string_view bytes);
+
+struct TableNamePage {
+  std::vector<std::string> names;
+  bool more = false;  // names exist after the last one returned
+};
+
+struct CatalogOptions {
+  // Keys cleared per transaction when a dropped table's data is removed.
+  int purge_batch_keys = 1000;
+};
+
+class Catalog {
+ public:
+  explicit Catalog(Clock* clock = Clock::Real(), CatalogOptions options = {});
+
+  // The table named `name` as of `txn`'s snapshot, or null when there is none. Adds a read
+  // conflict on the metadata version key (see the header comment).
+  Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, std::string_view name);
+
+  // Creates `info` (id, uuid and creation time are assigned here; next_index_id and index
+  // ids too) with `tags`. ResourceInUseException "Table already exists: <name>" when the
+  // name is taken. Returns what was stored.
+  Result<std::shared_ptr<const TableInfo>> Create(kv::Transaction& txn, TableInfo info,
+                                                  const std::vector<Tag>& tags);
+  // Replaces the record of an existing table (same name and id).
+  Status Update(kv::Transaction& txn, const TableInfo& info);
+  // Removes the table from the catalog, with its tags, and records its id as pending purge;
+  // its data is removed afterwards by PurgeDropped. The name is free once this commits.
+  Status Drop(kv::Transaction& txn, const TableInfo& info);
+
+  // Table names in order after `exclusive_start` (all when empty), at most `limit`.
+  Result<TableNamePage> List(kv::Transaction& txn, std::string_view exclusive_start, int limit);
+
+  // Tags of table `table_id` in key order.
+  Result<std::vector<Tag>> GetTags(kv::Transaction& txn, int64_t table_id);
+  Status SetTags(kv::Transaction& txn, int64_t table_id, const std::vector<Tag>& tags);
+
+  // Removes the data of every dropped table, in transactions of at most
+  // options.purge_batch_keys keys each, then forgets the pending purge. Safe to run from
+  // several processes at once and to resume after a crash. Returns the number of tables
+  // whose purge completed.
+  Result<int> PurgeDropped(kv::Database& db);
+
+  // The record keys (exposed for tests and tools).
+  static std::string TableKey(std::string_view name);
+  static std::string TagsKey(int64_t table_id);
+  static std::string PendingPurgeKey(int64_t table_id);
+  static std::string NextTableIdKey();
+
+ private:
+  // A snapshot of what this process knows at one metadata version.
+  struct Cache {
+    uint64_t version = 0;
+    std::map<std::string, std::shared_ptr<const TableInfo>, std::less<>> tables;  // null: absent
+  };
+
+  Result<uint64_t> ReadVersion(kv::Transaction& txn);
+  void BumpVersion(kv::Transaction& txn);
+  Result<bool> PurgeOne(kv::Database& db, int64_t table_id);
+
+  Clock* clock_;
+  CatalogOptions options_;
+  std::mutex mu_;
+  std::shared_ptr<Cache> cache_;  // guarded by mu_
+};
+
+}  // namespace fdyno::store

@@ -1,0 +1,314 @@
+#include "store/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "kv/engines/embedded/embedded.h"
+#include "kv/run.h"
+#include "kv/testing/memory_engine.h"
+#include "store/layout.h"
+
+namespace fdyno::store {
+namespace {
+
+TableInfo SimpleTable(std::string name) {
+  TableInfo t;
+  t.name = std::move(name);
+  t.attribute_definitions = {{"pk", ScalarType::kS}, {"sk", ScalarType::kN}};
+  t.key_schema.hash = {"pk", ScalarType::kS};
+  t.key_schema.range = AttributeDefinition{"sk", ScalarType::kN};
+  t.throughput.read_capacity_units = 5;
+  t.throughput.write_capacity_units = 7;
+  return t;
+}
+
+// Runs the catalog tests over the in-memory engine and the embedded (RocksDB) engine.
+class CatalogTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "memory") {
+      db_ = kv::OpenMemoryEngine();
+    } else {
+      dir_ = std::filesystem::temp_directory_path() /
+             ("fdyno_catalog_test_" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+      std::filesystem::remove_all(dir_);
+      kv::EmbeddedOptions options;
+      options.path = dir_.string();
+      options.durability = kv::Durability::kNone;
+      auto db = kv::OpenEmbedded(options);
+      ASSERT_TRUE(db.ok()) << db.error().message;
+      db_ = std::move(db).value();
+    }
+  }
+  void TearDown() override {
+    db_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  template <typename Body>
+  auto Run(Body&& body) {
+    return kv::Run(*db_, std::forward<Body>(body));
+  }
+
+  Result<std::shared_ptr<const TableInfo>> Create(Catalog& catalog, TableInfo info,
+                                                  std::vector<Tag> tags = {}) {
+    return Run(
+        [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Create(txn, info, tags); });
+  }
+  Result<std::shared_ptr<const TableInfo>> Find(Catalog& catalog, const std::string& name) {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Find(txn, name); });
+  }
+  Status Drop(Catalog& catalog, const std::string& name) {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(txn, name));
+      if (!info) return Error::ResourceNotFound(name);
+      return catalog.Drop(txn, *info);
+    });
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<kv::Database> db_;
+};
+
+TEST_P(CatalogTest, CreateThenFind) {
+  ManualClock clock(1'700'000'123'456);
+  Catalog catalog(&clock);
+  TableInfo t = SimpleTable("orders");
+  SecondaryIndex gsi;
+  gsi.name = "by_sk";
+  gsi.key_schema.hash = {"sk", ScalarType::kN};
+  gsi.projection.type = ProjectionType::kInclude;
+  gsi.projection.non_key_attributes = {"a", "b"};
+  t.global_indexes.push_back(gsi);
+  auto created = Create(catalog, t);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_EQ((*created)->id, 1);
+  EXPECT_EQ((*created)->creation_ms, 1'700'000'123'456);
+  EXPECT_EQ((*created)->uuid.size(), 36u);
+  EXPECT_EQ((*created)->global_indexes[0].id, 1);
+  EXPECT_EQ((*created)->next_index_id, 2);
+
+  // A second catalog over the same database (another process) sees the same record.
+  Catalog other(&clock);
+  auto found = Find(other, "orders");
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_NE(*found, nullptr);
+  EXPECT_EQ(**found, **created);
+
+  auto second = Create(catalog, SimpleTable("payments"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)->id, 2);
+
+  auto missing = Find(catalog, "nope");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(*missing, nullptr);
+}
+
+TEST_P(CatalogTest, CreateExistingNameIsResourceInUse) {
+  Catalog catalog;
+  ASSERT_TRUE(Create(catalog, SimpleTable("t1")).ok());
+  auto again = Create(catalog, SimpleTable("t1"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().type, ErrorType::kResourceInUse);
+  EXPECT_EQ(again.error().message, "Table already exists: t1");
+}
+
+TEST_P(CatalogTest, DropFreesNameAndRecreateGetsFreshIdAndNoOldData) {
+  Catalog catalog;
+  auto first = Create(catalog, SimpleTable("t1"), {{"env", "dev"}});
+  ASSERT_TRUE(first.ok());
+  int64_t old_id = (*first)->id;
+  // Some data of the first incarnation.
+  ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+                for (int i = 0; i < 25; ++i) {
+                  txn.Set(layout::Items(old_id).Pack(kv::Tuple{i}), "v");
+                }
+                return Status::Ok();
+              }).ok());
+
+  ASSERT_TRUE(Drop(catalog, "t1").ok());
+  auto gone = Find(catalog, "t1");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(*gone, nullptr);
+
+  auto second = Create(catalog, SimpleTable("t1"));
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_NE((*second)->id, old_id);
+  auto tags = Run([&](kv::Transaction& txn, const kv::Attempt&) {
+    return catalog.GetTags(txn, (*second)->id);
+  });
+  ASSERT_TRUE(tags.ok());
+  EXPECT_TRUE(tags->empty());
+
+  auto count_old = [&]() {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<size_t> {
+      auto [b, e] = layout::Table(old_id).Range();
+      FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r, txn.GetRange(b, e));
+      return r.kvs.size();
+    });
+  };
+  EXPECT_EQ(*count_old(), 25u);
+  // Purge in batches of 4 keys: several transactions, then the marker goes away.
+  Catalog small_batches(Clock::Real(), CatalogOptions{4});
+  auto purged = small_batches.PurgeDropped(*db_);
+  ASSERT_TRUE(purged.ok()) << purged.error().message;
+  EXPECT_EQ(*purged, 1);
+  EXPECT_EQ(*count_old(), 0u);
+  auto marker = Run([&](kv::Transaction& txn, const kv::Attempt&) {
+    return txn.Get(Catalog::PendingPurgeKey(old_id));
+  });
+  ASSERT_TRUE(marker.ok());
+  EXPECT_FALSE(marker->has_value());
+  // Nothing left to purge.
+  EXPECT_EQ(*small_batches.PurgeDropped(*db_), 0);
+}
+
+TEST_P(CatalogTest, CacheIsInvalidatedByAnotherCatalogsChange) {
+  Catalog a;
+  Catalog b;
+  ASSERT_TRUE(Create(a, SimpleTable("t1")).ok());
+  auto cached = Find(a, "t1");
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ((*cached)->throughput.read_capacity_units, 5);
+  // Served from the cache: the same object.
+  EXPECT_EQ(Find(a, "t1")->get(), cached->get());
+
+  ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+                FDYNO_ASSIGN_OR_RETURN(auto info, b.Find(txn, "t1"));
+                TableInfo changed = *info;
+                changed.throughput.read_capacity_units = 42;
+                return b.Update(txn, changed);
+              }).ok());
+  auto fresh = Find(a, "t1");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->throughput.read_capacity_units, 42);
+
+  // A drop through b is seen by a, whose cache had the table.
+  ASSERT_TRUE(Drop(b, "t1").ok());
+  auto dropped = Find(a, "t1");
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, nullptr);
+  // And a negative entry is invalidated by a create through b.
+  ASSERT_TRUE(Create(b, SimpleTable("t1")).ok());
+  auto recreated = Find(a, "t1");
+  ASSERT_TRUE(recreated.ok());
+  ASSERT_NE(*recreated, nullptr);
+}
+
+TEST_P(CatalogTest, WriterConflictsWithConcurrentDrop) {
+  Catalog a;
+  Catalog b;
+  ASSERT_TRUE(Create(a, SimpleTable("t1")).ok());
+  ASSERT_TRUE(Find(a, "t1").ok());  // warm a's cache
+
+  // An item write that read the metadata (from the cache) before the table was dropped must
+  // not commit.
+  auto writer = db_->CreateTransaction();
+  auto info = a.Find(*writer, "t1");
+  ASSERT_TRUE(info.ok());
+  ASSERT_NE(*info, nullptr);
+  writer->Set(layout::Items((*info)->id).Pack(kv::Tuple{"k"}), "v");
+
+  ASSERT_TRUE(Drop(b, "t1").ok());
+  Status commit = writer->Commit();
+  ASSERT_FALSE(commit.ok());
+  EXPECT_EQ(commit.error().kv_code, kv::kNotCommitted);
+}
+
+TEST_P(CatalogTest, ListPagesInNameOrder) {
+  Catalog catalog;
+  for (std::string name : {"b.t", "a-1", "c_x", "a", "A9", "ab"}) {
+    ASSERT_TRUE(Create(catalog, SimpleTable(name)).ok());
+  }
+  auto list = [&](std::string start, int limit) {
+    return Run(
+        [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.List(txn, start, limit); });
+  };
+  auto all = list("", 100);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->names, (std::vector<std::string>{"A9", "a", "a-1", "ab", "b.t", "c_x"}));
+  EXPECT_FALSE(all->more);
+  auto page = list("", 2);
+  EXPECT_EQ(page->names, (std::vector<std::string>{"A9", "a"}));
+  EXPECT_TRUE(page->more);
+  page = list("a", 3);
+  EXPECT_EQ(page->names, (std::vector<std::string>{"a-1", "ab", "b.t"}));
+  EXPECT_TRUE(page->more);
+  page = list("b.t", 3);
+  EXPECT_EQ(page->names, (std::vector<std::string>{"c_x"}));
+  EXPECT_FALSE(page->more);
+  // A start name that is not a table works too.
+  page = list("aa", 10);
+  EXPECT_EQ(page->names, (std::vector<std::string>{"ab", "b.t", "c_x"}));
+  page = list("zzz", 10);
+  EXPECT_TRUE(page->names.empty());
+  EXPECT_FALSE(page->more);
+}
+
+TEST_P(CatalogTest, TagsAreStoredPerTableId) {
+  Catalog catalog;
+  auto t = Create(catalog, SimpleTable("t1"), {{"k1", "v1"}, {"k2", ""}});
+  ASSERT_TRUE(t.ok());
+  auto tags =
+      Run([&](kv::Transaction& txn, const kv::Attempt&) { return catalog.GetTags(txn, (*t)->id); });
+  ASSERT_TRUE(tags.ok());
+  EXPECT_EQ(*tags, (std::vector<Tag>{{"k1", "v1"}, {"k2", ""}}));
+  ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) {
+                return catalog.SetTags(txn, (*t)->id, {});
+              }).ok());
+  tags =
+      Run([&](kv::Transaction& txn, const kv::Attempt&) { return catalog.GetTags(txn, (*t)->id); });
+  EXPECT_TRUE(tags->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
+                         [](const auto& info) { return info.param; });
+
+TEST(CatalogFormatTest, RoundTripAndFailClosed) {
+  TableInfo t = SimpleTable("x.y-z");
+  t.id = 77;
+  t.uuid = "0b3e4a4e-1111-4222-8333-444455556666";
+  t.creation_ms = 123;
+  t.billing_mode = BillingMode::kPayPerRequest;
+  t.last_update_to_pay_per_request_ms = 456;
+  SecondaryIndex lsi;
+  lsi.name = "lsi";
+  lsi.id = 3;
+  lsi.key_schema.hash = {"pk", ScalarType::kS};
+  lsi.key_schema.range = AttributeDefinition{"other", ScalarType::kB};
+  lsi.projection.type = ProjectionType::kKeysOnly;
+  t.local_indexes.push_back(lsi);
+  t.stream = {true, StreamViewType::kKeysOnly, "2024-01-01T00:00:00.000"};
+  t.sse = {true, "alias/x"};
+  t.table_class = TableClass::kStandardInfrequentAccess;
+  t.table_class_set = true;
+  t.deletion_protection = true;
+  t.next_index_id = 4;
+  std::string bytes = EncodeTableInfo(t);
+  EXPECT_EQ(bytes[0], '\x01');
+  auto decoded = DecodeTableInfo(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(*decoded, t);
+
+  std::string future = bytes;
+  future[0] = '\x02';
+  auto bad = DecodeTableInfo(future);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().type, ErrorType::kInternalServerError);
+  EXPECT_FALSE(DecodeTableInfo("").ok());
+  EXPECT_FALSE(DecodeTableInfo(std::string("\x01{\"name\":1}")).ok());
+  EXPECT_FALSE(DecodeTableInfo(bytes.substr(0, bytes.size() - 1)).ok());
+
+  std::vector<Tag> tags = {{"a", "1"}, {"b\"", "\xc3\xa9"}};
+  auto tags_back = DecodeTags(EncodeTags(tags));
+  ASSERT_TRUE(tags_back.ok());
+  EXPECT_EQ(*tags_back, tags);
+  EXPECT_FALSE(DecodeTags("\x05[]").ok());
+}
+
+}  // namespace
+}  // namespace fdyno::store
