@@ -32,6 +32,8 @@ TEST(TupleTest, KnownEncodings) {
                       "O"}
                     .Pack()),
             "0246D48C4F00");
+  // design/tuple.md: pack(u"F\u00d4O\u0000bar") == b'\x02F\xc3\x94O\x00\xffbar\x00'
+  EXPECT_EQ(Hex(Tuple{std::string("F\xc3\x94O\x00" "bar", 8)}.Pack()), "0246C3944F00FF62617200");
   EXPECT_EQ(Hex(Tuple{std::string("\x00", 1)}.Pack()), "0200FF00");
   EXPECT_EQ(Hex(Tuple{Tuple{Bytes{std::string("foo\x00"
                                               "bar",
