@@ -848,9 +848,11 @@ void EmbeddedTransaction::AtomicOp(MutationType type, std::string_view key,
     case MutationType::kAdd: {
       CheckKey(key.size());
       CheckValue(param.size());
-      bool cleared = writes_.find(key) == writes_.end() && InCleared(key);
+      bool fresh = writes_.find(key) == writes_.end();
+      bool cleared = fresh && InCleared(key);
       Entry& e = EntryFor(key);
-      if (cleared) e = Entry{true, false, std::nullopt, {}};
+      // A key we never wrote adds to the snapshot value, unless our own clear hides it.
+      if (fresh) e.known = cleared;
       if (e.known) {
         e.value = ApplyAdd(e.value, param);
       } else {

@@ -1,0 +1,34 @@
+#include "kv/contract/engines.h"
+
+#include "kv/engines/embedded/embedded.h"
+#include "kv/engines/faulty/faulty.h"
+
+namespace fdyno::kv::contract {
+
+const std::vector<EngineFactory>& ContractEngines() {
+  static const std::vector<EngineFactory> engines = {
+      {"embedded",
+       [](const std::string& dir, Clock* clock) {
+         return OpenEmbedded({.path = dir, .durability = Durability::kNone, .clock = clock});
+       }},
+      {"embedded_fsync",
+       [](const std::string& dir, Clock* clock) {
+         return OpenEmbedded({.path = dir, .durability = Durability::kFsync, .clock = clock});
+       }},
+      // The fault-injecting wrapper with every fault off must be transparent.
+      {"faulty_off",
+       [](const std::string& dir, Clock* clock) -> Result<std::unique_ptr<Database>> {
+         FDYNO_ASSIGN_OR_RETURN(
+             std::unique_ptr<Database> inner,
+             OpenEmbedded({.path = dir, .durability = Durability::kNone, .clock = clock}));
+         FaultOptions options;
+         options.clock = clock;
+         return std::unique_ptr<Database>(
+             WrapFaulty(std::shared_ptr<Database>(std::move(inner)), options));
+       }},
+      // The FoundationDB engine joins here.
+  };
+  return engines;
+}
+
+}  // namespace fdyno::kv::contract
