@@ -1,0 +1,441 @@
+#include "api/item_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "api/capacity.h"
+#include "api/item_request.h"
+#include "expr/evaluate.h"
+#include "expr/parser.h"
+#include "expr/resolver.h"
+#include "kv/run.h"
+#include "model/item_codec.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "model/key_codec.h"
+#include "store/items.h"
+#include "store/layout.h"
+
+namespace fdyno::api {
+namespace {
+
+// What the handlers share. Lives as long as the registered handlers (shared_ptr).
+struct ItemServices {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = nullptr;
+  std::unique_ptr<store::ReceiptStore> receipts;
+  kv::SleepFunction sleep;
+};
+
+using model::AttributeValue;
+using model::Item;
+
+constexpr uint64_t kMaxHashKeyBytes = 2048;
+constexpr uint64_t kMaxRangeKeyBytes = 1024;
+
+// ---- expressions ---------------------------------------------------------------------------
+
+// A request's expressions, resolved (from expression parameters or converted legacy ones).
+struct Plan {
+  std::optional<expr::Condition> condition;
+  std::optional<expr::Update> update;
+  std::optional<expr::Projection> projection;
+};
+
+Result<Plan> PlanExpressions(const ItemRequest& r) {
+  Plan plan;
+  // Parse every expression first: syntax errors come before resolution errors.
+  std::optional<expr::parsed::Condition> condition;
+  std::optional<expr::parsed::Update> update;
+  std::optional<expr::parsed::Projection> projection;
+  if (r.update_expression) {
+    FDYNO_ASSIGN_OR_RETURN(update, expr::ParseUpdate(*r.update_expression));
+  }
+  if (r.condition_expression) {
+    FDYNO_ASSIGN_OR_RETURN(
+        condition, expr::ParseCondition(*r.condition_expression, expr::ExpressionKind::kCondition));
+  }
+  if (r.projection_expression) {
+    FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*r.projection_expression));
+  }
+  expr::ResolveContext ctx(
+      r.has_expression_attribute_names ? &r.expression_attribute_names : nullptr,
+      r.has_expression_attribute_values ? &r.expression_attribute_values : nullptr);
+  if (update) {
+    FDYNO_ASSIGN_OR_RETURN(plan.update, ctx.ResolveUpdate(*update));
+  }
+  if (condition) {
+    FDYNO_ASSIGN_OR_RETURN(plan.condition,
+                           ctx.ResolveCondition(*condition, expr::ExpressionKind::kCondition));
+  }
+  if (projection) {
+    FDYNO_ASSIGN_OR_RETURN(plan.projection, ctx.ResolveProjection(*projection));
+  }
+  if (update || condition || projection) FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
+
+  if (r.expected || r.conditional_operator || r.attribute_updates) {
+    return Error::Validation(
+        "Expected, ConditionalOperator and AttributeUpdates are not supported yet");
+  }
+  if (r.has_attributes_to_get) {
+    expr::Projection p;
+    for (const std::string& name : r.attributes_to_get) {
+      p.push_back(expr::Path{{expr::PathElement{name}}});
+    }
+    plan.projection = std::move(p);
+  }
+  return plan;
+}
+
+// ---- keys ----------------------------------------------------------------------------------
+
+bool ValueMatches(const AttributeValue& v, store::ScalarType t) {
+  switch (t) {
+    case store::ScalarType::kS:
+      return v.type() == model::Type::kS;
+    case store::ScalarType::kN:
+      return v.type() == model::Type::kN;
+    case store::ScalarType::kB:
+      return v.type() == model::Type::kB;
+  }
+  return false;
+}
+
+bool IsEmptyKeyValue(const AttributeValue& v) {
+  if (v.type() == model::Type::kS) return std::get<std::string>(v.v).empty();
+  if (v.type() == model::Type::kB) return std::get<model::Binary>(v.v).bytes.empty();
+  return false;
+}
+
+Error EmptyKeyError(const std::string& name, const AttributeValue& v) {
+  return Error::Validation(std::string("One or more parameter values are not valid. The "
+                                       "AttributeValue for a key attribute cannot contain an "
+                                       "empty ") +
+                           (v.type() == model::Type::kS ? "string" : "binary") +
+                           " value. Key: " + name);
+}
+
+Status CheckKeySizes(const store::KeySchema& schema, const Item& key) {
+  const AttributeValue& hash = key.at(schema.hash.name);
+  if (model::ValueSize(hash) > kMaxHashKeyBytes) {
+    return Error::Validation(
+        "One or more parameter values were invalid: Size of hashkey has exceeded the maximum "
+        "size limit of2048 bytes");
+  }
+  if (schema.range && model::ValueSize(key.at(schema.range->name)) > kMaxRangeKeyBytes) {
+    return Error::Validation(
+        "One or more parameter values were invalid: Aggregated size of all range keys has "
+        "exceeded the size limit of 1024 bytes");
+  }
+  return Status::Ok();
+}
+
+// The Key parameter of GetItem/UpdateItem/DeleteItem against the table's schema.
+Status ValidateKey(const store::KeySchema& schema, const Item& key) {
+  size_t want = schema.range ? 2 : 1;
+  auto hash = key.find(schema.hash.name);
+  if (key.size() != want || hash == key.end() || !ValueMatches(hash->second, schema.hash.type)) {
+    return Error::Validation("The provided key element does not match the schema");
+  }
+  if (schema.range) {
+    auto range = key.find(schema.range->name);
+    if (range == key.end() || !ValueMatches(range->second, schema.range->type)) {
+      return Error::Validation("The provided key element does not match the schema");
+    }
+  }
+  if (IsEmptyKeyValue(hash->second)) return EmptyKeyError(schema.hash.name, hash->second);
+  if (schema.range) {
+    const AttributeValue& r = key.at(schema.range->name);
+    if (IsEmptyKeyValue(r)) return EmptyKeyError(schema.range->name, r);
+  }
+  return CheckKeySizes(schema, key);
+}
+
+// PutItem's Item: it must carry the key attributes with the right types.
+Status ValidateItemKey(const store::KeySchema& schema, const Item& item) {
+  auto check = [&](const store::AttributeDefinition& def) -> Status {
+    auto it = item.find(def.name);
+    if (it == item.end()) {
+      return Error::Validation("One or more parameter values were invalid: Missing the key " +
+                               def.name + " in the item");
+    }
+    if (!ValueMatches(it->second, def.type)) {
+      return Error::Validation("One or more parameter values were invalid: Type mismatch for key " +
+                               def.name +
+                               " expected: " + std::string(store::ScalarTypeName(def.type)) +
+                               " actual: " + std::string(model::TypeName(it->second.type())));
+    }
+    if (IsEmptyKeyValue(it->second)) return EmptyKeyError(def.name, it->second);
+    return Status::Ok();
+  };
+  FDYNO_RETURN_IF_ERROR(check(schema.hash));
+  if (schema.range) FDYNO_RETURN_IF_ERROR(check(*schema.range));
+  return CheckKeySizes(schema, item);
+}
+
+Item KeyOf(const store::KeySchema& schema, const Item& item) {
+  Item key;
+  key.emplace(schema.hash.name, item.at(schema.hash.name));
+  if (schema.range) key.emplace(schema.range->name, item.at(schema.range->name));
+  return key;
+}
+
+std::string StorageKey(const store::TableInfo& table, const Item& key) {
+  const store::KeySchema& schema = table.key_schema;
+  std::string hash = model::EncodeKeyValue(key.at(schema.hash.name));
+  std::optional<std::string> range;
+  if (schema.range) range = model::EncodeKeyValue(key.at(schema.range->name));
+  return store::ItemKey(table.id, hash, range ? &*range : nullptr);
+}
+
+// ---- rendering -----------------------------------------------------------------------------
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+std::string ItemJson(const Item& item) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  model::WriteItem(w, item);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The result of one write, as stored in its receipt and rendered in the response.
+struct WriteOutcome {
+  std::optional<Item> attributes;
+  uint64_t old_size = 0;
+  uint64_t new_size = 0;
+};
+
+store::ReceiptResult ToReceipt(ItemOp op, const WriteOutcome& o) {
+  store::ReceiptResult r;
+  r.kind = op == ItemOp::kPutItem      ? store::ReceiptKind::kPutItem
+           : op == ItemOp::kUpdateItem ? store::ReceiptKind::kUpdateItem
+                                       : store::ReceiptKind::kDeleteItem;
+  if (o.attributes) r.attributes = model::EncodeStoredItem(*o.attributes);
+  r.old_size_bytes = o.old_size;
+  r.new_size_bytes = o.new_size;
+  return r;
+}
+
+Result<WriteOutcome> FromReceipt(const store::Receipt& receipt) {
+  WriteOutcome o;
+  if (receipt.result.attributes) {
+    FDYNO_ASSIGN_OR_RETURN(Item attrs, model::DecodeStoredItem(*receipt.result.attributes));
+    o.attributes = std::move(attrs);
+  }
+  o.old_size = receipt.result.old_size_bytes;
+  o.new_size = receipt.result.new_size_bytes;
+  return o;
+}
+
+std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  if (o.attributes && !o.attributes->empty()) {
+    w.Key("Attributes");
+    model::WriteItem(w, *o.attributes);
+  }
+  ConsumedCapacity c;
+  c.table_name = r.table_name;
+  c.is_write = true;
+  c.table_units = WriteUnits(o.old_size, o.new_size);
+  WriteConsumedCapacity(w, r.return_consumed_capacity, c);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// ---- the operations ------------------------------------------------------------------------
+
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const ItemServices& s, bool read_only) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.sleep = s.sleep;
+  options.read_only = read_only;
+  return options;
+}
+
+Result<std::shared_ptr<const store::TableInfo>> FindTable(const ItemServices& s,
+                                                          kv::Transaction& tx,
+                                                          const std::string& name) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table, s.catalog->Find(tx, name));
+  if (!table || table->status == store::TableStatus::kDeleting) {
+    return Error::ResourceNotFound("Requested resource not found");
+  }
+  return table;
+}
+
+Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
+                              const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(ItemOp::kGetItem, body));
+  FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+  struct Read {
+    std::optional<Item> item;
+    uint64_t size = 0;
+  };
+  FDYNO_ASSIGN_OR_RETURN(
+      Read read, kv::Run(*s.db, RunOptionsFor(ctx, s, true),
+                         [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
+                           FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+                           FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
+                           FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                                  store::ReadItem(tx, StorageKey(*table, r.item)));
+                           Read out;
+                           if (stored) {
+                             FDYNO_ASSIGN_OR_RETURN(Item item,
+                                                    model::DecodeStoredItem(stored->image));
+                             out.size = model::ItemSize(item);
+                             out.item = std::move(item);
+                           }
+                           return out;
+                         }));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  if (read.item) {
+    w.Key("Item");
+    if (plan.projection) {
+      model::WriteItem(w, expr::Project(*read.item, *plan.projection));
+    } else {
+      model::WriteItem(w, *read.item);
+    }
+  }
+  ConsumedCapacity c;
+  c.table_name = r.table_name;
+  c.table_units = ReadUnits(read.size, r.consistent_read);
+  WriteConsumedCapacity(w, r.return_consumed_capacity, c);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// The common body of PutItem, UpdateItem and DeleteItem.
+Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestContext& ctx,
+                                const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(op, body));
+  if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(r.item));
+  FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+  std::vector<std::string> updated_attributes;
+  expr::Projection updated_paths;
+  if (plan.update) {
+    updated_attributes = expr::UpdatedTopLevelAttributes(*plan.update);
+    updated_paths = expr::UpdatedPaths(*plan.update);
+  }
+  // One id for every attempt of this request: the receipt written by an attempt whose commit
+  // outcome is unknown is found by the next one.
+  const store::OperationId op_id = store::OperationId::New(*s.clock);
+
+  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteOutcome> {
+    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+    const store::KeySchema& schema = table->key_schema;
+    if (op == ItemOp::kPutItem) {
+      FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, r.item));
+    } else {
+      FDYNO_RETURN_IF_ERROR(ValidateKey(schema, r.item));
+    }
+    for (const std::string& name : updated_attributes) {
+      if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
+        return Error::Validation(
+            "One or more parameter values were invalid: Cannot update "
+            "attribute " +
+            name + ". This attribute is part of the key");
+      }
+    }
+    if (attempt.maybe_committed) {
+      FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
+      if (receipt) return FromReceipt(*receipt);
+    }
+    const Item key = op == ItemOp::kPutItem ? KeyOf(schema, r.item) : r.item;
+    const std::string storage_key = StorageKey(*table, key);
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                           store::ReadItem(tx, storage_key));
+    std::optional<Item> old;
+    if (stored) {
+      FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
+      old = std::move(decoded);
+    }
+    WriteOutcome out;
+    out.old_size = old ? model::ItemSize(*old) : 0;
+    static const Item kEmpty;
+    if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
+      Error e = Error::ConditionalCheckFailed();
+      if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
+      return e;
+    }
+    std::optional<Item> next;
+    switch (op) {
+      case ItemOp::kPutItem:
+        next = r.item;
+        break;
+      case ItemOp::kUpdateItem: {
+        Item base = old ? *old : key;
+        if (plan.update) {
+          FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
+          next = std::move(updated);
+        } else {
+          next = std::move(base);
+        }
+        break;
+      }
+      case ItemOp::kDeleteItem:
+      case ItemOp::kGetItem:
+        break;
+    }
+    if (next) {
+      out.new_size = model::ItemSize(*next);
+      if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
+      store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
+    } else {
+      store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
+    }
+    switch (r.return_values) {
+      case ReturnValues::kNone:
+        break;
+      case ReturnValues::kAllOld:
+        if (old) out.attributes = *old;
+        break;
+      case ReturnValues::kAllNew:
+        if (next) out.attributes = *next;
+        break;
+      case ReturnValues::kUpdatedOld:
+        if (old) out.attributes = expr::Project(*old, updated_paths);
+        break;
+      case ReturnValues::kUpdatedNew:
+        if (next) out.attributes = expr::Project(*next, updated_paths);
+        break;
+    }
+    s.receipts->ClearExpired(tx, s.clock->WallMillis());
+    s.receipts->Write(tx, op_id, ToReceipt(op, out));
+    return out;
+  };
+  FDYNO_ASSIGN_OR_RETURN(WriteOutcome outcome,
+                         kv::Run(*s.db, RunOptionsFor(ctx, s, false), body_fn));
+  return RenderWrite(r, outcome);
+}
+
+}  // namespace
+
+void RegisterItemOperations(OperationRegistry& registry, Services& services, ItemOptions options) {
+  auto s = std::make_shared<ItemServices>();
+  s->db = services.db;
+  s->catalog = services.catalog;
+  s->clock = services.clock != nullptr ? services.clock : Clock::Real();
+  s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
+  s->sleep = std::move(options.sleep);
+  registry.Register("GetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
+    return GetItemOp(*s, ctx, body);
+  });
+  for (ItemOp op : {ItemOp::kPutItem, ItemOp::kUpdateItem, ItemOp::kDeleteItem}) {
+    registry.Register(std::string(ItemOpName(op)),
+                      [s, op](const RequestContext& ctx, const rapidjson::Value& body) {
+                        return WriteItemOp(op, *s, ctx, body);
+                      });
+  }
+}
+
+}  // namespace fdyno::api

@@ -1,0 +1,308 @@
+#include "api/item_request.h"
+
+#include "api/json_util.h"
+#include "model/json.h"
+
+namespace fdyno::api {
+
+std::string_view ItemOpName(ItemOp op) {
+  switch (op) {
+    case ItemOp::kPutItem:
+      return "PutItem";
+    case ItemOp::kGetItem:
+      return "GetItem";
+    case ItemOp::kUpdateItem:
+      return "UpdateItem";
+    case ItemOp::kDeleteItem:
+      return "DeleteItem";
+  }
+  return "";
+}
+
+namespace {
+
+struct Members {
+  const rapidjson::Value* table_name = nullptr;
+  const rapidjson::Value* item = nullptr;  // Item or Key
+  std::optional<std::string_view> return_values;
+  std::optional<std::string_view> return_consumed_capacity;
+  std::optional<std::string_view> return_item_collection_metrics;
+  std::optional<std::string_view> return_values_on_ccf;
+  std::optional<std::string_view> conditional_operator;
+  std::optional<std::string_view> condition_expression;
+  std::optional<std::string_view> update_expression;
+  std::optional<std::string_view> projection_expression;
+  std::optional<bool> consistent_read;
+  const rapidjson::Value* names = nullptr;
+  const rapidjson::Value* values = nullptr;
+  const rapidjson::Value* expected = nullptr;
+  const rapidjson::Value* attribute_updates = nullptr;
+  const rapidjson::Value* attributes_to_get = nullptr;
+};
+
+// Phase 1: every member's JSON type, in the order of the API model's members.
+Result<Members> ReadMembers(ItemOp op, const rapidjson::Value& body) {
+  Members m;
+  if (!body.IsObject())
+    return Error::Serialization("Start of structure or map found where not expected");
+  const bool writes = op != ItemOp::kGetItem;
+  m.table_name = Member(body, "TableName");
+  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
+  const char* item_name = op == ItemOp::kPutItem ? "Item" : "Key";
+  FDYNO_ASSIGN_OR_RETURN(m.item, GetMap(body, item_name, "AttributeValue"));
+  if (m.item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.item));
+  if (op == ItemOp::kGetItem) {
+    FDYNO_ASSIGN_OR_RETURN(m.attributes_to_get, GetList(body, "AttributesToGet"));
+    if (m.attributes_to_get) {
+      for (const auto& v : m.attributes_to_get->GetArray()) {
+        FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+      }
+    }
+    FDYNO_ASSIGN_OR_RETURN(m.consistent_read, GetBool(body, "ConsistentRead"));
+  }
+  if (op == ItemOp::kUpdateItem) {
+    FDYNO_ASSIGN_OR_RETURN(m.attribute_updates,
+                           GetMap(body, "AttributeUpdates", "AttributeValueUpdate"));
+    if (m.attribute_updates) {
+      for (const auto& e : m.attribute_updates->GetObject()) {
+        if (e.value.IsNull()) continue;
+        FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "AttributeValueUpdate"));
+        if (const rapidjson::Value* v = Member(e.value, "Value")) {
+          FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(*v));
+        }
+        if (const rapidjson::Value* a = Member(e.value, "Action")) {
+          FDYNO_RETURN_IF_ERROR(CheckShape(*a, JsonShape::kString));
+        }
+      }
+    }
+  }
+  if (writes) {
+    FDYNO_ASSIGN_OR_RETURN(m.expected, GetMap(body, "Expected", "ExpectedAttributeValue"));
+    if (m.expected) {
+      for (const auto& e : m.expected->GetObject()) {
+        if (e.value.IsNull()) continue;
+        FDYNO_RETURN_IF_ERROR(
+            CheckShape(e.value, JsonShape::kValueStruct, "ExpectedAttributeValue"));
+        if (const rapidjson::Value* v = Member(e.value, "Value")) {
+          FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(*v));
+        }
+        FDYNO_ASSIGN_OR_RETURN(auto exists, GetBool(e.value, "Exists"));
+        (void)exists;
+        FDYNO_ASSIGN_OR_RETURN(auto cmp, GetString(e.value, "ComparisonOperator"));
+        (void)cmp;
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list,
+                               GetList(e.value, "AttributeValueList"));
+        if (list) {
+          for (const auto& v : list->GetArray()) {
+            FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
+          }
+        }
+      }
+    }
+    FDYNO_ASSIGN_OR_RETURN(m.conditional_operator, GetString(body, "ConditionalOperator"));
+    FDYNO_ASSIGN_OR_RETURN(m.return_values, GetString(body, "ReturnValues"));
+    FDYNO_ASSIGN_OR_RETURN(m.return_item_collection_metrics,
+                           GetString(body, "ReturnItemCollectionMetrics"));
+    FDYNO_ASSIGN_OR_RETURN(m.condition_expression, GetString(body, "ConditionExpression"));
+    FDYNO_ASSIGN_OR_RETURN(m.return_values_on_ccf,
+                           GetString(body, "ReturnValuesOnConditionCheckFailure"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.return_consumed_capacity, GetString(body, "ReturnConsumedCapacity"));
+  if (op == ItemOp::kUpdateItem) {
+    FDYNO_ASSIGN_OR_RETURN(m.update_expression, GetString(body, "UpdateExpression"));
+  }
+  if (op == ItemOp::kGetItem) {
+    FDYNO_ASSIGN_OR_RETURN(m.projection_expression, GetString(body, "ProjectionExpression"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(body, "ExpressionAttributeNames", "String"));
+  if (m.names) {
+    for (const auto& e : m.names->GetObject()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
+    }
+  }
+  if (writes) {
+    FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(body, "ExpressionAttributeValues", "AttributeValue"));
+    if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+  }
+  return m;
+}
+
+// "X is null" / "X and Y are null".
+std::string NullList(const std::vector<std::string_view>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) s += " and ";
+    s += names[i];
+  }
+  return s + (names.size() == 1 ? " is null" : " are null");
+}
+
+}  // namespace
+
+Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(op, body));
+
+  // Phase 2: the API model's constraints, all reported together.
+  ConstraintErrors errors;
+  CheckDataPlaneTableName(errors, m.table_name);
+  errors.NotNull(op == ItemOp::kPutItem ? "item" : "key", m.item != nullptr);
+  if (m.attributes_to_get && m.attributes_to_get->GetArray().Empty()) {
+    errors.AddWithoutValue("attributesToGet", "Member must have length greater than or equal to 1");
+  }
+  if (m.return_values) {
+    errors.Enum("returnValues", *m.return_values,
+                {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"});
+  }
+  if (m.return_consumed_capacity) {
+    errors.Enum("returnConsumedCapacity", *m.return_consumed_capacity,
+                {"INDEXES", "TOTAL", "NONE"});
+  }
+  if (m.return_item_collection_metrics) {
+    errors.Enum("returnItemCollectionMetrics", *m.return_item_collection_metrics, {"SIZE", "NONE"});
+  }
+  if (m.conditional_operator) {
+    errors.Enum("conditionalOperator", *m.conditional_operator, {"AND", "OR"});
+  }
+  if (m.return_values_on_ccf) {
+    errors.Enum("returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
+                {"ALL_OLD", "NONE"});
+  }
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  ItemRequest r;
+  r.op = op;
+  r.table_name = std::string(AsStringView(*m.table_name));
+  if (m.return_values) {
+    std::string_view v = *m.return_values;
+    r.return_values = v == "ALL_OLD"       ? ReturnValues::kAllOld
+                      : v == "UPDATED_OLD" ? ReturnValues::kUpdatedOld
+                      : v == "ALL_NEW"     ? ReturnValues::kAllNew
+                      : v == "UPDATED_NEW" ? ReturnValues::kUpdatedNew
+                                           : ReturnValues::kNone;
+  }
+  std::string rcc = m.return_consumed_capacity ? std::string(*m.return_consumed_capacity) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(m.return_consumed_capacity ? &rcc : nullptr));
+  r.return_item_collection_metrics =
+      m.return_item_collection_metrics && *m.return_item_collection_metrics == "SIZE";
+  r.return_old_on_condition_failure =
+      m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
+  r.consistent_read = m.consistent_read.value_or(false);
+  if (m.condition_expression) r.condition_expression = std::string(*m.condition_expression);
+  if (m.update_expression) r.update_expression = std::string(*m.update_expression);
+  if (m.projection_expression) r.projection_expression = std::string(*m.projection_expression);
+  if (m.conditional_operator) r.conditional_operator = std::string(*m.conditional_operator);
+  r.expected = m.expected;
+  r.attribute_updates = m.attribute_updates;
+
+  // Phase 4a: legacy and expression parameters never mix; ExpressionAttribute* need an
+  // expression.
+  std::vector<std::string_view> legacy, expression, absent_expression;
+  auto note = [](std::vector<std::string_view>& list, bool present, std::string_view name) {
+    if (present) list.push_back(name);
+  };
+  switch (op) {
+    case ItemOp::kGetItem:
+      note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
+      note(expression, m.projection_expression.has_value(), "ProjectionExpression");
+      if (!m.projection_expression) absent_expression.push_back("ProjectionExpression");
+      break;
+    case ItemOp::kUpdateItem:
+      note(legacy, m.attribute_updates != nullptr, "AttributeUpdates");
+      note(legacy, m.expected != nullptr, "Expected");
+      note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
+      note(expression, m.update_expression.has_value(), "UpdateExpression");
+      note(expression, m.condition_expression.has_value(), "ConditionExpression");
+      if (!m.update_expression) absent_expression.push_back("UpdateExpression");
+      if (!m.condition_expression) absent_expression.push_back("ConditionExpression");
+      break;
+    case ItemOp::kPutItem:
+    case ItemOp::kDeleteItem:
+      note(legacy, m.expected != nullptr, "Expected");
+      note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
+      note(expression, m.condition_expression.has_value(), "ConditionExpression");
+      if (!m.condition_expression) absent_expression.push_back("ConditionExpression");
+      break;
+  }
+  if (!legacy.empty() && !expression.empty()) {
+    auto join = [](const std::vector<std::string_view>& v) {
+      std::string s;
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i > 0) s += ", ";
+        s += v[i];
+      }
+      return s;
+    };
+    return Error::Validation(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {" +
+        join(legacy) + "} Expression parameters: {" + join(expression) + "}");
+  }
+  if (m.names && expression.empty()) {
+    return Error::Validation(
+        "ExpressionAttributeNames can only be specified when using expressions: " +
+        NullList(absent_expression));
+  }
+  if (m.values && expression.empty()) {
+    return Error::Validation(
+        "ExpressionAttributeValues can only be specified when using expressions: " +
+        NullList(absent_expression));
+  }
+
+  // Phase 3: the item / key values.
+  FDYNO_ASSIGN_OR_RETURN(r.item, model::DecodeItem(*m.item));
+
+  if (m.names) {
+    if (m.names->ObjectEmpty()) {
+      return Error::Validation("ExpressionAttributeNames must not be empty");
+    }
+    r.has_expression_attribute_names = true;
+    for (const auto& e : m.names->GetObject()) {
+      r.expression_attribute_names.emplace(
+          std::string(e.name.GetString(), e.name.GetStringLength()),
+          std::string(AsStringView(e.value)));
+    }
+  }
+  if (m.values) {
+    if (m.values->ObjectEmpty()) {
+      return Error::Validation("ExpressionAttributeValues must not be empty");
+    }
+    r.has_expression_attribute_values = true;
+    for (const auto& e : m.values->GetObject()) {
+      std::string name(e.name.GetString(), e.name.GetStringLength());
+      auto value = model::DecodeAttributeValue(e.value);
+      if (!value.ok()) {
+        Error err = std::move(value).error();
+        if (err.type == ErrorType::kValidation) {
+          err.message = "ExpressionAttributeValues contains invalid value: " + err.message +
+                        " for key " + name;
+        }
+        return err;
+      }
+      r.expression_attribute_values.emplace(std::move(name), std::move(value).value());
+    }
+  }
+  if (m.attributes_to_get) {
+    r.has_attributes_to_get = true;
+    for (const auto& v : m.attributes_to_get->GetArray()) {
+      std::string name(AsStringView(v));
+      for (const std::string& seen : r.attributes_to_get) {
+        if (seen == name) {
+          return Error::Validation(
+              "One or more parameter values were invalid: Duplicate value in attribute name: " +
+              name);
+        }
+      }
+      r.attributes_to_get.push_back(std::move(name));
+    }
+  }
+
+  // Phase 4b: ReturnValues must suit the operation.
+  if ((op == ItemOp::kPutItem || op == ItemOp::kDeleteItem) &&
+      r.return_values != ReturnValues::kNone && r.return_values != ReturnValues::kAllOld) {
+    return Error::Validation("ReturnValues can only be ALL_OLD or NONE");
+  }
+  return r;
+}
+
+}  // namespace fdyno::api
