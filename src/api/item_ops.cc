@@ -209,6 +209,8 @@ struct WriteOutcome {
   std::optional<Item> attributes;
   uint64_t old_size = 0;
   uint64_t new_size = 0;
+  // Tables with local secondary indexes: the item collection (partition key) written.
+  std::optional<Item> item_collection_key;
 };
 
 store::ReceiptResult ToReceipt(ItemOp op, const WriteOutcome& o) {
@@ -233,6 +235,14 @@ Result<WriteOutcome> FromReceipt(const store::Receipt& receipt) {
   return o;
 }
 
+// ItemCollectionMetrics exist only for tables with local secondary indexes.
+std::optional<Item> CollectionKey(const store::TableInfo& table, const Item& item_or_key) {
+  if (table.local_indexes.empty()) return std::nullopt;
+  Item key;
+  key.emplace(table.key_schema.hash.name, item_or_key.at(table.key_schema.hash.name));
+  return key;
+}
+
 std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -240,6 +250,20 @@ std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
   if (o.attributes && !o.attributes->empty()) {
     w.Key("Attributes");
     model::WriteItem(w, *o.attributes);
+  }
+  if (r.return_item_collection_metrics && o.item_collection_key) {
+    // The collection's size is not tracked; DynamoDB's estimate for a collection under
+    // 1 GB is the range [0, 1].
+    w.Key("ItemCollectionMetrics");
+    w.StartObject();
+    w.Key("ItemCollectionKey");
+    model::WriteItem(w, *o.item_collection_key);
+    w.Key("SizeEstimateRangeGB");
+    w.StartArray();
+    w.Double(0.0);
+    w.Double(1.0);
+    w.EndArray();
+    w.EndObject();
   }
   ConsumedCapacity c;
   c.table_name = r.table_name;
@@ -348,7 +372,11 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
     }
     if (attempt.maybe_committed) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
-      if (receipt) return FromReceipt(*receipt);
+      if (receipt) {
+        FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
+        replayed.item_collection_key = CollectionKey(*table, r.item);
+        return replayed;
+      }
     }
     const Item key = op == ItemOp::kPutItem ? KeyOf(schema, r.item) : r.item;
     const std::string storage_key = StorageKey(*table, key);
@@ -360,6 +388,7 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
       old = std::move(decoded);
     }
     WriteOutcome out;
+    out.item_collection_key = CollectionKey(*table, r.item);
     out.old_size = old ? model::ItemSize(*old) : 0;
     static const Item kEmpty;
     if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
