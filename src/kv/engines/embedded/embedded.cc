@@ -62,7 +62,7 @@ constexpr char kLockFile[] = "LOCK";
 
 constexpr int64_t kMaxAgeNs =
     std::chrono::duration_cast<std::chrono::nanoseconds>(kMaxTransactionAge).count();
-constexpr int64_t kPruneIntervalNs = 250'000'000;
+constexpr size_t kPruneBudget = 16;  // resolver boundaries swept per batch, at least
 constexpr size_t kMaxBatchRequests = 4096;
 constexpr size_t kMaxBatchBytes = 64 << 20;
 
@@ -316,8 +316,6 @@ class EmbeddedDatabase : public Database {
   Resolver resolver_;
   int64_t last_version_ = 0;
   std::deque<std::pair<int64_t, int64_t>> history_;  // (commit version, commit time ns)
-  int64_t pending_horizon_ = 0;
-  int64_t last_prune_ns_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -410,7 +408,6 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   }
 
   d->write_options_.sync = o.durability == Durability::kFsync;
-  d->last_prune_ns_ = d->NowNs();
   d->Publish(d->last_version_);
   return d;
 }
@@ -498,6 +495,7 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   rocksdb::WriteBatch wb;
   std::vector<CommitRequest*> accepted;
   uint16_t order = 0;
+  size_t written = 0;  // conflict ranges added to the resolver
   for (CommitRequest* r : batch) {
     if (r->cancelled->load(std::memory_order_relaxed)) {
       r->status = KvErr(kTransactionCancelled);
@@ -555,6 +553,7 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
           break;
       }
     }
+    written += r->write_points->size() + r->write_ranges->size() + r->mutations->size();
     r->version = version;
     r->batch_order = order++;
     accepted.push_back(r);
@@ -575,15 +574,13 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   Publish(version);
 
   // Forget writes older than the 5 s window; read versions below the horizon are then too old.
+  // Each batch advances the sweep by a bounded amount of work, proportional to what it added.
   history_.emplace_back(version, now);
   while (!history_.empty() && history_.front().second < now - kMaxAgeNs) {
-    pending_horizon_ = history_.front().first;
+    resolver_.SetPendingHorizon(history_.front().first);
     history_.pop_front();
   }
-  if (pending_horizon_ > resolver_.horizon() && now - last_prune_ns_ >= kPruneIntervalNs) {
-    resolver_.Prune(pending_horizon_);
-    last_prune_ns_ = now;
-  }
+  resolver_.PruneStep(kPruneBudget + 4 * written);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -41,22 +41,56 @@ void Resolver::AddRange(std::string_view begin, std::string_view end, int64_t ve
 }
 
 void Resolver::AddPoint(std::string_view key, int64_t version) {
-  std::string after_key = KeyAfter(key);
-  AddRange(key, after_key, version);
+  // [key, key + '\0') holds no other key, so one lookup finds everything this needs: the
+  // boundary at key (if any), and right after it the boundary at key + '\0' (if any).
+  auto is_after_key = [key](const std::string& b) {
+    return b.size() == key.size() + 1 && b.back() == '\0' && b.compare(0, key.size(), key) == 0;
+  };
+  auto it = steps_.lower_bound(key);
+  if (it != steps_.end() && it->first == key) {
+    auto next = std::next(it);
+    if (next == steps_.end() || !is_after_key(next->first)) {
+      steps_.emplace_hint(next, KeyAfter(key), it->second);
+    }
+    it->second = version;
+    return;
+  }
+  int64_t before = it == steps_.begin() ? 0 : std::prev(it)->second;
+  if (it == steps_.end() || !is_after_key(it->first)) {
+    it = steps_.emplace_hint(it, KeyAfter(key), before);
+  }
+  steps_.emplace_hint(it, std::string(key), version);
 }
 
 void Resolver::Prune(int64_t horizon) {
-  if (horizon <= horizon_) return;
-  horizon_ = horizon;
-  int64_t prev = 0;
-  for (auto it = steps_.begin(); it != steps_.end();) {
-    if (it->second <= horizon) it->second = 0;
+  SetPendingHorizon(horizon);
+  do {
+    PruneStep(steps_.size() + 1);
+  } while (sweeping_ || pending_horizon_ > horizon_);
+}
+
+void Resolver::PruneStep(size_t budget) {
+  if (!sweeping_) {
+    if (pending_horizon_ <= horizon_) return;
+    horizon_ = pending_horizon_;
+    sweeping_ = true;
+    sweep_cursor_.clear();
+  }
+  auto it = steps_.lower_bound(sweep_cursor_);
+  int64_t prev = it == steps_.begin() ? 0 : std::prev(it)->second;
+  for (; budget > 0 && it != steps_.end(); --budget) {
+    if (it->second <= horizon_) it->second = 0;
     if (it->second == prev) {
-      it = steps_.erase(it);
+      it = steps_.erase(it);  // same version as the step before: not a boundary any more
     } else {
       prev = it->second;
       ++it;
     }
+  }
+  if (it == steps_.end()) {
+    sweeping_ = false;
+  } else {
+    sweep_cursor_ = it->first;
   }
 }
 

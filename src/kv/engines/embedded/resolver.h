@@ -37,11 +37,22 @@ class Resolver {
   void AddRange(std::string_view begin, std::string_view end, int64_t version);
   void AddPoint(std::string_view key, int64_t version);
 
-  // Forgets every write with version <= horizon. A caller must then treat any read version
-  // below horizon() as too old, since writes after it may have been forgotten.
+  // Forgets every write with version <= horizon, at once (O(boundaries)). A caller must then
+  // treat any read version below horizon() as too old, since writes after it may have been
+  // forgotten.
   void Prune(int64_t horizon);
-  int64_t horizon() const { return horizon_; }
 
+  // Incremental pruning for the commit pipeline: SetPendingHorizon() records that writes at or
+  // below horizon may be forgotten; PruneStep() visits at most `budget` boundaries of a sweep
+  // that forgets them. A sweep fixes its target when it starts, and horizon() becomes that
+  // target right away (writes above it are never forgotten, so reads at or above it stay
+  // checkable). Cost is bounded per call, so no commit pays for a whole sweep.
+  void SetPendingHorizon(int64_t horizon) {
+    if (horizon > pending_horizon_) pending_horizon_ = horizon;
+  }
+  void PruneStep(size_t budget);
+
+  int64_t horizon() const { return horizon_; }
   size_t boundaries() const { return steps_.size(); }
 
  private:
@@ -49,7 +60,10 @@ class Resolver {
   int64_t VersionAt(std::string_view key) const;
 
   std::map<std::string, int64_t, std::less<>> steps_;
-  int64_t horizon_ = 0;
+  int64_t horizon_ = 0;          // read versions below it are too old
+  int64_t pending_horizon_ = 0;  // the next sweep's target
+  bool sweeping_ = false;
+  std::string sweep_cursor_;  // the sweep resumes at the first boundary >= this key
 };
 
 // The smallest key greater than every key with prefix key: key + '\0'.

@@ -77,10 +77,14 @@ TEST(ResolverTest, MatchesBruteForceModel) {
       r.AddRange(b, e, v);
       if (b < e) writes.push_back({b, e, v});
     }
-    if (v % 200 == 0) {
-      horizon = v - 50;
-      r.Prune(horizon);
+    // Incremental pruning, as the engine does it; a full sweep now and then.
+    if (v % 200 == 0) r.SetPendingHorizon(v - 50);
+    if (v % 1000 == 0) {
+      r.Prune(v - 10);
+    } else {
+      r.PruneStep(3);
     }
+    horizon = r.horizon();
     std::string qb = key(), qe = key();
     if (qb > qe) std::swap(qb, qe);
     int64_t rv = horizon + static_cast<int64_t>(rng() % (v - horizon + 1));
