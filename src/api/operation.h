@@ -3,13 +3,14 @@
 // A handler validates all input before any I/O, plans, runs in one kv::Run, renders.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/result.h"
@@ -21,6 +22,8 @@ struct RequestContext {
   std::string account_id = "000000000000";  // caller's AWS account (scopes tokens, ARNs)
   std::string region = "us-east-1";
   std::string request_id;
+  std::string access_key_id;  // who signed the request (any key in open mode)
+  std::string endpoint_host;  // the Host header the client used (DescribeEndpoints answers it)
   std::chrono::steady_clock::time_point deadline;  // whole-operation budget
   Clock* clock = Clock::Real();
 };
@@ -29,16 +32,28 @@ struct RequestContext {
 using Handler =
     std::function<Result<std::string>(const RequestContext& ctx, const rapidjson::Value& body)>;
 
+// Which X-Amz-Target prefix an operation answers to.
+enum class Service {
+  kDynamoDB,  // "DynamoDB_20120810.<Operation>"
+  kStreams,   // "DynamoDBStreams_20120810.<Operation>"
+};
+
 // Operation name ("PutItem") -> handler. Filled at start-up, then read-only (thread-safe).
 class OperationRegistry {
  public:
-  // REQUIRES: name not yet registered.
+  // A DynamoDB operation. REQUIRES: name not yet registered.
   void Register(std::string name, Handler handler);
+  // An operation of the given service. REQUIRES: not yet registered for that service.
+  void Register(Service service, std::string name, Handler handler);
   // Null when the operation is not (yet) implemented.
   const Handler* Find(std::string_view name) const;
+  const Handler* Find(Service service, std::string_view name) const;
+  // Registered operation names of a service, sorted.
+  std::vector<std::string> Names(Service service) const;
 
  private:
   std::map<std::string, Handler, std::less<>> handlers_;
+  std::map<std::string, Handler, std::less<>> streams_handlers_;
 };
 
 }  // namespace fdyno::api

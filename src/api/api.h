@@ -1,0 +1,26 @@
+// Wiring of the API layer: what every operation family needs, and the one place that
+// registers every family into the OperationRegistry the HTTP layer dispatches to.
+//
+// Adding a family: declare `void Register<Family>Operations(OperationRegistry&, const
+// ApiDeps&)` in its header and call it from BuildOperationRegistry (api.cc).
+#pragma once
+
+#include "api/operation.h"
+#include "base/clock.h"
+#include "kv/kv.h"
+
+namespace fdyno::api {
+
+// Shared services of the operation handlers. Pointers are not owned and outlive the registry.
+struct ApiDeps {
+  kv::Database* db = nullptr;  // null only in tests that register no data operations
+  Clock* clock = nullptr;      // null: Clock::Real()
+};
+
+// Service-level operations that need no table: DescribeEndpoints, DescribeLimits.
+void RegisterMetaOperations(OperationRegistry& registry, const ApiDeps& deps);
+
+// Every implemented operation of every family.
+OperationRegistry BuildOperationRegistry(const ApiDeps& deps);
+
+}  // namespace fdyno::api

@@ -1,0 +1,72 @@
+#include "http/compression.h"
+
+#include <gtest/gtest.h>
+
+namespace fdyno::http {
+namespace {
+
+TEST(CompressionTest, ParsesEncodings) {
+  EXPECT_EQ(ParseContentEncoding(""), ContentEncoding::kIdentity);
+  EXPECT_EQ(ParseContentEncoding(" GZIP "), ContentEncoding::kGzip);
+  EXPECT_EQ(ParseContentEncoding("x-gzip"), ContentEncoding::kGzip);
+  EXPECT_EQ(ParseContentEncoding("Deflate"), ContentEncoding::kDeflate);
+  EXPECT_EQ(ParseContentEncoding("identity"), ContentEncoding::kIdentity);
+  EXPECT_FALSE(ParseContentEncoding("br").has_value());
+  EXPECT_FALSE(ParseContentEncoding("gzip, deflate").has_value());
+}
+
+TEST(CompressionTest, RoundTrips) {
+  std::string body =
+      "{\"TableName\":\"t\",\"Key\":{\"pk\":{\"S\":\"" + std::string(100000, 'x') + "\"}}}";
+  for (auto e : {ContentEncoding::kGzip, ContentEncoding::kDeflate, ContentEncoding::kIdentity}) {
+    auto out = Decompress(Compress(body, e), e, 1 << 20);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_EQ(*out, body);
+  }
+}
+
+TEST(CompressionTest, RawDeflateAccepted) {
+  // Raw deflate (no zlib header): strip the 2-byte header and 4-byte Adler-32 trailer.
+  std::string body = "hello hello hello hello";
+  std::string zlib = Compress(body, ContentEncoding::kDeflate);
+  std::string raw = zlib.substr(2, zlib.size() - 6);
+  auto out = Decompress(raw, ContentEncoding::kDeflate, 1000);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(*out, body);
+}
+
+TEST(CompressionTest, ExactBoundAcceptedOneMoreRejected) {
+  std::string body(5000, 'a');
+  std::string gz = Compress(body, ContentEncoding::kGzip);
+  EXPECT_TRUE(Decompress(gz, ContentEncoding::kGzip, 5000).ok());
+  auto over = Decompress(gz, ContentEncoding::kGzip, 4999);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().type, ErrorType::kRequestEntityTooLarge);
+  EXPECT_FALSE(Decompress(body, ContentEncoding::kIdentity, 4999).ok());
+}
+
+TEST(CompressionTest, BombRejected) {
+  // 64 MiB of zeros compress to about 64 KiB; the bound stops inflation at 16 MiB + 1.
+  std::string zeros(64 << 20, '\0');
+  std::string gz = Compress(zeros, ContentEncoding::kGzip);
+  ASSERT_LT(gz.size(), 1u << 20);
+  auto out = Decompress(gz, ContentEncoding::kGzip, 16 << 20);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().type, ErrorType::kRequestEntityTooLarge);
+}
+
+TEST(CompressionTest, CorruptAndTruncatedRejected) {
+  std::string gz = Compress(std::string(1000, 'q'), ContentEncoding::kGzip);
+  auto truncated = Decompress(gz.substr(0, gz.size() / 2), ContentEncoding::kGzip, 1 << 20);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.error().type, ErrorType::kSerialization);
+  auto garbage = Decompress("not gzip at all", ContentEncoding::kGzip, 1 << 20);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().type, ErrorType::kSerialization);
+  auto trailing = Decompress(gz + "junk", ContentEncoding::kGzip, 1 << 20);
+  EXPECT_FALSE(trailing.ok());
+  EXPECT_FALSE(Decompress("", ContentEncoding::kDeflate, 10).ok());
+}
+
+}  // namespace
+}  // namespace fdyno::http

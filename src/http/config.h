@@ -1,0 +1,44 @@
+// What `fdyno serve` configures in the HTTP layer: listeners, TLS, limits, timeouts and the
+// worker pool. Filled from flags and DYNODB_* variables by src/main.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace fdyno::http {
+
+struct Endpoint {
+  std::string host;  // IPv4 or IPv6 literal, or a name resolved at start-up ("localhost")
+  uint16_t port = 0;
+  std::string ToString() const;
+};
+
+// "HOST:PORT", "[IPv6]:PORT" or ":PORT" (meaning 0.0.0.0). Port 0 asks for a free port.
+Result<Endpoint> ParseEndpoint(std::string_view text);
+// 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+struct ServerConfig {
+  Endpoint listen{"127.0.0.1", 8000};
+  std::optional<Endpoint> admin_listen;  // when set, /metrics lives only there
+  std::string tls_cert_file;             // both set: the data listener speaks TLS
+  std::string tls_key_file;
+  size_t io_threads = 2;
+  size_t workers = 8;
+  size_t queue_bound = 1024;  // operations waiting for a worker before ThrottlingException
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 16 * 1024 * 1024;
+  std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request
+  std::chrono::milliseconds header_timeout{10'000};  // first byte to end of headers
+  std::chrono::milliseconds body_timeout{60'000};    // end of headers to end of body
+  std::chrono::milliseconds write_timeout{60'000};
+  std::chrono::milliseconds drain_timeout{30'000};  // shutdown: wait for in-flight requests
+};
+
+}  // namespace fdyno::http

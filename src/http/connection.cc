@@ -1,0 +1,302 @@
+#include "http/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <optional>
+
+#include "http/wire.h"
+
+namespace fdyno::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+// Bytes a rejected client may still send before the socket is closed (lingering close keeps
+// the client from seeing a reset before it reads the error).
+constexpr size_t kMaxDrainBytes = 64 * 1024 * 1024;
+constexpr std::chrono::seconds kDrainTimeout{5};
+
+template <typename Stream>
+class HttpSession : public Session, public std::enable_shared_from_this<HttpSession<Stream>> {
+ public:
+  template <typename... Args>
+  HttpSession(const ConnectionEnv& env, Args&&... args)
+      : env_(env), stream_(std::forward<Args>(args)...) {}
+
+  ~HttpSession() override { env_.tracker->Remove(this); }
+
+  void Start() {
+    env_.tracker->Add(this, this->weak_from_this());
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->Begin(); });
+  }
+
+  void Shutdown() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->closing_ = true;
+      // A request that has begun to arrive (bytes buffered, or waiting in the socket) is read,
+      // answered and then the connection closes; an idle keep-alive connection closes now.
+      if (self->state_ == State::kIdle) {
+        beast::error_code ec;
+        size_t pending = self->Lowest().socket().available(ec);
+        if (ec || pending == 0) self->CloseNow();
+      }
+    });
+  }
+
+ private:
+  enum class State {
+    kIdle,        // waiting for the first byte of a request, nothing buffered
+    kReading,     // a request is arriving
+    kProcessing,  // on a worker
+    kWriting,
+    kClosed,
+  };
+
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  auto& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  void Begin() {
+    if constexpr (kTls) {
+      Lowest().expires_after(env_.config->header_timeout);
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->CloseNow();
+                                self->ReadRequest();
+                              });
+    } else {
+      ReadRequest();
+    }
+  }
+
+  // Waits (idle timeout) for the first byte of the next request, then reads its header
+  // (header timeout), so a slow client cannot hold a connection with a trickle of bytes.
+  void ReadRequest() {
+    if (closing_) return CloseNow();
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(env_.config->max_header_bytes));
+    parser_->body_limit(env_.config->max_body_bytes);
+    if (buffer_.size() > 0) return ReadHeader();
+    state_ = State::kIdle;
+    Lowest().expires_after(env_.config->idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->CloseNow();
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
+    state_ = State::kReading;
+    Lowest().expires_after(env_.config->header_timeout);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec == bhttp::error::header_limit) {
+      return Reject(Error::Make(ErrorType::kRequestEntityTooLarge,
+                                "Request header exceeds the maximum of " +
+                                    std::to_string(env_.config->max_header_bytes) + " bytes"));
+    }
+    if (ec) return CloseNow();
+    auto& header = parser_->get();
+    if (auto length = parser_->content_length(); length && *length > env_.config->max_body_bytes) {
+      return Reject(TooLarge(), TargetHeader());
+    }
+    auto expect = header.find(bhttp::field::expect);
+    if (expect != header.end() && beast::iequals(expect->value(), "100-continue")) {
+      continue_.emplace(bhttp::status::continue_, header.version());
+      Lowest().expires_after(env_.config->write_timeout);
+      bhttp::async_write(stream_, *continue_,
+                         [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                           if (ec) return self->CloseNow();
+                           self->ReadBody();
+                         });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    Lowest().expires_after(env_.config->body_timeout);
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
+  }
+
+  std::string TargetHeader() {
+    auto& header = parser_->get();
+    auto it = header.find("x-amz-target");
+    return it == header.end() ? std::string() : std::string(it->value());
+  }
+
+  Error TooLarge() const {
+    return Error::Make(ErrorType::kRequestEntityTooLarge,
+                       "Request body exceeds the maximum of " +
+                           std::to_string(env_.config->max_body_bytes) + " bytes");
+  }
+
+  void OnRequest(beast::error_code ec) {
+    if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
+    if (ec) return CloseNow();
+    request_ = parser_->release();
+    parser_.reset();
+    keep_alive_ = request_.keep_alive();
+    const Router& router = *env_.router;
+    if (env_.admin || !Router::IsApiCall(request_)) {
+      return Write(router.HandleLocal(request_));
+    }
+    state_ = State::kProcessing;
+    // The work guard keeps the io_context running while the operation is on a worker.
+    auto task = [self = this->shared_from_this(),
+                 guard = net::make_work_guard(stream_.get_executor())]() mutable {
+      HttpResponse response = self->env_.router->HandleApi(self->request_);
+      auto executor = self->stream_.get_executor();
+      net::post(executor,
+                [self = std::move(self), response = std::move(response),
+                 guard = std::move(guard)]() mutable { self->Write(std::move(response)); });
+    };
+    if (!env_.pool->TrySubmit(std::move(task))) Write(router.Throttled(request_));
+  }
+
+  // Answers a request that cannot be read to its end, then closes after draining what the
+  // client is still sending.
+  void Reject(const Error& error, std::string_view target = {}) {
+    keep_alive_ = false;
+    drain_after_write_ = true;
+    Write(env_.router->Rejected(error, target));
+  }
+
+  void Write(HttpResponse response) {
+    state_ = State::kWriting;
+    if (response.request_id.empty()) response.request_id = NewRequestId();
+    response_.emplace(static_cast<bhttp::status>(response.status),
+                      request_.version() ? request_.version() : 11);
+    response_->set(bhttp::field::content_type, response.content_type);
+    response_->set("x-amzn-RequestId", response.request_id);
+    response_->set("x-amz-crc32", std::to_string(Crc32(response.body)));
+    response_->body() = std::move(response.body);
+    response_->keep_alive(keep_alive_ && !closing_);
+    response_->prepare_payload();
+    if (request_.method() == bhttp::verb::head) response_->body().clear();
+    Lowest().expires_after(env_.config->write_timeout);
+    bhttp::async_write(
+        stream_, *response_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
+  }
+
+  void OnWrite(beast::error_code ec) {
+    bool keep = response_->keep_alive();
+    response_.reset();
+    request_ = {};
+    if (ec) return CloseNow();
+    if (drain_after_write_) return DrainAndClose();
+    if (!keep) return CloseGracefully();
+    ReadRequest();
+  }
+
+  void DrainAndClose() {
+    state_ = State::kClosed;
+    beast::error_code ec;
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().expires_after(kDrainTimeout);
+    DrainSome();
+  }
+
+  void DrainSome() {
+    drain_buffer_.resize(64 * 1024);
+    Lowest().async_read_some(net::buffer(drain_buffer_),
+                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                               self->drained_ += n;
+                               if (ec || self->drained_ > kMaxDrainBytes) return self->CloseNow();
+                               self->DrainSome();
+                             });
+  }
+
+  void CloseGracefully() {
+    state_ = State::kClosed;
+    beast::error_code ec;
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().close();
+  }
+
+  void CloseNow() {
+    state_ = State::kClosed;
+    Lowest().close();
+  }
+
+  ConnectionEnv env_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  HttpRequest request_;
+  std::optional<bhttp::response<bhttp::string_body>> response_;
+  std::optional<bhttp::response<bhttp::empty_body>> continue_;
+  std::string drain_buffer_;
+  size_t drained_ = 0;
+  State state_ = State::kIdle;
+  bool keep_alive_ = true;
+  bool closing_ = false;
+  bool drain_after_write_ = false;
+};
+
+}  // namespace
+
+void SessionTracker::Add(Session* session, std::weak_ptr<Session> weak) {
+  std::lock_guard lock(mu_);
+  sessions_.emplace(session, std::move(weak));
+}
+
+void SessionTracker::Remove(Session* session) {
+  std::lock_guard lock(mu_);
+  sessions_.erase(session);
+  if (sessions_.empty()) empty_cv_.notify_all();
+}
+
+void SessionTracker::ShutdownAll() {
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [ptr, weak] : sessions_) {
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+  }
+  for (auto& s : live) s->Shutdown();
+}
+
+bool SessionTracker::WaitEmpty(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  return empty_cv_.wait_until(lock, deadline, [&] { return sessions_.empty(); });
+}
+
+size_t SessionTracker::size() const {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
+}
+
+void StartPlainSession(tcp::socket socket, const ConnectionEnv& env) {
+  beast::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  std::make_shared<HttpSession<beast::tcp_stream>>(env, std::move(socket))->Start();
+}
+
+void StartTlsSession(tcp::socket socket, net::ssl::context& tls, const ConnectionEnv& env) {
+  beast::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  std::make_shared<HttpSession<beast::ssl_stream<beast::tcp_stream>>>(env, std::move(socket), tls)
+      ->Start();
+}
+
+}  // namespace fdyno::http

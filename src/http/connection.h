@@ -1,0 +1,60 @@
+// One client connection: HTTP/1.1 with keep-alive over plain TCP or TLS. It reads a request
+// under a header-size limit, a body limit and timeouts (idle, header, body, write), hands API
+// calls to the worker pool (answering ThrottlingException when its queue is full), writes
+// the response with x-amzn-RequestId and x-amz-crc32, and closes cleanly on shutdown once the
+// request in flight is answered.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "http/config.h"
+#include "http/router.h"
+#include "http/worker_pool.h"
+
+namespace fdyno::http {
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Called on any thread: stop reading new requests; answer the one in flight, then close.
+  virtual void Shutdown() = 0;
+};
+
+// The set of live sessions, so shutdown can reach them and wait until they are gone.
+// Thread-safe.
+class SessionTracker {
+ public:
+  void Add(Session* session, std::weak_ptr<Session> weak);
+  void Remove(Session* session);
+  // Calls Shutdown() on every live session.
+  void ShutdownAll();
+  // Waits until no session is left or the deadline passes; true when none is left.
+  bool WaitEmpty(std::chrono::steady_clock::time_point deadline);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable empty_cv_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
+};
+
+// What every session of one listener shares. Outlives the sessions.
+struct ConnectionEnv {
+  const Router* router = nullptr;
+  WorkerPool* pool = nullptr;
+  const ServerConfig* config = nullptr;
+  SessionTracker* tracker = nullptr;
+  bool admin = false;  // the admin listener: metrics and health only, no API calls
+};
+
+// Starts serving an accepted socket. The socket's executor must be a strand.
+void StartPlainSession(boost::asio::ip::tcp::socket socket, const ConnectionEnv& env);
+void StartTlsSession(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& tls,
+                     const ConnectionEnv& env);
+
+}  // namespace fdyno::http

@@ -1,0 +1,374 @@
+#include "http/router.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "http/compression.h"
+#include "http/metrics_render.h"
+#include "http/wire.h"
+
+namespace fdyno::http {
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+constexpr std::string_view kDynamoPrefix = "DynamoDB_20120810.";
+constexpr std::string_view kStreamsPrefix = "DynamoDBStreams_20120810.";
+constexpr std::string_view kUnknownLabel = "unknown";
+// JSON nesting deeper than this is rejected before any handler walks the document (DynamoDB
+// allows 32 levels of nested attributes, which take at most about 70 JSON levels).
+constexpr int kMaxJsonDepth = 100;
+
+// Sorted, for binary search.
+constexpr std::string_view kDynamoOperations[] = {
+    "BatchExecuteStatement",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "CreateBackup",
+    "CreateGlobalTable",
+    "CreateTable",
+    "DeleteBackup",
+    "DeleteItem",
+    "DeleteResourcePolicy",
+    "DeleteTable",
+    "DescribeBackup",
+    "DescribeContinuousBackups",
+    "DescribeContributorInsights",
+    "DescribeEndpoints",
+    "DescribeExport",
+    "DescribeGlobalTable",
+    "DescribeGlobalTableSettings",
+    "DescribeImport",
+    "DescribeKinesisStreamingDestination",
+    "DescribeLimits",
+    "DescribeTable",
+    "DescribeTableReplicaAutoScaling",
+    "DescribeTimeToLive",
+    "DisableKinesisStreamingDestination",
+    "EnableKinesisStreamingDestination",
+    "ExecuteStatement",
+    "ExecuteTransaction",
+    "ExportTableToPointInTime",
+    "GetItem",
+    "GetResourcePolicy",
+    "ImportTable",
+    "ListBackups",
+    "ListContributorInsights",
+    "ListExports",
+    "ListGlobalTables",
+    "ListImports",
+    "ListTables",
+    "ListTagsOfResource",
+    "PutItem",
+    "PutResourcePolicy",
+    "Query",
+    "RestoreTableFromBackup",
+    "RestoreTableToPointInTime",
+    "Scan",
+    "TagResource",
+    "TransactGetItems",
+    "TransactWriteItems",
+    "UntagResource",
+    "UpdateContinuousBackups",
+    "UpdateContributorInsights",
+    "UpdateGlobalTable",
+    "UpdateGlobalTableSettings",
+    "UpdateItem",
+    "UpdateKinesisStreamingDestination",
+    "UpdateTable",
+    "UpdateTableReplicaAutoScaling",
+    "UpdateTimeToLive",
+};
+constexpr std::string_view kStreamsOperations[] = {"DescribeStream", "GetRecords",
+                                                   "GetShardIterator", "ListStreams"};
+
+std::string_view Header(const HttpRequest& r, bhttp::field f) {
+  auto it = r.find(f);
+  if (it == r.end()) return {};
+  return {it->value().data(), it->value().size()};
+}
+std::string_view Header(const HttpRequest& r, std::string_view name) {
+  auto it = r.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == r.end()) return {};
+  return {it->value().data(), it->value().size()};
+}
+
+std::string LowerMediaType(std::string_view content_type) {
+  size_t semi = content_type.find(';');
+  std::string_view type = content_type.substr(0, semi);
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+  std::string out(type);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+int JsonDepth(const rapidjson::Value& root) {
+  std::vector<std::pair<const rapidjson::Value*, int>> stack{{&root, 1}};
+  int max_depth = 0;
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    max_depth = std::max(max_depth, depth);
+    if (max_depth > kMaxJsonDepth) return max_depth;
+    if (v->IsObject()) {
+      for (const auto& m : v->GetObject()) {
+        if (m.value.IsObject() || m.value.IsArray()) stack.emplace_back(&m.value, depth + 1);
+      }
+    } else if (v->IsArray()) {
+      for (const auto& e : v->GetArray()) {
+        if (e.IsObject() || e.IsArray()) stack.emplace_back(&e, depth + 1);
+      }
+    }
+  }
+  return max_depth;
+}
+
+}  // namespace
+
+bool IsKnownOperation(api::Service service, std::string_view name) {
+  if (name.empty()) return false;
+  if (service == api::Service::kStreams) {
+    return std::find(std::begin(kStreamsOperations), std::end(kStreamsOperations), name) !=
+           std::end(kStreamsOperations);
+  }
+  return std::binary_search(std::begin(kDynamoOperations), std::end(kDynamoOperations), name);
+}
+
+Router::Router(const api::OperationRegistry& registry, RouterOptions options)
+    : registry_(registry), options_(std::move(options)) {
+  if (options_.clock == nullptr) options_.clock = Clock::Real();
+  metrics_ = options_.metrics ? options_.metrics : &Metrics::Global();
+  in_flight_ = &metrics_->GetGauge("fdyno_in_flight_requests");
+  internal_errors_ = &metrics_->GetCounter("fdyno_internal_errors_total");
+  auto add = [&](std::string_view name) {
+    std::string key(name);
+    if (per_operation_.count(key)) return;
+    OperationMetrics m{
+        &metrics_->GetCounter("fdyno_requests_total", {{"operation", key}}),
+        &metrics_->GetHistogram("fdyno_request_duration_seconds", {{"operation", key}})};
+    per_operation_.emplace(std::move(key), m);
+  };
+  for (auto name : kDynamoOperations) add(name);
+  for (auto name : kStreamsOperations) add(name);
+  for (auto service : {api::Service::kDynamoDB, api::Service::kStreams}) {
+    for (const auto& name : registry_.Names(service)) add(name);
+  }
+  add(kUnknownLabel);
+}
+
+bool Router::IsApiCall(const HttpRequest& request) { return request.method() == bhttp::verb::post; }
+
+Router::Target Router::ParseTarget(std::string_view header) {
+  Target t;
+  if (header.substr(0, kDynamoPrefix.size()) == kDynamoPrefix) {
+    t.service = api::Service::kDynamoDB;
+    t.operation = header.substr(kDynamoPrefix.size());
+  } else if (header.substr(0, kStreamsPrefix.size()) == kStreamsPrefix) {
+    t.service = api::Service::kStreams;
+    t.operation = header.substr(kStreamsPrefix.size());
+  }
+  t.valid = !t.operation.empty();
+  return t;
+}
+
+std::string_view Router::Label(const Target& target) const {
+  if (!target.valid) return kUnknownLabel;
+  if (IsKnownOperation(target.service, target.operation) ||
+      registry_.Find(target.service, target.operation) != nullptr) {
+    return target.operation;
+  }
+  return kUnknownLabel;
+}
+
+const Router::OperationMetrics& Router::MetricsFor(std::string_view label) const {
+  auto it = per_operation_.find(label);
+  if (it == per_operation_.end()) it = per_operation_.find(kUnknownLabel);
+  return it->second;
+}
+
+HttpResponse Router::Error(std::string_view label, const fdyno::Error& error,
+                           std::string_view content_type, std::string request_id) const {
+  ErrorType type = error.is_kv() ? ErrorType::kInternalServerError : error.type;
+  metrics_
+      ->GetCounter("fdyno_errors_total",
+                   {{"operation", std::string(label)}, {"error_type", std::string(WireType(type))}})
+      .Add();
+  HttpResponse r;
+  r.status = static_cast<unsigned>(HttpStatus(type));
+  r.content_type = std::string(content_type);
+  r.body = RenderErrorBody(error);
+  r.request_id = std::move(request_id);
+  return r;
+}
+
+HttpResponse Router::HandleLocal(const HttpRequest& request) const {
+  std::string_view target(request.target().data(), request.target().size());
+  std::string_view path = target.substr(0, target.find('?'));
+  bool get = request.method() == bhttp::verb::get || request.method() == bhttp::verb::head;
+  HttpResponse r;
+  if (get && path == "/") {
+    r.content_type = "text/plain";
+    r.body = "healthy: dynamodb." + options_.region + ".amazonaws.com ";
+    return r;
+  }
+  if (get && options_.serve_metrics && path == "/metrics") {
+    r.content_type = "application/json";
+    r.body = RenderMetricsJson(*metrics_);
+    return r;
+  }
+  if (get && options_.serve_metrics && path == "/metrics/prometheus") {
+    r.content_type = kPrometheusContentType;
+    r.body = RenderMetricsPrometheus(*metrics_);
+    return r;
+  }
+  r.status = 404;
+  r.body = RenderErrorBody(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
+  return r;
+}
+
+HttpResponse Router::Throttled(const HttpRequest& request) const {
+  Target target = ParseTarget(Header(request, "x-amz-target"));
+  std::string_view label = Label(target);
+  MetricsFor(label).requests->Add();
+  return Error(label,
+               fdyno::Error::Make(ErrorType::kThrottling,
+                                  "Rate of requests exceeds the allowed throughput."),
+               "application/x-amz-json-1.0", NewRequestId());
+}
+
+HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target_header) const {
+  std::string_view label = Label(ParseTarget(target_header));
+  MetricsFor(label).requests->Add();
+  return Error(label, error, "application/x-amz-json-1.0", NewRequestId());
+}
+
+HttpResponse Router::HandleApi(const HttpRequest& request) const {
+  auto start = std::chrono::steady_clock::now();
+  in_flight_->Add(1);
+  std::string request_id = NewRequestId();
+  std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
+  std::string_view content_type = media_type == "application/x-amz-json-1.1"
+                                      ? "application/x-amz-json-1.1"
+                                      : "application/x-amz-json-1.0";
+  std::string_view label = kUnknownLabel;
+  HttpResponse response;
+  try {
+    response = Run(request, content_type, request_id, label);
+  } catch (const std::exception& e) {
+    internal_errors_->Add();
+    spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
+    response =
+        Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
+  } catch (...) {
+    internal_errors_->Add();
+    spdlog::error("request {}: unexpected non-standard exception", request_id);
+    response =
+        Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
+  }
+  const OperationMetrics& m = MetricsFor(label);
+  m.requests->Add();
+  m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+  in_flight_->Add(-1);
+  return response;
+}
+
+HttpResponse Router::Run(const HttpRequest& request, std::string_view content_type,
+                         std::string request_id, std::string_view& label) const {
+  auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
+  const std::string& raw = request.body();
+
+  // DynamoDB answers requests that are not its JSON protocol as an unknown operation, 404.
+  std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
+  if (!raw.empty() && media_type != "application/x-amz-json-1.0" &&
+      media_type != "application/x-amz-json-1.1" && media_type != "application/json") {
+    HttpResponse r = fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
+    r.status = 404;
+    return r;
+  }
+
+  Target target = ParseTarget(Header(request, "x-amz-target"));
+  label = Label(target);
+  const api::Handler* handler =
+      target.valid ? registry_.Find(target.service, target.operation) : nullptr;
+  if (handler == nullptr) return fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
+
+  // Authentication comes before any expensive work (decompression, parsing).
+  SignedRequest signed_request;
+  signed_request.method = {request.method_string().data(), request.method_string().size()};
+  signed_request.target = {request.target().data(), request.target().size()};
+  signed_request.headers.reserve(16);
+  for (const auto& field : request) {
+    signed_request.headers.emplace_back(
+        std::string_view(field.name_string().data(), field.name_string().size()),
+        std::string_view(field.value().data(), field.value().size()));
+  }
+  signed_request.body = raw;
+  VerifyOptions verify;
+  verify.region = options_.region;
+  verify.now_ms = options_.clock->WallMillis();
+  const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
+  Result<Identity> identity = Verify(signed_request, store, verify);
+  if (!identity.ok()) return fail(identity.error());
+
+  if (raw.size() > options_.max_body_bytes) {
+    return fail(fdyno::Error::Make(ErrorType::kRequestEntityTooLarge,
+                                   "Request body exceeds the maximum of " +
+                                       std::to_string(options_.max_body_bytes) + " bytes"));
+  }
+  std::string_view encoding_header = Header(request, bhttp::field::content_encoding);
+  std::optional<ContentEncoding> encoding = ParseContentEncoding(encoding_header);
+  if (!encoding) {
+    return fail(fdyno::Error::Serialization("Unsupported Content-Encoding: " +
+                                            std::string(encoding_header)));
+  }
+  std::string decoded;
+  std::string_view body = raw;
+  if (*encoding != ContentEncoding::kIdentity) {
+    Result<std::string> inflated = Decompress(raw, *encoding, options_.max_body_bytes);
+    if (!inflated.ok()) return fail(inflated.error());
+    decoded = std::move(inflated).value();
+    body = decoded;
+  }
+
+  if (body.empty()) return fail(fdyno::Error::Serialization(""));
+  rapidjson::Document document;
+  // Iterative parsing: deeply nested input cannot exhaust the stack.
+  document.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
+  if (document.HasParseError()) return fail(fdyno::Error::Serialization(""));
+  if (document.IsArray()) {
+    return fail(fdyno::Error::Serialization("Start of list found where not expected"));
+  }
+  if (!document.IsObject()) return fail(fdyno::Error::Serialization(""));
+  if (JsonDepth(document) > kMaxJsonDepth) {
+    return fail(fdyno::Error::Validation("Nesting Levels have exceeded supported limits"));
+  }
+
+  api::RequestContext ctx;
+  ctx.account_id = identity->account_id;
+  ctx.access_key_id = identity->access_key_id;
+  ctx.region = options_.region;
+  ctx.request_id = request_id;
+  ctx.endpoint_host = std::string(Header(request, bhttp::field::host));
+  ctx.clock = options_.clock;
+  ctx.deadline = options_.clock->Now() + options_.operation_timeout;
+  Result<std::string> result = (*handler)(ctx, document);
+  if (!result.ok()) return fail(result.error());
+  HttpResponse r;
+  r.content_type = std::string(content_type);
+  r.body = std::move(result).value();
+  r.request_id = std::move(request_id);
+  return r;
+}
+
+}  // namespace fdyno::http

@@ -1,0 +1,100 @@
+// The request pipeline above the socket: routes a complete HTTP request to the health check,
+// the metrics pages or a DynamoDB operation, and produces the response body. For API calls:
+// X-Amz-Target and content type, SigV4, Content-Encoding (bounded), JSON parsing, the
+// operation handler, DynamoDB's error rendering, and per-operation metrics. It knows nothing
+// about sockets, so it is tested directly.
+//
+// Thread-safety: a Router is immutable after construction; every method may run on any thread.
+#pragma once
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "api/operation.h"
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "http/sigv4.h"
+
+namespace fdyno::http {
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+
+struct HttpResponse {
+  unsigned status = 200;
+  std::string content_type = "application/x-amz-json-1.0";
+  std::string body;
+  std::string request_id;  // empty: the connection makes one
+};
+
+struct RouterOptions {
+  std::string region = "us-east-1";
+  const CredentialStore* credentials = nullptr;  // null or empty: open mode
+  size_t max_body_bytes = 16 * 1024 * 1024;      // raw and after decompression
+  bool serve_metrics = true;  // false when --admin-listen moves /metrics to its own listener
+  std::chrono::milliseconds operation_timeout{30'000};
+  Clock* clock = nullptr;      // null: Clock::Real()
+  Metrics* metrics = nullptr;  // null: Metrics::Global()
+};
+
+// Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2
+// files plus operations added to DynamoDB since). Used to label metrics: any other name is
+// counted as "unknown", so clients cannot grow the metrics without bound.
+bool IsKnownOperation(api::Service service, std::string_view name);
+
+class Router {
+ public:
+  Router(const api::OperationRegistry& registry, RouterOptions options);
+
+  // POST requests are API calls (DynamoDB ignores the path); everything else is local.
+  static bool IsApiCall(const HttpRequest& request);
+
+  // GET / (health), GET /metrics, GET /metrics/prometheus; 404 UnknownOperationException for
+  // anything else. Cheap: runs on the IO thread.
+  HttpResponse HandleLocal(const HttpRequest& request) const;
+
+  // The whole API pipeline. Never throws: anything unexpected becomes InternalServerError,
+  // counted in fdyno_internal_errors_total.
+  HttpResponse HandleApi(const HttpRequest& request) const;
+
+  // The answer when the worker pool's queue is full: ThrottlingException, counted.
+  HttpResponse Throttled(const HttpRequest& request) const;
+
+  // A DynamoDB-style error for a request rejected before it was complete (body too large,
+  // header too large, ...), counted under operation "unknown" unless the target is known.
+  HttpResponse Rejected(const Error& error, std::string_view target_header = {}) const;
+
+  // Metrics the router keeps. In-flight counts API requests between arrival and response.
+  Gauge& in_flight() const { return *in_flight_; }
+
+ private:
+  struct OperationMetrics {
+    Counter* requests;
+    Histogram* latency;
+  };
+  struct Target {
+    api::Service service = api::Service::kDynamoDB;
+    std::string_view operation;  // empty: no or malformed X-Amz-Target
+    bool valid = false;
+  };
+  static Target ParseTarget(std::string_view header);
+  std::string_view Label(const Target& target) const;
+  const OperationMetrics& MetricsFor(std::string_view label) const;
+  HttpResponse Error(std::string_view label, const fdyno::Error& error,
+                     std::string_view content_type, std::string request_id) const;
+  HttpResponse Run(const HttpRequest& request, std::string_view content_type,
+                   std::string request_id, std::string_view& label) const;
+
+  const api::OperationRegistry& registry_;
+  RouterOptions options_;
+  CredentialStore open_store_;
+  Metrics* metrics_;
+  Gauge* in_flight_;
+  Counter* internal_errors_;
+  std::map<std::string, OperationMetrics, std::less<>> per_operation_;
+};
+
+}  // namespace fdyno::http

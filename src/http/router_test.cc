@@ -1,0 +1,288 @@
+#include "http/router.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <stdexcept>
+
+#include "api/api.h"
+#include "http/compression.h"
+
+namespace fdyno::http {
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+constexpr char kKeyId[] = "AKIDTEST";
+constexpr char kSecret[] = "secret-key";
+constexpr char kAccount[] = "123456789012";
+
+class RouterTest : public ::testing::Test {
+ protected:
+  RouterTest() {
+    registry_ = api::BuildOperationRegistry({nullptr, &clock_});
+    registry_.Register(
+        "Query", [](const api::RequestContext&, const rapidjson::Value&) -> Result<std::string> {
+          throw std::runtime_error("boom");
+        });
+    registry_.Register("GetItem",
+                       [this](const api::RequestContext& ctx,
+                              const rapidjson::Value& body) -> Result<std::string> {
+                         last_account_ = ctx.account_id;
+                         if (body.HasMember("TableName"))
+                           return Error::ResourceNotFound("Requested resource not found");
+                         return std::string("{}");
+                       });
+    registry_.Register(
+        api::Service::kStreams, "ListStreams",
+        [](const api::RequestContext&, const rapidjson::Value&) -> Result<std::string> {
+          return std::string(R"({"Streams":[]})");
+        });
+    credentials_.Add({kKeyId, kSecret, kAccount});
+    options_.credentials = &credentials_;
+    options_.clock = &clock_;
+    options_.metrics = &metrics_;
+    options_.max_body_bytes = 1 << 20;
+    router_ = std::make_unique<Router>(registry_, options_);
+  }
+
+  HttpRequest Make(std::string target, std::string body, bool sign = true,
+                   std::string secret = kSecret,
+                   std::string content_type = "application/x-amz-json-1.0") {
+    HttpRequest r{bhttp::verb::post, "/", 11};
+    r.set(bhttp::field::host, "localhost:8000");
+    r.set(bhttp::field::content_type, content_type);
+    if (!target.empty()) r.set("X-Amz-Target", target);
+    r.body() = std::move(body);
+    if (sign) Sign(r, secret);
+    r.prepare_payload();
+    return r;
+  }
+
+  void Sign(HttpRequest& r, const std::string& secret) {
+    SignedRequest s;
+    s.method = "POST";
+    s.target = "/";
+    std::vector<std::string> storage;
+    for (const auto& f : r) {
+      s.headers.emplace_back(std::string_view(f.name_string().data(), f.name_string().size()),
+                             std::string_view(f.value().data(), f.value().size()));
+    }
+    s.body = r.body();
+    for (auto& [k, v] :
+         SignHeaders(s, {kKeyId, secret, "us-east-1", "dynamodb", clock_.WallMillis()})) {
+      r.set(k, v);
+    }
+  }
+
+  static std::string Type(const HttpResponse& r) {
+    rapidjson::Document d;
+    d.Parse(r.body.c_str());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("__type")) return "";
+    std::string t = d["__type"].GetString();
+    return t.substr(t.find('#') + 1);
+  }
+
+  int64_t Count(const std::string& name, const Labels& labels) {
+    return metrics_.GetCounter(name, labels).value();
+  }
+
+  ManualClock clock_;
+  Metrics metrics_;
+  api::OperationRegistry registry_;
+  CredentialStore credentials_;
+  RouterOptions options_;
+  std::unique_ptr<Router> router_;
+  std::string last_account_;
+};
+
+TEST_F(RouterTest, DescribeEndpointsAndLimits) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.DescribeEndpoints", "{}"));
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"Endpoints":[{"Address":"localhost:8000","CachePeriodInMinutes":1440}]})");
+  EXPECT_EQ(r.request_id.size(), 52u);
+  EXPECT_EQ(r.content_type, "application/x-amz-json-1.0");
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}"));
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"AccountMaxReadCapacityUnits":80000,"AccountMaxWriteCapacityUnits":80000,)"
+                    R"("TableMaxReadCapacityUnits":40000,"TableMaxWriteCapacityUnits":40000})");
+  EXPECT_EQ(Count("fdyno_requests_total", {{"operation", "DescribeLimits"}}), 1);
+}
+
+TEST_F(RouterTest, AccountComesFromTheCredential) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.GetItem", "{}"));
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(last_account_, kAccount);
+}
+
+TEST_F(RouterTest, HandlerErrorsAreRenderedAndCounted) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.GetItem", R"({"TableName":"t"})"));
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(Type(r), "ResourceNotFoundException");
+  EXPECT_EQ(Count("fdyno_errors_total",
+                  {{"operation", "GetItem"}, {"error_type", "ResourceNotFoundException"}}),
+            1);
+}
+
+TEST_F(RouterTest, ExceptionsBecomeInternalServerError) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.Query", "{}"));
+  EXPECT_EQ(r.status, 500u);
+  EXPECT_EQ(Type(r), "InternalServerError");
+  EXPECT_EQ(Count("fdyno_internal_errors_total", {}), 1);
+  EXPECT_EQ(
+      Count("fdyno_errors_total", {{"operation", "Query"}, {"error_type", "InternalServerError"}}),
+      1);
+}
+
+TEST_F(RouterTest, UnknownAndUnimplementedOperations) {
+  for (const char* target : {"DynamoDB_20120810.NoSuchOperation", "DynamoDB_20120810.CreateBackup",
+                             "DynamoDBStreams_20120810.GetRecords", "DynamoDB_20120810.ListStreams",
+                             "DynamoDB_20120810.", "Other_1.GetItem", ""}) {
+    HttpResponse r = router_->HandleApi(Make(target, "{}"));
+    EXPECT_EQ(r.status, 400u) << target;
+    EXPECT_EQ(Type(r), "UnknownOperationException") << target;
+  }
+  HttpResponse r = router_->HandleApi(Make("DynamoDBStreams_20120810.ListStreams", "{}"));
+  EXPECT_EQ(r.status, 200u);
+  // Unknown names share one metrics label; known-but-unimplemented ones keep theirs.
+  EXPECT_EQ(Count("fdyno_errors_total",
+                  {{"operation", "unknown"}, {"error_type", "UnknownOperationException"}}),
+            5);
+  EXPECT_EQ(Count("fdyno_errors_total",
+                  {{"operation", "CreateBackup"}, {"error_type", "UnknownOperationException"}}),
+            1);
+}
+
+TEST_F(RouterTest, AuthenticationErrors) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}", false));
+  EXPECT_EQ(Type(r), "MissingAuthenticationTokenException");
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}", true, "wrong"));
+  EXPECT_EQ(Type(r), "InvalidSignatureException");
+  HttpRequest tampered = Make("DynamoDB_20120810.GetItem", "{}");
+  tampered.body() = R"({"TableName":"x"})";
+  tampered.prepare_payload();
+  r = router_->HandleApi(tampered);
+  EXPECT_EQ(Type(r), "InvalidSignatureException");
+  HttpRequest stale = Make("DynamoDB_20120810.DescribeLimits", "{}");
+  clock_.Advance(std::chrono::minutes(16));
+  r = router_->HandleApi(stale);
+  EXPECT_EQ(Type(r), "InvalidSignatureException");
+  EXPECT_NE(r.body.find("Signature expired"), std::string::npos);
+}
+
+TEST_F(RouterTest, MalformedBodies) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{not json"));
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, R"({"__type":"com.amazon.coral.service#SerializationException"})");
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "[1]"));
+  EXPECT_EQ(Type(r), "SerializationException");
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", ""));
+  EXPECT_EQ(Type(r), "SerializationException");
+  std::string deep(200, '[');
+  deep += std::string(200, ']');
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", R"({"a":)" + deep + "}"));
+  EXPECT_EQ(Type(r), "ValidationException");
+  // Deep enough to overflow a recursive parser's stack: rejected, not a crash.
+  std::string very_deep(500000, '[');
+  r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", very_deep));
+  EXPECT_EQ(Type(r), "SerializationException");
+}
+
+TEST_F(RouterTest, WrongContentTypeIsUnknownOperation404) {
+  HttpRequest r = Make("DynamoDB_20120810.DescribeLimits", "{}", true, kSecret, "text/plain");
+  HttpResponse resp = router_->HandleApi(r);
+  EXPECT_EQ(resp.status, 404u);
+  EXPECT_EQ(Type(resp), "UnknownOperationException");
+  HttpRequest v11 = Make("DynamoDB_20120810.DescribeLimits", "{}", true, kSecret,
+                         "application/x-amz-json-1.1; charset=utf-8");
+  resp = router_->HandleApi(v11);
+  EXPECT_EQ(resp.status, 200u);
+  EXPECT_EQ(resp.content_type, "application/x-amz-json-1.1");
+}
+
+TEST_F(RouterTest, CompressedBodies) {
+  for (auto [name, encoding] : {std::pair{"gzip", ContentEncoding::kGzip},
+                                std::pair{"deflate", ContentEncoding::kDeflate}}) {
+    HttpRequest r{bhttp::verb::post, "/", 11};
+    r.set(bhttp::field::host, "localhost:8000");
+    r.set(bhttp::field::content_type, "application/x-amz-json-1.0");
+    r.set("X-Amz-Target", "DynamoDB_20120810.DescribeLimits");
+    r.set(bhttp::field::content_encoding, name);
+    r.body() = Compress("{}", encoding);
+    Sign(r, kSecret);
+    r.prepare_payload();
+    HttpResponse resp = router_->HandleApi(r);
+    EXPECT_EQ(resp.status, 200u) << name << " " << resp.body;
+  }
+  // A bomb: 64 MiB of spaces inside a JSON object, against a 1 MiB bound.
+  HttpRequest bomb{bhttp::verb::post, "/", 11};
+  bomb.set(bhttp::field::host, "localhost:8000");
+  bomb.set(bhttp::field::content_type, "application/x-amz-json-1.0");
+  bomb.set("X-Amz-Target", "DynamoDB_20120810.DescribeLimits");
+  bomb.set(bhttp::field::content_encoding, "gzip");
+  bomb.body() = Compress("{" + std::string(64 << 20, ' ') + "}", ContentEncoding::kGzip);
+  Sign(bomb, kSecret);
+  bomb.prepare_payload();
+  HttpResponse resp = router_->HandleApi(bomb);
+  EXPECT_EQ(resp.status, 413u);
+  EXPECT_EQ(Type(resp), "RequestEntityTooLarge");
+  bomb.set(bhttp::field::content_encoding, "br");
+  resp = router_->HandleApi(bomb);
+  EXPECT_EQ(Type(resp), "InvalidSignatureException");  // content-encoding is a signed header
+}
+
+TEST_F(RouterTest, LocalRoutes) {
+  HttpRequest health{bhttp::verb::get, "/", 11};
+  HttpResponse r = router_->HandleLocal(health);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "healthy: dynamodb.us-east-1.amazonaws.com ");
+  router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}"));
+  HttpRequest prom{bhttp::verb::get, "/metrics/prometheus", 11};
+  r = router_->HandleLocal(prom);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_NE(r.body.find("fdyno_requests_total{operation=\"DescribeLimits\"} 1\n"),
+            std::string::npos);
+  HttpRequest json{bhttp::verb::get, "/metrics", 11};
+  r = router_->HandleLocal(json);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "application/json");
+  HttpRequest other{bhttp::verb::get, "/nothing", 11};
+  EXPECT_EQ(router_->HandleLocal(other).status, 404u);
+
+  RouterOptions no_metrics = options_;
+  no_metrics.serve_metrics = false;
+  Router data_only(registry_, no_metrics);
+  EXPECT_EQ(data_only.HandleLocal(prom).status, 404u);
+  EXPECT_EQ(data_only.HandleLocal(health).status, 200u);
+}
+
+TEST_F(RouterTest, OpenModeAcceptsAnySignature) {
+  RouterOptions open = options_;
+  CredentialStore none;
+  open.credentials = &none;
+  Router router(registry_, open);
+  HttpResponse r = router.HandleApi(Make("DynamoDB_20120810.GetItem", "{}", true, "anything"));
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_EQ(last_account_, "000000000000");
+  r = router.HandleApi(Make("DynamoDB_20120810.GetItem", "{}", false));
+  EXPECT_EQ(Type(r), "MissingAuthenticationTokenException");
+}
+
+TEST_F(RouterTest, ThrottledAndRejected) {
+  HttpResponse r = router_->Throttled(Make("DynamoDB_20120810.GetItem", "{}"));
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, R"({"__type":"com.amazon.coral.availability#ThrottlingException",)"
+                    R"("message":"Rate of requests exceeds the allowed throughput."})");
+  EXPECT_EQ(Count("fdyno_errors_total",
+                  {{"operation", "GetItem"}, {"error_type", "ThrottlingException"}}),
+            1);
+  r = router_->Rejected(Error::Make(ErrorType::kRequestEntityTooLarge, "too big"),
+                        "DynamoDB_20120810.PutItem");
+  EXPECT_EQ(r.status, 413u);
+  EXPECT_EQ(Count("fdyno_errors_total",
+                  {{"operation", "PutItem"}, {"error_type", "RequestEntityTooLarge"}}),
+            1);
+}
+
+}  // namespace
+}  // namespace fdyno::http

@@ -1,0 +1,212 @@
+#include "http/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "http/connection.h"
+#include "http/tls.h"
+#include "http/worker_pool.h"
+
+namespace fdyno::http {
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class Listener {
+ public:
+  Listener(net::io_context& ioc, const ConnectionEnv& env, net::ssl::context* tls)
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), env_(env), tls_(tls) {}
+
+  Status Bind(const Endpoint& endpoint) {
+    boost::system::error_code ec;
+    tcp::resolver resolver(ioc_);
+    auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec || results.empty()) {
+      return Error::Validation("cannot resolve " + endpoint.ToString() + ": " + ec.message());
+    }
+    tcp::endpoint ep = results.begin()->endpoint();
+    acceptor_.open(ep.protocol(), ec);
+    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(ep, ec);
+    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec)
+      return Error::Validation("cannot listen on " + endpoint.ToString() + ": " + ec.message());
+    bound_ = {ep.address().to_string(), acceptor_.local_endpoint().port()};
+    return Status::Ok();
+  }
+
+  void Start() { Accept(); }
+
+  void Close() {
+    net::post(acceptor_.get_executor(), [this] {
+      boost::system::error_code ec;
+      acceptor_.close(ec);
+    });
+  }
+
+  const Endpoint& bound() const { return bound_; }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept(net::make_strand(ioc_),
+                           [this](boost::system::error_code ec, tcp::socket socket) {
+                             if (ec == net::error::operation_aborted || !acceptor_.is_open())
+                               return;
+                             if (!ec) {
+                               if (tls_) {
+                                 StartTlsSession(std::move(socket), *tls_, env_);
+                               } else {
+                                 StartPlainSession(std::move(socket), env_);
+                               }
+                             } else {
+                               spdlog::warn("accept: {}", ec.message());
+                             }
+                             Accept();
+                           });
+  }
+
+  net::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  ConnectionEnv env_;
+  net::ssl::context* tls_;
+  Endpoint bound_;
+};
+
+class ServerImpl : public Server {
+ public:
+  ServerImpl(const ServerConfig& config, const api::OperationRegistry& registry,
+             const RouterOptions& router_options)
+      : config_(config),
+        ioc_(static_cast<int>(std::max<size_t>(1, config.io_threads))),
+        pool_(std::max<size_t>(1, config.workers), config.queue_bound) {
+    RouterOptions data_options = router_options;
+    data_options.max_body_bytes = config.max_body_bytes;
+    data_options.serve_metrics = !config.admin_listen.has_value();
+    data_router_ = std::make_unique<Router>(registry, data_options);
+    RouterOptions admin_options = router_options;
+    admin_options.serve_metrics = true;
+    admin_router_ = std::make_unique<Router>(registry, admin_options);
+  }
+
+  ~ServerImpl() override {
+    Shutdown();
+    ioc_.stop();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    pool_.Stop();
+  }
+
+  Status Init(bool handle_signals) {
+    if (!config_.tls_cert_file.empty() || !config_.tls_key_file.empty()) {
+      if (config_.tls_cert_file.empty() || config_.tls_key_file.empty()) {
+        return Error::Validation("--tls-cert and --tls-key must be given together");
+      }
+      FDYNO_ASSIGN_OR_RETURN(tls_,
+                             MakeServerTlsContext(config_.tls_cert_file, config_.tls_key_file));
+    }
+    ConnectionEnv data_env{data_router_.get(), &pool_, &config_, &tracker_, false};
+    data_ = std::make_unique<Listener>(ioc_, data_env, tls_.get());
+    FDYNO_RETURN_IF_ERROR(data_->Bind(config_.listen));
+    if (config_.admin_listen) {
+      ConnectionEnv admin_env{admin_router_.get(), &pool_, &config_, &tracker_, true};
+      admin_ = std::make_unique<Listener>(ioc_, admin_env, tls_.get());
+      FDYNO_RETURN_IF_ERROR(admin_->Bind(*config_.admin_listen));
+    }
+    if (handle_signals) {
+      signals_ = std::make_unique<net::signal_set>(ioc_, SIGINT, SIGTERM);
+      signals_->async_wait([this](boost::system::error_code ec, int signal) {
+        if (ec) return;
+        spdlog::info("received signal {}, shutting down", signal);
+        Shutdown();
+      });
+    }
+    return Status::Ok();
+  }
+
+  Endpoint data_endpoint() const override { return data_->bound(); }
+  std::optional<Endpoint> admin_endpoint() const override {
+    if (!admin_) return std::nullopt;
+    return admin_->bound();
+  }
+
+  void Run() override {
+    data_->Start();
+    if (admin_) admin_->Start();
+    size_t n = std::max<size_t>(1, config_.io_threads);
+    for (size_t i = 0; i < n; ++i) threads_.emplace_back([this] { ioc_.run(); });
+
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return shutdown_; });
+    }
+    // Stop accepting, then let every session finish the request it is answering.
+    data_->Close();
+    if (admin_) admin_->Close();
+    if (signals_) {
+      net::post(ioc_, [this] {
+        boost::system::error_code ec;
+        signals_->cancel(ec);
+      });
+    }
+    tracker_.ShutdownAll();
+    auto deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
+    if (!tracker_.WaitEmpty(deadline)) {
+      spdlog::warn("shutdown: {} connection(s) still open after {} ms, closing them",
+                   tracker_.size(), config_.drain_timeout.count());
+    }
+    ioc_.stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    pool_.Stop();
+  }
+
+  void Shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  ServerConfig config_;
+  // Declared before the io_context: sessions destroyed with it still reach the tracker.
+  SessionTracker tracker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutdown_ = false;
+  std::unique_ptr<Router> data_router_;
+  std::unique_ptr<Router> admin_router_;
+  std::unique_ptr<net::ssl::context> tls_;
+  net::io_context ioc_;
+  WorkerPool pool_;
+  std::unique_ptr<net::signal_set> signals_;
+  std::unique_ptr<Listener> data_;
+  std::unique_ptr<Listener> admin_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Create(const ServerConfig& config,
+                                               const api::OperationRegistry& registry,
+                                               const RouterOptions& router_options,
+                                               bool handle_signals) {
+  auto server = std::make_unique<ServerImpl>(config, registry, router_options);
+  FDYNO_RETURN_IF_ERROR(server->Init(handle_signals));
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace fdyno::http

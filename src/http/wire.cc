@@ -1,0 +1,85 @@
+#include "http/wire.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <zlib.h>
+
+#include <random>
+
+namespace fdyno::http {
+
+std::string_view ErrorNamespace(ErrorType type) {
+  switch (type) {
+    case ErrorType::kValidation:
+      return "com.amazon.coral.validate";
+    case ErrorType::kThrottling:
+      return "com.amazon.coral.availability";
+    case ErrorType::kAccessDenied:
+    case ErrorType::kIncompleteSignature:
+    case ErrorType::kInvalidSignature:
+    case ErrorType::kMissingAuthenticationToken:
+    case ErrorType::kUnrecognizedClient:
+    case ErrorType::kSerialization:
+    case ErrorType::kUnknownOperation:
+    case ErrorType::kRequestEntityTooLarge:
+      return "com.amazon.coral.service";
+    default:
+      return "com.amazonaws.dynamodb.v20120810";
+  }
+}
+
+std::string RenderErrorBody(const Error& error) {
+  // Engine errors never reach clients as such: they are internal server errors.
+  ErrorType type = error.is_kv() ? ErrorType::kInternalServerError : error.type;
+  std::string full_type = std::string(ErrorNamespace(type)) + "#" + std::string(WireType(type));
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("__type");
+  w.String(full_type.data(), static_cast<rapidjson::SizeType>(full_type.size()));
+  std::string_view message = error.message;
+  if (error.is_kv()) message = "Internal server error";
+  if (!message.empty()) {
+    w.Key(type == ErrorType::kSerialization ? "Message" : "message");
+    w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  }
+  if (!error.item_json.empty()) {
+    // ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure: the old item.
+    w.Key("Item");
+    w.RawValue(error.item_json.data(), error.item_json.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string NewRequestId() {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id(52, '\0');
+  uint64_t bits = 0;
+  int left = 0;
+  for (char& c : id) {
+    if (left == 0) {
+      bits = rng();
+      left = 10;  // 10 draws of 6 bits per 64-bit word
+    }
+    // 6 bits give 0..63; fold into 36 symbols (a slight bias is fine for an id).
+    c = kAlphabet[(bits & 63) % 36];
+    bits >>= 6;
+    --left;
+  }
+  return id;
+}
+
+uint32_t Crc32(std::string_view body) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths; feed in chunks for bodies beyond 4 GiB (never expected).
+  while (!body.empty()) {
+    size_t n = std::min<size_t>(body.size(), 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(n));
+    body.remove_prefix(n);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+}  // namespace fdyno::http

@@ -1,0 +1,29 @@
+// DynamoDB's wire conventions shared by every response: the error body, the request id and
+// the CRC32 header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace fdyno::http {
+
+// The error body DynamoDB sends: {"__type":"<namespace>#<Type>","message":"..."}. The
+// namespace is the one DynamoDB uses for that type (com.amazon.coral.service for protocol and
+// authentication errors, com.amazon.coral.validate for ValidationException,
+// com.amazon.coral.availability for ThrottlingException, com.amazonaws.dynamodb.v20120810 for
+// the rest); SDKs read the part after '#'. An empty message is left out, as DynamoDB does for
+// SerializationException on malformed JSON; SerializationException spells the key "Message".
+// Error::item_json, when set, becomes the body's "Item" member.
+std::string RenderErrorBody(const Error& error);
+std::string_view ErrorNamespace(ErrorType type);
+
+// A fresh 52-character request id ([A-Z0-9]), like DynamoDB's x-amzn-RequestId.
+std::string NewRequestId();
+
+// CRC32 (zlib's, as in x-amz-crc32) of a body.
+uint32_t Crc32(std::string_view body);
+
+}  // namespace fdyno::http

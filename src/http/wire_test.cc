@@ -1,0 +1,55 @@
+#include "http/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace fdyno::http {
+namespace {
+
+TEST(WireTest, ErrorBodies) {
+  EXPECT_EQ(RenderErrorBody(Error::Validation("bad")),
+            R"({"__type":"com.amazon.coral.validate#ValidationException","message":"bad"})");
+  EXPECT_EQ(RenderErrorBody(Error::ResourceNotFound("Requested resource not found")),
+            R"({"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",)"
+            R"("message":"Requested resource not found"})");
+  EXPECT_EQ(RenderErrorBody(Error::Serialization("")),
+            R"({"__type":"com.amazon.coral.service#SerializationException"})");
+  EXPECT_EQ(RenderErrorBody(Error::Serialization("Start of list found where not expected")),
+            R"({"__type":"com.amazon.coral.service#SerializationException",)"
+            R"("Message":"Start of list found where not expected"})");
+  EXPECT_EQ(RenderErrorBody(Error::Make(ErrorType::kThrottling, "Rate")),
+            R"({"__type":"com.amazon.coral.availability#ThrottlingException","message":"Rate"})");
+  // Engine errors are internal server errors; their details stay in the server.
+  EXPECT_EQ(RenderErrorBody(Error::Kv(1020, "not_committed")),
+            R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
+            R"("message":"Internal server error"})");
+  Error ccf = Error::ConditionalCheckFailed();
+  ccf.item_json = R"({"pk":{"S":"a"}})";
+  EXPECT_EQ(RenderErrorBody(ccf),
+            R"({"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",)"
+            R"("message":"The conditional request failed","Item":{"pk":{"S":"a"}}})");
+  EXPECT_EQ(
+      RenderErrorBody(Error::Validation("quote \" and \n")),
+      R"({"__type":"com.amazon.coral.validate#ValidationException","message":"quote \" and \n"})");
+}
+
+TEST(WireTest, RequestIds) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = NewRequestId();
+    ASSERT_EQ(id.size(), 52u);
+    for (char c : id) ASSERT_TRUE((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) << id;
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(WireTest, Crc32) {
+  EXPECT_EQ(Crc32(""), 0u);
+  EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(Crc32("{}"), 2745614147u);
+}
+
+}  // namespace
+}  // namespace fdyno::http

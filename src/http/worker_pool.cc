@@ -1,0 +1,57 @@
+#include "http/worker_pool.h"
+
+#include <cassert>
+
+namespace fdyno::http {
+
+WorkerPool::WorkerPool(size_t threads, size_t queue_bound) : queue_bound_(queue_bound) {
+  assert(threads >= 1);
+  threads_.reserve(threads);
+  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+WorkerPool::~WorkerPool() { Stop(); }
+
+bool WorkerPool::TrySubmit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || queue_.size() >= queue_bound_) return false;
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void WorkerPool::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+size_t WorkerPool::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+void WorkerPool::Loop() {
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace fdyno::http

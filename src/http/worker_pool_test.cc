@@ -1,0 +1,40 @@
+#include "http/worker_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+
+namespace fdyno::http {
+namespace {
+
+TEST(WorkerPoolTest, RunsTasks) {
+  WorkerPool pool(3, 100);
+  std::atomic<int> done{0};
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(pool.TrySubmit([&] { done++; }));
+  pool.Stop();
+  EXPECT_EQ(done.load(), 50);
+  EXPECT_FALSE(pool.TrySubmit([] {}));
+}
+
+TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
+  WorkerPool pool(1, 2);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(pool.TrySubmit([&, gate] {
+    started.set_value();
+    gate.wait();
+  }));
+  started.get_future().wait();  // the only worker is now busy
+  EXPECT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_EQ(pool.queued(), 2u);
+  EXPECT_FALSE(pool.TrySubmit([] {}));  // bound reached: refused, not queued
+  release.set_value();
+  pool.Stop();
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
+}  // namespace
+}  // namespace fdyno::http
