@@ -11,6 +11,8 @@ namespace {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
+constexpr int kAccessedUnreadable = 1036;  // FoundationDB's accessed_unreadable
+
 struct KeyRange {
   std::string begin;
   std::string end;  // exclusive
@@ -95,12 +97,13 @@ class MemoryTransaction : public Transaction {
     bool known = true;                 // false: base value is the snapshot's, then `adds` apply
     std::optional<std::string> value;  // when known
     std::vector<std::string> adds;     // pending ADD params when !known
+    bool unreadable = false;           // set with a versionstamped value: unknown until commit
   };
 
   Status CheckUsable();
   Status EnsureReadVersion();
   bool Cleared(std::string_view key) const;
-  std::optional<std::string> Resolve(const Written& w, std::string_view key);
+  Result<std::optional<std::string>> Resolve(const Written& w, std::string_view key);
   void NoteMutationBytes(size_t key_bytes, size_t value_bytes, bool check_value = true);
 
   MemoryDatabase* db_;
@@ -311,7 +314,10 @@ bool MemoryTransaction::Cleared(std::string_view key) const {
   return false;
 }
 
-std::optional<std::string> MemoryTransaction::Resolve(const Written& w, std::string_view key) {
+Result<std::optional<std::string>> MemoryTransaction::Resolve(const Written& w,
+                                                              std::string_view key) {
+  // FoundationDB's accessed_unreadable: the value holds a versionstamp not yet known.
+  if (w.unreadable) return KvError(kAccessedUnreadable);
   if (w.known) return w.value;
   std::optional<std::string> v = db_->Read(key, *read_version_);
   for (const auto& add : w.adds) v = ApplyAdd(v, add);
@@ -342,7 +348,7 @@ Result<RangeResult> MemoryTransaction::GetRange(std::string_view begin, std::str
     merged.emplace(std::move(kv.key), std::move(kv.value));
   }
   for (auto it = writes_.lower_bound(begin); it != writes_.end() && it->first < end; ++it) {
-    auto v = Resolve(it->second, it->first);
+    FDYNO_ASSIGN_OR_RETURN(auto v, Resolve(it->second, it->first));
     if (v) merged[it->first] = std::move(*v);
   }
   size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : merged.size();
@@ -407,7 +413,9 @@ void MemoryTransaction::AtomicOp(MutationType type, std::string_view key, std::s
       NoteMutationBytes(key.size(), param.size());
       auto it = writes_.find(key);
       if (it != writes_.end()) {
-        if (it->second.known) {
+        if (it->second.unreadable) {
+          // Still unreadable: the base value is unknown until commit.
+        } else if (it->second.known) {
           it->second.value = ApplyAdd(it->second.value, param);
         } else {
           it->second.adds.emplace_back(param);
@@ -429,6 +437,7 @@ void MemoryTransaction::AtomicOp(MutationType type, std::string_view key, std::s
       break;
     case MutationType::kSetVersionstampedValue:
       NoteMutationBytes(key.size(), param.size() >= 4 ? param.size() - 4 : param.size());
+      writes_[std::string(key)] = Written{true, std::nullopt, {}, true};
       mutations_.push_back(
           {Mutation::Kind::kVersionstampedValue, std::string(key), std::string(param)});
       write_ranges_.push_back({std::string(key), KeyAfter(key)});
@@ -458,7 +467,9 @@ Status MemoryTransaction::Commit() {
     committed_version_ = -1;
     return {};
   }
+  // FoundationDB counts mutations and both kinds of conflict ranges.
   for (const auto& r : read_ranges_) bytes_ += r.begin.size() + r.end.size();
+  for (const auto& r : write_ranges_) bytes_ += r.begin.size() + r.end.size();
   if (bytes_ > kMaxTransactionBytes) return KvError(kTransactionTooLarge);
   MemoryDatabase::CommitRequest req{read_version_, read_version_time_, &read_ranges_, write_ranges_,
                                     &mutations_};

@@ -5,8 +5,9 @@
 // read versions older than 5 s (by the injected clock), FoundationDB's limits and codes,
 // versionstamps (8-byte commit version, 2-byte order 0), timeouts (1031) and cancellation
 // (1025). It keeps every version of every key (tests are small) and nothing survives the
-// process. Reads of keys written with SetVersionstampedKey/Value in the same transaction do not
-// see those writes (FoundationDB reports them as unreadable).
+// process. Reading a key set with SetVersionstampedValue in the same transaction fails with 1036
+// (accessed_unreadable), as in FoundationDB; keys made by SetVersionstampedKey are not visible
+// to the transaction that writes them.
 //
 // Thread-safety: the Database is thread-safe; a Transaction is used by one thread at a time.
 #pragma once

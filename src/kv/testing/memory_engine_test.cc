@@ -73,6 +73,17 @@ TEST_F(MemoryEngineTest, AddVersionstampsAndTooOld) {
   EXPECT_EQ(old.error().kv_code, kTransactionTooOld);
 }
 
+TEST_F(MemoryEngineTest, VersionstampedValueIsUnreadableUntilCommit) {
+  auto tr = db_->CreateTransaction();
+  tr->AtomicOp(MutationType::kSetVersionstampedValue, "k",
+               std::string(10, '\0') + std::string("\x00\x00\x00\x00", 4));
+  EXPECT_EQ(tr->Get("k").error().kv_code, 1036);
+  EXPECT_EQ(tr->GetRange("a", "z").error().kv_code, 1036);
+  ASSERT_TRUE(tr->Commit().ok());
+  auto check = db_->CreateTransaction();
+  EXPECT_EQ(check->Get("k").value(), tr->GetVersionstamp().value());
+}
+
 TEST_F(MemoryEngineTest, LimitsTimeoutAndCancel) {
   auto tr = db_->CreateTransaction();
   tr->Set("k", std::string(kMaxValueBytes + 1, 'v'));
