@@ -1,0 +1,1684 @@
+#include "api/table_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/json_util.h"
+#include "kv/run.h"
+
+namespace fdyno::api {
+namespace {
+
+using rapidjson::Value;
+using store::TableInfo;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// DynamoDB's per-table limits.
+constexpr size_t kMaxLocalIndexes = 5;
+constexpr size_t kMaxGlobalIndexes = 20;
+constexpr size_t kMaxNonKeyAttributes = 20;
+constexpr size_t kMaxTags = 50;
+constexpr int64_t kMaxCapacityUnits = 1'000'000'000'000;
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
+
+Error Invalid(std::string_view detail) {
+  return Error::Validation(std::string(kInvalid) + std::string(detail));
+}
+
+Error TableNotFound(std::string_view name) {
+  return Error::ResourceNotFound("Requested resource not found: Table: " + std::string(name) +
+                                 " not found");
+}
+
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  return options;
+}
+
+std::string Json(const rapidjson::StringBuffer& buffer) {
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+void Str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// ==== deserialization: the request members, type-checked ===================================
+
+struct KeyElementIn {
+  std::optional<std::string> name;
+  std::optional<std::string> key_type;
+};
+struct AttributeIn {
+  std::optional<std::string> name;
+  std::optional<std::string> type;
+};
+struct ThroughputIn {
+  std::optional<int64_t> read;
+  std::optional<int64_t> write;
+};
+struct ProjectionIn {
+  std::optional<std::string> type;
+  std::optional<std::vector<std::string>> non_key;
+};
+struct IndexIn {
+  std::optional<std::string> name;
+  std::optional<std::vector<KeyElementIn>> key_schema;
+  std::optional<ProjectionIn> projection;
+  std::optional<ThroughputIn> throughput;
+};
+struct StreamIn {
+  std::optional<bool> enabled;
+  std::optional<std::string> view_type;
+};
+struct SseIn {
+  std::optional<bool> enabled;
+  std::optional<std::string> sse_type;
+  std::optional<std::string> kms_key;
+};
+struct TagIn {
+  std::optional<std::string> key;
+  std::optional<std::string> value;
+};
+
+Result<std::optional<std::string>> OwnedString(const Value& obj, std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
+  if (!v) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(*v));
+}
+
+// Each element of a list member must be a structure of `type_name`; returns the elements.
+Result<std::optional<std::vector<const Value*>>> StructList(const Value& obj, std::string_view name,
+                                                            std::string_view type_name) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
+  if (list == nullptr) return std::optional<std::vector<const Value*>>();
+  std::vector<const Value*> out;
+  for (const Value& v : list->GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type_name));
+    out.push_back(&v);
+  }
+  return std::optional<std::vector<const Value*>>(std::move(out));
+}
+
+Result<std::optional<std::vector<std::string>>> StringList(const Value& obj,
+                                                           std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
+  if (list == nullptr) return std::optional<std::vector<std::string>>();
+  std::vector<std::string> out;
+  for (const Value& v : list->GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+    out.push_back(v.IsString() ? std::string(AsStringView(v)) : std::string());
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+Result<std::optional<std::vector<KeyElementIn>>> ParseKeySchema(const Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(obj, "KeySchema", "KeySchemaElement"));
+  if (!elements) return std::optional<std::vector<KeyElementIn>>();
+  std::vector<KeyElementIn> out;
+  for (const Value* e : *elements) {
+    KeyElementIn k;
+    if (e->IsObject()) {
+      FDYNO_ASSIGN_OR_RETURN(k.name, OwnedString(*e, "AttributeName"));
+      FDYNO_ASSIGN_OR_RETURN(k.key_type, OwnedString(*e, "KeyType"));
+    }
+    out.push_back(std::move(k));
+  }
+  return std::optional<std::vector<KeyElementIn>>(std::move(out));
+}
+
+Result<std::optional<ThroughputIn>> ParseThroughput(const Value& obj, std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(obj, name, "ProvisionedThroughput"));
+  if (v == nullptr) return std::optional<ThroughputIn>();
+  ThroughputIn t;
+  FDYNO_ASSIGN_OR_RETURN(t.read, GetLong(*v, "ReadCapacityUnits"));
+  FDYNO_ASSIGN_OR_RETURN(t.write, GetLong(*v, "WriteCapacityUnits"));
+  return std::optional<ThroughputIn>(t);
+}
+
+Result<std::optional<ProjectionIn>> ParseProjection(const Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(obj, "Projection", "Projection"));
+  if (v == nullptr) return std::optional<ProjectionIn>();
+  ProjectionIn p;
+  FDYNO_ASSIGN_OR_RETURN(p.type, OwnedString(*v, "ProjectionType"));
+  FDYNO_ASSIGN_OR_RETURN(p.non_key, StringList(*v, "NonKeyAttributes"));
+  return std::optional<ProjectionIn>(std::move(p));
+}
+
+Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const Value& body, std::string_view name,
+                                                         std::string_view type_name, bool global) {
+  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(body, name, type_name));
+  if (!elements) return std::optional<std::vector<IndexIn>>();
+  std::vector<IndexIn> out;
+  for (const Value* e : *elements) {
+    IndexIn index;
+    if (e->IsObject()) {
+      FDYNO_ASSIGN_OR_RETURN(index.name, OwnedString(*e, "IndexName"));
+      FDYNO_ASSIGN_OR_RETURN(index.key_schema, ParseKeySchema(*e));
+      FDYNO_ASSIGN_OR_RETURN(index.projection, ParseProjection(*e));
+      if (global) {
+        FDYNO_ASSIGN_OR_RETURN(index.throughput, ParseThroughput(*e, "ProvisionedThroughput"));
+      }
+    }
+    out.push_back(std::move(index));
+  }
+  return std::optional<std::vector<IndexIn>>(std::move(out));
+}
+
+Result<std::optional<std::vector<AttributeIn>>> ParseAttributeDefinitions(const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(auto elements,
+                         StructList(body, "AttributeDefinitions", "AttributeDefinition"));
+  if (!elements) return std::optional<std::vector<AttributeIn>>();
+  std::vector<AttributeIn> out;
+  for (const Value* e : *elements) {
+    AttributeIn a;
+    if (e->IsObject()) {
+      FDYNO_ASSIGN_OR_RETURN(a.name, OwnedString(*e, "AttributeName"));
+      FDYNO_ASSIGN_OR_RETURN(a.type, OwnedString(*e, "AttributeType"));
+    }
+    out.push_back(std::move(a));
+  }
+  return std::optional<std::vector<AttributeIn>>(std::move(out));
+}
+
+Result<std::optional<StreamIn>> ParseStream(const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v,
+                         GetStruct(body, "StreamSpecification", "StreamSpecification"));
+  if (v == nullptr) return std::optional<StreamIn>();
+  StreamIn s;
+  FDYNO_ASSIGN_OR_RETURN(s.enabled, GetBool(*v, "StreamEnabled"));
+  FDYNO_ASSIGN_OR_RETURN(s.view_type, OwnedString(*v, "StreamViewType"));
+  return std::optional<StreamIn>(std::move(s));
+}
+
+Result<std::optional<SseIn>> ParseSse(const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(body, "SSESpecification", "SSESpecification"));
+  if (v == nullptr) return std::optional<SseIn>();
+  SseIn s;
+  FDYNO_ASSIGN_OR_RETURN(s.enabled, GetBool(*v, "Enabled"));
+  FDYNO_ASSIGN_OR_RETURN(s.sse_type, OwnedString(*v, "SSEType"));
+  FDYNO_ASSIGN_OR_RETURN(s.kms_key, OwnedString(*v, "KMSMasterKeyId"));
+  return std::optional<SseIn>(std::move(s));
+}
+
+Result<std::optional<std::vector<TagIn>>> ParseTags(const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(body, "Tags", "Tag"));
+  if (!elements) return std::optional<std::vector<TagIn>>();
+  std::vector<TagIn> out;
+  for (const Value* e : *elements) {
+    TagIn t;
+    if (e->IsObject()) {
+      FDYNO_ASSIGN_OR_RETURN(t.key, OwnedString(*e, "Key"));
+      FDYNO_ASSIGN_OR_RETURN(t.value, OwnedString(*e, "Value"));
+    }
+    out.push_back(std::move(t));
+  }
+  return std::optional<std::vector<TagIn>>(std::move(out));
+}
+
+// ==== constraints (collected together) ======================================================
+
+std::string Path(std::string_view parent, std::string_view member) {
+  return parent.empty() ? std::string(member) : std::string(parent) + "." + std::string(member);
+}
+std::string MemberPath(std::string_view list_path, size_t index) {
+  return std::string(list_path) + "." + std::to_string(index + 1) + ".member";
+}
+
+// How DynamoDB prints a list of key schema elements in a constraint message.
+std::string RenderKeySchema(const std::vector<KeyElementIn>& ks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += "KeySchemaElement(attributeName=" + ks[i].name.value_or("null") +
+           ", keyType=" + ks[i].key_type.value_or("null") + ")";
+  }
+  return out + "]";
+}
+
+void CheckKeySchemaConstraints(ConstraintErrors& e,
+                               const std::optional<std::vector<KeyElementIn>>& ks,
+                               const std::string& path, bool check_key_type_enum) {
+  e.NotNull(path, ks.has_value());
+  if (!ks) return;
+  if (ks->empty()) {
+    e.Add(path, "[]", "Member must have length greater than or equal to 1");
+  } else if (ks->size() > 2) {
+    e.Add(path, RenderKeySchema(*ks), "Member must have length less than or equal to 2");
+  }
+  for (size_t i = 0; i < ks->size(); ++i) {
+    const KeyElementIn& k = (*ks)[i];
+    std::string p = MemberPath(path, i);
+    e.NotNull(Path(p, "attributeName"), k.name.has_value());
+    if (k.name) {
+      e.MinLength(Path(p, "attributeName"), *k.name, 1);
+      e.MaxLength(Path(p, "attributeName"), *k.name, 255);
+    }
+    e.NotNull(Path(p, "keyType"), k.key_type.has_value());
+    if (k.key_type && check_key_type_enum)
+      e.Enum(Path(p, "keyType"), *k.key_type, {"HASH", "RANGE"});
+  }
+}
+
+void CheckThroughputConstraints(ConstraintErrors& e, const std::optional<ThroughputIn>& t,
+                                const std::string& path) {
+  if (!t) return;
+  e.NotNull(Path(path, "writeCapacityUnits"), t->write.has_value());
+  if (t->write) e.MinValue(Path(path, "writeCapacityUnits"), *t->write, 1);
+  e.NotNull(Path(path, "readCapacityUnits"), t->read.has_value());
+  if (t->read) e.MinValue(Path(path, "readCapacityUnits"), *t->read, 1);
+}
+
+void CheckIndexNameConstraints(ConstraintErrors& e, const std::optional<std::string>& name,
+                               const std::string& path) {
+  e.NotNull(path, name.has_value());
+  if (!name) return;
+  e.Pattern(path, *name, IsValidTableNameChars(*name), kNamePattern);
+  e.MinLength(path, *name, 3);
+  e.MaxLength(path, *name, 255);
+}
+
+void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<IndexIn>>& indexes,
+                           const std::string& path, bool global) {
+  if (!indexes) return;
+  for (size_t i = 0; i < indexes->size(); ++i) {
+    const IndexIn& index = (*indexes)[i];
+    std::string p = MemberPath(path, i);
+    CheckIndexNameConstraints(e, index.name, Path(p, "indexName"));
+    CheckKeySchemaConstraints(e, index.key_schema, Path(p, "keySchema"), false);
+    e.NotNull(Path(p, "projection"), index.projection.has_value());
+    if (index.projection) {
+      if (index.projection->type) {
+        e.Enum(Path(p, "projection.projectionType"), *index.projection->type,
+               {"ALL", "INCLUDE", "KEYS_ONLY"});
+      }
+      if (index.projection->non_key) {
+        std::string nk = Path(p, "projection.nonKeyAttributes");
+        if (index.projection->non_key->empty()) {
+          e.Add(nk, "[]", "Member must have length greater than or equal to 1");
+        } else if (index.projection->non_key->size() > kMaxNonKeyAttributes) {
+          e.AddWithoutValue(nk, "Member must have length less than or equal to 20");
+        }
+      }
+    }
+    if (global) CheckThroughputConstraints(e, index.throughput, Path(p, "provisionedThroughput"));
+  }
+}
+
+void CheckTagConstraints(ConstraintErrors& e, const std::optional<std::vector<TagIn>>& tags) {
+  if (!tags) return;
+  for (size_t i = 0; i < tags->size(); ++i) {
+    const TagIn& t = (*tags)[i];
+    std::string p = MemberPath("tags", i);
+    e.NotNull(Path(p, "key"), t.key.has_value());
+    if (t.key) {
+      e.MinLength(Path(p, "key"), *t.key, 1);
+      e.MaxLength(Path(p, "key"), *t.key, 128);
+    }
+    e.NotNull(Path(p, "value"), t.value.has_value());
+    if (t.value) e.MaxLength(Path(p, "value"), *t.value, 256);
+  }
+}
+
+// ==== semantic rules ========================================================================
+
+// Java's HashSet iteration order for strings (bucket of the spread String.hashCode, then
+// insertion order): DynamoDB prints some sets of attribute names in this order.
+std::vector<std::string> JavaHashSetOrder(const std::vector<std::string>& items) {
+  size_t buckets = 16;
+  while (static_cast<double>(items.size()) > static_cast<double>(buckets) * 0.75) buckets *= 2;
+  auto bucket = [&](const std::string& s) {
+    uint32_t h = 0;
+    // String.hashCode over UTF-16 code units; names are ASCII in practice, and for non-ASCII
+    // bytes this still yields a deterministic order.
+    for (unsigned char c : s) h = 31 * h + c;
+    h ^= h >> 16;
+    return h & (buckets - 1);
+  };
+  std::vector<std::pair<size_t, size_t>> order;  // (bucket, insertion index)
+  for (size_t i = 0; i < items.size(); ++i) order.emplace_back(bucket(items[i]), i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (const auto& [b, i] : order) out.push_back(items[i]);
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out + "]";
+}
+
+const AttributeIn* FindDefinition(const std::vector<AttributeIn>& defs, const std::string& name) {
+  for (const auto& d : defs) {
+    if (d.name && *d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> DefinitionNames(const std::vector<AttributeIn>& defs) {
+  std::vector<std::string> out;
+  for (const auto& d : defs) out.push_back(d.name.value_or(""));
+  return out;
+}
+
+std::vector<std::string> KeyNames(const std::vector<KeyElementIn>& ks) {
+  std::vector<std::string> out;
+  for (const auto& k : ks) out.push_back(k.name.value_or(""));
+  return out;
+}
+
+// Key schema rules shared by tables and indexes; on success, the resolved schema.
+Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
+                                          const std::vector<AttributeIn>& defs) {
+  for (const auto& k : ks) {
+    if (FindDefinition(defs, *k.name) == nullptr) {
+      return Invalid("Some index key attributes are not defined in AttributeDefinitions. Keys: " +
+                     JoinNames(KeyNames(ks)) +
+                     ", AttributeDefinitions: " + JoinNames(DefinitionNames(defs)));
+    }
+  }
+  if (ks.size() == 2 && *ks[0].name == *ks[1].name) {
+    return Error::Validation(
+        "Both the Hash Key and the Range Key element in the KeySchema have the "
+        "same name");
+  }
+  if (*ks[0].key_type != "HASH") {
+    return Error::Validation(
+        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+  }
+  if (ks.size() == 2 && *ks[1].key_type != "RANGE") {
+    return Error::Validation(
+        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+  }
+  auto attr = [&](const KeyElementIn& k) {
+    const AttributeIn* d = FindDefinition(defs, *k.name);
+    return store::AttributeDefinition{*k.name, *store::ParseScalarType(*d->type)};
+  };
+  store::KeySchema out;
+  out.hash = attr(ks[0]);
+  if (ks.size() == 2) out.range = attr(ks[1]);
+  return out;
+}
+
+Result<store::Projection> ResolveProjection(const ProjectionIn& p) {
+  if (!p.type) return Invalid("Unknown ProjectionType: null");
+  store::Projection out;
+  out.type = *p.type == "ALL"         ? store::ProjectionType::kAll
+             : *p.type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
+                                      : store::ProjectionType::kInclude;
+  if (out.type != store::ProjectionType::kInclude && p.non_key) {
+    return Invalid("ProjectionType is " + *p.type + ", but NonKeyAttributes is specified");
+  }
+  if (out.type == store::ProjectionType::kInclude) {
+    if (!p.non_key)
+      return Invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified");
+    std::set<std::string> seen;
+    for (const auto& a : *p.non_key) {
+      if (!seen.insert(a).second) return Invalid("Duplicate element in NonKeyAttributes: " + a);
+    }
+    out.non_key_attributes = *p.non_key;
+  }
+  return out;
+}
+
+// Tag rules of TagResource and CreateTable (after the constraints).
+bool IsValidTagChar(unsigned char c) {
+  return std::isalnum(c) || c >= 0x80 || c == ' ' || c == '_' || c == '.' || c == ':' || c == '/' ||
+         c == '=' || c == '+' || c == '-' || c == '@';
+}
+
+Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
+  std::vector<store::Tag> out;
+  std::set<std::string> seen;
+  for (const TagIn& t : in) {
+    const std::string& key = *t.key;
+    if (key.empty() || key.size() > 128 ||
+        !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
+      return Error::Validation("The Tag Key provided is invalid, Key: " + key);
+    }
+    if (key.rfind("aws:", 0) == 0) {
+      return Error::Validation("Tag Key cannot be prefixed with aws:, Key: " + key);
+    }
+    if (!t.value || t.value->size() > 256 ||
+        !std::all_of(t.value->begin(), t.value->end(), [](char c) { return IsValidTagChar(c); })) {
+      return Error::Validation("The Tag Value provided is invalid, Value: " +
+                               t.value.value_or("null"));
+    }
+    if (!seen.insert(key).second) {
+      return Error::Validation("Duplicate Tag Keys provided as input: Duplicate Tag Key found " +
+                               key);
+    }
+    out.push_back({key, *t.value});
+  }
+  return out;
+}
+
+Error TooManyTags() {
+  return Error::Validation("Number of Tags exceed the current limit for the provided ResourceArn");
+}
+
+std::optional<store::StreamViewType> ParseViewType(std::string_view s) {
+  if (s == "NEW_IMAGE") return store::StreamViewType::kNewImage;
+  if (s == "OLD_IMAGE") return store::StreamViewType::kOldImage;
+  if (s == "NEW_AND_OLD_IMAGES") return store::StreamViewType::kNewAndOldImages;
+  if (s == "KEYS_ONLY") return store::StreamViewType::kKeysOnly;
+  return std::nullopt;
+}
+
+std::optional<store::TableClass> ParseTableClass(std::string_view s) {
+  if (s == "STANDARD") return store::TableClass::kStandard;
+  if (s == "STANDARD_INFREQUENT_ACCESS") return store::TableClass::kStandardInfrequentAccess;
+  return std::nullopt;
+}
+
+Error InvalidTableClass() {
+  return Error::Validation(
+      "Invalid table-class parameter provided. Please try again with a valid table-class value: "
+      "[STANDARD, STANDARD_INFREQUENT_ACCESS].");
+}
+
+// SSESpecification rules shared by CreateTable and UpdateTable.
+Status CheckSse(const SseIn& sse) {
+  bool enabled = sse.enabled.value_or(false);
+  if (!enabled && sse.sse_type) return Invalid("SSEType can not be specified if Enabled is false");
+  if (!enabled && sse.kms_key) {
+    return Invalid("KMSMasterKeyId can not be specified if Enabled is false");
+  }
+  if (sse.sse_type && *sse.sse_type == "AES256") return Invalid("SSEType AES256 is not supported");
+  return Status::Ok();
+}
+
+// DynamoDB's LatestStreamLabel: the stream's creation time, ISO 8601 with milliseconds, UTC.
+std::string StreamLabel(int64_t wall_ms) {
+  std::time_t secs = static_cast<std::time_t>(wall_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03d", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(wall_ms % 1000));
+  return buf;
+}
+
+// ==== rendering =============================================================================
+
+std::string TableArn(const RequestContext& ctx, std::string_view table) {
+  return "arn:aws:dynamodb:" + ctx.region + ":" + ctx.account_id + ":table/" + std::string(table);
+}
+
+void WriteSeconds(Writer& w, int64_t ms) { w.Double(static_cast<double>(ms) / 1000.0); }
+
+void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
+  w.StartArray();
+  w.StartObject();
+  w.Key("AttributeName");
+  Str(w, ks.hash.name);
+  w.Key("KeyType");
+  w.String("HASH");
+  w.EndObject();
+  if (ks.range) {
+    w.StartObject();
+    w.Key("AttributeName");
+    Str(w, ks.range->name);
+    w.Key("KeyType");
+    w.String("RANGE");
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteThroughput(Writer& w, const store::Throughput& t) {
+  w.StartObject();
+  if (t.last_increase_ms != 0) {
+    w.Key("LastIncreaseDateTime");
+    WriteSeconds(w, t.last_increase_ms);
+  }
+  if (t.last_decrease_ms != 0) {
+    w.Key("LastDecreaseDateTime");
+    WriteSeconds(w, t.last_decrease_ms);
+  }
+  w.Key("NumberOfDecreasesToday");
+  w.Int64(t.number_of_decreases_today);
+  w.Key("ReadCapacityUnits");
+  w.Int64(t.read_capacity_units);
+  w.Key("WriteCapacityUnits");
+  w.Int64(t.write_capacity_units);
+  w.EndObject();
+}
+
+void WriteProjection(Writer& w, const store::Projection& p) {
+  w.StartObject();
+  w.Key("ProjectionType");
+  w.String(p.type == store::ProjectionType::kAll        ? "ALL"
+           : p.type == store::ProjectionType::kKeysOnly ? "KEYS_ONLY"
+                                                        : "INCLUDE");
+  if (p.type == store::ProjectionType::kInclude) {
+    w.Key("NonKeyAttributes");
+    w.StartArray();
+    for (const auto& a : p.non_key_attributes) Str(w, a);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+std::string_view IndexStatusText(store::IndexStatus s) {
+  switch (s) {
+    case store::IndexStatus::kCreating:
+      return "CREATING";
+    case store::IndexStatus::kUpdating:
+      return "UPDATING";
+    case store::IndexStatus::kDeleting:
+      return "DELETING";
+    case store::IndexStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+std::string_view TableStatusText(store::TableStatus s) {
+  switch (s) {
+    case store::TableStatus::kCreating:
+      return "CREATING";
+    case store::TableStatus::kUpdating:
+      return "UPDATING";
+    case store::TableStatus::kDeleting:
+      return "DELETING";
+    case store::TableStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+std::string_view ViewTypeText(store::StreamViewType v) {
+  switch (v) {
+    case store::StreamViewType::kNewImage:
+      return "NEW_IMAGE";
+    case store::StreamViewType::kOldImage:
+      return "OLD_IMAGE";
+    case store::StreamViewType::kNewAndOldImages:
+      return "NEW_AND_OLD_IMAGES";
+    case store::StreamViewType::kKeysOnly:
+      return "KEYS_ONLY";
+  }
+  return "NEW_AND_OLD_IMAGES";
+}
+
+std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
+  if (key_id.rfind("arn:", 0) == 0) return key_id;
+  std::string prefix = "arn:aws:kms:" + ctx.region + ":" + ctx.account_id + ":";
+  if (key_id.empty()) return prefix + "alias/aws/dynamodb";
+  if (key_id.rfind("alias/", 0) == 0) return prefix + key_id;
+  return prefix + "key/" + key_id;
+}
+
+// DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
+// CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
+void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
+                           store::TableStatus status) {
+  const std::string arn = TableArn(ctx, t.name);
+  w.StartObject();
+  w.Key("AttributeDefinitions");
+  w.StartArray();
+  for (const auto& a : t.attribute_definitions) {
+    w.StartObject();
+    w.Key("AttributeName");
+    Str(w, a.name);
+    w.Key("AttributeType");
+    Str(w, store::ScalarTypeName(a.type));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("TableName");
+  Str(w, t.name);
+  w.Key("KeySchema");
+  WriteKeySchema(w, t.key_schema);
+  w.Key("TableStatus");
+  Str(w, TableStatusText(status));
+  w.Key("CreationDateTime");
+  WriteSeconds(w, t.creation_ms);
+  w.Key("ProvisionedThroughput");
+  WriteThroughput(w, t.throughput);
+  w.Key("TableSizeBytes");
+  w.Int64(0);
+  w.Key("ItemCount");
+  w.Int64(0);
+  w.Key("TableArn");
+  Str(w, arn);
+  w.Key("TableId");
+  Str(w, t.uuid);
+  if (t.billing_mode == store::BillingMode::kPayPerRequest ||
+      t.last_update_to_pay_per_request_ms != 0) {
+    w.Key("BillingModeSummary");
+    w.StartObject();
+    w.Key("BillingMode");
+    w.String(t.billing_mode == store::BillingMode::kPayPerRequest ? "PAY_PER_REQUEST"
+                                                                  : "PROVISIONED");
+    if (t.last_update_to_pay_per_request_ms != 0) {
+      w.Key("LastUpdateToPayPerRequestDateTime");
+      WriteSeconds(w, t.last_update_to_pay_per_request_ms);
+    }
+    w.EndObject();
+  }
+  if (!t.local_indexes.empty()) {
+    w.Key("LocalSecondaryIndexes");
+    w.StartArray();
+    for (const auto& i : t.local_indexes) {
+      w.StartObject();
+      w.Key("IndexName");
+      Str(w, i.name);
+      w.Key("KeySchema");
+      WriteKeySchema(w, i.key_schema);
+      w.Key("Projection");
+      WriteProjection(w, i.projection);
+      w.Key("IndexSizeBytes");
+      w.Int64(0);
+      w.Key("ItemCount");
+      w.Int64(0);
+      w.Key("IndexArn");
+      Str(w, arn + "/index/" + i.name);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!t.global_indexes.empty()) {
+    w.Key("GlobalSecondaryIndexes");
+    w.StartArray();
+    for (const auto& i : t.global_indexes) {
+      w.StartObject();
+      w.Key("IndexName");
+      Str(w, i.name);
+      w.Key("KeySchema");
+      WriteKeySchema(w, i.key_schema);
+      w.Key("Projection");
+      WriteProjection(w, i.projection);
+      w.Key("IndexStatus");
+      Str(w, status == store::TableStatus::kCreating ? "CREATING" : IndexStatusText(i.status));
+      if (i.backfilling) {
+        w.Key("Backfilling");
+        w.Bool(true);
+      }
+      w.Key("ProvisionedThroughput");
+      WriteThroughput(w, i.throughput);
+      w.Key("IndexSizeBytes");
+      w.Int64(0);
+      w.Key("ItemCount");
+      w.Int64(0);
+      w.Key("IndexArn");
+      Str(w, arn + "/index/" + i.name);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (t.stream.enabled) {
+    w.Key("StreamSpecification");
+    w.StartObject();
+    w.Key("StreamEnabled");
+    w.Bool(true);
+    w.Key("StreamViewType");
+    Str(w, ViewTypeText(t.stream.view_type));
+    w.EndObject();
+  }
+  if (!t.stream.label.empty()) {
+    w.Key("LatestStreamLabel");
+    Str(w, t.stream.label);
+    w.Key("LatestStreamArn");
+    Str(w, arn + "/stream/" + t.stream.label);
+  }
+  if (t.sse.enabled) {
+    w.Key("SSEDescription");
+    w.StartObject();
+    w.Key("Status");
+    w.String("ENABLED");
+    w.Key("SSEType");
+    w.String("KMS");
+    w.Key("KMSMasterKeyArn");
+    Str(w, KmsKeyArn(ctx, t.sse.kms_master_key_id));
+    w.EndObject();
+  }
+  if (t.table_class_set) {
+    w.Key("TableClassSummary");
+    w.StartObject();
+    w.Key("TableClass");
+    w.String(t.table_class == store::TableClass::kStandard ? "STANDARD"
+                                                           : "STANDARD_INFREQUENT_ACCESS");
+    w.EndObject();
+  }
+  w.Key("DeletionProtectionEnabled");
+  w.Bool(t.deletion_protection);
+  w.EndObject();
+}
+
+std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
+                                store::TableStatus status) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key(member);
+  WriteTableDescription(w, ctx, t, status);
+  w.EndObject();
+  return Json(buffer);
+}
+
+// ==== CreateTable ===========================================================================
+
+struct CreateTableRequest {
+  std::optional<std::vector<AttributeIn>> attribute_definitions;
+  std::optional<std::string> table_name;
+  std::optional<std::vector<KeyElementIn>> key_schema;
+  std::optional<std::vector<IndexIn>> local_indexes;
+  std::optional<std::vector<IndexIn>> global_indexes;
+  std::optional<std::string> billing_mode;
+  std::optional<ThroughputIn> throughput;
+  std::optional<StreamIn> stream;
+  std::optional<SseIn> sse;
+  std::optional<std::vector<TagIn>> tags;
+  std::optional<std::string> table_class;
+  std::optional<bool> deletion_protection;
+};
+
+Result<CreateTableRequest> ParseCreateTable(const Value& body) {
+  CreateTableRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.attribute_definitions, ParseAttributeDefinitions(body));
+  FDYNO_ASSIGN_OR_RETURN(r.table_name, OwnedString(body, "TableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.key_schema, ParseKeySchema(body));
+  FDYNO_ASSIGN_OR_RETURN(r.local_indexes,
+                         ParseIndexes(body, "LocalSecondaryIndexes", "LocalSecondaryIndex", false));
+  FDYNO_ASSIGN_OR_RETURN(
+      r.global_indexes, ParseIndexes(body, "GlobalSecondaryIndexes", "GlobalSecondaryIndex", true));
+  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, OwnedString(body, "BillingMode"));
+  FDYNO_ASSIGN_OR_RETURN(r.throughput, ParseThroughput(body, "ProvisionedThroughput"));
+  FDYNO_ASSIGN_OR_RETURN(r.stream, ParseStream(body));
+  FDYNO_ASSIGN_OR_RETURN(r.sse, ParseSse(body));
+  FDYNO_ASSIGN_OR_RETURN(r.tags, ParseTags(body));
+  FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
+  FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
+  return r;
+}
+
+Status CheckCreateTableConstraints(const CreateTableRequest& r) {
+  ConstraintErrors e;
+  e.NotNull("attributeDefinitions", r.attribute_definitions.has_value());
+  if (r.attribute_definitions) {
+    for (size_t i = 0; i < r.attribute_definitions->size(); ++i) {
+      const AttributeIn& a = (*r.attribute_definitions)[i];
+      std::string p = MemberPath("attributeDefinitions", i);
+      e.NotNull(Path(p, "attributeName"), a.name.has_value());
+      if (a.name) {
+        e.MinLength(Path(p, "attributeName"), *a.name, 1);
+        e.MaxLength(Path(p, "attributeName"), *a.name, 255);
+      }
+      e.NotNull(Path(p, "attributeType"), a.type.has_value());
+      if (a.type) e.Enum(Path(p, "attributeType"), *a.type, {"B", "N", "S"});
+    }
+  }
+  if (r.billing_mode) e.Enum("billingMode", *r.billing_mode, {"PROVISIONED", "PAY_PER_REQUEST"});
+  CheckThroughputConstraints(e, r.throughput, "provisionedThroughput");
+  CheckKeySchemaConstraints(e, r.key_schema, "keySchema", true);
+  CheckIndexConstraints(e, r.local_indexes, "localSecondaryIndexes", false);
+  CheckIndexConstraints(e, r.global_indexes, "globalSecondaryIndexes", true);
+  if (r.stream) {
+    e.NotNull("streamSpecification.streamEnabled", r.stream->enabled.has_value());
+    if (r.stream->view_type) {
+      e.Enum("streamSpecification.streamViewType", *r.stream->view_type,
+             {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"});
+    }
+  }
+  if (r.sse && r.sse->sse_type)
+    e.Enum("sSESpecification.sSEType", *r.sse->sse_type, {"AES256", "KMS"});
+  CheckTagConstraints(e, r.tags);
+  return e.ToStatus();
+}
+
+// Checks the semantic rules in DynamoDB's order and builds the table to create.
+Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const CreateTableRequest& r,
+                                                                      int64_t now_ms) {
+  TableInfo t;
+  t.name = *r.table_name;
+  t.status = store::TableStatus::kActive;
+  const bool on_demand = r.billing_mode && *r.billing_mode == "PAY_PER_REQUEST";
+  if (on_demand) {
+    if (r.throughput) {
+      return Invalid(
+          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+          "BillingMode is PAY_PER_REQUEST");
+    }
+    t.billing_mode = store::BillingMode::kPayPerRequest;
+    t.last_update_to_pay_per_request_ms = now_ms;
+  } else {
+    if (!r.throughput || !r.throughput->read || !r.throughput->write) {
+      return Invalid(
+          "ReadCapacityUnits and WriteCapacityUnits must both be specified when "
+          "BillingMode is PROVISIONED");
+    }
+    if (*r.throughput->read > kMaxCapacityUnits) {
+      return Error::Validation("Given value " + std::to_string(*r.throughput->read) +
+                               " for ReadCapacityUnits is out of bounds");
+    }
+    if (*r.throughput->write > kMaxCapacityUnits) {
+      return Error::Validation("Given value " + std::to_string(*r.throughput->write) +
+                               " for WriteCapacityUnits is out of bounds");
+    }
+    t.throughput.read_capacity_units = *r.throughput->read;
+    t.throughput.write_capacity_units = *r.throughput->write;
+  }
+
+  const std::vector<AttributeIn>& defs = *r.attribute_definitions;
+  {
+    std::set<std::string> seen;
+    for (const auto& d : defs) {
+      if (!seen.insert(*d.name).second) {
+        return Error::Validation("Attribute Name is duplicated: " + *d.name);
+      }
+    }
+  }
+  const std::vector<KeyElementIn>& ks = *r.key_schema;
+  if (ks.size() > defs.size()) {
+    return Error::Validation("Invalid KeySchema: Some index key attribute have no definition");
+  }
+  FDYNO_ASSIGN_OR_RETURN(t.key_schema, ResolveKeySchema(ks, defs));
+  const bool has_indexes = r.local_indexes.has_value() || r.global_indexes.has_value();
+  if (!has_indexes && ks.size() != defs.size()) {
+    return Invalid(
+        "Number of attributes in KeySchema does not exactly match number of attributes "
+        "defined in AttributeDefinitions");
+  }
+
+  std::set<std::string> index_names;
+  std::vector<std::string> used = KeyNames(ks);
+  auto note_used = [&](const store::KeySchema& k) {
+    if (std::find(used.begin(), used.end(), k.hash.name) == used.end()) {
+      used.push_back(k.hash.name);
+    }
+    if (k.range && std::find(used.begin(), used.end(), k.range->name) == used.end()) {
+      used.push_back(k.range->name);
+    }
+  };
+  if (r.local_indexes) {
+    if (r.local_indexes->empty()) return Invalid("List of LocalSecondaryIndexes is empty");
+    if (!t.key_schema.range) {
+      return Invalid(
+          "Table KeySchema does not have a range key, which is required when "
+          "specifying a LocalSecondaryIndex");
+    }
+    for (const IndexIn& in : *r.local_indexes) {
+      FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*in.key_schema, defs));
+      if (!iks.range) {
+        return Invalid("Index KeySchema does not have a range key for index: " + *in.name);
+      }
+      if (iks.hash.name != t.key_schema.hash.name) {
+        return Invalid(
+            "Index KeySchema does not have the same leading hash key as table KeySchema "
+            "for index: " +
+            *in.name + ". index hash key: " + iks.hash.name +
+            ", table hash key: " + t.key_schema.hash.name);
+      }
+      FDYNO_ASSIGN_OR_RETURN(store::Projection projection, ResolveProjection(*in.projection));
+      if (!index_names.insert(*in.name).second) {
+        return Invalid("Duplicate index name: " + *in.name);
+      }
+      store::SecondaryIndex index;
+      index.name = *in.name;
+      index.key_schema = std::move(iks);
+      index.projection = std::move(projection);
+      note_used(index.key_schema);
+      t.local_indexes.push_back(std::move(index));
+    }
+    if (r.local_indexes->size() > kMaxLocalIndexes) {
+      return Invalid("Number of LocalSecondaryIndexes exceeds per-table limit of 5");
+    }
+  }
+  if (r.global_indexes) {
+    if (r.global_indexes->empty()) return Invalid("List of GlobalSecondaryIndexes is empty");
+    for (const IndexIn& in : *r.global_indexes) {
+      FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*in.key_schema, defs));
+      FDYNO_ASSIGN_OR_RETURN(store::Projection projection, ResolveProjection(*in.projection));
+      store::SecondaryIndex index;
+      if (on_demand && in.throughput) {
+        return Invalid("ProvisionedThroughput should not be specified for index: " + *in.name +
+                       " when BillingMode is PAY_PER_REQUEST");
+      }
+      if (!on_demand) {
+        if (!in.throughput) {
+          return Invalid("ProvisionedThroughput is not specified for index: " + *in.name);
+        }
+        index.throughput.read_capacity_units = *in.throughput->read;
+        index.throughput.write_capacity_units = *in.throughput->write;
+      }
+      if (!index_names.insert(*in.name).second) {
+        return Invalid("Duplicate index name: " + *in.name);
+      }
+      index.name = *in.name;
+      index.key_schema = std::move(iks);
+      index.projection = std::move(projection);
+      note_used(index.key_schema);
+      t.global_indexes.push_back(std::move(index));
+    }
+    if (r.global_indexes->size() > kMaxGlobalIndexes) {
+      return Invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20");
+    }
+  }
+  if (has_indexes && used.size() != defs.size()) {
+    return Invalid("Some AttributeDefinitions are not used. AttributeDefinitions: " +
+                   JoinNames(DefinitionNames(defs)) +
+                   ", keys used: " + JoinNames(JavaHashSetOrder(used)));
+  }
+  for (const auto& d : defs) {
+    t.attribute_definitions.push_back({*d.name, *store::ParseScalarType(*d.type)});
+  }
+
+  if (r.stream) {
+    bool enabled = *r.stream->enabled;
+    if (enabled && !r.stream->view_type) {
+      return Invalid("Table is being created with a stream enabled, UpdateViewType is required");
+    }
+    if (!enabled && r.stream->view_type) {
+      return Invalid(
+          "Table is being created with a stream disabled, UpdateViewType should not "
+          "be specified");
+    }
+    if (enabled) {
+      t.stream.enabled = true;
+      t.stream.view_type = *ParseViewType(*r.stream->view_type);
+      t.stream.label = StreamLabel(now_ms);
+    }
+  }
+  if (r.sse) {
+    FDYNO_RETURN_IF_ERROR(CheckSse(*r.sse));
+    if (r.sse->enabled.value_or(false)) {
+      t.sse.enabled = true;
+      t.sse.kms_master_key_id = r.sse->kms_key.value_or("");
+    }
+  }
+  if (r.table_class) {
+    std::optional<store::TableClass> c = ParseTableClass(*r.table_class);
+    if (!c) return InvalidTableClass();
+    t.table_class = *c;
+    t.table_class_set = true;
+  }
+  t.deletion_protection = r.deletion_protection.value_or(false);
+
+  std::vector<store::Tag> tags;
+  if (r.tags) {
+    FDYNO_ASSIGN_OR_RETURN(tags, ResolveTags(*r.tags));
+    if (tags.size() > kMaxTags) return TooManyTags();
+  }
+  return std::make_pair(std::move(t), std::move(tags));
+}
+
+Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(CreateTableRequest r, ParseCreateTable(body));
+  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
+  FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
+  FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<const TableInfo> created,
+      kv::Run(*s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) {
+        return s.catalog->Create(txn, plan.first, plan.second);
+      }));
+  return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
+}
+
+// ==== DescribeTable, DeleteTable, DescribeContinuousBackups, DescribeTimeToLive ===========
+
+Result<std::shared_ptr<const TableInfo>> LoadTable(Services& s, const RequestContext& ctx,
+                                                   std::string_view name) {
+  kv::RunOptions options = RunOptionsFor(ctx, s);
+  options.read_only = true;
+  return kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) {
+    return s.catalog->Find(txn, name);
+  });
+}
+
+Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
+  if (!t) return TableNotFound(name);
+  return DescriptionResponse("Table", ctx, *t, t->status);
+}
+
+Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<const TableInfo> dropped,
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& txn,
+                  const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Find(txn, name));
+                if (!t) return TableNotFound(name);
+                if (t->deletion_protection) {
+                  return Error::Validation(
+                      "Resource cannot be deleted as it is currently protected against deletion. "
+                      "Disable deletion protection first.");
+                }
+                FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t));
+                return t;
+              }));
+  if (s.purge_on_delete) {
+    // The table is gone for every reader once the drop committed; removing its data is
+    // housekeeping. A failure leaves the pending-purge marker for the next PurgeDropped.
+    Result<int> purged = s.catalog->PurgeDropped(*s.db);
+    if (!purged.ok()) {
+      spdlog::warn("DeleteTable {}: data removal deferred: {}", name, purged.error().message);
+    }
+  }
+  return DescriptionResponse("TableDescription", ctx, *dropped, store::TableStatus::kDeleting);
+}
+
+Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext& ctx,
+                                              const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
+  if (!t) return Error::Make(ErrorType::kTableNotFound, "Table not found: " + std::string(name));
+  return std::string(
+      R"({"ContinuousBackupsDescription":{"ContinuousBackupsStatus":"ENABLED",)"
+      R"("PointInTimeRecoveryDescription":{"PointInTimeRecoveryStatus":"DISABLED"}}})");
+}
+
+Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
+  if (!t) return TableNotFound(name);
+  return std::string(R"({"TimeToLiveDescription":{"TimeToLiveStatus":"DISABLED"}})");
+}
+
+// ==== ListTables ============================================================================
+
+Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> start,
+                         GetString(body, "ExclusiveStartTableName"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
+  ConstraintErrors e;
+  if (start) {
+    e.Pattern("exclusiveStartTableName", *start, IsValidTableNameChars(*start), kNamePattern);
+    e.MinLength("exclusiveStartTableName", *start, 3);
+    e.MaxLength("exclusiveStartTableName", *start, 255);
+  }
+  if (limit) {
+    e.MinValue("limit", *limit, 1);
+    e.MaxValue("limit", *limit, 100);
+  }
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  std::string start_name(start.value_or(""));
+  int page_size = static_cast<int>(limit.value_or(100));
+  kv::RunOptions options = RunOptionsFor(ctx, s);
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page,
+                         kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) {
+                           return s.catalog->List(txn, start_name, page_size);
+                         }));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("TableNames");
+  w.StartArray();
+  for (const auto& n : page.names) Str(w, n);
+  w.EndArray();
+  if (page.more && !page.names.empty()) {
+    w.Key("LastEvaluatedTableName");
+    Str(w, page.names.back());
+  }
+  w.EndObject();
+  return Json(buffer);
+}
+
+// ==== UpdateTable ===========================================================================
+
+struct GsiUpdateIn {
+  std::optional<std::string> update_name;
+  std::optional<ThroughputIn> update_throughput;
+  bool has_update = false;
+  bool has_create = false;
+  std::optional<std::string> create_name;
+  bool has_delete = false;
+  std::optional<std::string> delete_name;
+};
+
+struct UpdateTableRequest {
+  std::optional<std::string> table_name;
+  std::optional<std::vector<AttributeIn>> attribute_definitions;
+  std::optional<std::string> billing_mode;
+  std::optional<ThroughputIn> throughput;
+  std::optional<std::vector<GsiUpdateIn>> gsi_updates;
+  std::optional<StreamIn> stream;
+  std::optional<SseIn> sse;
+  const Value* replica_updates = nullptr;
+  std::optional<std::string> table_class;
+  std::optional<bool> deletion_protection;
+};
+
+Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
+  UpdateTableRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.attribute_definitions, ParseAttributeDefinitions(body));
+  FDYNO_ASSIGN_OR_RETURN(r.table_name, OwnedString(body, "TableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, OwnedString(body, "BillingMode"));
+  FDYNO_ASSIGN_OR_RETURN(r.throughput, ParseThroughput(body, "ProvisionedThroughput"));
+  FDYNO_ASSIGN_OR_RETURN(
+      auto updates, StructList(body, "GlobalSecondaryIndexUpdates", "GlobalSecondaryIndexUpdate"));
+  if (updates) {
+    r.gsi_updates.emplace();
+    for (const Value* u : *updates) {
+      GsiUpdateIn g;
+      if (u->IsObject()) {
+        FDYNO_ASSIGN_OR_RETURN(const Value* up,
+                               GetStruct(*u, "Update", "UpdateGlobalSecondaryIndexAction"));
+        if (up != nullptr) {
+          g.has_update = true;
+          FDYNO_ASSIGN_OR_RETURN(g.update_name, OwnedString(*up, "IndexName"));
+          FDYNO_ASSIGN_OR_RETURN(g.update_throughput,
+                                 ParseThroughput(*up, "ProvisionedThroughput"));
+        }
+        FDYNO_ASSIGN_OR_RETURN(const Value* cr,
+                               GetStruct(*u, "Create", "CreateGlobalSecondaryIndexAction"));
+        if (cr != nullptr) {
+          g.has_create = true;
+          FDYNO_ASSIGN_OR_RETURN(g.create_name, OwnedString(*cr, "IndexName"));
+        }
+        FDYNO_ASSIGN_OR_RETURN(const Value* de,
+                               GetStruct(*u, "Delete", "DeleteGlobalSecondaryIndexAction"));
+        if (de != nullptr) {
+          g.has_delete = true;
+          FDYNO_ASSIGN_OR_RETURN(g.delete_name, OwnedString(*de, "IndexName"));
+        }
+      }
+      r.gsi_updates->push_back(std::move(g));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(r.stream, ParseStream(body));
+  FDYNO_ASSIGN_OR_RETURN(r.sse, ParseSse(body));
+  FDYNO_ASSIGN_OR_RETURN(r.replica_updates, GetList(body, "ReplicaUpdates"));
+  FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
+  FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
+  return r;
+}
+
+Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
+  ConstraintErrors e;
+  CheckThroughputConstraints(e, r.throughput, "provisionedThroughput");
+  if (r.billing_mode) e.Enum("billingMode", *r.billing_mode, {"PROVISIONED", "PAY_PER_REQUEST"});
+  if (r.gsi_updates) {
+    for (size_t i = 0; i < r.gsi_updates->size(); ++i) {
+      const GsiUpdateIn& g = (*r.gsi_updates)[i];
+      std::string p = MemberPath("globalSecondaryIndexUpdates", i);
+      if (g.has_update) {
+        CheckIndexNameConstraints(e, g.update_name, p + ".update.indexName");
+        e.NotNull(p + ".update.provisionedThroughput", g.update_throughput.has_value());
+        CheckThroughputConstraints(e, g.update_throughput, p + ".update.provisionedThroughput");
+      }
+      if (g.has_create) CheckIndexNameConstraints(e, g.create_name, p + ".create.indexName");
+      if (g.has_delete) CheckIndexNameConstraints(e, g.delete_name, p + ".delete.indexName");
+    }
+  }
+  if (r.stream) {
+    e.NotNull("streamSpecification.streamEnabled", r.stream->enabled.has_value());
+    if (r.stream->view_type) {
+      e.Enum("streamSpecification.streamViewType", *r.stream->view_type,
+             {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"});
+    }
+  }
+  if (r.sse && r.sse->sse_type)
+    e.Enum("sSESpecification.sSEType", *r.sse->sse_type, {"AES256", "KMS"});
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+
+  const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
+  if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
+      !r.deletion_protection && !r.table_class) {
+    return Error::Validation(
+        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+        "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
+        "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
+        "OnDemandThroughput, WarmThroughput or TableClass is required");
+  }
+  if (r.billing_mode && *r.billing_mode == "PROVISIONED" && !r.throughput) {
+    return Invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+  }
+  if (r.throughput) {
+    if (*r.throughput->read > kMaxCapacityUnits) {
+      return Error::Validation("Given value " + std::to_string(*r.throughput->read) +
+                               " for ReadCapacityUnits is out of bounds");
+    }
+    if (*r.throughput->write > kMaxCapacityUnits) {
+      return Error::Validation("Given value " + std::to_string(*r.throughput->write) +
+                               " for WriteCapacityUnits is out of bounds");
+    }
+  }
+  if (r.gsi_updates) {
+    std::set<std::string> names;
+    for (const GsiUpdateIn& g : *r.gsi_updates) {
+      int actions = int{g.has_update} + int{g.has_create} + int{g.has_delete};
+      if (actions == 0) {
+        return Invalid(
+            "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+            "GlobalSecondaryIndexUpdate.Delete must not be null");
+      }
+      if (actions > 1) {
+        return Invalid(
+            "Only one global secondary index action is allowed per "
+            "GlobalSecondaryIndexUpdate object");
+      }
+      const std::string& name = g.has_update   ? *g.update_name
+                                : g.has_create ? *g.create_name
+                                               : *g.delete_name;
+      if (!names.insert(name).second) {
+        return Invalid(
+            "Only one global secondary index update per index is allowed "
+            "simultaneously. Index: " +
+            name);
+      }
+    }
+  }
+  // Kinds of change that must come alone.
+  const bool iops = r.throughput || r.billing_mode;
+  const bool gsi_create_delete =
+      r.gsi_updates &&
+      std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
+                  [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; });
+  const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi} + int{r.sse.has_value()} +
+                    int{r.table_class.has_value()} + int{r.deletion_protection.has_value()} +
+                    int{r.replica_updates != nullptr};
+  if (r.sse && kinds > 1) {
+    return Invalid("Server-Side Encryption modification must be the only operation in the request");
+  }
+  if (r.table_class && kinds > 1) {
+    return Invalid("TableClass modification must be the only operation in the request");
+  }
+  if (r.deletion_protection && kinds > 1) {
+    return Invalid("DeletionProtection modification must be the only operation in the request");
+  }
+  if (iops && r.stream) return Invalid("You cannot modify stream status while updating table IOPS");
+  if (iops && gsi_create_delete) {
+    return Invalid("You cannot create or delete index while updating table IOPS");
+  }
+  if (r.stream && gsi_create_delete) {
+    return Invalid("You cannot create or delete index while changing stream status");
+  }
+  if (r.table_class && !ParseTableClass(*r.table_class)) return InvalidTableClass();
+  if (r.sse) FDYNO_RETURN_IF_ERROR(CheckSse(*r.sse));
+  if (r.stream) {
+    if (*r.stream->enabled && !r.stream->view_type) {
+      return Invalid("If stream is being enabled then UpdateViewType is required");
+    }
+    if (!*r.stream->enabled && r.stream->view_type) {
+      return Invalid("If stream is being disabled, then UpdateViewType must not be specified");
+    }
+  }
+  if (r.replica_updates) {
+    return Invalid("Replica modification is not supported: this server has one region");
+  }
+  if (gsi_create_delete) {
+    return Invalid("GlobalSecondaryIndexUpdates Create and Delete are not supported yet");
+  }
+  return Status::Ok();
+}
+
+bool SameUtcDay(int64_t a_ms, int64_t b_ms) { return a_ms / 86'400'000 == b_ms / 86'400'000; }
+
+// Applies a throughput change, keeping DynamoDB's increase/decrease bookkeeping.
+void ChangeThroughput(store::Throughput& t, int64_t read, int64_t write, int64_t now_ms) {
+  if (read > t.read_capacity_units || write > t.write_capacity_units) t.last_increase_ms = now_ms;
+  if (read < t.read_capacity_units || write < t.write_capacity_units) {
+    t.number_of_decreases_today =
+        (t.last_decrease_ms != 0 && SameUtcDay(t.last_decrease_ms, now_ms))
+            ? t.number_of_decreases_today + 1
+            : 1;
+    t.last_decrease_ms = now_ms;
+  }
+  t.read_capacity_units = read;
+  t.write_capacity_units = write;
+}
+
+std::string ThroughputUnchanged(std::string_view what, const store::Throughput& cur,
+                                const ThroughputIn& req) {
+  std::string r = std::to_string(*req.read), w = std::to_string(*req.write);
+  std::string cr = std::to_string(cur.read_capacity_units);
+  std::string cw = std::to_string(cur.write_capacity_units);
+  return "The provisioned throughput for the " + std::string(what) +
+         " will not change. The requested value equals the current value. Current "
+         "ReadCapacityUnits provisioned for the " +
+         std::string(what == "table" ? "table" : "index") + ": " + cr +
+         ". Requested ReadCapacityUnits: " + r +
+         ". Current WriteCapacityUnits provisioned for the " +
+         std::string(what == "table" ? "table" : "index") + ": " + cw +
+         ". Requested WriteCapacityUnits: " + w +
+         ". Refer to the Amazon DynamoDB Developer Guide for current limits and how to request "
+         "higher limits.";
+}
+
+// The new table, or the error DynamoDB gives for this change of `current`.
+Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
+                                                   const TableInfo& current, int64_t now_ms) {
+  TableInfo t = current;
+  bool updating = false;  // the response reports UPDATING
+  const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
+  const bool on_demand = r.billing_mode ? *r.billing_mode == "PAY_PER_REQUEST" : was_on_demand;
+  if (r.throughput && on_demand) {
+    return Invalid(
+        "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+        "BillingMode is PAY_PER_REQUEST");
+  }
+  if (on_demand && !was_on_demand) {
+    t.billing_mode = store::BillingMode::kPayPerRequest;
+    t.last_update_to_pay_per_request_ms = now_ms;
+    ChangeThroughput(t.throughput, 0, 0, now_ms);
+    for (auto& g : t.global_indexes) ChangeThroughput(g.throughput, 0, 0, now_ms);
+    updating = true;
+  } else if (!on_demand && was_on_demand) {
+    // Every GSI needs its throughput in GlobalSecondaryIndexUpdates.
+    std::vector<std::string> missing;
+    for (const auto& g : current.global_indexes) {
+      bool given = r.gsi_updates &&
+                   std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(), [&](const auto& u) {
+                     return u.has_update && *u.update_name == g.name;
+                   });
+      if (!given) missing.push_back(g.name);
+    }
+    if (!missing.empty()) {
+      std::string names;
+      for (const auto& n : missing) names += (names.empty() ? "" : ",") + n;
+      return Invalid("ProvisionedThroughput must be specified for index: " + names);
+    }
+    t.billing_mode = store::BillingMode::kProvisioned;
+    t.throughput.read_capacity_units = *r.throughput->read;
+    t.throughput.write_capacity_units = *r.throughput->write;
+    updating = true;
+  } else if (r.throughput) {
+    if (*r.throughput->read == current.throughput.read_capacity_units &&
+        *r.throughput->write == current.throughput.write_capacity_units) {
+      return Error::Validation(ThroughputUnchanged("table", current.throughput, *r.throughput));
+    }
+    ChangeThroughput(t.throughput, *r.throughput->read, *r.throughput->write, now_ms);
+    updating = true;
+  }
+  if (r.gsi_updates) {
+    for (const GsiUpdateIn& u : *r.gsi_updates) {
+      // Only Update reaches here (Create/Delete were refused before any I/O).
+      const std::string& name = *u.update_name;
+      auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
+                             [&](const auto& g) { return g.name == name; });
+      if (it == t.global_indexes.end()) {
+        if (current.FindIndex(name) != nullptr) {
+          return Error::Validation("Cannot update an index that is not a GlobalSecondaryIndex: " +
+                                   name);
+        }
+        return Error::ResourceNotFound("Requested resource not found: Index: " + name +
+                                       " not found");
+      }
+      if (on_demand) {
+        return Invalid("The only Updates for index: " + name +
+                       " when TableThroughputMode is PAY_PER_REQUEST can be to "
+                       "OnDemandThroughput, WarmThroughput");
+      }
+      if (!was_on_demand && *u.update_throughput->read == it->throughput.read_capacity_units &&
+          *u.update_throughput->write == it->throughput.write_capacity_units) {
+        return Error::Validation(
+            ThroughputUnchanged("index " + name, it->throughput, *u.update_throughput));
+      }
+      if (was_on_demand) {
+        it->throughput.read_capacity_units = *u.update_throughput->read;
+        it->throughput.write_capacity_units = *u.update_throughput->write;
+      } else {
+        ChangeThroughput(it->throughput, *u.update_throughput->read, *u.update_throughput->write,
+                         now_ms);
+      }
+      updating = true;
+    }
+  }
+  if (r.stream) {
+    if (*r.stream->enabled) {
+      if (current.stream.enabled) {
+        return Error::Validation("Table already has an enabled stream: TableName: " + current.name);
+      }
+      t.stream.enabled = true;
+      t.stream.view_type = *ParseViewType(*r.stream->view_type);
+      t.stream.label = StreamLabel(now_ms);
+    } else {
+      if (!current.stream.enabled) {
+        return Error::Validation("Table has no stream to disable: TableName: " + current.name);
+      }
+      t.stream.enabled = false;
+    }
+    updating = true;
+  }
+  if (r.sse) {
+    bool enable = r.sse->enabled.value_or(false);
+    if (!enable) {
+      if (!current.sse.enabled) return Invalid("Table is already encrypted by default");
+      t.sse = {};
+    } else {
+      std::string key = r.sse->kms_key.value_or("");
+      if (current.sse.enabled && current.sse.kms_master_key_id == key) {
+        return Invalid(
+            "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId "
+            "parameter if you want to change Master Key");
+      }
+      t.sse = {true, key};
+    }
+    updating = true;
+  }
+  if (r.table_class) {
+    t.table_class = *ParseTableClass(*r.table_class);
+    t.table_class_set = true;
+    updating = true;
+  }
+  if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
+  return std::make_pair(std::move(t), updating);
+}
+
+Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(UpdateTableRequest r, ParseUpdateTable(body));
+  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
+  FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
+  const int64_t now_ms = s.clock->WallMillis();
+  FDYNO_ASSIGN_OR_RETURN(
+      auto updated,
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::pair<TableInfo, bool>> {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Find(txn, *r.table_name));
+                if (!t) return TableNotFound(*r.table_name);
+                FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
+                FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));
+                return plan;
+              }));
+  return DescriptionResponse("TableDescription", ctx, updated.first,
+                             updated.second ? store::TableStatus::kUpdating : updated.first.status);
+}
+
+// ==== tags ==================================================================================
+
+struct ArnTarget {
+  std::string arn;
+  std::string table;
+};
+
+// Parses a resource ARN the tag operations accept: arn:aws:dynamodb:<region>:<account>:table/<t>
+// in the caller's region and account.
+Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
+                                std::string_view operation) {
+  std::string a(arn);
+  if (a.rfind("arn:", 0) != 0) return Invalid("ARNs must start with 'arn:': " + a);
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  for (int i = 0; i < 5; ++i) {
+    size_t colon = a.find(':', pos);
+    if (colon == std::string::npos) {
+      return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
+    }
+    parts.push_back(a.substr(pos, colon - pos));
+    pos = colon + 1;
+  }
+  parts.push_back(a.substr(pos));
+  // parts: arn, partition, service, region, account, resource
+  if (parts[2] != "dynamodb") {
+    return Invalid("Provided Arn is not a DynamoDB resource arn: " + a);
+  }
+  const std::string& resource = parts[5];
+  if (resource.rfind("table/", 0) != 0 || resource.size() <= 6 ||
+      resource.find('/', 6) != std::string::npos) {
+    return Invalid(
+        "Invalid resource arn provided, only table or stream is accepted. Provided "
+        "resource arn: " +
+        a);
+  }
+  if (parts[1] != "aws" || parts[3] != ctx.region) {
+    return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
+  }
+  if (parts[4] != ctx.account_id) {
+    return Error::Make(
+        ErrorType::kAccessDenied,
+        "User: arn:aws:iam::" + ctx.account_id + ":root is not authorized to perform: dynamodb:" +
+            std::string(operation) + " on resource: " + a +
+            " because no resource-based policy allows the dynamodb:" + std::string(operation) +
+            " action");
+  }
+  return ArnTarget{a, resource.substr(6)};
+}
+
+Error ArnNotFound(const std::string& arn) {
+  return Error::ResourceNotFound("Requested resource not found: ResourcArn: " + arn + " not found");
+}
+
+// The ResourceArn member (type-checked); its constraints go to `e`.
+Result<std::optional<std::string_view>> ReadResourceArn(const Value& body, ConstraintErrors& e) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, GetString(body, "ResourceArn"));
+  e.NotNull("resourceArn", arn.has_value());
+  if (arn) {
+    e.MinLength("resourceArn", *arn, 1);
+    e.MaxLength("resourceArn", *arn, 1283);
+  }
+  return arn;
+}
+
+Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Value& body) {
+  ConstraintErrors e;
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<TagIn>> tags, ParseTags(body));
+  e.NotNull("tags", tags.has_value());
+  CheckTagConstraints(e, tags);
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "TagResource"));
+  if (tags->empty()) return Error::Validation("Atleast one Tag needs to be provided as Input.");
+  FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> add, ResolveTags(*tags));
+  FDYNO_RETURN_IF_ERROR(kv::Run(
+      *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                               s.catalog->Find(txn, target.table));
+        if (!t) return ArnNotFound(target.arn);
+        FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
+        for (const store::Tag& tag : add) {
+          auto it = std::find_if(current.begin(), current.end(),
+                                 [&](const store::Tag& c) { return c.key == tag.key; });
+          if (it != current.end()) {
+            it->value = tag.value;
+          } else {
+            current.push_back(tag);
+          }
+        }
+        if (current.size() > kMaxTags) return TooManyTags();
+        return s.catalog->SetTags(txn, t->id, current);
+      }));
+  return std::string("{}");
+}
+
+Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const Value& body) {
+  ConstraintErrors e;
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> keys, StringList(body, "TagKeys"));
+  e.NotNull("tagKeys", keys.has_value());
+  if (keys) {
+    for (size_t i = 0; i < keys->size(); ++i) {
+      e.MinLength(MemberPath("tagKeys", i), (*keys)[i], 1);
+      e.MaxLength(MemberPath("tagKeys", i), (*keys)[i], 128);
+    }
+  }
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "UntagResource"));
+  if (keys->empty()) return Error::Validation("Atleast one Tag Key needs to be provided as Input.");
+  FDYNO_RETURN_IF_ERROR(kv::Run(
+      *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                               s.catalog->Find(txn, target.table));
+        if (!t) return ArnNotFound(target.arn);
+        FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
+        std::erase_if(current, [&](const store::Tag& c) {
+          return std::find(keys->begin(), keys->end(), c.key) != keys->end();
+        });
+        return s.catalog->SetTags(txn, t->id, current);
+      }));
+  return std::string("{}");
+}
+
+Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, const Value& body) {
+  ConstraintErrors e;
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
+  // NextToken is accepted and type-checked; every table's tags fit in one page.
+  FDYNO_RETURN_IF_ERROR(GetString(body, "NextToken"));
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "ListTagsOfResource"));
+  kv::RunOptions options = RunOptionsFor(ctx, s);
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(
+      std::vector<store::Tag> tags,
+      kv::Run(*s.db, options,
+              [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<store::Tag>> {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Find(txn, target.table));
+                if (!t) return ArnNotFound(target.arn);
+                return s.catalog->GetTags(txn, t->id);
+              }));
+  // At most 50 tags: one page, no NextToken.
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Tags");
+  w.StartArray();
+  for (const auto& t : tags) {
+    w.StartObject();
+    w.Key("Key");
+    Str(w, t.key);
+    w.Key("Value");
+    Str(w, t.value);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return Json(buffer);
+}
+
+}  // namespace
+
+void RegisterTableOperations(OperationRegistry& registry, const Services& services) {
+  auto s = std::make_shared<Services>(services);
+  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
+    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
+  };
+  registry.Register("CreateTable", bind(&CreateTable));
+  registry.Register("DescribeTable", bind(&DescribeTable));
+  registry.Register("ListTables", bind(&ListTables));
+  registry.Register("DeleteTable", bind(&DeleteTable));
+  registry.Register("UpdateTable", bind(&UpdateTable));
+  registry.Register("TagResource", bind(&TagResource));
+  registry.Register("UntagResource", bind(&UntagResource));
+  registry.Register("ListTagsOfResource", bind(&ListTagsOfResource));
+  registry.Register("DescribeContinuousBackups", bind(&DescribeContinuousBackups));
+  registry.Register("DescribeTimeToLive", bind(&DescribeTimeToLive));
+}
+
+}  // namespace fdyno::api

@@ -1,0 +1,26 @@
+// The table operations: CreateTable, DescribeTable, ListTables, DeleteTable, UpdateTable,
+// TagResource, UntagResource, ListTagsOfResource, DescribeContinuousBackups and
+// DescribeTimeToLive.
+//
+// Each handler checks the request in DynamoDB's order (deserialization, then the table name,
+// then the API model's constraints collected together, then semantic rules one at a time;
+// api/json_util.h), then runs one kv transaction through kv::Run against the catalog
+// (store/catalog.h), then renders DynamoDB's response. DeleteTable then removes the dropped
+// table's data in bounded transactions (Catalog::PurgeDropped).
+//
+// Tables are global to the server; ARNs carry the caller's account and region
+// (docs/compatibility.md). Tables are ACTIVE as soon as CreateTable commits; CreateTable's own
+// response says CREATING, as DynamoDB's does.
+//
+// Thread-safety: the handlers are thread-safe; they share only thread-safe services.
+#pragma once
+
+#include "api/operation.h"
+#include "api/services.h"
+
+namespace fdyno::api {
+
+// Registers the table operations. What `services` points to must outlive the handlers.
+void RegisterTableOperations(OperationRegistry& registry, const Services& services);
+
+}  // namespace fdyno::api
