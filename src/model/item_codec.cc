@@ -1,6 +1,7 @@
 #include "model/item_codec.h"
 
 #include <cstring>
+#include <tuple>
 
 namespace fdyno::model {
 namespace {
@@ -170,94 +171,84 @@ class Reader {
     return Number::FromParts(flags == 1, std::move(digits), static_cast<int>(e));
   }
 
-  Result<Map> ReadMap(int depth) {
+  // Reads a map into *m (empty on entry).
+  Status ReadMap(int depth, Map* m) {
     FDYNO_ASSIGN_OR_RETURN(size_t n, Count(2));
-    Map m;
     for (size_t i = 0; i < n; ++i) {
       FDYNO_ASSIGN_OR_RETURN(std::string_view name, Bytes());
       // Names are written in sorted order; anything else is not our encoding.
-      if (!m.empty() && !(std::string_view(m.rbegin()->first) < name)) {
+      if (!m->empty() && !(std::string_view(m->rbegin()->first) < name)) {
         return Corrupt("map names out of order");
       }
-      FDYNO_ASSIGN_OR_RETURN(AttributeValue v, ReadValue(depth));
-      m.emplace_hint(m.end(), std::string(name), std::move(v));
+      auto it = m->emplace_hint(m->end(), std::piecewise_construct, std::forward_as_tuple(name),
+                                std::forward_as_tuple());
+      FDYNO_RETURN_IF_ERROR(ReadValue(depth, &it->second));
     }
-    return m;
+    return Status::Ok();
   }
 
-  Result<AttributeValue> ReadValue(int depth) {
+  // Reads one value into *out, decoding in place to avoid moving values around.
+  Status ReadValue(int depth, AttributeValue* out) {
     if (depth > kMaxDecodeDepth) return Corrupt("nesting too deep");
     FDYNO_ASSIGN_OR_RETURN(uint8_t tag, Byte());
-    AttributeValue out;
     switch (static_cast<Type>(tag)) {
       case Type::kS: {
         FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
-        out.v = std::string(s);
-        return out;
+        out->v.emplace<std::string>(s);
+        return Status::Ok();
       }
       case Type::kN: {
         FDYNO_ASSIGN_OR_RETURN(Number n, ReadNumber());
-        out.v = std::move(n);
-        return out;
+        out->v.emplace<Number>(std::move(n));
+        return Status::Ok();
       }
       case Type::kB: {
         FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
-        out.v = Binary{std::string(s)};
-        return out;
+        out->v.emplace<Binary>(Binary{std::string(s)});
+        return Status::Ok();
       }
       case Type::kBool: {
         FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
         if (b > 1) return Corrupt("bool");
-        out.v = b == 1;
-        return out;
+        out->v.emplace<bool>(b == 1);
+        return Status::Ok();
       }
       case Type::kNull:
-        out.v = Null{};
-        return out;
-      case Type::kM: {
-        FDYNO_ASSIGN_OR_RETURN(Map m, ReadMap(depth + 1));
-        out.v = std::move(m);
-        return out;
-      }
+        out->v.emplace<Null>();
+        return Status::Ok();
+      case Type::kM:
+        return ReadMap(depth + 1, &out->v.emplace<Map>());
       case Type::kL: {
         FDYNO_ASSIGN_OR_RETURN(size_t n, Count(1));
-        List l;
-        l.reserve(n);
-        for (size_t i = 0; i < n; ++i) {
-          FDYNO_ASSIGN_OR_RETURN(AttributeValue e, ReadValue(depth + 1));
-          l.push_back(std::move(e));
-        }
-        out.v = std::move(l);
-        return out;
+        List& l = out->v.emplace<List>();
+        l.resize(n);
+        for (size_t i = 0; i < n; ++i) FDYNO_RETURN_IF_ERROR(ReadValue(depth + 1, &l[i]));
+        return Status::Ok();
       }
       case Type::kSS:
       case Type::kBS: {
         FDYNO_ASSIGN_OR_RETURN(size_t n, Count(1));
         if (n == 0) return Corrupt("empty set");
-        std::vector<std::string> members;
+        std::vector<std::string>& members = static_cast<Type>(tag) == Type::kSS
+                                                ? out->v.emplace<StringSet>().members
+                                                : out->v.emplace<BinarySet>().members;
         members.reserve(n);
         for (size_t i = 0; i < n; ++i) {
           FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
           members.emplace_back(s);
         }
-        if (static_cast<Type>(tag) == Type::kSS) {
-          out.v = StringSet{std::move(members)};
-        } else {
-          out.v = BinarySet{std::move(members)};
-        }
-        return out;
+        return Status::Ok();
       }
       case Type::kNS: {
         FDYNO_ASSIGN_OR_RETURN(size_t n, Count(3));
         if (n == 0) return Corrupt("empty set");
-        NumberSet set;
-        set.members.reserve(n);
+        std::vector<Number>& members = out->v.emplace<NumberSet>().members;
+        members.reserve(n);
         for (size_t i = 0; i < n; ++i) {
           FDYNO_ASSIGN_OR_RETURN(Number num, ReadNumber());
-          set.members.push_back(std::move(num));
+          members.push_back(std::move(num));
         }
-        out.v = std::move(set);
-        return out;
+        return Status::Ok();
       }
     }
     return Corrupt("unknown type tag " + std::to_string(tag));
@@ -292,7 +283,8 @@ std::string EncodeStoredItem(const Item& item) {
 Result<Item> DecodeStoredItem(std::string_view bytes) {
   Reader r(bytes);
   FDYNO_RETURN_IF_ERROR(CheckVersion(r));
-  FDYNO_ASSIGN_OR_RETURN(Item item, r.ReadMap(0));
+  Item item;
+  FDYNO_RETURN_IF_ERROR(r.ReadMap(0, &item));
   if (!r.done()) return Corrupt("trailing bytes");
   return item;
 }
@@ -307,7 +299,8 @@ std::string EncodeStoredValue(const AttributeValue& value) {
 Result<AttributeValue> DecodeStoredValue(std::string_view bytes) {
   Reader r(bytes);
   FDYNO_RETURN_IF_ERROR(CheckVersion(r));
-  FDYNO_ASSIGN_OR_RETURN(AttributeValue v, r.ReadValue(0));
+  AttributeValue v;
+  FDYNO_RETURN_IF_ERROR(r.ReadValue(0, &v));
   if (!r.done()) return Corrupt("trailing bytes");
   return v;
 }
