@@ -1,10 +1,19 @@
 #include "api/api.h"
 
+#include "api/table_ops.h"
+
 namespace fdyno::api {
 
 OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
   OperationRegistry registry;
   RegisterMetaOperations(registry, deps);
+  if (deps.db != nullptr && deps.catalog != nullptr) {
+    Services services;
+    services.db = deps.db;
+    services.catalog = deps.catalog;
+    services.clock = deps.clock != nullptr ? deps.clock : Clock::Real();
+    RegisterTableOperations(registry, services);
+  }
   return registry;
 }
 

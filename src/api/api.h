@@ -9,12 +9,18 @@
 #include "base/clock.h"
 #include "kv/kv.h"
 
+namespace fdyno::store {
+class Catalog;
+}
+
 namespace fdyno::api {
 
 // Shared services of the operation handlers. Pointers are not owned and outlive the registry.
 struct ApiDeps {
   kv::Database* db = nullptr;  // null only in tests that register no data operations
   Clock* clock = nullptr;      // null: Clock::Real()
+  // The table catalog (store/catalog.h); the table operations are registered when set.
+  store::Catalog* catalog = nullptr;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.
