@@ -35,6 +35,46 @@ TEST(ItemSizeTest, Numbers) {
   EXPECT_EQ(NSize("1111111" + std::string(119, '0')), 5u);
 }
 
+// Sizes measured byte-exact against DynamoDB (eu-west-2) by bisecting the 400 KB gate, as
+// published with nubo-db/dynoxide's number_size; every one agrees with the base-100 rule.
+TEST(ItemSizeTest, NumbersMeasuredAgainstDynamoDB) {
+  const std::pair<const char*, uint64_t> kCases[] = {{"1", 2},
+                                                     {"12", 2},
+                                                     {"123", 3},
+                                                     {"1234", 3},
+                                                     {"12345", 4},
+                                                     {"123456", 4},
+                                                     {"1234567", 5},
+                                                     {"12345678", 5},
+                                                     {"123456789", 6},
+                                                     {"1234567891", 6},
+                                                     {"12345678912", 7},
+                                                     {"123456789123", 7},
+                                                     {"1234567890123456789", 11},
+                                                     {"12345678901234567890123456789012345678", 20},
+                                                     {"0042", 2},
+                                                     {"100", 2},
+                                                     {"1010", 3},
+                                                     {"0.0000001", 2},
+                                                     {"0", 1},
+                                                     {"1E125", 2},
+                                                     {"1E-100", 2},
+                                                     {"1.5", 3},
+                                                     {"1.2", 3},
+                                                     {"1.200", 3},
+                                                     {"1.234", 4},
+                                                     {"3.14159", 5},
+                                                     {"100.5", 4},
+                                                     {"0.15", 2},
+                                                     {"15", 2},
+                                                     {"-42", 3},
+                                                     {"-12345", 5},
+                                                     {"-1E125", 3},
+                                                     {"-0.15", 3},
+                                                     {"-0", 1}};
+  for (const auto& [text, size] : kCases) EXPECT_EQ(NSize(text), size) << text;
+}
+
 TEST(ItemSizeTest, Values) {
   EXPECT_EQ(Size(R"({"S":"abc"})"), 3u);
   EXPECT_EQ(Size(R"({"S":"é"})"), 2u);  // UTF-8 bytes
