@@ -103,7 +103,7 @@ auto Run(Database& db, const RunOptions& options, Body&& body)
     -> std::invoke_result_t<Body&, Transaction&, const Attempt&> {
   using R = std::invoke_result_t<Body&, Transaction&, const Attempt&>;
   if constexpr (std::is_same_v<R, Status>) {
-    return internal::RunLoop(db, options, body);
+    return internal::RunLoop(db, options, std::ref(body));  // no copy of the body
   } else {
     using T = typename internal::ResultTraits<R>::Value;
     std::optional<T> out;

@@ -66,6 +66,20 @@ class RunTest : public ::testing::Test {
   std::vector<milliseconds> sleeps_;
 };
 
+// A mutable, move-only body runs in place: its state after the run is the caller's.
+TEST_F(RunTest, BodyIsNotCopied) {
+  auto owned = std::make_unique<int>(0);
+  auto body = [owned = std::move(owned)](Transaction& tr, const Attempt&) mutable -> Status {
+    ++*owned;
+    tr.Set("k", std::to_string(*owned));
+    return {};
+  };
+  ASSERT_TRUE(kv::Run(*inner_, Options(), body).ok());
+  EXPECT_EQ(Read(*inner_, "k"), "1");
+  ASSERT_TRUE(kv::Run(*inner_, Options(), body).ok());
+  EXPECT_EQ(Read(*inner_, "k"), "2");
+}
+
 TEST_F(RunTest, CommitsAndReturnsTheValue) {
   int64_t attempts_before = CounterValue("kv_transaction_attempts");
   Result<std::string> r = kv::Run(*inner_, Options(), [&](Transaction& tr, const Attempt& a) {

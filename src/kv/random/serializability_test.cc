@@ -13,7 +13,8 @@
 // committed must not be.
 //
 // The seed is printed with the one command that replays it (FDYNO_SEED=<seed> ...); it fixes
-// every random choice and injected fault, though not the threads' interleaving. FDYNO_FULL=1
+// every operation each thread runs and the faults drawn for the n-th transaction, though not
+// the threads' interleaving. FDYNO_FULL=1
 // runs a longer workload (8 x 5000 operations per engine instead of 8 x 300).
 #include <gtest/gtest.h>
 
