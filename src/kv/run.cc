@@ -1,5 +1,7 @@
 #include "kv/run.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -32,8 +34,10 @@ void CountError(int code) {
   if (code == kTransactionTooOld) m.too_old.Add();
 }
 
-Error OutcomeUnknown(std::string_view message) {
+Error OutcomeUnknown(std::string_view message, int attempts) {
   GetMetrics().outcome_unknown.Add();
+  // Rare and worth an operator's attention: a client got an ambiguous answer.
+  spdlog::warn("kv::Run: {} (after {} attempts)", message, attempts);
   Error e = Error::Internal(std::string(message));
   e.kv_code = kCommitUnknownResult;
   return e;
@@ -88,11 +92,13 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
   // The run cannot go on: report what may have happened, never a rollback when a commit may
   // have been applied.
   auto give_up_on_deadline = [&]() -> Error {
-    if (attempt.maybe_committed) return OutcomeUnknown(kOutcomeUnknownMessage);
+    if (attempt.maybe_committed) return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
     return TimedOutBeforeCommit();
   };
   auto give_up_with = [&](Error last) -> Error {
-    if (attempt.maybe_committed) return OutcomeUnknown(kRetryLimitOutcomeUnknownMessage);
+    if (attempt.maybe_committed) {
+      return OutcomeUnknown(kRetryLimitOutcomeUnknownMessage, attempt.number);
+    }
     return last;
   };
 
@@ -118,7 +124,9 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
       if (!failure.is_kv()) return give_up_with(std::move(failure));
       CountError(failure.kv_code);
       // The timeout fired with the commit in flight: it may have been applied.
-      if (failure.kv_code == kTransactionTimedOut) return OutcomeUnknown(kOutcomeUnknownMessage);
+      if (failure.kv_code == kTransactionTimedOut) {
+        return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
+      }
       if (MaybeCommitted(failure.kv_code)) attempt.maybe_committed = true;
       if (!IsRetryable(failure.kv_code)) return give_up_with(std::move(failure));
     }
