@@ -785,8 +785,11 @@ Result<RangeResult> EmbeddedTransaction::GetRange(std::string_view begin, std::s
     if (!kv) break;
     out.kvs.push_back(std::move(*kv));
   }
-  if (error.ok() && limit != 0 && out.kvs.size() == limit) out.more = next().has_value();
   if (!error.ok()) return std::move(error).error();
+  if (limit != 0 && out.kvs.size() == limit) {
+    // Peek one step further for `more`; an unreadable key there still counts as more.
+    out.more = next().has_value() || !error.ok();
+  }
   if (!iter->status().ok()) return IoErr("range read failed", iter->status());
 
   if (!options.snapshot) {
