@@ -143,6 +143,8 @@ struct BasicUpdateAction {
 template <typename P, typename V>
 struct BasicUpdate {
   std::vector<BasicUpdateAction<P, V>> actions;  // in the order written
+  // Converted from the legacy AttributeUpdates: type errors use that API's wording.
+  bool legacy = false;
 };
 
 // ---- the two instantiations ------------------------------------------------------------------

@@ -16,6 +16,7 @@ constexpr std::string_view kMissingAttribute =
     "The provided expression refers to an attribute that does not exist in the item";
 constexpr std::string_view kWrongType =
     "An operand in the update expression has an incorrect data type";
+constexpr std::string_view kLegacyWrongType = "Type mismatch for attribute to update";
 constexpr std::string_view kInvalidPath =
     "The document path provided in the update expression is invalid for update";
 
@@ -210,7 +211,8 @@ AttributeValue Materialize(const ProjectionNode& node, const AttributeValue& sou
 
 Error Invalid(std::string_view message) { return Error::Validation(std::string(message)); }
 
-Result<AttributeValue> EvalUpdateOperand(const Operand& o, const model::Item& item) {
+Result<AttributeValue> EvalUpdateOperand(const Operand& o, const model::Item& item,
+                                         std::string_view wrong_type) {
   if (o.is_value()) return o.value();
   if (o.is_path()) {
     const AttributeValue* v = Lookup(item, o.path());
@@ -221,101 +223,33 @@ Result<AttributeValue> EvalUpdateOperand(const Operand& o, const model::Item& it
   if (call.function == Function::kIfNotExists) {
     const AttributeValue* v = call.args[0].is_path() ? Lookup(item, call.args[0].path()) : nullptr;
     if (v != nullptr) return *v;
-    return EvalUpdateOperand(call.args[1], item);
+    return EvalUpdateOperand(call.args[1], item, wrong_type);
   }
   if (call.function == Function::kListAppend) {
-    FDYNO_ASSIGN_OR_RETURN(AttributeValue a, EvalUpdateOperand(call.args[0], item));
-    FDYNO_ASSIGN_OR_RETURN(AttributeValue b, EvalUpdateOperand(call.args[1], item));
-    for (const AttributeValue* v : {&a, &b}) {
-      if (v->type() != Type::kL) {
-        return Invalid(
-            "Invalid UpdateExpression: Incorrect operand type for operator or function; "
-            "operator or function: list_append, operand type: " +
-            std::string(model::TypeName(v->type())));
-      }
-    }
+    FDYNO_ASSIGN_OR_RETURN(AttributeValue a, EvalUpdateOperand(call.args[0], item, wrong_type));
+    FDYNO_ASSIGN_OR_RETURN(AttributeValue b, EvalUpdateOperand(call.args[1], item, wrong_type));
+    if (a.type() != Type::kL || b.type() != Type::kL) return Invalid(wrong_type);
     model::List out = std::move(std::get<model::List>(a.v));
     auto& tail = std::get<model::List>(b.v);
     out.insert(out.end(), std::make_move_iterator(tail.begin()),
                std::make_move_iterator(tail.end()));
     return AttributeValue::L(std::move(out));
   }
-  return Invalid(kWrongType);
+  return Invalid(wrong_type);
 }
 
-Result<AttributeValue> EvalSetValue(const SetValue& sv, const model::Item& item) {
-  FDYNO_ASSIGN_OR_RETURN(AttributeValue a, EvalUpdateOperand(sv.operands[0], item));
+Result<AttributeValue> EvalSetValue(const SetValue& sv, const model::Item& item,
+                                    std::string_view wrong_type) {
+  FDYNO_ASSIGN_OR_RETURN(AttributeValue a, EvalUpdateOperand(sv.operands[0], item, wrong_type));
   if (sv.op == SetValue::Op::kValue) return a;
-  FDYNO_ASSIGN_OR_RETURN(AttributeValue b, EvalUpdateOperand(sv.operands[1], item));
-  if (a.type() != Type::kN || b.type() != Type::kN) return Invalid(kWrongType);
+  FDYNO_ASSIGN_OR_RETURN(AttributeValue b, EvalUpdateOperand(sv.operands[1], item, wrong_type));
+  if (a.type() != Type::kN || b.type() != Type::kN) return Invalid(wrong_type);
   const auto& x = std::get<model::Number>(a.v);
   const auto& y = std::get<model::Number>(b.v);
   FDYNO_ASSIGN_OR_RETURN(model::Number n, sv.op == SetValue::Op::kPlus
                                               ? model::Number::Add(x, y)
                                               : model::Number::Subtract(x, y));
   return AttributeValue::N(std::move(n));
-}
-
-// The container that holds the last element of `path`, for writing. Null with an error when a
-// step before the last is missing or of the wrong kind.
-Result<AttributeValue*> Parent(model::Item& item, const Path& path) {
-  auto it = item.find(path.root());
-  if (it == item.end()) return Invalid(kInvalidPath);
-  AttributeValue* cur = &it->second;
-  for (size_t k = 1; k + 1 < path.elements.size(); ++k) {
-    const PathElement& e = path.elements[k];
-    if (e.is_index()) {
-      if (cur->type() != Type::kL) return Invalid(kInvalidPath);
-      auto& l = std::get<model::List>(cur->v);
-      if (e.index() >= l.size()) return Invalid(kInvalidPath);
-      cur = &l[e.index()];
-    } else {
-      if (cur->type() != Type::kM) return Invalid(kInvalidPath);
-      auto& m = std::get<model::Map>(cur->v);
-      auto mit = m.find(e.name());
-      if (mit == m.end()) return Invalid(kInvalidPath);
-      cur = &mit->second;
-    }
-  }
-  const PathElement& last = path.elements.back();
-  if (cur->type() != (last.is_index() ? Type::kL : Type::kM)) return Invalid(kInvalidPath);
-  return cur;
-}
-
-Status SetAt(model::Item& item, const Path& path, AttributeValue value) {
-  if (path.elements.size() == 1) {
-    item.insert_or_assign(path.root(), std::move(value));
-    return Status::Ok();
-  }
-  FDYNO_ASSIGN_OR_RETURN(AttributeValue * parent, Parent(item, path));
-  const PathElement& last = path.elements.back();
-  if (last.is_index()) {
-    auto& l = std::get<model::List>(parent->v);
-    if (last.index() < l.size()) {
-      l[last.index()] = std::move(value);
-    } else {
-      l.push_back(std::move(value));  // past the end appends
-    }
-  } else {
-    std::get<model::Map>(parent->v).insert_or_assign(last.name(), std::move(value));
-  }
-  return Status::Ok();
-}
-
-Status RemoveAt(model::Item& item, const Path& path) {
-  if (path.elements.size() == 1) {
-    item.erase(path.root());
-    return Status::Ok();
-  }
-  FDYNO_ASSIGN_OR_RETURN(AttributeValue * parent, Parent(item, path));
-  const PathElement& last = path.elements.back();
-  if (last.is_index()) {
-    auto& l = std::get<model::List>(parent->v);
-    if (last.index() < l.size()) l.erase(l.begin() + static_cast<ptrdiff_t>(last.index()));
-  } else {
-    std::get<model::Map>(parent->v).erase(last.name());
-  }
-  return Status::Ok();
 }
 
 // Set union (ADD) keeps the existing members' order and appends new ones.
@@ -339,9 +273,10 @@ void Difference(std::vector<T>& from, const std::vector<T>& remove, Eq eq) {
 }
 
 // ADD: numbers add, sets unite, an absent attribute takes the value.
-Result<AttributeValue> AddValues(const AttributeValue* existing, const AttributeValue& v) {
+Result<AttributeValue> AddValues(const AttributeValue* existing, const AttributeValue& v,
+                                 std::string_view wrong_type) {
   if (existing == nullptr) return v;
-  if (existing->type() != v.type()) return Invalid(kWrongType);
+  if (existing->type() != v.type()) return Invalid(wrong_type);
   AttributeValue out = *existing;
   auto same = [](const auto& a, const auto& b) { return a == b; };
   switch (v.type()) {
@@ -364,14 +299,15 @@ Result<AttributeValue> AddValues(const AttributeValue* existing, const Attribute
             same);
       return out;
     default:
-      return Invalid(kWrongType);
+      return Invalid(wrong_type);
   }
 }
 
 // DELETE: set difference; nullopt when nothing is left (the attribute is removed).
 Result<std::optional<AttributeValue>> DeleteValues(const AttributeValue& existing,
-                                                   const AttributeValue& v) {
-  if (existing.type() != v.type()) return Invalid(kWrongType);
+                                                   const AttributeValue& v,
+                                                   std::string_view wrong_type) {
+  if (existing.type() != v.type()) return Invalid(wrong_type);
   AttributeValue out = existing;
   auto same = [](const auto& a, const auto& b) { return a == b; };
   size_t left = 0;
@@ -395,25 +331,116 @@ Result<std::optional<AttributeValue>> DeleteValues(const AttributeValue& existin
       break;
     }
     default:
-      return Invalid(kWrongType);
+      return Invalid(wrong_type);
   }
   if (left == 0) return std::optional<AttributeValue>();
   return std::optional<AttributeValue>(std::move(out));
 }
 
-// Orders REMOVE paths so that, within one list, higher indexes go first: every index then
-// refers to the list as it was before the update.
-bool RemoveFirst(const Path* a, const Path* b) {
-  size_t n = std::min(a->elements.size(), b->elements.size());
-  for (size_t k = 0; k < n; ++k) {
-    const PathElement& x = a->elements[k];
-    const PathElement& y = b->elements[k];
-    if (x == y) continue;
-    if (x.is_index() && y.is_index()) return x.index() > y.index();
-    if (x.is_index() != y.is_index()) return x.is_index();
-    return x.name() > y.name();
+// The actions of one update as a tree of path elements; every action sits on a leaf (the
+// resolver rejected overlapping paths, so no action sits above another).
+struct ActionNode {
+  const UpdateAction* action = nullptr;
+  AttributeValue* set_value = nullptr;  // the computed right-hand side of a SET
+  std::map<std::string, ActionNode> keys;
+  std::map<uint64_t, ActionNode> indexes;
+};
+
+enum class Outcome { kKeep, kRemove, kReplace };
+
+// What a leaf action does to the value it targets (null when absent).
+Result<Outcome> ApplyLeaf(const ActionNode& node, const AttributeValue* existing,
+                          AttributeValue* replacement, std::string_view wrong_type) {
+  const UpdateAction& a = *node.action;
+  switch (a.kind) {
+    case UpdateAction::Kind::kSet:
+      *replacement = std::move(*node.set_value);
+      return Outcome::kReplace;
+    case UpdateAction::Kind::kRemove:
+      return existing == nullptr ? Outcome::kKeep : Outcome::kRemove;
+    case UpdateAction::Kind::kAdd: {
+      FDYNO_ASSIGN_OR_RETURN(*replacement, AddValues(existing, a.value.front(), wrong_type));
+      return Outcome::kReplace;
+    }
+    case UpdateAction::Kind::kDelete: {
+      if (existing == nullptr) return Outcome::kKeep;
+      FDYNO_ASSIGN_OR_RETURN(std::optional<AttributeValue> left,
+                             DeleteValues(*existing, a.value.front(), wrong_type));
+      if (!left) return Outcome::kRemove;  // the set became empty
+      *replacement = std::move(*left);
+      return Outcome::kReplace;
+    }
   }
-  return a->elements.size() > b->elements.size();
+  return Outcome::kKeep;
+}
+
+Status ApplyInto(AttributeValue& value, const ActionNode& node, std::string_view wrong_type);
+
+Status ApplyToMap(model::Map& m, const ActionNode& node, std::string_view wrong_type) {
+  for (const auto& [name, child] : node.keys) {
+    auto it = m.find(name);
+    if (child.action == nullptr) {
+      if (it == m.end()) return Invalid(kInvalidPath);
+      FDYNO_RETURN_IF_ERROR(ApplyInto(it->second, child, wrong_type));
+      continue;
+    }
+    AttributeValue replacement;
+    FDYNO_ASSIGN_OR_RETURN(Outcome o, ApplyLeaf(child, it == m.end() ? nullptr : &it->second,
+                                                &replacement, wrong_type));
+    if (o == Outcome::kReplace) {
+      m.insert_or_assign(name, std::move(replacement));
+    } else if (o == Outcome::kRemove) {
+      m.erase(it);
+    }
+  }
+  return Status::Ok();
+}
+
+// A list is rebuilt in one pass: every index names an element of the list as it was before the
+// update (so REMOVE a[1], a[2] removes two original elements), and indexes past the end append
+// in index order.
+Status ApplyToList(model::List& l, const ActionNode& node, std::string_view wrong_type) {
+  model::List out;
+  out.reserve(l.size() + node.indexes.size());
+  auto it = node.indexes.begin();
+  for (uint64_t i = 0; i < l.size(); ++i) {
+    if (it == node.indexes.end() || it->first != i) {
+      out.push_back(std::move(l[i]));
+      continue;
+    }
+    const ActionNode& child = it->second;
+    ++it;
+    if (child.action == nullptr) {
+      FDYNO_RETURN_IF_ERROR(ApplyInto(l[i], child, wrong_type));
+      out.push_back(std::move(l[i]));
+      continue;
+    }
+    AttributeValue replacement;
+    FDYNO_ASSIGN_OR_RETURN(Outcome o, ApplyLeaf(child, &l[i], &replacement, wrong_type));
+    if (o == Outcome::kReplace) {
+      out.push_back(std::move(replacement));
+    } else if (o == Outcome::kKeep) {
+      out.push_back(std::move(l[i]));
+    }
+  }
+  for (; it != node.indexes.end(); ++it) {
+    const ActionNode& child = it->second;
+    if (child.action == nullptr) return Invalid(kInvalidPath);
+    AttributeValue replacement;
+    FDYNO_ASSIGN_OR_RETURN(Outcome o, ApplyLeaf(child, nullptr, &replacement, wrong_type));
+    if (o == Outcome::kReplace) out.push_back(std::move(replacement));
+  }
+  l = std::move(out);
+  return Status::Ok();
+}
+
+Status ApplyInto(AttributeValue& value, const ActionNode& node, std::string_view wrong_type) {
+  if (!node.keys.empty()) {
+    if (value.type() != Type::kM || !node.indexes.empty()) return Invalid(kInvalidPath);
+    return ApplyToMap(std::get<model::Map>(value.v), node, wrong_type);
+  }
+  if (value.type() != Type::kL) return Invalid(kInvalidPath);
+  return ApplyToList(std::get<model::List>(value.v), node, wrong_type);
 }
 
 }  // namespace
@@ -499,50 +526,24 @@ model::Item Project(const model::Item& item, const Projection& paths) {
 }
 
 Result<model::Item> ApplyUpdate(const Update& update, const model::Item& item) {
+  std::string_view wrong_type = update.legacy ? kLegacyWrongType : kWrongType;
   // Right-hand sides read the item as it was before the update.
-  std::vector<std::optional<AttributeValue>> computed(update.actions.size());
+  std::vector<AttributeValue> computed(update.actions.size());
+  ActionNode root;
   for (size_t i = 0; i < update.actions.size(); ++i) {
     const UpdateAction& a = update.actions[i];
     if (a.kind == UpdateAction::Kind::kSet) {
-      FDYNO_ASSIGN_OR_RETURN(computed[i], EvalSetValue(a.set, item));
+      FDYNO_ASSIGN_OR_RETURN(computed[i], EvalSetValue(a.set, item, wrong_type));
     }
+    ActionNode* node = &root;
+    for (const PathElement& e : a.path.elements) {
+      node = e.is_index() ? &node->indexes[e.index()] : &node->keys[e.name()];
+    }
+    node->action = &a;
+    node->set_value = &computed[i];
   }
   model::Item out = item;
-  std::vector<const Path*> removes;
-  for (size_t i = 0; i < update.actions.size(); ++i) {
-    const UpdateAction& a = update.actions[i];
-    switch (a.kind) {
-      case UpdateAction::Kind::kSet:
-        FDYNO_RETURN_IF_ERROR(SetAt(out, a.path, std::move(*computed[i])));
-        break;
-      case UpdateAction::Kind::kRemove:
-        removes.push_back(&a.path);
-        break;
-      case UpdateAction::Kind::kAdd: {
-        FDYNO_ASSIGN_OR_RETURN(AttributeValue v, AddValues(Lookup(item, a.path), a.value.front()));
-        FDYNO_RETURN_IF_ERROR(SetAt(out, a.path, std::move(v)));
-        break;
-      }
-      case UpdateAction::Kind::kDelete: {
-        const AttributeValue* existing = Lookup(item, a.path);
-        if (existing == nullptr) {
-          // Nothing to delete from, but the path must still be a valid place.
-          if (a.path.elements.size() > 1) FDYNO_RETURN_IF_ERROR(Parent(out, a.path));
-          break;
-        }
-        FDYNO_ASSIGN_OR_RETURN(std::optional<AttributeValue> v,
-                               DeleteValues(*existing, a.value.front()));
-        if (v) {
-          FDYNO_RETURN_IF_ERROR(SetAt(out, a.path, std::move(*v)));
-        } else {
-          FDYNO_RETURN_IF_ERROR(RemoveAt(out, a.path));
-        }
-        break;
-      }
-    }
-  }
-  std::sort(removes.begin(), removes.end(), RemoveFirst);
-  for (const Path* p : removes) FDYNO_RETURN_IF_ERROR(RemoveAt(out, *p));
+  FDYNO_RETURN_IF_ERROR(ApplyToMap(out, root, wrong_type));
   return out;
 }
 

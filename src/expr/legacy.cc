@@ -253,6 +253,7 @@ Result<Projection> ConvertAttributesToGet(const std::vector<std::string>& attrib
 
 Result<Update> ConvertAttributeUpdates(const std::map<std::string, AttributeUpdate>& updates) {
   Update out;
+  out.legacy = true;
   for (const auto& [name, u] : updates) {
     if (!u.value && u.action != AttributeUpdate::Action::kDelete) {
       return Invalid("Only DELETE action is allowed when no attribute value is specified");

@@ -198,6 +198,17 @@ TEST(Legacy, AttributeUpdates) {
   EXPECT_TRUE(*r == want);
   EXPECT_EQ(UpdatedTopLevelAttributes(*u).size(), 6u);
 
+  // Type errors at apply time use the legacy API's wording.
+  for (const auto& [attr, update] : std::vector<std::pair<std::string, AttributeUpdate>>{
+           {"s", {Action::kDelete, AttributeValue{model::NumberSet{{*model::Number::Parse("1")}}}}},
+           {"s", {Action::kAdd, N("1")}},
+           {"n", {Action::kAdd, SS({"x"})}},
+           {"n", {Action::kAdd, AttributeValue::L({N("1")})}}}) {
+    auto conv = ConvertAttributeUpdates({{attr, update}});
+    ASSERT_TRUE(conv.ok()) << conv.error().message;
+    EXPECT_EQ(ErrorOf(ApplyUpdate(*conv, item)), "Type mismatch for attribute to update") << attr;
+  }
+
   const std::string p = "One or more parameter values were invalid: ";
   EXPECT_EQ(ErrorOf(ConvertAttributeUpdates({{"a", {Action::kPut, std::nullopt}}})),
             p + "Only DELETE action is allowed when no attribute value is specified");
