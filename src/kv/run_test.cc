@@ -231,6 +231,34 @@ TEST_F(RunTest, RemainingBudgetIsTheTransactionTimeout) {
   EXPECT_EQ(Read(*inner_, "k"), std::nullopt);
 }
 
+// Each attempt gets only what is left of the one budget, not a fresh one.
+TEST_F(RunTest, LaterAttemptsGetTheRemainingBudget) {
+  int calls = 0;
+  Status s = kv::Run(*inner_, Options(milliseconds(1'000)),
+                     [&](Transaction& tr, const Attempt& a) -> Status {
+                       ++calls;
+                       auto v = tr.Get("k");
+                       if (!v.ok()) return std::move(v).error();
+                       if (a.number == 1) {
+                         clock_.Advance(milliseconds(600));
+                         auto other = inner_->CreateTransaction();
+                         other->Set("k", "other");  // conflicts with this attempt's read
+                         EXPECT_TRUE(other->Commit().ok());
+                       } else {
+                         // 400 ms into attempt 2: past the ~390 ms that were left.
+                         clock_.Advance(milliseconds(400));
+                         auto again = tr.Get("k");
+                         if (!again.ok()) return std::move(again).error();
+                       }
+                       tr.Set("k", "mine");
+                       return {};
+                     });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(calls, 2);
+  EXPECT_TRUE(IsTimedOutBeforeCommit(s.error())) << s.error().message;
+  EXPECT_EQ(Read(*inner_, "k"), "other");
+}
+
 TEST_F(RunTest, DeadlineAlreadyPassed) {
   int calls = 0;
   Status s =
