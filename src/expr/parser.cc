@@ -196,11 +196,8 @@ class Parser {
 
   Result<parsed::Condition> ParseWholeCondition() {
     FDYNO_ASSIGN_OR_RETURN(Cond c, ParseOr());
+    FDYNO_RETURN_IF_ERROR(Finish(c));
     if (Peek().type != Tok::kEof) return SyntaxError(pos_);
-    if (c.cond.kind == parsed::Condition::Kind::kFunction &&
-        c.cond.operands[0].call().function == Function::kSize) {
-      Note(kSlotMisusedFunction, MisusedMessage(Function::kSize));
-    }
     FDYNO_RETURN_IF_ERROR(Deferred());
     return std::move(c.cond);
   }
@@ -265,9 +262,17 @@ class Parser {
   }
 
  private:
+  // A condition, or an operand not (yet) part of one: "(a) = :v" is only known to be a
+  // comparison of a parenthesized operand once the ')' and the comparator are seen.
   struct Cond {
     parsed::Condition cond;
-    bool parens = false;  // this node is a parenthesized group, as written
+    std::optional<parsed::Operand> bare;
+    bool parens = false;  // this node (condition or operand) is parenthesized, as written
+  };
+
+  struct Opnd {
+    parsed::Operand op;
+    bool parens = false;
   };
 
   const Token& Peek(size_t ahead = 0) const {
@@ -328,27 +333,33 @@ class Parser {
   // path := (name | #ref) ( '.' (name | #ref) | '[' int ']' )*
   Result<parsed::Path> ParsePath() {
     parsed::Path path;
-    auto element = [&]() -> Status {
-      const Token& t = Peek();
-      if (t.type == Tok::kName && !IsConditionKeyword(t)) {
-        if (IsReservedWord(t.text)) {
-          Note(kSlotReserved,
-               "Attribute name is a reserved keyword; reserved keyword: " + std::string(t.text));
-        }
-        path.elements.push_back({parsed::PathElement::Kind::kName, std::string(t.text), 0});
-      } else if (t.type == Tok::kNameRef) {
-        path.elements.push_back({parsed::PathElement::Kind::kNameRef, std::string(t.text), 0});
-      } else {
-        return SyntaxError(pos_);
+    FDYNO_RETURN_IF_ERROR(ParsePathElement(path));
+    FDYNO_RETURN_IF_ERROR(ParsePathTail(path));
+    return path;
+  }
+
+  Status ParsePathElement(parsed::Path& path) {
+    const Token& t = Peek();
+    if (t.type == Tok::kName && !IsConditionKeyword(t)) {
+      if (IsReservedWord(t.text)) {
+        Note(kSlotReserved,
+             "Attribute name is a reserved keyword; reserved keyword: " + std::string(t.text));
       }
-      ++pos_;
-      return Status::Ok();
-    };
-    FDYNO_RETURN_IF_ERROR(element());
+      path.elements.push_back({parsed::PathElement::Kind::kName, std::string(t.text), 0});
+    } else if (t.type == Tok::kNameRef) {
+      path.elements.push_back({parsed::PathElement::Kind::kNameRef, std::string(t.text), 0});
+    } else {
+      return SyntaxError(pos_);
+    }
+    ++pos_;
+    return Status::Ok();
+  }
+
+  Status ParsePathTail(parsed::Path& path) {
     while (true) {
       if (Peek().type == Tok::kDot) {
         ++pos_;
-        FDYNO_RETURN_IF_ERROR(element());
+        FDYNO_RETURN_IF_ERROR(ParsePathElement(path));
       } else if (Peek().type == Tok::kLBracket) {
         ++pos_;
         if (Peek().type != Tok::kInt) return SyntaxError(pos_);
@@ -369,29 +380,43 @@ class Parser {
       Note(kSlotDepth, "The document path has too many nesting levels; nesting levels: " +
                            std::to_string(path.elements.size()));
     }
-    return path;
+    return Status::Ok();
   }
 
-  // operand := name '(' operand {',' operand} ')' | path | :value
-  //          | '(' operand ')'   (update expressions only)
-  Result<parsed::Operand> ParseOperand() {
+  // operand := name '(' operand {',' operand} ')' | path | :value | '(' operand ')'
+  // In conditions a parenthesized path may continue: "(a.b).c".
+  Result<Opnd> ParseOperand() {
     const Token& t = Peek();
     if (t.type == Tok::kValueRef) {
       ++pos_;
-      return parsed::Operand{parsed::ValueRef{std::string(t.text)}};
+      return Opnd{parsed::Operand{parsed::ValueRef{std::string(t.text)}}};
     }
     if (t.type == Tok::kName && Peek(1).type == Tok::kLParen && !IsConditionKeyword(t)) {
-      return ParseCall();
+      FDYNO_ASSIGN_OR_RETURN(parsed::Operand call, ParseCall());
+      return Opnd{std::move(call)};
     }
-    if (t.type == Tok::kLParen && kind_ == ExpressionKind::kUpdate) {
+    if (t.type == Tok::kLParen) {
       ++pos_;
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand inner, ParseOperand());
+      FDYNO_ASSIGN_OR_RETURN(Opnd inner, ParseOperand());
       if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
       ++pos_;
-      return inner;
+      return Parenthesized(std::move(inner));
     }
     FDYNO_ASSIGN_OR_RETURN(parsed::Path p, ParsePath());
-    return parsed::Operand{std::move(p)};
+    return Opnd{parsed::Operand{std::move(p)}};
+  }
+
+  // An operand just closed by ')': checks redundancy and, in conditions, a path continuing
+  // after the group.
+  Result<Opnd> Parenthesized(Opnd inner) {
+    if (kind_ == ExpressionKind::kUpdate) return Opnd{std::move(inner.op), true};
+    if (inner.parens) Note(kSlotParens, "The expression has redundant parentheses;");
+    if (inner.op.is_path() && (Peek().type == Tok::kDot || Peek().type == Tok::kLBracket)) {
+      parsed::Path path = std::get<parsed::Path>(std::move(inner.op.v));
+      FDYNO_RETURN_IF_ERROR(ParsePathTail(path));
+      return Opnd{parsed::Operand{std::move(path)}, false};
+    }
+    return Opnd{std::move(inner.op), true};
   }
 
   Result<parsed::Operand> ParseCall() {
@@ -412,11 +437,11 @@ class Parser {
     parsed::Call call;
     call.function = f.value_or(Function::kSize);
     while (true) {
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand arg, ParseOperand());
-      if (arg.is_call() && IsConditionKind() && arg.call().function != Function::kSize) {
-        Note(kSlotMisusedFunction, MisusedMessage(arg.call().function));
+      FDYNO_ASSIGN_OR_RETURN(Opnd arg, ParseOperand());
+      if (arg.op.is_call() && IsConditionKind() && arg.op.call().function != Function::kSize) {
+        Note(kSlotMisusedFunction, MisusedMessage(arg.op.call().function));
       }
-      call.args.push_back(std::move(arg));
+      call.args.push_back(std::move(arg.op));
       if (Peek().type == Tok::kComma) {
         ++pos_;
         continue;
@@ -441,27 +466,44 @@ class Parser {
         return sv;
       }
     } else {
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand a, ParseOperand());
-      sv.operands.push_back(std::move(a));
+      FDYNO_ASSIGN_OR_RETURN(Opnd a, ParseOperand());
+      sv.operands.push_back(std::move(a.op));
     }
     if (Peek().type == Tok::kPlus || Peek().type == Tok::kMinus) {
       sv.op =
           Peek().type == Tok::kPlus ? parsed::SetValue::Op::kPlus : parsed::SetValue::Op::kMinus;
       CountOperator();
       ++pos_;
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand b, ParseOperand());
-      sv.operands.push_back(std::move(b));
+      FDYNO_ASSIGN_OR_RETURN(Opnd b, ParseOperand());
+      sv.operands.push_back(std::move(b.op));
     }
     return sv;
+  }
+
+  // A bare operand where a condition is needed: a function call is a condition by itself
+  // (size() is not: it yields a number); anything else is a syntax error at the next token.
+  Status Finish(Cond& c) {
+    if (!c.bare) return Status::Ok();
+    if (!c.bare->is_call()) return SyntaxError(pos_);
+    if (c.bare->call().function == Function::kSize) {
+      Note(kSlotMisusedFunction, MisusedMessage(Function::kSize));
+    }
+    c.cond = parsed::Condition{};
+    c.cond.kind = parsed::Condition::Kind::kFunction;
+    c.cond.operands.push_back(std::move(*c.bare));
+    c.bare.reset();
+    return Status::Ok();
   }
 
   // or := and (OR and)*
   Result<Cond> ParseOr() {
     FDYNO_ASSIGN_OR_RETURN(Cond left, ParseAnd());
     while (KeywordIs(Peek(), "OR")) {
+      FDYNO_RETURN_IF_ERROR(Finish(left));
       ++pos_;
       CountOperator();
       FDYNO_ASSIGN_OR_RETURN(Cond right, ParseAnd());
+      FDYNO_RETURN_IF_ERROR(Finish(right));
       left = Combine(parsed::Condition::Kind::kOr, std::move(left), std::move(right));
     }
     return left;
@@ -471,30 +513,22 @@ class Parser {
   Result<Cond> ParseAnd() {
     FDYNO_ASSIGN_OR_RETURN(Cond left, ParseNot());
     while (KeywordIs(Peek(), "AND")) {
+      FDYNO_RETURN_IF_ERROR(Finish(left));
       ++pos_;
       CountOperator();
       FDYNO_ASSIGN_OR_RETURN(Cond right, ParseNot());
+      FDYNO_RETURN_IF_ERROR(Finish(right));
       left = Combine(parsed::Condition::Kind::kAnd, std::move(left), std::move(right));
     }
     return left;
   }
 
-  Cond Combine(parsed::Condition::Kind kind, Cond left, Cond right) {
-    CheckSizeAlone(left);
-    CheckSizeAlone(right);
+  static Cond Combine(parsed::Condition::Kind kind, Cond left, Cond right) {
     Cond out;
     out.cond.kind = kind;
     out.cond.children.push_back(std::move(left.cond));
     out.cond.children.push_back(std::move(right.cond));
     return out;
-  }
-
-  // size() yields a number, not a truth value.
-  void CheckSizeAlone(const Cond& c) {
-    if (c.cond.kind == parsed::Condition::Kind::kFunction &&
-        c.cond.operands[0].call().function == Function::kSize) {
-      Note(kSlotMisusedFunction, MisusedMessage(Function::kSize));
-    }
   }
 
   // not := NOT not | primary
@@ -503,7 +537,7 @@ class Parser {
       ++pos_;
       CountOperator();
       FDYNO_ASSIGN_OR_RETURN(Cond inner, ParseNot());
-      CheckSizeAlone(inner);
+      FDYNO_RETURN_IF_ERROR(Finish(inner));
       Cond out;
       out.cond.kind = parsed::Condition::Kind::kNot;
       out.cond.children.push_back(std::move(inner.cond));
@@ -516,18 +550,23 @@ class Parser {
   //          | operand comparator operand
   //          | operand BETWEEN operand AND operand
   //          | operand IN '(' operand {',' operand} ')'
-  //          | function call
+  //          | operand            (a bare operand; see Cond)
   Result<Cond> ParsePrimary() {
+    Opnd first;
     if (Peek().type == Tok::kLParen) {
       ++pos_;
       FDYNO_ASSIGN_OR_RETURN(Cond inner, ParseOr());
       if (Peek().type != Tok::kRParen) return SyntaxError(pos_);
       ++pos_;
-      if (inner.parens) Note(kSlotParens, "The expression has redundant parentheses;");
-      inner.parens = true;
-      return inner;
+      if (!inner.bare) {
+        if (inner.parens) Note(kSlotParens, "The expression has redundant parentheses;");
+        inner.parens = true;
+        return inner;
+      }
+      FDYNO_ASSIGN_OR_RETURN(first, Parenthesized(Opnd{std::move(*inner.bare), inner.parens}));
+    } else {
+      FDYNO_ASSIGN_OR_RETURN(first, ParseOperand());
     }
-    FDYNO_ASSIGN_OR_RETURN(parsed::Operand first, ParseOperand());
     Cond out;
     const Token& t = Peek();
     std::optional<CompareOp> op;
@@ -556,32 +595,32 @@ class Parser {
     if (op) {
       ++pos_;
       CountOperator();
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand second, ParseOperand());
+      FDYNO_ASSIGN_OR_RETURN(Opnd second, ParseOperand());
       out.cond.kind = parsed::Condition::Kind::kCompare;
       out.cond.op = *op;
-      out.cond.operands.push_back(std::move(first));
-      out.cond.operands.push_back(std::move(second));
+      out.cond.operands.push_back(std::move(first.op));
+      out.cond.operands.push_back(std::move(second.op));
     } else if (KeywordIs(t, "BETWEEN")) {
       ++pos_;
       CountOperator();
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand low, ParseOperand());
+      FDYNO_ASSIGN_OR_RETURN(Opnd low, ParseOperand());
       if (!KeywordIs(Peek(), "AND")) return SyntaxError(pos_);
       ++pos_;
-      FDYNO_ASSIGN_OR_RETURN(parsed::Operand high, ParseOperand());
+      FDYNO_ASSIGN_OR_RETURN(Opnd high, ParseOperand());
       out.cond.kind = parsed::Condition::Kind::kBetween;
-      out.cond.operands.push_back(std::move(first));
-      out.cond.operands.push_back(std::move(low));
-      out.cond.operands.push_back(std::move(high));
+      out.cond.operands.push_back(std::move(first.op));
+      out.cond.operands.push_back(std::move(low.op));
+      out.cond.operands.push_back(std::move(high.op));
     } else if (KeywordIs(t, "IN")) {
       ++pos_;
       CountOperator();
       if (Peek().type != Tok::kLParen) return SyntaxError(pos_);
       ++pos_;
       out.cond.kind = parsed::Condition::Kind::kIn;
-      out.cond.operands.push_back(std::move(first));
+      out.cond.operands.push_back(std::move(first.op));
       while (true) {
-        FDYNO_ASSIGN_OR_RETURN(parsed::Operand v, ParseOperand());
-        out.cond.operands.push_back(std::move(v));
+        FDYNO_ASSIGN_OR_RETURN(Opnd v, ParseOperand());
+        out.cond.operands.push_back(std::move(v.op));
         if (Peek().type == Tok::kComma) {
           ++pos_;
           continue;
@@ -596,12 +635,10 @@ class Parser {
              "The IN operator is provided with too many operands; number of operands: " +
                  std::to_string(n));
       }
-    } else if (first.is_call()) {
-      out.cond.kind = parsed::Condition::Kind::kFunction;
-      out.cond.operands.push_back(std::move(first));
-      return out;
     } else {
-      return SyntaxError(pos_);
+      out.bare = std::move(first.op);
+      out.parens = first.parens;
+      return out;
     }
     for (const parsed::Operand& o : out.cond.operands) {
       if (o.is_call() && o.call().function != Function::kSize) {

@@ -321,6 +321,7 @@ class Resolver {
         CheckDistinct(std::string(FunctionName(f)), call.args[0], call.args[1]);
         break;
       case Function::kAttributeType: {
+        CheckDistinct(std::string(FunctionName(f)), call.args[0], call.args[1]);
         auto t = StaticType(call.args[1]);
         if (!t) {
           OperandTypeError(f, "{NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
