@@ -121,6 +121,8 @@ class Decoder {
   explicit Decoder(std::string_view in) : in_(in) {}
 
   Result<Tuple> DecodeTuple(bool nested) {
+    // Bounded recursion: a hostile or corrupt key cannot exhaust the stack.
+    if (++depth_ > kMaxNesting) return Corrupt("tuples nested too deeply");
     Tuple t;
     while (pos_ < in_.size()) {
       uint8_t code = static_cast<uint8_t>(in_[pos_]);
@@ -131,6 +133,7 @@ class Decoder {
           continue;
         }
         ++pos_;  // end of the nested tuple
+        --depth_;
         return t;
       }
       ++pos_;
@@ -200,8 +203,10 @@ class Decoder {
     return Corrupt("unknown type code " + std::to_string(code));
   }
 
+  static constexpr int kMaxNesting = 100;
   std::string_view in_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 void AppendQuoted(std::string* out, std::string_view s) {

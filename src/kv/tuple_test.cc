@@ -33,7 +33,11 @@ TEST(TupleTest, KnownEncodings) {
                     .Pack()),
             "0246D48C4F00");
   // design/tuple.md: pack(u"F\u00d4O\u0000bar") == b'\x02F\xc3\x94O\x00\xffbar\x00'
-  EXPECT_EQ(Hex(Tuple{std::string("F\xc3\x94O\x00" "bar", 8)}.Pack()), "0246C3944F00FF62617200");
+  EXPECT_EQ(Hex(Tuple{std::string("F\xc3\x94O\x00"
+                                  "bar",
+                                  8)}
+                    .Pack()),
+            "0246C3944F00FF62617200");
   EXPECT_EQ(Hex(Tuple{std::string("\x00", 1)}.Pack()), "0200FF00");
   EXPECT_EQ(Hex(Tuple{Tuple{Bytes{std::string("foo\x00"
                                               "bar",
@@ -101,7 +105,13 @@ TEST(TupleTest, UnpackRejectsMalformedInput) {
       std::string("\x30", 1),                                  // uuid: not supported
       std::string("\x0B\x01", 2),  // big negative integer: not supported
   };
-  for (const auto& b : bad) {
+  std::string deep(100'000, '\x05');  // nesting beyond any sane depth fails, not crashes
+  std::vector<std::string> all = bad;
+  all.push_back(deep);
+  Tuple nested;
+  for (int i = 0; i < 99; ++i) nested = Tuple{nested};
+  EXPECT_TRUE(Tuple::Unpack(nested.Pack()).ok());  // 99 levels inside the top level: fine
+  for (const auto& b : all) {
     auto r = Tuple::Unpack(b);
     EXPECT_FALSE(r.ok()) << Hex(b);
     if (!r.ok()) {
