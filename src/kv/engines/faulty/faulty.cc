@@ -82,9 +82,9 @@ class FaultyTransaction : public Transaction {
   }
 
   Status Commit() override {
-    if (poisoned_ != 0) return KvError(poisoned_);
     // A commit without writes is trivially successful in FoundationDB: nothing to inject.
     if (!has_writes_) return inner_->Commit();
+    if (poisoned_ != 0) return KvError(poisoned_);
     MaybeDelay();
     if (TimedOut()) {
       counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
