@@ -26,6 +26,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -306,7 +307,8 @@ class EmbeddedDatabase : public Database {
 
   std::mutex view_mu_;
   std::shared_ptr<ReadView> current_;
-  std::map<int64_t, std::weak_ptr<ReadView>> views_;
+  std::map<int64_t, std::weak_ptr<ReadView>> views_;  // for SetReadVersion
+  size_t views_sweep_at_ = 4096;
 
   std::mutex queue_mu_;
   std::deque<CommitRequest*> queue_;
@@ -435,7 +437,12 @@ void EmbeddedDatabase::Publish(int64_t version) {
   current_ = view;
   views_[version] = view;
   while (!views_.empty() && views_.begin()->second.expired()) views_.erase(views_.begin());
-  if (views_.size() > 4096) std::erase_if(views_, [](const auto& e) { return e.second.expired(); });
+  // Views held by long transactions keep older entries alive; sweep the rest now and then,
+  // with a threshold that doubles so that many live views do not make every publish O(n).
+  if (views_.size() > views_sweep_at_) {
+    std::erase_if(views_, [](const auto& e) { return e.second.expired(); });
+    views_sweep_at_ = std::max<size_t>(4096, 2 * views_.size());
+  }
 }
 
 Result<std::shared_ptr<ReadView>> EmbeddedDatabase::ViewAt(int64_t version, int64_t now_ns,
