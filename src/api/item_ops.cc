@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/capacity.h"
+#include "api/item_keys.h"
 #include "api/item_request.h"
 #include "expr/evaluate.h"
 #include "expr/parser.h"
@@ -34,9 +35,6 @@ struct ItemServices {
 
 using model::AttributeValue;
 using model::Item;
-
-constexpr uint64_t kMaxHashKeyBytes = 2048;
-constexpr uint64_t kMaxRangeKeyBytes = 1024;
 
 // ---- expressions ---------------------------------------------------------------------------
 
@@ -92,117 +90,9 @@ Result<Plan> PlanExpressions(const ItemRequest& r) {
   return plan;
 }
 
-// ---- keys ----------------------------------------------------------------------------------
-
-bool ValueMatches(const AttributeValue& v, store::ScalarType t) {
-  switch (t) {
-    case store::ScalarType::kS:
-      return v.type() == model::Type::kS;
-    case store::ScalarType::kN:
-      return v.type() == model::Type::kN;
-    case store::ScalarType::kB:
-      return v.type() == model::Type::kB;
-  }
-  return false;
-}
-
-bool IsEmptyKeyValue(const AttributeValue& v) {
-  if (v.type() == model::Type::kS) return std::get<std::string>(v.v).empty();
-  if (v.type() == model::Type::kB) return std::get<model::Binary>(v.v).bytes.empty();
-  return false;
-}
-
-Error EmptyKeyError(const std::string& name, const AttributeValue& v) {
-  return Error::Validation(std::string("One or more parameter values are not valid. The "
-                                       "AttributeValue for a key attribute cannot contain an "
-                                       "empty ") +
-                           (v.type() == model::Type::kS ? "string" : "binary") +
-                           " value. Key: " + name);
-}
-
-Status CheckKeySizes(const store::KeySchema& schema, const Item& key) {
-  const AttributeValue& hash = key.at(schema.hash.name);
-  if (model::ValueSize(hash) > kMaxHashKeyBytes) {
-    return Error::Validation(
-        "One or more parameter values were invalid: Size of hashkey has exceeded the maximum "
-        "size limit of2048 bytes");
-  }
-  if (schema.range && model::ValueSize(key.at(schema.range->name)) > kMaxRangeKeyBytes) {
-    return Error::Validation(
-        "One or more parameter values were invalid: Aggregated size of all range keys has "
-        "exceeded the size limit of 1024 bytes");
-  }
-  return Status::Ok();
-}
-
-// The Key parameter of GetItem/UpdateItem/DeleteItem against the table's schema.
-Status ValidateKey(const store::KeySchema& schema, const Item& key) {
-  size_t want = schema.range ? 2 : 1;
-  auto hash = key.find(schema.hash.name);
-  if (key.size() != want || hash == key.end() || !ValueMatches(hash->second, schema.hash.type)) {
-    return Error::Validation("The provided key element does not match the schema");
-  }
-  if (schema.range) {
-    auto range = key.find(schema.range->name);
-    if (range == key.end() || !ValueMatches(range->second, schema.range->type)) {
-      return Error::Validation("The provided key element does not match the schema");
-    }
-  }
-  if (IsEmptyKeyValue(hash->second)) return EmptyKeyError(schema.hash.name, hash->second);
-  if (schema.range) {
-    const AttributeValue& r = key.at(schema.range->name);
-    if (IsEmptyKeyValue(r)) return EmptyKeyError(schema.range->name, r);
-  }
-  return CheckKeySizes(schema, key);
-}
-
-// PutItem's Item: it must carry the key attributes with the right types.
-Status ValidateItemKey(const store::KeySchema& schema, const Item& item) {
-  auto check = [&](const store::AttributeDefinition& def) -> Status {
-    auto it = item.find(def.name);
-    if (it == item.end()) {
-      return Error::Validation("One or more parameter values were invalid: Missing the key " +
-                               def.name + " in the item");
-    }
-    if (!ValueMatches(it->second, def.type)) {
-      return Error::Validation("One or more parameter values were invalid: Type mismatch for key " +
-                               def.name +
-                               " expected: " + std::string(store::ScalarTypeName(def.type)) +
-                               " actual: " + std::string(model::TypeName(it->second.type())));
-    }
-    if (IsEmptyKeyValue(it->second)) return EmptyKeyError(def.name, it->second);
-    return Status::Ok();
-  };
-  FDYNO_RETURN_IF_ERROR(check(schema.hash));
-  if (schema.range) FDYNO_RETURN_IF_ERROR(check(*schema.range));
-  return CheckKeySizes(schema, item);
-}
-
-Item KeyOf(const store::KeySchema& schema, const Item& item) {
-  Item key;
-  key.emplace(schema.hash.name, item.at(schema.hash.name));
-  if (schema.range) key.emplace(schema.range->name, item.at(schema.range->name));
-  return key;
-}
-
-std::string StorageKey(const store::TableInfo& table, const Item& key) {
-  const store::KeySchema& schema = table.key_schema;
-  std::string hash = model::EncodeKeyValue(key.at(schema.hash.name));
-  std::optional<std::string> range;
-  if (schema.range) range = model::EncodeKeyValue(key.at(schema.range->name));
-  return store::ItemKey(table.id, hash, range ? &*range : nullptr);
-}
-
 // ---- rendering -----------------------------------------------------------------------------
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-std::string ItemJson(const Item& item) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  model::WriteItem(w, item);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 // The result of one write, as stored in its receipt and rendered in the response.
 struct WriteOutcome {
@@ -233,14 +123,6 @@ Result<WriteOutcome> FromReceipt(const store::Receipt& receipt) {
   o.old_size = receipt.result.old_size_bytes;
   o.new_size = receipt.result.new_size_bytes;
   return o;
-}
-
-// ItemCollectionMetrics exist only for tables with local secondary indexes.
-std::optional<Item> CollectionKey(const store::TableInfo& table, const Item& item_or_key) {
-  if (table.local_indexes.empty()) return std::nullopt;
-  Item key;
-  key.emplace(table.key_schema.hash.name, item_or_key.at(table.key_schema.hash.name));
-  return key;
 }
 
 std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
@@ -288,11 +170,7 @@ kv::RunOptions RunOptionsFor(const RequestContext& ctx, const ItemServices& s, b
 Result<std::shared_ptr<const store::TableInfo>> FindTable(const ItemServices& s,
                                                           kv::Transaction& tx,
                                                           const std::string& name) {
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table, s.catalog->Find(tx, name));
-  if (!table || table->status == store::TableStatus::kDeleting) {
-    return Error::ResourceNotFound("Requested resource not found");
-  }
-  return table;
+  return FindActiveTable(*s.catalog, tx, name);
 }
 
 Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,

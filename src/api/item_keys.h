@@ -1,0 +1,49 @@
+// Key handling shared by every operation that addresses items (single-item operations,
+// transactions, batches): validation of a Key or an Item's key attributes against the table's
+// key schema with DynamoDB's messages, the storage key of an item, and small helpers.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "kv/kv.h"
+#include "model/attribute_value.h"
+#include "store/catalog.h"
+
+namespace fdyno::api {
+
+// DynamoDB's key size limits.
+inline constexpr uint64_t kMaxHashKeyBytes = 2048;
+inline constexpr uint64_t kMaxRangeKeyBytes = 1024;
+
+// A Key parameter (GetItem, UpdateItem, DeleteItem, ...) against the schema: exactly the key
+// attributes with their types ("The provided key element does not match the schema"), no
+// empty string/binary key values, key size limits.
+Status ValidateKey(const store::KeySchema& schema, const model::Item& key);
+// An Item parameter (PutItem, Put actions): it carries the key attributes with their types.
+Status ValidateItemKey(const store::KeySchema& schema, const model::Item& item);
+
+// The key attributes of an item. REQUIRES: ValidateItemKey passed.
+model::Item KeyOf(const store::KeySchema& schema, const model::Item& item);
+// The kv key of the item with `key` in `table` (store::ItemKey over the key codec).
+// REQUIRES: ValidateKey passed.
+std::string StorageKey(const store::TableInfo& table, const model::Item& key);
+// The item collection (partition key) an item belongs to, for ItemCollectionMetrics: only
+// tables with local secondary indexes have one.
+std::optional<model::Item> CollectionKey(const store::TableInfo& table,
+                                         const model::Item& item_or_key);
+
+// The table for a data-plane operation: ResourceNotFoundException "Requested resource not
+// found" when it does not exist or is being deleted.
+Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& catalog,
+                                                                kv::Transaction& tx,
+                                                                std::string_view name);
+
+// An item as DynamoDB JSON text ({"a":{"S":"x"}}).
+std::string ItemJson(const model::Item& item);
+
+}  // namespace fdyno::api
