@@ -445,6 +445,43 @@ Result<Update> ResolveContext::ResolveUpdate(const parsed::Update& tree) {
   return out;
 }
 
+namespace {
+
+bool ValidPlaceholder(const std::string& key, char sigil) {
+  if (key.size() < 2 || key[0] != sigil) return false;
+  for (size_t i = 1; i < key.size(); ++i) {
+    char c = key[i];
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status ValidateAttributeMaps(const AttributeNames* names, const AttributeValues* values) {
+  if (names != nullptr) {
+    if (names->empty()) return Error::Validation("ExpressionAttributeNames must not be empty");
+    for (const auto& [k, v] : *names) {
+      if (!ValidPlaceholder(k, '#')) {
+        return Error::Validation(
+            "ExpressionAttributeNames contains invalid key: Syntax error; key: \"" + k + "\"");
+      }
+    }
+  }
+  if (values != nullptr) {
+    if (values->empty()) return Error::Validation("ExpressionAttributeValues must not be empty");
+    for (const auto& [k, v] : *values) {
+      if (!ValidPlaceholder(k, ':')) {
+        return Error::Validation(
+            "ExpressionAttributeValues contains invalid key: Syntax error; key: \"" + k + "\"");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status ResolveContext::CheckUnused() const {
   auto unused = [](const auto& map, const std::set<std::string>& used) {
     std::string keys;

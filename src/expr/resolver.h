@@ -32,6 +32,14 @@ namespace fdyno::expr {
 using AttributeNames = std::map<std::string, std::string>;  // "#n" -> attribute name
 using AttributeValues = model::Map;                         // ":v" -> value
 
+// Checks the keys of ExpressionAttributeNames ("#" then letters, digits, '_') and
+// ExpressionAttributeValues (":" likewise) and that a map that is present is not empty, with
+// DynamoDB's messages ("ExpressionAttributeNames must not be empty",
+// "ExpressionAttributeValues contains invalid key: Syntax error; key: \"a\""). Either map may
+// be null (absent). Whether the maps may appear at all (only with expressions) is the
+// operation's check.
+Status ValidateAttributeMaps(const AttributeNames* names, const AttributeValues* values);
+
 class ResolveContext {
  public:
   // Either map may be null when the request did not carry it.

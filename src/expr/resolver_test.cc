@@ -1,0 +1,69 @@
+// ResolveContext sharing across expressions, and the placeholder-map checks.
+#include "expr/resolver.h"
+
+#include <gtest/gtest.h>
+
+#include "expr/parser.h"
+
+namespace fdyno::expr {
+namespace {
+
+TEST(ValidateAttributeMaps, KeysAndEmptiness) {
+  EXPECT_TRUE(ValidateAttributeMaps(nullptr, nullptr).ok());
+  AttributeNames names = {{"#a", "a"}, {"#B_9", "b"}};
+  AttributeValues values = {{":v", model::AttributeValue::S("x")}};
+  EXPECT_TRUE(ValidateAttributeMaps(&names, &values).ok());
+
+  AttributeNames empty_names;
+  EXPECT_EQ(ValidateAttributeMaps(&empty_names, nullptr).error().message,
+            "ExpressionAttributeNames must not be empty");
+  AttributeValues empty_values;
+  EXPECT_EQ(ValidateAttributeMaps(nullptr, &empty_values).error().message,
+            "ExpressionAttributeValues must not be empty");
+  AttributeNames bad_names = {{"a", "a"}};
+  EXPECT_EQ(ValidateAttributeMaps(&bad_names, nullptr).error().message,
+            "ExpressionAttributeNames contains invalid key: Syntax error; key: \"a\"");
+  for (const char* key : {"#", "#a-b", ":a"}) {
+    AttributeNames n = {{key, "x"}};
+    EXPECT_FALSE(ValidateAttributeMaps(&n, nullptr).ok()) << key;
+  }
+  AttributeValues bad_values = {{"b", model::AttributeValue::S("x")}};
+  EXPECT_EQ(ValidateAttributeMaps(nullptr, &bad_values).error().message,
+            "ExpressionAttributeValues contains invalid key: Syntax error; key: \"b\"");
+}
+
+TEST(ResolveContext, SharedUsageAcrossExpressions) {
+  AttributeNames names = {{"#k", "pk"}, {"#s", "status"}};
+  AttributeValues values = {{":k", model::AttributeValue::S("p")},
+                            {":s", model::AttributeValue::S("on")}};
+  ResolveContext ctx(&names, &values);
+  auto key = ParseCondition("#k = :k", ExpressionKind::kKeyCondition);
+  ASSERT_TRUE(key.ok());
+  ASSERT_TRUE(ctx.ResolveCondition(*key, ExpressionKind::kKeyCondition).ok());
+  // Only the key condition so far: #s and :s are unused.
+  EXPECT_EQ(ctx.CheckUnused().error().message,
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#s}");
+  auto filter = ParseCondition("#s = :s", ExpressionKind::kFilter);
+  ASSERT_TRUE(filter.ok());
+  auto resolved = ctx.ResolveCondition(*filter, ExpressionKind::kFilter);
+  ASSERT_TRUE(resolved.ok());
+  EXPECT_TRUE(ctx.CheckUnused().ok());
+  // The resolved tree carries the substituted name and value.
+  EXPECT_EQ(resolved->operands[0].path().root(), "status");
+  EXPECT_EQ(std::get<std::string>(resolved->operands[1].value().v), "on");
+}
+
+TEST(ResolveContext, ErrorsNameTheExpressionKind) {
+  ResolveContext ctx(nullptr, nullptr);
+  auto p = ParseProjection("#missing");
+  ASSERT_TRUE(p.ok());
+  auto r = ctx.ResolveProjection(*p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().type, ErrorType::kValidation);
+  EXPECT_EQ(r.error().message,
+            "Invalid ProjectionExpression: An expression attribute name used in the document path "
+            "is not defined; attribute name: #missing");
+}
+
+}  // namespace
+}  // namespace fdyno::expr
