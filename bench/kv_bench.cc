@@ -147,6 +147,35 @@ void BM_KvPointRead(benchmark::State& state) {
 }
 BENCHMARK(BM_KvPointRead)->ArgName("snapshot")->Arg(0)->Arg(1);
 
+// Point reads while other transactions keep deleting small ranges (as deleting an item with
+// its chunks does): range tombstones accumulate in RocksDB's memtable. One ClearRange commit
+// per `state.range(0)` reads.
+void BM_KvPointReadWithClearRanges(benchmark::State& state) {
+  ReadFixture& f = Reads();
+  const int64_t reads_per_clear = state.range(0);
+  auto txn = f.kv->CreateTransaction();
+  auto clearer = f.kv->CreateTransaction();
+  size_t i = 0;
+  uint64_t next_clear = 0;
+  for (auto _ : state) {
+    if (i % reads_per_clear == 0) {
+      state.PauseTiming();
+      clearer->Reset();
+      // Ranges past the read keys, so every read still finds its key.
+      std::string k = "zdel" + Key(next_clear++);
+      clearer->ClearRange(k, k + "\xff");
+      if (!clearer->Commit().ok()) state.SkipWithError("clear failed");
+      state.ResumeTiming();
+    }
+    if (i % 1000 == 0) txn->Reset();
+    auto v = txn->Get(f.keys[i++ & 0xffff]);
+    if (!v.ok() || !*v) state.SkipWithError("read failed");
+    benchmark::DoNotOptimize(v);
+  }
+  state.counters["clear_ranges"] = static_cast<double>(next_clear);
+}
+BENCHMARK(BM_KvPointReadWithClearRanges)->ArgName("reads_per_clear")->Arg(10)->Arg(100);
+
 void BM_RawRocksGet(benchmark::State& state) {
   ReadFixture& f = Reads();
   size_t i = 0;

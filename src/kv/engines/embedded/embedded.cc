@@ -65,6 +65,7 @@ constexpr int64_t kMaxAgeNs =
     std::chrono::duration_cast<std::chrono::nanoseconds>(kMaxTransactionAge).count();
 constexpr size_t kPruneBudget = 16;  // resolver boundaries swept per batch, at least
 constexpr size_t kMaxBatchRequests = 4096;
+constexpr size_t kMaxPointDeletes = 64;  // a ClearRange over more keys stays a range tombstone
 constexpr size_t kMaxBatchBytes = 64 << 20;
 
 Error KvErr(int code, std::string detail = {}) {
@@ -294,6 +295,8 @@ class EmbeddedDatabase : public Database {
  private:
   EmbeddedDatabase() = default;
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
+  void ClearRangeInto(rocksdb::WriteBatch* wb, const std::string& begin, const std::string& end,
+                      const std::set<std::string, std::less<>>& batch_keys);
   void Publish(int64_t version);
 
   Clock* clock_ = nullptr;
@@ -496,6 +499,32 @@ void EmbeddedDatabase::Commit(CommitRequest* r) {
   }
 }
 
+void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string& begin,
+                                      const std::string& end,
+                                      const std::set<std::string, std::less<>>& batch_keys) {
+  // RocksDB range tombstones make every later read in their memtable and files slower (each
+  // read consults the fragmented tombstones), so a range that holds few keys is cleared with
+  // point deletes instead. The leader is the only writer, so the latest state read here plus
+  // the keys written earlier in this batch are exactly what the range holds when it applies.
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_cf_));
+  std::vector<std::string> keys;
+  for (it->Seek(begin); it->Valid() && keys.size() <= kMaxPointDeletes; it->Next()) {
+    keys.push_back(it->key().ToString());
+  }
+  if (keys.size() > kMaxPointDeletes || !it->status().ok()) {
+    wb->DeleteRange(data_cf_, begin, end).PermitUncheckedError();
+    return;
+  }
+  for (auto k = batch_keys.lower_bound(begin); k != batch_keys.end() && *k < end; ++k) {
+    keys.push_back(*k);
+  }
+  for (const std::string& k : keys) wb->Delete(data_cf_, k).PermitUncheckedError();
+}
+
 void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   int64_t now = NowNs();
   int64_t version = last_version_ + 1;
@@ -503,6 +532,13 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   std::vector<CommitRequest*> accepted;
   uint16_t order = 0;
   size_t written = 0;  // conflict ranges added to the resolver
+  // Keys written earlier in this batch, which a later ClearRange in it must also delete when it
+  // turns into point deletes (see ClearRangeInto). Tracked only for batches that clear ranges.
+  bool track_keys = false;
+  for (const CommitRequest* r : batch) {
+    for (const Mutation& m : *r->mutations) track_keys |= m.op == Op::kClearRange;
+  }
+  std::set<std::string, std::less<>> batch_keys;
   for (CommitRequest* r : batch) {
     if (r->cancelled->load(std::memory_order_relaxed)) {
       r->status = KvErr(kTransactionCancelled);
@@ -535,15 +571,17 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     for (const Mutation& m : *r->mutations) {
       switch (m.op) {
         case Op::kSet:
+          if (track_keys) batch_keys.insert(m.a);
           wb.Put(data_cf_, m.a, m.b).PermitUncheckedError();
           break;
         case Op::kClear:
           wb.Delete(data_cf_, m.a).PermitUncheckedError();
           break;
         case Op::kClearRange:
-          wb.DeleteRange(data_cf_, m.a, m.b).PermitUncheckedError();
+          ClearRangeInto(&wb, m.a, m.b, batch_keys);
           break;
         case Op::kAdd: {
+          if (track_keys) batch_keys.insert(m.a);
           std::string operand(1, kAddOperandTag);
           operand += m.b;
           wb.Merge(data_cf_, m.a, operand).PermitUncheckedError();
@@ -552,10 +590,12 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
         case Op::kVersionstampedKey: {
           std::string key = SubstituteVersionstamp(m.a, stamp);
           resolver_.AddPoint(key, version);
+          if (track_keys) batch_keys.insert(key);
           wb.Put(data_cf_, key, m.b).PermitUncheckedError();
           break;
         }
         case Op::kVersionstampedValue:
+          if (track_keys) batch_keys.insert(m.a);
           wb.Put(data_cf_, m.a, SubstituteVersionstamp(m.b, stamp)).PermitUncheckedError();
           break;
       }

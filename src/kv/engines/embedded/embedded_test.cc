@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -57,6 +59,73 @@ TEST(EmbeddedTest, ConcurrentDurableCommitsShareBatches) {
   EXPECT_EQ(stamps.size(), static_cast<size_t>(kThreads * kPerThread));  // all distinct
   // Group commit: with 16 writers waiting on fsync, batches hold several transactions.
   EXPECT_LT(versions.size(), static_cast<size_t>(kThreads * kPerThread));
+}
+
+// Each transaction clears the whole prefix and writes one key, blind (no conflicts). Group
+// commit puts many of them in one batch, where a ClearRange turned into point deletes must also
+// delete keys written earlier in the same batch: in the end exactly the last committed key is
+// left. Also with more keys than the point-delete cutoff, which keeps a range tombstone.
+TEST(EmbeddedTest, ClearRangeWithinABatchSeesEarlierWritesOfTheBatch) {
+  for (int preload : {0, 200}) {
+    TempDir dir;
+    auto db = OpenEmbedded({.path = dir.path()});
+    ASSERT_TRUE(db.ok());
+    {
+      auto t = (*db)->CreateTransaction();
+      for (int i = 0; i < preload; ++i) t->Set("p/pre" + std::to_string(i), "x");
+      ASSERT_TRUE(t->Commit().ok());
+    }
+    std::mutex mu;
+    std::string last_key, last_stamp;
+    std::set<int64_t> versions;
+    std::atomic<bool> first_done{false}, writers_done{false};
+    std::atomic<int> bad_reads{0}, reads{0};
+    // Every committed state holds exactly one key under the prefix; a reader checks many.
+    std::thread reader([&] {
+      auto r = (*db)->CreateTransaction();
+      while (!writers_done.load()) {
+        bool after_first = first_done.load();
+        r->Reset();
+        auto range = r->GetRange("p/", "p0", {.snapshot = true});
+        ASSERT_TRUE(range.ok());
+        if (after_first) {
+          ++reads;
+          if (range->kvs.size() != 1) ++bad_reads;
+        }
+      }
+    });
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 25; ++i) {
+          auto txn = (*db)->CreateTransaction();
+          std::string key = "p/" + std::to_string(t) + "/" + std::to_string(i);
+          txn->ClearRange("p/", "p0");
+          txn->Set(key, "v");
+          ASSERT_TRUE(txn->Commit().ok());
+          first_done = true;
+          std::string stamp = *txn->GetVersionstamp();
+          std::lock_guard<std::mutex> lock(mu);
+          versions.insert(*txn->GetCommittedVersion());
+          if (stamp > last_stamp) {
+            last_stamp = stamp;
+            last_key = key;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    writers_done = true;
+    reader.join();
+    EXPECT_GT(reads.load(), 0);
+    EXPECT_EQ(bad_reads.load(), 0) << "a committed state held more than one key";
+    auto r = (*db)->CreateTransaction();
+    auto range = r->GetRange("p/", "p0");
+    ASSERT_TRUE(range.ok());
+    ASSERT_LT(versions.size(), 200u) << "no two transactions shared a batch";
+    ASSERT_EQ(range->kvs.size(), 1u) << "preload " << preload;
+    EXPECT_EQ(range->kvs[0].key, last_key);
+  }
 }
 
 TEST(EmbeddedTest, CommitVersionContinuesAfterReopen) {
