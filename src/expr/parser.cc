@@ -302,6 +302,10 @@ class Parser {
   }
 
   Status Deferred() const {
+    // Update expressions report reserved words before function problems.
+    if (kind_ == ExpressionKind::kUpdate && deferred_[kSlotReserved]) {
+      return Fail(*deferred_[kSlotReserved]);
+    }
     for (const auto& d : deferred_) {
       if (d) return Fail(*d);
     }
