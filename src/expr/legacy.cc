@@ -239,6 +239,27 @@ Result<Condition> ConvertFilter(const std::map<std::string, FilterCondition>& co
   return Combine(std::move(parts), conditional_operator);
 }
 
+Status CheckKeyConditions(const std::map<std::string, FilterCondition>& conditions) {
+  if (conditions.empty() || conditions.size() > 2) {
+    return Error::Validation("Conditions can be of length 1 or 2 only");
+  }
+  for (const auto& [name, f] : conditions) {
+    switch (f.op) {
+      case ComparisonOperator::kEq:
+      case ComparisonOperator::kLe:
+      case ComparisonOperator::kLt:
+      case ComparisonOperator::kGe:
+      case ComparisonOperator::kGt:
+      case ComparisonOperator::kBeginsWith:
+      case ComparisonOperator::kBetween:
+        break;
+      default:
+        return Error::Validation("Attempted conditional constraint is not an indexable operation");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Projection> ConvertAttributesToGet(const std::vector<std::string>& attributes) {
   std::set<std::string> seen;
   Projection out;

@@ -78,6 +78,12 @@ Result<Condition> ConvertExpected(const std::map<std::string, ExpectedCondition>
 Result<Condition> ConvertFilter(const std::map<std::string, FilterCondition>& conditions,
                                 ConditionalOperator conditional_operator);
 
+// KeyConditions, after ConvertFilter() accepted it: one or two conditions
+// ("Conditions can be of length 1 or 2 only"), each with an operator a key can use (EQ, LE, LT,
+// GE, GT, BEGINS_WITH, BETWEEN; else "Attempted conditional constraint is not an indexable
+// operation"). The converted tree then goes through ExtractKeyCondition (key_condition.h).
+Status CheckKeyConditions(const std::map<std::string, FilterCondition>& conditions);
+
 // AttributesToGet: top-level attribute names. Rejects duplicates.
 Result<Projection> ConvertAttributesToGet(const std::vector<std::string>& attributes);
 
