@@ -9,6 +9,8 @@
 //
 // Outcomes:
 // * body returns a non-kv (domain) error: returned at once, nothing committed by that attempt.
+//   (If Attempt::maybe_committed was set, an earlier attempt may have committed: the body
+//   decides, typically by reading its receipt first.)
 // * body or commit fails with a retryable kv error (kv::IsRetryable: 1007, 1020, 1021, ...):
 //   the body runs again after a jittered exponential backoff, until the deadline or the retry
 //   limit. A commit that failed with a maybe-committed error (1021) sets
@@ -18,10 +20,15 @@
 // * the deadline passes before a commit was attempted: InternalServerError "Request timed out
 //   before the transaction committed" (IsTimedOutBeforeCommit); nothing was committed.
 // * the deadline passes while a commit is in flight (commit returned 1031, or returned 1021
-//   with no time left to retry), or the run ends in any error after an attempt whose commit
-//   may have been applied: InternalServerError with kv_code 1021 (IsOutcomeUnknown). This is
-//   never a rollback: the transaction may have committed.
-// * retry limit reached: the last kv error, or the outcome-unknown error as above.
+//   with no time left to retry), or the runner gives up in any other way (deadline, retry
+//   limit, non-retryable kv error) after an attempt whose commit may have been applied:
+//   InternalServerError with kv_code 1021 (IsOutcomeUnknown) and kOutcomeUnknownMessage
+//   (kRetryLimitOutcomeUnknownMessage at the retry limit). Never a rollback: the transaction
+//   may have committed. Counted in kv_outcome_unknown and logged as a warning.
+// * retry limit reached with nothing maybe-committed: the last kv error.
+//
+// Metrics (Metrics::Global()): kv_transaction_attempts (every attempt), kv_conflicts (1020),
+// kv_unknown_results (1021), kv_too_old (1007), kv_outcome_unknown (terminal, as above).
 // * success: the body's value. In read_only mode the body's reads are returned without any
 //   commit (the reads still share one snapshot).
 //
