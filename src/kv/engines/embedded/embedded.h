@@ -1,4 +1,18 @@
 // The embedded engine: the kv contract (kv/kv.h) on RocksDB, in this process.
+//
+// What it adds to RocksDB: read versions pinned by RocksDB snapshots, read-your-writes over
+// point and range reads, a resolver holding the write conflict ranges of the last 5 seconds
+// (1020 on conflict, 1007 for older read versions), commit versions and versionstamps that
+// keep increasing across restarts, FoundationDB's limits (2101-2103, reported at Commit),
+// timeouts (1031) and cancellation (1025). Commits go through one pipeline that batches
+// concurrent transactions into one RocksDB write and one fsync (group commit).
+//
+// Besides the contract's codes, it answers FoundationDB's 1009 future_version (SetReadVersion
+// ahead of the newest version), 1036 accessed_unreadable (reading a key set with a
+// versionstamped value before commit), 2000 client_invalid_operation (malformed versionstamp
+// offset), 2005 inverted_range (begin > end) and 2021 no_commit_version; storage failures are
+// 1510 io_error, and a failed RocksDB write during commit is 1021 commit_unknown_result.
+// What it persists: docs/format/kv_embedded.md.
 #pragma once
 
 #include <memory>
@@ -18,11 +32,16 @@ enum class Durability {
 struct EmbeddedOptions {
   std::string path;  // data directory, created if missing
   Durability durability = Durability::kFsync;
-  Clock* clock = nullptr;  // null: Clock::Real(); drives the 5 s window
+  // null: Clock::Real(). Drives the 5 s window and transaction timeouts; must outlive the
+  // database.
+  Clock* clock = nullptr;
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on
-// the directory. A second opener, in this or another process, gets an error naming the path.
+// the directory. A second opener, in this or another process, gets an error (kv code 1510,
+// io_error) naming the path and the holder's pid. The lock is released when the Database is
+// destroyed or its process dies. The Database is thread-safe; every Transaction must be
+// destroyed before it.
 Result<std::unique_ptr<Database>> OpenEmbedded(const EmbeddedOptions& options);
 
 }  // namespace fdyno::kv
