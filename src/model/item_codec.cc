@@ -113,9 +113,14 @@ class Reader {
   }
 
   Result<uint64_t> Varint() {
+    // Reads bytes directly (no Result per byte): this is the decoder's hottest path.
+    const size_t n = in_.size();
+    if (pos_ < n && static_cast<uint8_t>(in_[pos_]) < 0x80)
+      return static_cast<uint8_t>(in_[pos_++]);
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
+      if (pos_ >= n) return Corrupt("truncated");
+      const uint8_t b = static_cast<uint8_t>(in_[pos_++]);
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if (!(b & 0x80)) {
         // Reject overlong encodings so each value has exactly one encoding.

@@ -210,7 +210,7 @@ bool HasDuplicateStrings(const Value& array) {
   return false;
 }
 
-Result<AttributeValue> Validate(const Value& v, int level);
+Status ValidateInto(const Value& v, int level, AttributeValue* out_value);
 
 Error NestingError() {
   return Invalid(
@@ -223,10 +223,11 @@ Error EmptyError() {
       "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
 }
 
-Result<AttributeValue> Validate(const Value& v, int level) {
+// Validates `v` and decodes it into *out_value in place (no moves of decoded subtrees).
+Status ValidateInto(const Value& v, int level, AttributeValue* out_value) {
   if (level > kMaxNestingLevel) return NestingError();
   if (!v.IsObject()) return EmptyError();
-  AttributeValue out;
+  AttributeValue& out = *out_value;
   int types_set = 0;
   uint32_t seen_mask = 0;
   for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
@@ -319,22 +320,20 @@ Result<AttributeValue> Validate(const Value& v, int level) {
         break;
       }
       case Field::kM: {
-        Map map;
+        Map& map = out.v.emplace<Map>();
         for (auto c = m.MemberBegin(); c != m.MemberEnd(); ++c) {
-          FDYNO_ASSIGN_OR_RETURN(AttributeValue child, Validate(c->value, level + 1));
-          map.insert_or_assign(std::string(Str(c->name)), std::move(child));
+          auto [slot, inserted] = map.try_emplace(std::string(Str(c->name)));
+          if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
+          FDYNO_RETURN_IF_ERROR(ValidateInto(c->value, level + 1, &slot->second));
         }
-        out.v = std::move(map);
         break;
       }
       case Field::kL: {
-        List list;
-        list.reserve(m.Size());
-        for (const auto& e : m.GetArray()) {
-          FDYNO_ASSIGN_OR_RETURN(AttributeValue child, Validate(e, level + 1));
-          list.push_back(std::move(child));
+        List& list = out.v.emplace<List>();
+        list.resize(m.Size());
+        for (rapidjson::SizeType i = 0; i < m.Size(); ++i) {
+          FDYNO_RETURN_IF_ERROR(ValidateInto(m[i], level + 1, &list[i]));
         }
-        out.v = std::move(list);
         break;
       }
       case Field::kUnknown:
@@ -347,6 +346,12 @@ Result<AttributeValue> Validate(const Value& v, int level) {
         "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
         "supported datatypes");
   }
+  return Status::Ok();
+}
+
+Result<AttributeValue> Validate(const Value& v, int level) {
+  AttributeValue out;
+  FDYNO_RETURN_IF_ERROR(ValidateInto(v, level, &out));
   return out;
 }
 
@@ -375,8 +380,9 @@ Result<Item> DecodeItem(const Value& value) {
   FDYNO_RETURN_IF_ERROR(CheckItemShape(value));
   Item item;
   for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
-    FDYNO_ASSIGN_OR_RETURN(AttributeValue v, Validate(it->value, 1));
-    item.insert_or_assign(std::string(Str(it->name)), std::move(v));
+    auto [slot, inserted] = item.try_emplace(std::string(Str(it->name)));
+    if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
+    FDYNO_RETURN_IF_ERROR(ValidateInto(it->value, 1, &slot->second));
   }
   return item;
 }
