@@ -2,6 +2,7 @@
 
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
+#include "kv/testing/memory_engine.h"
 
 namespace fdyno::kv::contract {
 
@@ -26,6 +27,12 @@ const std::vector<EngineFactory>& ContractEngines() {
          return std::unique_ptr<Database>(
              WrapFaulty(std::shared_ptr<Database>(std::move(inner)), options));
        }},
+      // The in-memory test engine: nothing survives a reopen and there is no directory.
+      {"memory",
+       [](const std::string&, Clock* clock) -> Result<std::unique_ptr<Database>> {
+         return OpenMemoryEngine({.clock = clock});
+       },
+       /*persistent=*/false, /*locks_directory=*/false},
       // The FoundationDB engine joins here.
   };
   return engines;
