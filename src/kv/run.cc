@@ -95,10 +95,8 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
     if (attempt.maybe_committed) return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
     return TimedOutBeforeCommit();
   };
-  auto give_up_with = [&](Error last) -> Error {
-    if (attempt.maybe_committed) {
-      return OutcomeUnknown(kRetryLimitOutcomeUnknownMessage, attempt.number);
-    }
+  auto give_up_with = [&](Error last, std::string_view unknown_message) -> Error {
+    if (attempt.maybe_committed) return OutcomeUnknown(unknown_message, attempt.number);
     return last;
   };
 
@@ -115,24 +113,30 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
       if (!failure.is_kv()) return failure;  // a domain error: the body decided
       if (failure.kv_code == kTransactionTimedOut) return give_up_on_deadline();
       CountError(failure.kv_code);
-      if (!IsRetryable(failure.kv_code)) return give_up_with(std::move(failure));
+      if (!IsRetryable(failure.kv_code)) {
+        return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
+      }
     } else {
       if (options.read_only) return {};
       Status commit = tr->Commit();
       if (commit.ok()) return {};
       failure = std::move(commit).error();
-      if (!failure.is_kv()) return give_up_with(std::move(failure));
+      if (!failure.is_kv()) return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
       CountError(failure.kv_code);
       // The timeout fired with the commit in flight: it may have been applied.
       if (failure.kv_code == kTransactionTimedOut) {
         return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
       }
       if (MaybeCommitted(failure.kv_code)) attempt.maybe_committed = true;
-      if (!IsRetryable(failure.kv_code)) return give_up_with(std::move(failure));
+      if (!IsRetryable(failure.kv_code)) {
+        return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
+      }
     }
 
     // A retryable failure: back off, then run the body again on a fresh transaction state.
-    if (attempt.number >= max_attempts) return give_up_with(std::move(failure));
+    if (attempt.number >= max_attempts) {
+      return give_up_with(std::move(failure), kRetryLimitOutcomeUnknownMessage);
+    }
     auto pause = Jittered(backoff);
     backoff = std::min(backoff * 2, options.max_backoff);
     if (clock->Now() + pause >= deadline) return give_up_on_deadline();

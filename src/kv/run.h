@@ -23,7 +23,8 @@
 //   with no time left to retry), or the runner gives up in any other way (deadline, retry
 //   limit, non-retryable kv error) after an attempt whose commit may have been applied:
 //   InternalServerError with kv_code 1021 (IsOutcomeUnknown) and kOutcomeUnknownMessage
-//   (kRetryLimitOutcomeUnknownMessage at the retry limit). Never a rollback: the transaction
+//   (kRetryLimitOutcomeUnknownMessage at the retry limit, kFailedOutcomeUnknownMessage after a
+//   non-retryable error). Never a rollback: the transaction
 //   may have committed. Counted in kv_outcome_unknown and logged as a warning.
 // * retry limit reached with nothing maybe-committed: the last kv error.
 //
@@ -82,6 +83,9 @@ inline constexpr std::string_view kOutcomeUnknownMessage =
     "Request timed out; the transaction outcome may be unknown";
 inline constexpr std::string_view kRetryLimitOutcomeUnknownMessage =
     "Transaction retry limit reached; the transaction outcome may be unknown";
+inline constexpr std::string_view kFailedOutcomeUnknownMessage =
+    "The transaction failed after an attempt whose commit outcome is unknown; the transaction "
+    "outcome may be unknown";
 inline constexpr std::string_view kTimedOutBeforeCommitMessage =
     "Request timed out before the transaction committed";
 

@@ -440,6 +440,21 @@ TEST_F(RunTest, MaybeCommittedIsStickyAcrossLaterAttempts) {
   for (size_t i = 1; i < attempts.size(); ++i) EXPECT_TRUE(attempts[i].maybe_committed);
 }
 
+// A non-retryable kv error after a 1021: still unknown, never a clean failure.
+TEST_F(RunTest, NonRetryableErrorAfterUnknownResultIsOutcomeUnknown) {
+  FaultOptions f = Faults();
+  f.unknown_applied = 1.0;
+  auto db = WrapFaulty(inner_.get(), f);
+  Status s = kv::Run(*db, Options(), [&](Transaction& tr, const Attempt& a) -> Status {
+    if (a.number == 2) return KvError(kTransactionCancelled);
+    return Increment(tr, "n");
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(IsOutcomeUnknown(s.error()));
+  EXPECT_EQ(s.error().message, kFailedOutcomeUnknownMessage);
+  EXPECT_EQ(ReadInt(*inner_, "n"), 1);
+}
+
 TEST_F(RunTest, ReadOnlyNeverCommits) {
   FaultOptions f = Faults();
   f.unknown_applied = 1.0;  // any commit would report 1021
