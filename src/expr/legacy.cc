@@ -90,6 +90,9 @@ bool TypeAllowed(ComparisonOperator op, model::Type t) {
       return true;
     case ComparisonOperator::kBeginsWith:
       return t == model::Type::kS || t == model::Type::kB;
+    case ComparisonOperator::kContains:
+    case ComparisonOperator::kNotContains:
+      return IsScalar(t) || t == model::Type::kBool || t == model::Type::kNull;
     default:
       return IsScalar(t);
   }
@@ -197,6 +200,10 @@ Result<Condition> ConvertExpected(const std::map<std::string, ExpectedCondition>
       if (e.value && e.value_list) {
         return Invalid("Value and AttributeValueList cannot be used together for Attribute: " +
                        name);
+      }
+      if (!e.value && !e.value_list && Arity(*e.op) != 0) {
+        return Invalid("Value or AttributeValueList must be used with ComparisonOperator: " +
+                       std::string(ComparisonOperatorName(*e.op)) + " for Attribute: " + name);
       }
       std::vector<model::AttributeValue> values;
       if (e.value_list) {

@@ -135,6 +135,18 @@ TEST(Legacy, ExpectedValidationMessages) {
   EXPECT_EQ(ErrorOf(ConvertExpected({{"a", e}}, ConditionalOperator::kAnd)),
             p + "Value cannot be used when Exists is false for Attribute: a");
   e = {};
+  e.op = ComparisonOperator::kLt;
+  EXPECT_EQ(ErrorOf(ConvertExpected({{"a", e}}, ConditionalOperator::kAnd)),
+            p + "Value or AttributeValueList must be used with ComparisonOperator: LT for "
+                "Attribute: a");
+  e.op = ComparisonOperator::kNotNull;
+  EXPECT_TRUE(ConvertExpected({{"a", e}}, ConditionalOperator::kAnd).ok());
+  e = {};
+  e.exists = true;
+  e.value_list = std::vector<AttributeValue>{S("a")};
+  EXPECT_EQ(ErrorOf(ConvertExpected({{"a", e}}, ConditionalOperator::kAnd)),
+            p + "AttributeValueList can only be used with a ComparisonOperator for Attribute: a");
+  e = {};
   e.op = ComparisonOperator::kBetween;
   e.value_list = std::vector<AttributeValue>{N("1")};
   EXPECT_EQ(ErrorOf(ConvertExpected({{"a", e}}, ConditionalOperator::kAnd)),
@@ -162,6 +174,21 @@ TEST(Legacy, FilterConditions) {
   EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kGt, {SS({"a"})}}}},
                                   ConditionalOperator::kAnd)),
             p + "ComparisonOperator GT is not valid for SS AttributeValue type");
+  EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kIn, {AttributeValue::Bool(true)}}}},
+                                  ConditionalOperator::kAnd)),
+            p + "ComparisonOperator IN is not valid for BOOL AttributeValue type");
+  EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kContains, {SS({"a"})}}}},
+                                  ConditionalOperator::kAnd)),
+            p + "ComparisonOperator CONTAINS is not valid for SS AttributeValue type");
+  EXPECT_TRUE(
+      ConvertFilter({{"n", {ComparisonOperator::kNotContains, {AttributeValue::MakeNull()}}}},
+                    ConditionalOperator::kAnd)
+          .ok());
+  EXPECT_EQ(
+      ErrorOf(ConvertFilter(
+          {{"n", {ComparisonOperator::kBetween, {AttributeValue::L({}), AttributeValue::L({})}}}},
+          ConditionalOperator::kAnd)),
+      p + "ComparisonOperator BETWEEN is not valid for L AttributeValue type");
   EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kBeginsWith, {N("1")}}}},
                                   ConditionalOperator::kAnd)),
             p + "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type");
