@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <random>
+#include <set>
 #include <thread>
 
 #include "kv/contract/engines.h"
@@ -582,6 +586,122 @@ TEST_P(ContractTest, TimeoutFailsOperations) {
   t->SetTimeout(milliseconds(0));  // 0 disables it
   clock.Advance(seconds(1));
   EXPECT_TRUE(t->Get("k").ok());
+}
+
+// FoundationDB's ADD on the model: little-endian, truncated to the parameter's length.
+std::string ModelAdd(const std::optional<std::string>& existing, const std::string& param) {
+  if (!existing) return param;
+  std::string out(param.size(), '\0');
+  unsigned carry = 0;
+  for (size_t i = 0; i < param.size(); ++i) {
+    unsigned a = i < existing->size() ? static_cast<unsigned char>((*existing)[i]) : 0;
+    unsigned sum = a + static_cast<unsigned char>(param[i]) + carry;
+    out[i] = static_cast<char>(sum & 0xff);
+    carry = sum >> 8;
+  }
+  return out;
+}
+
+// Seeded random transactions (sets, clears, range clears, adds, point and range reads with
+// limits, forward and reverse) against a std::map model. Single-threaded, so each
+// transaction's snapshot is the model's committed state. Replay: FDYNO_KV_SEED=<seed>.
+TEST_P(ContractTest, RandomOperationsMatchAModel) {
+  const char* env = std::getenv("FDYNO_KV_SEED");
+  uint64_t seed =
+      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+  std::printf("kv model test seed=%llu (replay: FDYNO_KV_SEED=%llu)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  auto key = [&] {
+    std::string k = "k" + std::to_string(rng() % 16);
+    if (rng() % 4 == 0) k += std::string(1, static_cast<char>('a' + rng() % 3));
+    return k;
+  };
+  std::map<std::string, std::string> committed;
+  for (int txn_no = 0; txn_no < 150; ++txn_no) {
+    SCOPED_TRACE("transaction " + std::to_string(txn_no));
+    auto t = Txn();
+    std::map<std::string, std::string> view = committed;
+    int ops = 1 + static_cast<int>(rng() % 12);
+    for (int op = 0; op < ops; ++op) {
+      switch (rng() % 7) {
+        case 0: {
+          std::string k = key(), v = "v" + std::to_string(rng() % 1000);
+          t->Set(k, v);
+          view[k] = v;
+          break;
+        }
+        case 1: {
+          std::string k = key();
+          t->Clear(k);
+          view.erase(k);
+          break;
+        }
+        case 2: {
+          std::string a = key(), b = key();
+          if (a > b) std::swap(a, b);
+          t->ClearRange(a, b);
+          view.erase(view.lower_bound(a), view.lower_bound(b));
+          break;
+        }
+        case 3: {
+          std::string k = key();
+          std::string param = Le64(static_cast<int64_t>(rng() % 300)).substr(0, 1 + rng() % 8);
+          t->AtomicOp(MutationType::kAdd, k, param);
+          auto it = view.find(k);
+          view[k] = ModelAdd(it == view.end() ? std::nullopt : std::optional(it->second), param);
+          break;
+        }
+        case 4: {
+          std::string k = key();
+          auto got = t->Get(k, rng() % 2 == 0);
+          ASSERT_TRUE(got.ok()) << got.error().message;
+          auto it = view.find(k);
+          ASSERT_EQ(*got, it == view.end() ? std::nullopt : std::optional(it->second)) << k;
+          break;
+        }
+        default: {
+          std::string a = key(), b = key();
+          if (a > b) std::swap(a, b);
+          RangeOptions o{.limit = static_cast<int>(rng() % 5),
+                         .reverse = rng() % 2 == 0,
+                         .snapshot = rng() % 3 == 0};
+          auto got = t->GetRange(a, b, o);
+          ASSERT_TRUE(got.ok()) << got.error().message;
+          std::vector<KeyValue> want;
+          for (auto it = view.lower_bound(a); it != view.end() && it->first < b; ++it) {
+            want.push_back({it->first, it->second});
+          }
+          if (o.reverse) std::reverse(want.begin(), want.end());
+          bool more = false;
+          if (o.limit > 0 && want.size() > static_cast<size_t>(o.limit)) {
+            want.resize(static_cast<size_t>(o.limit));
+            more = true;
+          }
+          ASSERT_EQ(got->kvs, want)
+              << "[" << a << ", " << b << ") limit " << o.limit << (o.reverse ? " reverse" : "");
+          if (more) {
+            ASSERT_TRUE(got->more);
+          }
+          break;
+        }
+      }
+    }
+    if (rng() % 5 != 0) {
+      Status s = t->Commit();
+      ASSERT_TRUE(s.ok()) << s.error().message;
+      committed = std::move(view);
+    }
+    if (txn_no % 10 == 9) {
+      auto r = Txn();
+      auto all = r->GetRange("", "\xff");
+      ASSERT_TRUE(all.ok());
+      std::vector<KeyValue> want;
+      for (const auto& [k, v] : committed) want.push_back({k, v});
+      ASSERT_EQ(all->kvs, want);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ContractTest, ::testing::ValuesIn(ContractEngines()),
