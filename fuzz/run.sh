@@ -10,7 +10,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(number_fuzz key_codec_fuzz attribute_value_json_fuzz)
+  targets=(number_fuzz key_codec_fuzz attribute_value_json_fuzz item_codec_fuzz)
 fi
 build=${FDYNO_FUZZ_BUILD:-$root/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
@@ -24,7 +24,8 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   if [ -d "$root/fuzz/corpus/${t%_fuzz}" ]; then cp "$root/fuzz/corpus/${t%_fuzz}"/* "$corpus/"; fi
   echo "== $t for ${seconds}s"
-  (cd "$scratch" && "$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 "$corpus" \
+  (cd "$scratch" && "$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$scratch/" "$corpus" \
     2>&1 | grep -E "^Done|stat::number_of_executed_units|ERROR|SUMMARY" || true)
   if ls "$scratch"/crash-* "$scratch"/leak-* "$scratch"/timeout-* >/dev/null 2>&1; then
     echo "$t failed; reproducers in $scratch" >&2

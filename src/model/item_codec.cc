@@ -1,7 +1,10 @@
 #include "model/item_codec.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <tuple>
+#include <vector>
 
 namespace fdyno::model {
 namespace {
@@ -94,6 +97,21 @@ void PutValue(const AttributeValue& v, std::string* out) {
       break;
     }
   }
+}
+
+// Whether a set's members repeat (sets are stored without duplicates; one that has them is
+// not our encoding).
+template <typename T, typename Less>
+bool HasDuplicates(const std::vector<T>& members, Less less) {
+  if (members.size() < 2) return false;
+  std::vector<const T*> sorted;
+  sorted.reserve(members.size());
+  for (const T& m : members) sorted.push_back(&m);
+  std::sort(sorted.begin(), sorted.end(), [&](const T* a, const T* b) { return less(*a, *b); });
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (!less(*sorted[i - 1], *sorted[i])) return true;
+  }
+  return false;
 }
 
 Error Corrupt(std::string_view what) {
@@ -242,6 +260,7 @@ class Reader {
           FDYNO_ASSIGN_OR_RETURN(std::string_view s, Bytes());
           members.emplace_back(s);
         }
+        if (HasDuplicates(members, std::less<>())) return Corrupt("duplicate set member");
         return Status::Ok();
       }
       case Type::kNS: {
@@ -252,6 +271,9 @@ class Reader {
         for (size_t i = 0; i < n; ++i) {
           FDYNO_ASSIGN_OR_RETURN(Number num, ReadNumber());
           members.push_back(std::move(num));
+        }
+        if (HasDuplicates(members, [](const Number& a, const Number& b) { return a < b; })) {
+          return Corrupt("duplicate set member");
         }
         return Status::Ok();
       }
