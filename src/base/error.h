@@ -60,6 +60,10 @@ struct Error {
   // existing item as DynamoDB JSON ({"a":{"S":"x"}}), rendered as the body's "Item" member.
   // Empty otherwise.
   std::string item_json = {};
+  // TransactionCanceledException: the CancellationReasons array as JSON text
+  // ([{"Code":"None"},{"Code":"ConditionalCheckFailed","Message":"..."}]), rendered as the
+  // body's "CancellationReasons" member. Empty otherwise.
+  std::string cancellation_reasons_json = {};
 
   bool is_kv() const { return type == ErrorType::kKv; }
 

@@ -48,6 +48,12 @@ std::string RenderErrorBody(const Error& error) {
     w.Key("Item");
     w.RawValue(error.item_json.data(), error.item_json.size(), rapidjson::kObjectType);
   }
+  if (!error.cancellation_reasons_json.empty()) {
+    // TransactionCanceledException: one reason per action, in request order.
+    w.Key("CancellationReasons");
+    w.RawValue(error.cancellation_reasons_json.data(), error.cancellation_reasons_json.size(),
+               rapidjson::kArrayType);
+  }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -16,7 +16,8 @@ namespace fdyno::http {
 // com.amazon.coral.availability for ThrottlingException, com.amazonaws.dynamodb.v20120810 for
 // the rest); SDKs read the part after '#'. An empty message is left out, as DynamoDB does for
 // SerializationException on malformed JSON; SerializationException spells the key "Message".
-// Error::item_json, when set, becomes the body's "Item" member.
+// Error::item_json, when set, becomes the body's "Item" member; Error::cancellation_reasons_json
+// (TransactionCanceledException) the "CancellationReasons" member.
 std::string RenderErrorBody(const Error& error);
 std::string_view ErrorNamespace(ErrorType type);
 

@@ -34,6 +34,19 @@ TEST(WireTest, ErrorBodies) {
       R"({"__type":"com.amazon.coral.validate#ValidationException","message":"quote \" and \n"})");
 }
 
+TEST(WireTest, CancellationReasons) {
+  Error e = Error::Make(ErrorType::kTransactionCanceled,
+                        "Transaction cancelled, please refer cancellation reasons for specific "
+                        "reasons [None, ConditionalCheckFailed]");
+  e.cancellation_reasons_json =
+      R"([{"Code":"None"},{"Code":"ConditionalCheckFailed","Message":"m"}])";
+  EXPECT_EQ(RenderErrorBody(e),
+            R"({"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",)"
+            R"("message":"Transaction cancelled, please refer cancellation reasons for specific )"
+            R"(reasons [None, ConditionalCheckFailed]","CancellationReasons":[{"Code":"None"},)"
+            R"({"Code":"ConditionalCheckFailed","Message":"m"}]})");
+}
+
 TEST(WireTest, RequestIds) {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {

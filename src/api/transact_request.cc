@@ -1,0 +1,460 @@
+#include "api/transact_request.h"
+
+#include <cctype>
+#include <cstdio>
+#include <initializer_list>
+
+#include "api/json_util.h"
+#include "expr/parser.h"
+#include "expr/resolver.h"
+#include "model/canonical.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "store/tokens.h"
+
+namespace fdyno::api {
+
+std::string_view TransactActionName(TransactActionKind kind) {
+  switch (kind) {
+    case TransactActionKind::kConditionCheck:
+      return "ConditionCheck";
+    case TransactActionKind::kPut:
+      return "Put";
+    case TransactActionKind::kDelete:
+      return "Delete";
+    case TransactActionKind::kUpdate:
+      return "Update";
+  }
+  return "";
+}
+
+namespace {
+
+using model::Item;
+
+// ---- closed schema -------------------------------------------------------------------------
+
+Status CheckKnownMembers(const rapidjson::Value& obj, std::string_view where,
+                         std::initializer_list<std::string_view> known) {
+  for (const auto& m : obj.GetObject()) {
+    std::string_view name(m.name.GetString(), m.name.GetStringLength());
+    bool found = false;
+    for (std::string_view k : known) found = found || k == name;
+    if (!found) {
+      return Error::Validation("The request contains the member '" + std::string(name) + "' in " +
+                               std::string(where) +
+                               ", which this request contract does not define; unknown members "
+                               "are rejected, not ignored");
+    }
+  }
+  return Status::Ok();
+}
+
+// "transactItems.3.member.put" style paths (1-based index, lower-camel member names).
+std::string MemberPath(size_t index, std::string_view action) {
+  std::string a(action);
+  a[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(a[0])));
+  return "transactItems." + std::to_string(index + 1) + ".member." + a;
+}
+
+// Java's toString of a list of model objects, as DynamoDB echoes an over-long list.
+std::string ListDump(size_t n, std::string_view type) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) s += ", ";
+    char hash[16];
+    std::snprintf(hash, sizeof(hash), "%08x", static_cast<unsigned>((i + 1) * 2654435761u));
+    s += "com.amazonaws.dynamodb.v20120810.";
+    s += type;
+    s += "@";
+    s += hash;
+  }
+  return s + "]";
+}
+
+// The members of one Put/Update/Delete/ConditionCheck/Get, type-checked.
+struct ActionMembers {
+  const rapidjson::Value* table_name = nullptr;
+  const rapidjson::Value* item = nullptr;  // Item or Key
+  std::optional<std::string_view> condition_expression;
+  std::optional<std::string_view> update_expression;
+  std::optional<std::string_view> projection_expression;
+  std::optional<std::string_view> return_values_on_ccf;
+  const rapidjson::Value* names = nullptr;
+  const rapidjson::Value* values = nullptr;
+};
+
+Result<ActionMembers> ReadActionMembers(const rapidjson::Value& obj, std::string_view kind) {
+  const bool put = kind == "Put";
+  const bool get = kind == "Get";
+  if (get) {
+    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
+        obj, kind, {"Key", "TableName", "ProjectionExpression", "ExpressionAttributeNames"}));
+  } else if (kind == "Update") {
+    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
+        obj, kind,
+        {"Key", "UpdateExpression", "TableName", "ConditionExpression", "ExpressionAttributeNames",
+         "ExpressionAttributeValues", "ReturnValuesOnConditionCheckFailure"}));
+  } else {
+    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
+        obj, kind,
+        {put ? "Item" : "Key", "TableName", "ConditionExpression", "ExpressionAttributeNames",
+         "ExpressionAttributeValues", "ReturnValuesOnConditionCheckFailure"}));
+  }
+  ActionMembers m;
+  FDYNO_ASSIGN_OR_RETURN(m.item, GetMap(obj, put ? "Item" : "Key", "AttributeValue"));
+  if (m.item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.item));
+  if (kind == "Update") {
+    FDYNO_ASSIGN_OR_RETURN(m.update_expression, GetString(obj, "UpdateExpression"));
+  }
+  m.table_name = Member(obj, "TableName");
+  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
+  if (get) {
+    FDYNO_ASSIGN_OR_RETURN(m.projection_expression, GetString(obj, "ProjectionExpression"));
+  } else {
+    FDYNO_ASSIGN_OR_RETURN(m.condition_expression, GetString(obj, "ConditionExpression"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(obj, "ExpressionAttributeNames", "String"));
+  if (m.names) {
+    for (const auto& e : m.names->GetObject()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
+    }
+  }
+  if (!get) {
+    FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(obj, "ExpressionAttributeValues", "AttributeValue"));
+    if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+    FDYNO_ASSIGN_OR_RETURN(m.return_values_on_ccf,
+                           GetString(obj, "ReturnValuesOnConditionCheckFailure"));
+  }
+  return m;
+}
+
+void CheckActionConstraints(ConstraintErrors& errors, const ActionMembers& m,
+                            const std::string& path, std::string_view kind) {
+  CheckDataPlaneTableName(errors, m.table_name, path + ".tableName");
+  errors.NotNull(path + (kind == "Put" ? ".item" : ".key"), m.item != nullptr);
+  if (kind == "ConditionCheck") {
+    errors.NotNull(path + ".conditionExpression", m.condition_expression.has_value());
+  }
+  if (kind == "Update") {
+    errors.NotNull(path + ".updateExpression", m.update_expression.has_value());
+  }
+  if (m.return_values_on_ccf) {
+    errors.Enum(path + ".returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
+                {"ALL_OLD", "NONE"});
+  }
+}
+
+Result<std::map<std::string, std::string>> DecodeNames(const rapidjson::Value& names) {
+  if (names.ObjectEmpty()) return Error::Validation("ExpressionAttributeNames must not be empty");
+  std::map<std::string, std::string> out;
+  for (const auto& e : names.GetObject()) {
+    out.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
+                std::string(AsStringView(e.value)));
+  }
+  return out;
+}
+
+Result<model::Map> DecodeValues(const rapidjson::Value& values) {
+  if (values.ObjectEmpty()) return Error::Validation("ExpressionAttributeValues must not be empty");
+  model::Map out;
+  for (const auto& e : values.GetObject()) {
+    std::string name(e.name.GetString(), e.name.GetStringLength());
+    auto value = model::DecodeAttributeValue(e.value);
+    if (!value.ok()) {
+      Error err = std::move(value).error();
+      if (err.type == ErrorType::kValidation) {
+        err.message =
+            "ExpressionAttributeValues contains invalid value: " + err.message + " for key " + name;
+      }
+      return err;
+    }
+    out.emplace(std::move(name), std::move(value).value());
+  }
+  return out;
+}
+
+// Step 4 for one write action.
+Status ResolveWriteExpressions(TransactWriteAction& a) {
+  std::optional<expr::parsed::Update> update;
+  std::optional<expr::parsed::Condition> condition;
+  if (a.update_expression) {
+    FDYNO_ASSIGN_OR_RETURN(update, expr::ParseUpdate(*a.update_expression));
+  }
+  if (a.condition_expression) {
+    FDYNO_ASSIGN_OR_RETURN(
+        condition, expr::ParseCondition(*a.condition_expression, expr::ExpressionKind::kCondition));
+  }
+  expr::ResolveContext ctx(
+      a.has_expression_attribute_names ? &a.expression_attribute_names : nullptr,
+      a.has_expression_attribute_values ? &a.expression_attribute_values : nullptr);
+  if (update) {
+    FDYNO_ASSIGN_OR_RETURN(a.update, ctx.ResolveUpdate(*update));
+  }
+  if (condition) {
+    FDYNO_ASSIGN_OR_RETURN(a.condition,
+                           ctx.ResolveCondition(*condition, expr::ExpressionKind::kCondition));
+  }
+  return ctx.CheckUnused();
+}
+
+Result<std::optional<std::string>> ReadEnum(const rapidjson::Value& body, std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(body, name));
+  if (!v) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(*v));
+}
+
+Status CheckListLength(ConstraintErrors& errors, const rapidjson::Value* list,
+                       std::string_view type) {
+  if (list == nullptr) {
+    errors.NotNull("transactItems", false);
+  } else if (list->GetArray().Empty()) {
+    errors.Add("transactItems", "[]", "Member must have length greater than or equal to 1");
+  } else if (list->GetArray().Size() > kMaxTransactActions) {
+    errors.Add("transactItems", ListDump(list->GetArray().Size(), type),
+               "Member must have length less than or equal to 100");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_RETURN_IF_ERROR(CheckKnownMembers(body, "TransactWriteItems",
+                                          {"TransactItems", "ReturnConsumedCapacity",
+                                           "ReturnItemCollectionMetrics", "ClientRequestToken"}));
+  // Phase 1: member types.
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));
+  struct Element {
+    std::vector<std::pair<TransactActionKind, const rapidjson::Value*>> actions;
+    ActionMembers members;
+  };
+  std::vector<Element> elements;
+  if (list) {
+    for (const auto& v : list->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactWriteItem"));
+      Element e;
+      if (!v.IsNull()) {
+        FDYNO_RETURN_IF_ERROR(CheckKnownMembers(v, "TransactWriteItem",
+                                                {"ConditionCheck", "Put", "Delete", "Update"}));
+        for (TransactActionKind kind :
+             {TransactActionKind::kConditionCheck, TransactActionKind::kPut,
+              TransactActionKind::kDelete, TransactActionKind::kUpdate}) {
+          std::string_view name = TransactActionName(kind);
+          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* a, GetStruct(v, name, name));
+          if (a == nullptr) continue;
+          FDYNO_ASSIGN_OR_RETURN(e.members, ReadActionMembers(*a, name));
+          e.actions.emplace_back(kind, a);
+        }
+      }
+      elements.push_back(std::move(e));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> rcc, ReadEnum(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> ricm,
+                         ReadEnum(body, "ReturnItemCollectionMetrics"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> token, ReadEnum(body, "ClientRequestToken"));
+
+  // Phase 2: constraints.
+  ConstraintErrors errors;
+  FDYNO_RETURN_IF_ERROR(CheckListLength(errors, list, "TransactWriteItem"));
+  if (list && list->GetArray().Size() <= kMaxTransactActions) {
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (elements[i].actions.size() != 1) continue;
+      std::string_view name = TransactActionName(elements[i].actions[0].first);
+      CheckActionConstraints(errors, elements[i].members, MemberPath(i, name), name);
+    }
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (ricm) errors.Enum("returnItemCollectionMetrics", *ricm, {"SIZE", "NONE"});
+  if (token) {
+    errors.MinLength("clientRequestToken", *token, 1);
+    errors.MaxLength("clientRequestToken", *token, kMaxClientRequestTokenLength);
+  }
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  // Phase 3: one action per element, values, sizes.
+  TransactWriteRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &*rcc : nullptr));
+  r.return_item_collection_metrics = ricm && *ricm == "SIZE";
+  r.client_request_token = token;
+  uint64_t payload = 0;
+  for (const Element& e : elements) {
+    if (e.actions.size() != 1) {
+      return Error::Validation(
+          "TransactItems can only contain one of Check, Put, Update or Delete");
+    }
+    const ActionMembers& m = e.members;
+    TransactWriteAction a;
+    a.kind = e.actions[0].first;
+    a.table_name = std::string(AsStringView(*m.table_name));
+    if (m.condition_expression) a.condition_expression = std::string(*m.condition_expression);
+    if (m.update_expression) a.update_expression = std::string(*m.update_expression);
+    a.return_old_on_condition_failure =
+        m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
+    const bool uses_expressions = a.condition_expression || a.update_expression;
+    if (m.names && !uses_expressions) {
+      return Error::Validation(
+          "ExpressionAttributeNames can only be specified when using expressions: "
+          "ConditionExpression is null");
+    }
+    if (m.values && !uses_expressions) {
+      return Error::Validation(
+          "ExpressionAttributeValues can only be specified when using expressions: "
+          "ConditionExpression is null");
+    }
+    FDYNO_ASSIGN_OR_RETURN(a.item, model::DecodeItem(*m.item));
+    if (a.kind == TransactActionKind::kPut) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(a.item));
+    payload += model::ItemSize(a.item);
+    if (m.names) {
+      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_names, DecodeNames(*m.names));
+      a.has_expression_attribute_names = true;
+    }
+    if (m.values) {
+      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_values, DecodeValues(*m.values));
+      a.has_expression_attribute_values = true;
+      payload += model::ItemSize(a.expression_attribute_values);
+    }
+    r.actions.push_back(std::move(a));
+  }
+  if (payload > kMaxTransactPayloadBytes) {
+    return Error::Validation("Transaction request cannot be larger than 4 MB");
+  }
+  // Phase 4: expressions.
+  for (TransactWriteAction& a : r.actions) FDYNO_RETURN_IF_ERROR(ResolveWriteExpressions(a));
+  return r;
+}
+
+Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_RETURN_IF_ERROR(
+      CheckKnownMembers(body, "TransactGetItems", {"TransactItems", "ReturnConsumedCapacity"}));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));
+  std::vector<std::optional<ActionMembers>> elements;
+  if (list) {
+    for (const auto& v : list->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactGetItem"));
+      std::optional<ActionMembers> m;
+      if (!v.IsNull()) {
+        FDYNO_RETURN_IF_ERROR(CheckKnownMembers(v, "TransactGetItem", {"Get"}));
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* get, GetStruct(v, "Get", "Get"));
+        if (get) {
+          FDYNO_ASSIGN_OR_RETURN(ActionMembers members, ReadActionMembers(*get, "Get"));
+          m = members;
+        }
+      }
+      elements.push_back(m);
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> rcc, ReadEnum(body, "ReturnConsumedCapacity"));
+
+  ConstraintErrors errors;
+  FDYNO_RETURN_IF_ERROR(CheckListLength(errors, list, "TransactGetItem"));
+  if (list && list->GetArray().Size() <= kMaxTransactActions) {
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (!elements[i]) {
+        errors.NotNull(MemberPath(i, "Get"), false);
+        continue;
+      }
+      const std::string path = MemberPath(i, "Get");
+      CheckDataPlaneTableName(errors, elements[i]->table_name, path + ".tableName");
+      errors.NotNull(path + ".key", elements[i]->item != nullptr);
+    }
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  TransactGetRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &*rcc : nullptr));
+  for (const auto& e : elements) {
+    const ActionMembers& m = *e;
+    TransactGetAction a;
+    a.table_name = std::string(AsStringView(*m.table_name));
+    if (m.names && !m.projection_expression) {
+      return Error::Validation(
+          "ExpressionAttributeNames can only be specified when using expressions: "
+          "ProjectionExpression is null");
+    }
+    FDYNO_ASSIGN_OR_RETURN(a.key, model::DecodeItem(*m.item));
+    std::map<std::string, std::string> names;
+    if (m.names) {
+      FDYNO_ASSIGN_OR_RETURN(names, DecodeNames(*m.names));
+    }
+    if (m.projection_expression) {
+      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
+                             expr::ParseProjection(*m.projection_expression));
+      expr::ResolveContext ctx(m.names ? &names : nullptr, nullptr);
+      FDYNO_ASSIGN_OR_RETURN(a.projection, ctx.ResolveProjection(parsed));
+      FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
+    }
+    r.actions.push_back(std::move(a));
+  }
+  return r;
+}
+
+Result<std::string> TransactWriteFingerprint(const TransactWriteRequest& r, uint32_t algorithm) {
+  if (algorithm != store::kFingerprintSha256CanonicalV1) {
+    return Error::Internal(
+        "The idempotency record of this ClientRequestToken names fingerprint algorithm " +
+        std::to_string(algorithm) +
+        ", which this server does not retain; the request was not executed");
+  }
+  std::string c;
+  model::AppendCanonicalStringV1("TransactWriteItems", &c);
+  model::AppendCanonicalIntV1(store::kTokenContractTransactWriteItemsV1, &c);
+  model::AppendCanonicalStringV1("ReturnConsumedCapacity", &c);
+  model::AppendCanonicalStringV1(
+      r.return_consumed_capacity == ReturnConsumedCapacity::kTotal     ? "TOTAL"
+      : r.return_consumed_capacity == ReturnConsumedCapacity::kIndexes ? "INDEXES"
+                                                                       : "NONE",
+      &c);
+  model::AppendCanonicalStringV1("ReturnItemCollectionMetrics", &c);
+  model::AppendCanonicalStringV1(r.return_item_collection_metrics ? "SIZE" : "NONE", &c);
+  model::AppendCanonicalStringV1("TransactItems", &c);
+  model::AppendCanonicalIntV1(static_cast<int64_t>(r.actions.size()), &c);
+  auto optional_string = [&](const char* field, const std::optional<std::string>& v) {
+    model::AppendCanonicalStringV1(field, &c);
+    if (v) {
+      model::AppendCanonicalStringV1(*v, &c);
+    } else {
+      model::AppendCanonicalNullV1(&c);
+    }
+  };
+  for (const TransactWriteAction& a : r.actions) {
+    model::AppendCanonicalStringV1(TransactActionName(a.kind), &c);
+    model::AppendCanonicalStringV1("TableName", &c);
+    model::AppendCanonicalStringV1(a.table_name, &c);
+    model::AppendCanonicalStringV1(a.kind == TransactActionKind::kPut ? "Item" : "Key", &c);
+    model::AppendCanonicalItemV1(a.item, &c);
+    optional_string("ConditionExpression", a.condition_expression);
+    optional_string("UpdateExpression", a.update_expression);
+    model::AppendCanonicalStringV1("ExpressionAttributeNames", &c);
+    if (a.has_expression_attribute_names) {
+      model::AppendCanonicalIntV1(static_cast<int64_t>(a.expression_attribute_names.size()), &c);
+      for (const auto& [k, v] : a.expression_attribute_names) {  // std::map: sorted keys
+        model::AppendCanonicalStringV1(k, &c);
+        model::AppendCanonicalStringV1(v, &c);
+      }
+    } else {
+      model::AppendCanonicalNullV1(&c);
+    }
+    model::AppendCanonicalStringV1("ExpressionAttributeValues", &c);
+    if (a.has_expression_attribute_values) {
+      model::AppendCanonicalItemV1(a.expression_attribute_values, &c);
+    } else {
+      model::AppendCanonicalNullV1(&c);
+    }
+    model::AppendCanonicalStringV1("ReturnValuesOnConditionCheckFailure", &c);
+    model::AppendCanonicalStringV1(a.return_old_on_condition_failure ? "ALL_OLD" : "NONE", &c);
+  }
+  return store::Sha256(c);
+}
+
+}  // namespace fdyno::api
