@@ -1,6 +1,7 @@
 #include "api/api.h"
 
 #include "api/table_ops.h"
+#include "api/transact_ops.h"
 
 namespace fdyno::api {
 
@@ -13,6 +14,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     services.catalog = deps.catalog;
     services.clock = deps.clock != nullptr ? deps.clock : Clock::Real();
     RegisterTableOperations(registry, services);
+    RegisterTransactOperations(registry, services);
   }
   return registry;
 }
