@@ -91,6 +91,22 @@ TEST(JsonTest, SerializationErrors) {
             s + "Base64 encoded length is expected a multiple of 4 bytes but found: 3");
   EXPECT_EQ(Decode(R"({"B":"YR=="})"), s + "Invalid last non-pad Base64 character dectected");
   EXPECT_EQ(Decode(R"({"B":"!!!!"})"), s + "Invalid last non-pad Base64 character dectected");
+  // DynamoDB's own cases (as recorded by dynalite's tests).
+  EXPECT_EQ(Decode(R"({"B":"23456"})"),
+            s + "Base64 encoded length is expected a multiple of 4 bytes but found: 5");
+  EXPECT_EQ(Decode(R"({"B":"=+/="})"), s + "Invalid last non-pad Base64 character dectected");
+  EXPECT_EQ(Decode(R"({"B":"+/+="})"), s + "Invalid last non-pad Base64 character dectected");
+  EXPECT_EQ(Decode(R"({"BS":[true]})"),
+            s + "only base-64-encoded strings are convertible to bytes");
+  EXPECT_EQ(Decode(R"({"NULL":"23"})"), s + "Unexpected token received from parser");
+  EXPECT_EQ(Decode(R"({"NULL":34.56})"), s + "DECIMAL_VALUE cannot be converted to Boolean");
+  EXPECT_EQ(Decode(R"({"BOOL":[]})"), s + "Unrecognized collection type class java.lang.Boolean");
+  EXPECT_EQ(Decode(R"({"NS":[false]})"), s + "FALSE_VALUE cannot be converted to String");
+  EXPECT_EQ(Decode(R"({"L":[23]})"), s + "Unexpected value type in payload");
+  EXPECT_EQ(
+      Decode(R"({"M":{"a":[]}})"),
+      s + "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue");
+  EXPECT_EQ(Decode(R"({"M":"23"})"), s + "Unexpected field type");
   EXPECT_EQ(Decode(R"({"SS":"a"})"), s + "Unexpected field type");
   EXPECT_EQ(Decode(R"({"L":{}})"), s + "Start of structure or map found where not expected");
   EXPECT_EQ(Decode(R"({"M":[]})"),
