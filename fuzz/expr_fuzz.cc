@@ -1,14 +1,16 @@
 // libFuzzer target for the expression pipeline. The first input byte picks the expression
-// kind; the rest is the expression text. Whatever parses is resolved against a fixed set of
-// placeholders and evaluated against a fixed item, so the resolver and the evaluator are
-// fuzzed too. Invariants: no crash, no sanitizer report, every error is a ValidationException
-// (a parse or resolve error names the expression: "Invalid <Kind>Expression: ...").
+// kind (condition, filter, projection, update, key condition); the rest is the expression text.
+// Whatever parses is resolved against a fixed set of placeholders and evaluated against a fixed
+// item, so the resolver and the evaluator are fuzzed too. Invariants: no crash, no sanitizer
+// report, every error is a ValidationException (a parse or resolve error names the expression:
+// "Invalid <Kind>Expression: ...").
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "expr/evaluate.h"
+#include "expr/key_condition.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 
@@ -71,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   fdyno::expr::ResolveContext ctx(&fx.names, &fx.values);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0:
     case 1: {
       ExpressionKind kind = data[0] % 4 == 0 ? ExpressionKind::kCondition : ExpressionKind::kFilter;
@@ -108,6 +110,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!updated.ok()) RequireValidation(updated.error(), false);
       auto from_empty = fdyno::expr::ApplyUpdate(*resolved, {});
       if (!from_empty.ok()) RequireValidation(from_empty.error(), false);
+      break;
+    }
+    case 4: {
+      auto parsed = fdyno::expr::ParseCondition(text, ExpressionKind::kKeyCondition);
+      if (!parsed.ok()) return RequireValidation(parsed.error(), true), 0;
+      auto resolved = ctx.ResolveCondition(*parsed, ExpressionKind::kKeyCondition);
+      if (!resolved.ok()) return RequireValidation(resolved.error(), true), 0;
+      fdyno::Status shape = fdyno::expr::CheckKeyConditionShape(*resolved);
+      if (!shape.ok()) return RequireValidation(shape.error(), false), 0;
+      fdyno::expr::KeySchema schema{"a", fdyno::model::Type::kN, "b", fdyno::model::Type::kS};
+      auto key = fdyno::expr::ExtractKeyCondition(*resolved, schema);
+      if (!key.ok()) RequireValidation(key.error(), false);
+      schema.range_name.reset();
+      auto hash_only = fdyno::expr::ExtractKeyCondition(*resolved, schema);
+      if (!hash_only.ok()) RequireValidation(hash_only.error(), false);
       break;
     }
   }
