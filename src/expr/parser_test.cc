@@ -143,3 +143,222 @@ TEST(Parser, HugeListIndexSaturates) {
 
 }  // namespace
 }  // namespace fdyno::expr
+
+namespace fdyno::expr {
+namespace {
+
+// Seeded round trip: random condition trees are printed with only the parentheses that
+// precedence requires, parsed back, and compared node by node. This pins down precedence
+// (NOT > AND > OR), left associativity and operand parsing. Replay a failure with the seed.
+class RandomConditions {
+ public:
+  explicit RandomConditions(uint64_t seed) : state_(seed * 2654435761u + 1) {}
+
+  uint64_t Next() {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_;
+  }
+  size_t Below(size_t n) { return Next() % n; }
+
+  parsed::Operand RandomOperand(bool allow_size) {
+    size_t k = Below(allow_size ? 4 : 3);
+    if (k == 0) return parsed::Operand{parsed::ValueRef{":v" + std::to_string(Below(5))}};
+    if (k == 3) {
+      parsed::Call call;
+      call.function = Function::kSize;
+      call.args.push_back(parsed::Operand{RandomPath()});
+      return parsed::Operand{std::move(call)};
+    }
+    return parsed::Operand{RandomPath()};
+  }
+
+  parsed::Path RandomPath() {
+    static const char* kNames[] = {"a", "b", "c1", "d_e", "#n", "#m"};
+    parsed::Path p;
+    size_t depth = 1 + Below(3);
+    for (size_t i = 0; i < depth; ++i) {
+      if (i > 0 && Below(3) == 0) {
+        p.elements.push_back({parsed::PathElement::Kind::kIndex, {}, Below(20)});
+        continue;
+      }
+      std::string n = kNames[Below(6)];
+      auto kind =
+          n[0] == '#' ? parsed::PathElement::Kind::kNameRef : parsed::PathElement::Kind::kName;
+      p.elements.push_back({kind, n, 0});
+    }
+    return p;
+  }
+
+  parsed::Condition Random(int depth) {
+    parsed::Condition c;
+    size_t k = depth <= 0 ? 3 + Below(4) : Below(7);
+    switch (k) {
+      case 0:
+      case 1:
+        c.kind = k == 0 ? parsed::Condition::Kind::kAnd : parsed::Condition::Kind::kOr;
+        c.children.push_back(Random(depth - 1));
+        c.children.push_back(Random(depth - 1));
+        break;
+      case 2:
+        c.kind = parsed::Condition::Kind::kNot;
+        c.children.push_back(Random(depth - 1));
+        break;
+      case 3:
+        c.kind = parsed::Condition::Kind::kCompare;
+        c.op = static_cast<CompareOp>(Below(6));
+        c.operands.push_back(RandomOperand(true));
+        c.operands.push_back(RandomOperand(true));
+        break;
+      case 4:
+        c.kind = parsed::Condition::Kind::kBetween;
+        for (int i = 0; i < 3; ++i) c.operands.push_back(RandomOperand(true));
+        break;
+      case 5: {
+        c.kind = parsed::Condition::Kind::kIn;
+        size_t n = 2 + Below(4);
+        for (size_t i = 0; i < n; ++i) c.operands.push_back(RandomOperand(true));
+        break;
+      }
+      default: {
+        c.kind = parsed::Condition::Kind::kFunction;
+        parsed::Call call;
+        call.function = Below(2) ? Function::kAttributeExists : Function::kBeginsWith;
+        call.args.push_back(parsed::Operand{RandomPath()});
+        if (call.function == Function::kBeginsWith) call.args.push_back(RandomOperand(false));
+        c.operands.push_back(parsed::Operand{std::move(call)});
+      }
+    }
+    return c;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+std::string PrintPath(const parsed::Path& p) {
+  std::string out;
+  for (size_t i = 0; i < p.elements.size(); ++i) {
+    const auto& e = p.elements[i];
+    if (e.kind == parsed::PathElement::Kind::kIndex) {
+      out += "[" + std::to_string(e.index) + "]";
+    } else {
+      out += (i ? "." : "") + e.text;
+    }
+  }
+  return out;
+}
+
+std::string PrintOperand(const parsed::Operand& o) {
+  if (o.is_value()) return o.value().name;
+  if (o.is_path()) return PrintPath(o.path());
+  std::string out = std::string(FunctionName(o.call().function)) + "(";
+  for (size_t i = 0; i < o.call().args.size(); ++i) {
+    out += (i ? ", " : "") + PrintOperand(o.call().args[i]);
+  }
+  return out + ")";
+}
+
+int Precedence(const parsed::Condition& c) {
+  switch (c.kind) {
+    case parsed::Condition::Kind::kOr:
+      return 1;
+    case parsed::Condition::Kind::kAnd:
+      return 2;
+    case parsed::Condition::Kind::kNot:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+std::string Print(const parsed::Condition& c) {
+  auto wrap = [](const parsed::Condition& child, bool parens) {
+    return parens ? "(" + Print(child) + ")" : Print(child);
+  };
+  using K = parsed::Condition::Kind;
+  switch (c.kind) {
+    case K::kOr:
+    case K::kAnd: {
+      int p = Precedence(c);
+      // Left-associative: a right child of the same operator needs parentheses.
+      return wrap(c.children[0], Precedence(c.children[0]) < p) +
+             (c.kind == K::kOr ? " OR " : " AND ") +
+             wrap(c.children[1], Precedence(c.children[1]) <= p);
+    }
+    case K::kNot:
+      return "NOT " + wrap(c.children[0], Precedence(c.children[0]) < 3);
+    case K::kCompare:
+      return PrintOperand(c.operands[0]) + " " + std::string(CompareOpText(c.op)) + " " +
+             PrintOperand(c.operands[1]);
+    case K::kBetween:
+      return PrintOperand(c.operands[0]) + " BETWEEN " + PrintOperand(c.operands[1]) + " AND " +
+             PrintOperand(c.operands[2]);
+    case K::kIn: {
+      std::string out = PrintOperand(c.operands[0]) + " IN (";
+      for (size_t i = 1; i < c.operands.size(); ++i) {
+        out += (i > 1 ? ", " : "") + PrintOperand(c.operands[i]);
+      }
+      return out + ")";
+    }
+    case K::kFunction:
+      return PrintOperand(c.operands[0]);
+  }
+  return "?";
+}
+
+bool SameOperand(const parsed::Operand& a, const parsed::Operand& b) {
+  if (a.v.index() != b.v.index()) return false;
+  if (a.is_value()) return a.value().name == b.value().name;
+  if (a.is_path()) {
+    const auto& x = a.path().elements;
+    const auto& y = b.path().elements;
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].kind != y[i].kind || x[i].text != y[i].text || x[i].index != y[i].index) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.call().function != b.call().function || a.call().args.size() != b.call().args.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.call().args.size(); ++i) {
+    if (!SameOperand(a.call().args[i], b.call().args[i])) return false;
+  }
+  return true;
+}
+
+bool SameTree(const parsed::Condition& a, const parsed::Condition& b) {
+  if (a.kind != b.kind || a.operands.size() != b.operands.size() ||
+      a.children.size() != b.children.size()) {
+    return false;
+  }
+  if (a.kind == parsed::Condition::Kind::kCompare && a.op != b.op) return false;
+  for (size_t i = 0; i < a.operands.size(); ++i) {
+    if (!SameOperand(a.operands[i], b.operands[i])) return false;
+  }
+  for (size_t i = 0; i < a.children.size(); ++i) {
+    if (!SameTree(a.children[i], b.children[i])) return false;
+  }
+  return true;
+}
+
+TEST(ParserProperty, RandomConditionsRoundTrip) {
+  const uint64_t base_seed = 20261130;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    uint64_t seed = base_seed + i;
+    RandomConditions gen(seed);
+    parsed::Condition tree = gen.Random(4);
+    std::string text = Print(tree);
+    if (text.size() > kMaxExpressionBytes) continue;
+    auto parsed = ParseCondition(text, ExpressionKind::kCondition);
+    ASSERT_TRUE(parsed.ok()) << "seed " << seed << ": " << text << "\n" << parsed.error().message;
+    ASSERT_TRUE(SameTree(*parsed, tree)) << "seed " << seed << ": " << text;
+  }
+}
+
+}  // namespace
+}  // namespace fdyno::expr
