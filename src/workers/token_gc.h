@@ -1,0 +1,82 @@
+// Token garbage collection: an optional background worker that removes expired
+// ClientRequestToken records (store/tokens.h) so their storage stays bounded.
+//
+// Expiry never depends on it: a record older than its lifetime is treated as absent by every
+// request whether or not it was collected. Each pass is one kv transaction that examines at
+// most max_scan keys of the token subspace, resuming where the previous pass stopped and
+// starting over after the end; records that fail closed (malformed, weak, unknown version)
+// are never deleted, only counted, so an operator can inspect them.
+//
+// Configuration (TokenGcOptionsFromEnv):
+//   DYNODB_TXN_TOKEN_GC_INTERVAL  time between passes: a number of seconds ("30", "0.5") or a
+//                                 duration with a unit ("500ms", "30s", "5m", "1h"); unset or
+//                                 0 disables the worker.
+//   DYNODB_TXN_TOKEN_GC_MAX_SCAN  keys examined per pass, a positive integer (default 1000).
+//
+// Metrics: txn_token_gc_passes, txn_token_gc_deleted, txn_token_gc_malformed.
+//
+// Thread-safety: Start/Stop from one owner thread; RunPass is not to be called concurrently
+// with the background thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "kv/kv.h"
+#include "store/tokens.h"
+
+namespace fdyno::workers {
+
+struct TokenGcOptions {
+  std::chrono::milliseconds interval{0};  // 0: disabled
+  int max_scan = 1000;
+  Clock* clock = nullptr;  // null: Clock::Real() (wall time decides expiry)
+};
+
+// Reads the two environment variables. A malformed value is an error naming the variable.
+Result<TokenGcOptions> TokenGcOptionsFromEnv();
+// "30", "0.5", "500ms", "30s", "5m", "1h" -> milliseconds; nullopt when malformed or negative.
+std::optional<std::chrono::milliseconds> ParseGcDuration(std::string_view text);
+
+class TokenGc {
+ public:
+  struct Stats {
+    int64_t scanned = 0;
+    int64_t deleted = 0;
+    int64_t malformed = 0;
+    bool wrapped = false;  // this pass reached the end of the token subspace
+  };
+
+  // `db` must outlive the worker.
+  TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions options);
+  ~TokenGc();  // stops the thread
+
+  // One bounded pass (one transaction through kv::Run).
+  Result<Stats> RunPass();
+
+  // Starts the background thread (no-op when the interval is 0 or already started).
+  void Start();
+  // Stops it and waits for the current pass to finish.
+  void Stop();
+
+ private:
+  void Loop();
+
+  kv::Database* db_;
+  store::TokenStore tokens_;
+  TokenGcOptions options_;
+  std::string cursor_;  // empty: from the start
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace fdyno::workers

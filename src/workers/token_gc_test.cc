@@ -1,0 +1,102 @@
+#include "workers/token_gc.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "kv/run.h"
+#include "kv/testing/memory_engine.h"
+#include "store/layout.h"
+
+namespace fdyno::workers {
+namespace {
+
+TEST(TokenGcTest, ParsesDurations) {
+  EXPECT_EQ(ParseGcDuration("30"), std::chrono::milliseconds(30'000));
+  EXPECT_EQ(ParseGcDuration("0.5"), std::chrono::milliseconds(500));
+  EXPECT_EQ(ParseGcDuration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(ParseGcDuration("5m"), std::chrono::milliseconds(300'000));
+  EXPECT_EQ(ParseGcDuration("1h"), std::chrono::milliseconds(3'600'000));
+  EXPECT_EQ(ParseGcDuration("0"), std::chrono::milliseconds(0));
+  EXPECT_FALSE(ParseGcDuration(""));
+  EXPECT_FALSE(ParseGcDuration("-1"));
+  EXPECT_FALSE(ParseGcDuration("5d"));
+  EXPECT_FALSE(ParseGcDuration("x"));
+  EXPECT_FALSE(ParseGcDuration("s"));
+}
+
+TEST(TokenGcTest, OptionsFromEnv) {
+  setenv("DYNODB_TXN_TOKEN_GC_INTERVAL", "2s", 1);
+  setenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN", "17", 1);
+  auto o = TokenGcOptionsFromEnv();
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->interval, std::chrono::milliseconds(2000));
+  EXPECT_EQ(o->max_scan, 17);
+  setenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN", "0", 1);
+  EXPECT_FALSE(TokenGcOptionsFromEnv().ok());
+  setenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN", "10", 1);
+  setenv("DYNODB_TXN_TOKEN_GC_INTERVAL", "soon", 1);
+  EXPECT_FALSE(TokenGcOptionsFromEnv().ok());
+  unsetenv("DYNODB_TXN_TOKEN_GC_INTERVAL");
+  unsetenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN");
+  o = TokenGcOptionsFromEnv();
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->interval.count(), 0);
+  EXPECT_EQ(o->max_scan, 1000);
+}
+
+TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
+  ManualClock clock;
+  auto db = kv::OpenMemoryEngine();
+  store::TokenStore tokens(store::layout::Tokens());
+  ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                for (int i = 0; i < 25; ++i) {
+                  store::TokenRecord r;
+                  r.fingerprint = store::Sha256("x");
+                  r.created_ms = clock.WallMillis() - (i < 20 ? store::kTokenLifetime.count() : 0);
+                  tokens.Write(tx, {"a", "TransactWriteItems", "t" + std::to_string(i)}, r);
+                }
+                tx.Set(tokens.KeyOf({"a", "TransactWriteItems", "zz-bad"}), "\x07junk");
+                return Status::Ok();
+              }).ok());
+  TokenGcOptions options;
+  options.max_scan = 4;
+  options.clock = &clock;
+  TokenGc gc(db.get(), tokens, options);
+  int64_t deleted = 0, malformed = 0;
+  int passes = 0;
+  while (true) {
+    auto stats = gc.RunPass();
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    EXPECT_LE(stats->scanned, 4);
+    deleted += stats->deleted;
+    malformed += stats->malformed;
+    ++passes;
+    if (stats->wrapped) break;
+    ASSERT_LT(passes, 50);
+  }
+  EXPECT_EQ(deleted, 20);
+  EXPECT_EQ(malformed, 1);
+  EXPECT_GE(passes, 7);
+  auto left = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+    auto [b, e] = store::layout::Tokens().Range();
+    return tx.GetRange(b, e);
+  });
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(left->kvs.size(), 6u);  // five live records and the malformed one
+}
+
+TEST(TokenGcTest, BackgroundThreadStartsAndStops) {
+  auto db = kv::OpenMemoryEngine();
+  TokenGcOptions options;
+  options.interval = std::chrono::milliseconds(1);
+  TokenGc gc(db.get(), store::TokenStore(store::layout::Tokens()), options);
+  gc.Start();
+  gc.Stop();
+  TokenGcOptions off;
+  TokenGc disabled(db.get(), store::TokenStore(store::layout::Tokens()), off);
+  disabled.Start();  // interval 0: no thread
+  disabled.Stop();
+}
+
+}  // namespace
+}  // namespace fdyno::workers
