@@ -1,0 +1,616 @@
+"""Table operations, black-box through boto3 against the real binary: CreateTable,
+DescribeTable, ListTables, DeleteTable, UpdateTable, TagResource, UntagResource,
+ListTagsOfResource, DescribeContinuousBackups, DescribeTimeToLive.
+
+Every expectation is DynamoDB's behaviour (error types and exact messages). Requests that
+botocore would refuse to send (invalid enums, missing members) go through a client with
+parameter validation off; members this botocore does not know (DeletionProtectionEnabled) go
+as raw signed JSON.
+"""
+import json
+import uuid
+
+import botocore.config
+import botocore.exceptions
+import pytest
+
+from conftest import REGION, Server
+from signing import call
+
+INVALID = "One or more parameter values were invalid: "
+ACCOUNT_ID = None  # set by the caller_account fixture
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("tables"), [], credentials=False)
+    s.wait_ready()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def ddb(server):
+    return server.client()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def caller_account(ddb):
+    """The caller's account, as the server puts it in ARNs."""
+    global ACCOUNT_ID
+    name = unique("acct")
+    ACCOUNT_ID = ddb.create_table(**on_demand(name))["TableDescription"]["TableArn"].split(":")[4]
+    return ACCOUNT_ID
+
+
+@pytest.fixture(scope="module")
+def raw(server):
+    """A client that sends what it is given (no client-side parameter validation)."""
+    return server.client(parameter_validation=False)
+
+
+def unique(prefix="tbl"):
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+def error(excinfo):
+    e = excinfo.value.response["Error"]
+    return e["Code"], e["Message"]
+
+
+def simple(name, **extra):
+    args = dict(TableName=name,
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    args.update(extra)
+    return args
+
+
+def on_demand(name, **extra):
+    args = dict(TableName=name,
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                BillingMode="PAY_PER_REQUEST")
+    args.update(extra)
+    return args
+
+
+def arn(name):
+    return f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{name}"
+
+
+# ---- CreateTable / DescribeTable -----------------------------------------------------------
+
+
+def test_create_and_describe_hash_table(ddb):
+    name = unique()
+    created = ddb.create_table(**simple(name))["TableDescription"]
+    assert created["TableStatus"] == "CREATING"
+    assert created["TableName"] == name
+    assert created["TableArn"] == arn(name)
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["TableStatus"] == "ACTIVE"
+    assert t["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    assert t["AttributeDefinitions"] == [{"AttributeName": "pk", "AttributeType": "S"}]
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
+    assert t["ProvisionedThroughput"]["WriteCapacityUnits"] == 5
+    assert t["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 0
+    assert t["ItemCount"] == 0 and t["TableSizeBytes"] == 0
+    assert len(t["TableId"]) == 36
+    assert t["CreationDateTime"] is not None
+    assert "BillingModeSummary" not in t
+
+
+def test_create_composite_on_demand_with_indexes(ddb):
+    name = unique()
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "N"},
+                              {"AttributeName": "lsk", "AttributeType": "S"},
+                              {"AttributeName": "gpk", "AttributeType": "B"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi1",
+                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                              {"AttributeName": "lsk", "KeyType": "RANGE"}],
+                                "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi1",
+                                 "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"},
+                                               {"AttributeName": "sk", "KeyType": "RANGE"}],
+                                 "Projection": {"ProjectionType": "INCLUDE",
+                                                "NonKeyAttributes": ["a", "b"]}}],
+        BillingMode="PAY_PER_REQUEST")
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 0
+    lsi = t["LocalSecondaryIndexes"][0]
+    assert lsi["IndexName"] == "lsi1"
+    assert lsi["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    assert lsi["IndexArn"] == arn(name) + "/index/lsi1"
+    gsi = t["GlobalSecondaryIndexes"][0]
+    assert gsi["IndexStatus"] == "ACTIVE"
+    assert gsi["KeySchema"][1] == {"AttributeName": "sk", "KeyType": "RANGE"}
+    assert gsi["Projection"]["NonKeyAttributes"] == ["a", "b"]
+
+
+def test_create_with_stream_sse_class_and_tags(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(
+        name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        SSESpecification={"Enabled": True}, TableClass="STANDARD_INFREQUENT_ACCESS",
+        Tags=[{"Key": "team", "Value": "db"}]))
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["StreamSpecification"] == {"StreamEnabled": True,
+                                        "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert t["LatestStreamArn"] == arn(name) + "/stream/" + t["LatestStreamLabel"]
+    assert t["SSEDescription"]["Status"] == "ENABLED"
+    assert t["SSEDescription"]["SSEType"] == "KMS"
+    assert t["TableClassSummary"]["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+    assert ddb.list_tags_of_resource(ResourceArn=arn(name))["Tags"] == [
+        {"Key": "team", "Value": "db"}]
+
+
+def test_create_existing_table(ddb):
+    name = unique()
+    ddb.create_table(**simple(name))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.create_table(**simple(name))
+    assert error(e) == ("ResourceInUseException", f"Table already exists: {name}")
+
+
+def test_describe_missing_table(ddb):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.describe_table(TableName="no_such_table")
+    assert error(e) == ("ResourceNotFoundException",
+                        "Requested resource not found: Table: no_such_table not found")
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (dict(TableName="ab"), "ValidationException",
+     "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+     "Member must have length greater than or equal to 3"),
+    (dict(TableName="a" * 256), "ValidationException",
+     "1 validation error detected: Value '" + "a" * 256 + "' at 'tableName' failed to satisfy "
+     "constraint: Member must have length less than or equal to 255"),
+    (dict(TableName="bad;name"), "ValidationException",
+     "1 validation error detected: Value 'bad;name' at 'tableName' failed to satisfy "
+     "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+    (dict(KeySchema=[{"AttributeName": "pk", "KeyType": "INVALID"}]), "ValidationException",
+     "1 validation error detected: Value 'INVALID' at 'keySchema.1.member.keyType' failed to "
+     "satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "X"}]),
+     "ValidationException",
+     "1 validation error detected: Value 'X' at 'attributeDefinitions.1.member.attributeType' "
+     "failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]"),
+    (dict(KeySchema=[]), "ValidationException",
+     "1 validation error detected: Value '[]' at 'keySchema' failed to satisfy constraint: "
+     "Member must have length greater than or equal to 1"),
+    (dict(KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                     {"AttributeName": "pk", "KeyType": "RANGE"}]), "ValidationException",
+     "Invalid KeySchema: Some index key attribute have no definition"),
+    (dict(KeySchema=[{"AttributeName": "other", "KeyType": "HASH"}]), "ValidationException",
+     INVALID + "Some index key attributes are not defined in AttributeDefinitions. Keys: "
+     "[other], AttributeDefinitions: [pk]"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "x", "AttributeType": "S"}]),
+     "ValidationException",
+     INVALID + "Number of attributes in KeySchema does not exactly match number of attributes "
+     "defined in AttributeDefinitions"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "sk", "AttributeType": "S"}],
+          KeySchema=[{"AttributeName": "pk", "KeyType": "RANGE"},
+                     {"AttributeName": "sk", "KeyType": "HASH"}]), "ValidationException",
+     "Invalid KeySchema: The first KeySchemaElement is not a HASH key type"),
+    (dict(ProvisionedThroughput=None), "ValidationException",
+     INVALID + "ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode "
+     "is PROVISIONED"),
+    (dict(BillingMode="PAY_PER_REQUEST"), "ValidationException",
+     INVALID + "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+     "BillingMode is PAY_PER_REQUEST"),
+    (dict(ProvisionedThroughput={"ReadCapacityUnits": 0, "WriteCapacityUnits": 5}),
+     "ValidationException",
+     "1 validation error detected: Value '0' at 'provisionedThroughput.readCapacityUnits' failed "
+     "to satisfy constraint: Member must have value greater than or equal to 1"),
+    (dict(TableName=12), "SerializationException", "NUMBER_VALUE cannot be converted to String"),
+    (dict(TableClass="GOLD"), "ValidationException",
+     "Invalid table-class parameter provided. Please try again with a valid table-class value: "
+     "[STANDARD, STANDARD_INFREQUENT_ACCESS]."),
+    (dict(Tags=[{"Key": "aws:x", "Value": "1"}]), "ValidationException",
+     "Tag Key cannot be prefixed with aws:, Key: aws:x"),
+])
+def test_create_table_validation(raw, args, code, message):
+    request = simple(unique())
+    for k, v in args.items():
+        if v is None:
+            request.pop(k)
+        else:
+            request[k] = v
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.create_table(**request)
+    assert error(e) == (code, message)
+
+
+def test_create_table_missing_name(raw):
+    request = simple("x")
+    del request["TableName"]
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.create_table(**request)
+    assert error(e) == ("ValidationException",
+                        "The parameter 'TableName' is required but was not present in the request")
+
+
+@pytest.mark.parametrize("body,message", [
+    ({"KeySchema": "pk"}, "Unexpected field type"),
+    ({"KeySchema": {}}, "Start of structure or map found where not expected"),
+    ({"KeySchema": ["pk"]}, "Unexpected value type in payload"),
+    ({"ProvisionedThroughput": []},
+     "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.ProvisionedThroughput"),
+    ({"ProvisionedThroughput": {"ReadCapacityUnits": "5", "WriteCapacityUnits": 5}},
+     "STRING_VALUE cannot be converted to Long"),
+    ({"BillingMode": True}, "TRUE_VALUE cannot be converted to String"),
+])
+def test_create_table_serialization_errors(server, body, message):
+    request = dict(simple(unique()), **body)
+    r = call(server, "CreateTable", json.dumps(request))
+    assert r.status_code == 400
+    assert r.json()["__type"].endswith("SerializationException")
+    assert r.json().get("Message", r.json().get("message")) == message
+
+
+def test_constraint_violations_are_reported_together(raw):
+    request = simple(unique(), BillingMode="INVALID_MODE",
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "INVALID"}])
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.create_table(**request)
+    assert error(e) == (
+        "ValidationException",
+        "2 validation errors detected: Value 'INVALID_MODE' at 'billingMode' failed to satisfy "
+        "constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]; Value "
+        "'INVALID' at 'keySchema.1.member.keyType' failed to satisfy constraint: Member must "
+        "satisfy enum value set: [HASH, RANGE]")
+
+
+def _index_table(**extra):
+    args = dict(TableName=unique(),
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                      {"AttributeName": "sk", "AttributeType": "S"},
+                                      {"AttributeName": "x", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                           {"AttributeName": "sk", "KeyType": "RANGE"}],
+                BillingMode="PAY_PER_REQUEST")
+    args.update(extra)
+    return args
+
+
+def _lsi(name, hash_key="pk", range_key="x", projection=None):
+    return {"IndexName": name,
+            "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"},
+                          {"AttributeName": range_key, "KeyType": "RANGE"}],
+            "Projection": projection or {"ProjectionType": "ALL"}}
+
+
+def _gsi(name, hash_key="x", projection=None, throughput=None):
+    g = {"IndexName": name, "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}],
+         "Projection": projection or {"ProjectionType": "ALL"}}
+    if throughput:
+        g["ProvisionedThroughput"] = throughput
+    return g
+
+
+@pytest.mark.parametrize("extra,message", [
+    (dict(LocalSecondaryIndexes=[_lsi("lsi1", hash_key="sk")]),
+     INVALID + "Index KeySchema does not have the same leading hash key as table KeySchema for "
+     "index: lsi1. index hash key: sk, table hash key: pk"),
+    (dict(KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "x", "AttributeType": "S"}],
+          LocalSecondaryIndexes=[_lsi("lsi1")]),
+     INVALID + "Table KeySchema does not have a range key, which is required when specifying a "
+     "LocalSecondaryIndex"),
+    (dict(GlobalSecondaryIndexes=[_gsi("same"), _gsi("same")]),
+     INVALID + "Duplicate index name: same"),
+    (dict(GlobalSecondaryIndexes=[]), INVALID + "List of GlobalSecondaryIndexes is empty"),
+    (dict(GlobalSecondaryIndexes=[_gsi("gix1", projection={"ProjectionType": "ALL",
+                                                         "NonKeyAttributes": ["a"]})]),
+     INVALID + "ProjectionType is ALL, but NonKeyAttributes is specified"),
+    (dict(GlobalSecondaryIndexes=[_gsi("gix1", throughput={"ReadCapacityUnits": 1,
+                                                         "WriteCapacityUnits": 1})]),
+     INVALID + "ProvisionedThroughput should not be specified for index: gix1 when BillingMode is "
+     "PAY_PER_REQUEST"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "sk", "AttributeType": "S"},
+                                {"AttributeName": "x", "AttributeType": "S"},
+                                {"AttributeName": "unused", "AttributeType": "S"}],
+          GlobalSecondaryIndexes=[_gsi("gix1")]),
+     INVALID + "Some AttributeDefinitions are not used. AttributeDefinitions: [pk, sk, x, unused], "
+     "keys used: [sk, x, pk]"),
+    (dict(LocalSecondaryIndexes=[_lsi(f"lsi{i}") for i in range(6)]),
+     INVALID + "Number of LocalSecondaryIndexes exceeds per-table limit of 5"),
+])
+def test_index_validation(raw, extra, message):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.create_table(**_index_table(**extra))
+    assert error(e) == ("ValidationException", message)
+
+
+# ---- ListTables ----------------------------------------------------------------------------
+
+
+def test_list_tables_pages_in_order(ddb):
+    prefix = "lst_" + uuid.uuid4().hex[:6]
+    names = sorted(f"{prefix}_{i}" for i in range(5))
+    for n in names:
+        ddb.create_table(**on_demand(n))
+    listed = []
+    start = None
+    for _ in range(100):
+        args = {"Limit": 2}
+        if start:
+            args["ExclusiveStartTableName"] = start
+        page = ddb.list_tables(**args)
+        assert len(page["TableNames"]) <= 2
+        listed += page["TableNames"]
+        start = page.get("LastEvaluatedTableName")
+        if not start:
+            break
+    assert listed == sorted(listed)
+    assert [n for n in listed if n.startswith(prefix)] == names
+    everything = ddb.list_tables()["TableNames"]
+    assert everything == sorted(everything)
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"Limit": 0}, "1 validation error detected: Value '0' at 'limit' failed to satisfy "
+     "constraint: Member must have value greater than or equal to 1"),
+    ({"Limit": 101}, "1 validation error detected: Value '101' at 'limit' failed to satisfy "
+     "constraint: Member must have value less than or equal to 100"),
+    ({"ExclusiveStartTableName": "a!"},
+     "2 validation errors detected: Value 'a!' at 'exclusiveStartTableName' failed to satisfy "
+     "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value 'a!' at "
+     "'exclusiveStartTableName' failed to satisfy constraint: Member must have length greater "
+     "than or equal to 3"),
+])
+def test_list_tables_validation(raw, args, message):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.list_tables(**args)
+    assert error(e) == ("ValidationException", message)
+
+
+# ---- DeleteTable ---------------------------------------------------------------------------
+
+
+def test_delete_table_and_recreate_sees_no_old_items(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    ddb.put_item(TableName=name, Item={"pk": {"S": "old"}, "v": {"N": "1"}})
+    deleted = ddb.delete_table(TableName=name)["TableDescription"]
+    assert deleted["TableStatus"] == "DELETING"
+    assert deleted["TableName"] == name
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.describe_table(TableName=name)
+    assert error(e)[0] == "ResourceNotFoundException"
+    assert name not in ddb.list_tables()["TableNames"]
+    # The name is reusable at once, and the new table is empty.
+    ddb.create_table(**on_demand(name))
+    assert "Item" not in ddb.get_item(TableName=name, Key={"pk": {"S": "old"}})
+
+
+def test_delete_missing_table(ddb):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.delete_table(TableName="never_created")
+    assert error(e) == ("ResourceNotFoundException",
+                        "Requested resource not found: Table: never_created not found")
+
+
+def test_deletion_protection(server, ddb):
+    name = unique()
+    body = json.dumps(dict(on_demand(name), DeletionProtectionEnabled=True))
+    r = call(server, "CreateTable", body)
+    assert r.status_code == 200, r.text
+    assert r.json()["TableDescription"]["DeletionProtectionEnabled"] is True
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.delete_table(TableName=name)
+    assert error(e) == ("ValidationException",
+                        "Resource cannot be deleted as it is currently protected against "
+                        "deletion. Disable deletion protection first.")
+    r = call(server, "UpdateTable",
+             json.dumps({"TableName": name, "DeletionProtectionEnabled": False}))
+    assert r.status_code == 200, r.text
+    ddb.delete_table(TableName=name)
+
+
+# ---- UpdateTable ---------------------------------------------------------------------------
+
+
+def test_update_throughput(ddb):
+    name = unique()
+    ddb.create_table(**simple(name))
+    out = ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 20,
+                                                                  "WriteCapacityUnits": 15})
+    assert out["TableDescription"]["TableStatus"] == "UPDATING"
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["TableStatus"] == "ACTIVE"
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 20
+    assert t["ProvisionedThroughput"]["WriteCapacityUnits"] == 15
+    assert "LastIncreaseDateTime" in t["ProvisionedThroughput"]
+
+
+def test_update_same_throughput_is_rejected(ddb):
+    name = unique()
+    ddb.create_table(**simple(name))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, BillingMode="PROVISIONED",
+                         ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    assert error(e) == (
+        "ValidationException",
+        "The provisioned throughput for the table will not change. The requested value equals the "
+        "current value. Current ReadCapacityUnits provisioned for the table: 5. Requested "
+        "ReadCapacityUnits: 5. Current WriteCapacityUnits provisioned for the table: 5. Requested "
+        "WriteCapacityUnits: 5. Refer to the Amazon DynamoDB Developer Guide for current limits "
+        "and how to request higher limits.")
+
+
+def test_switch_billing_modes(ddb):
+    name = unique()
+    ddb.create_table(**simple(name))
+    ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert "LastUpdateToPayPerRequestDateTime" in t["BillingModeSummary"]
+    ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")  # no-op is accepted
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 1,
+                                                                "WriteCapacityUnits": 1})
+    assert error(e) == ("ValidationException",
+                        INVALID + "Neither ReadCapacityUnits nor WriteCapacityUnits can be "
+                        "specified when BillingMode is PAY_PER_REQUEST")
+    ddb.update_table(TableName=name, BillingMode="PROVISIONED",
+                     ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 4})
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 3
+
+
+def test_update_streams(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
+    assert error(e) == ("ValidationException", f"Table has no stream to disable: TableName: {name}")
+    ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": True,
+                                                          "StreamViewType": "KEYS_ONLY"})
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["StreamSpecification"]["StreamViewType"] == "KEYS_ONLY"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": True,
+                                                              "StreamViewType": "KEYS_ONLY"})
+    assert error(e) == ("ValidationException",
+                        f"Table already has an enabled stream: TableName: {name}")
+    ddb.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert "StreamSpecification" not in t
+    assert "LatestStreamArn" in t
+
+
+@pytest.mark.parametrize("args,code,message", [
+    ({}, "ValidationException",
+     "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+     "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
+     "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
+     "OnDemandThroughput, WarmThroughput or TableClass is required"),
+    ({"BillingMode": "PROVISIONED"}, "ValidationException",
+     INVALID + "ProvisionedThroughput must be specified when BillingMode is PROVISIONED"),
+    ({"ProvisionedThroughput": {"ReadCapacityUnits": 0, "WriteCapacityUnits": 5}},
+     "ValidationException",
+     "1 validation error detected: Value '0' at 'provisionedThroughput.readCapacityUnits' failed "
+     "to satisfy constraint: Member must have value greater than or equal to 1"),
+    ({"TableClass": "STANDARD", "StreamSpecification": {"StreamEnabled": True,
+                                                        "StreamViewType": "KEYS_ONLY"}},
+     "ValidationException",
+     INVALID + "TableClass modification must be the only operation in the request"),
+])
+def test_update_table_validation(raw, args, code, message):
+    name = unique()
+    raw.create_table(**simple(name))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        raw.update_table(TableName=name, **args)
+    assert error(e) == (code, message)
+
+
+def test_update_missing_table(ddb):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName="no_such_table",
+                         ProvisionedThroughput={"ReadCapacityUnits": 9, "WriteCapacityUnits": 9})
+    assert error(e) == ("ResourceNotFoundException",
+                        "Requested resource not found: Table: no_such_table not found")
+
+
+# ---- tags ----------------------------------------------------------------------------------
+
+
+def test_tag_untag_list(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": "env", "Value": "test"},
+                                                  {"Key": "project", "Value": "fdyno"}])
+    ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": "env", "Value": "prod"}])
+    tags = ddb.list_tags_of_resource(ResourceArn=arn(name))["Tags"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("env", "prod"), ("project", "fdyno")]
+    ddb.untag_resource(ResourceArn=arn(name), TagKeys=["project", "absent"])
+    assert ddb.list_tags_of_resource(ResourceArn=arn(name))["Tags"] == [
+        {"Key": "env", "Value": "prod"}]
+
+
+@pytest.mark.parametrize("op,args,code,message", [
+    ("tag_resource", {"ResourceArn": "not-a-valid-arn", "Tags": [{"Key": "a", "Value": "b"}]},
+     "ValidationException", INVALID + "ARNs must start with 'arn:': not-a-valid-arn"),
+    ("list_tags_of_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table"}, "ResourceNotFoundException",
+     f"Requested resource not found: ResourcArn: arn:aws:dynamodb:REGION:ACCT:table/no_such_table not found"),
+    ("tag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table", "Tags": []}, "ValidationException",
+     "Atleast one Tag needs to be provided as Input."),
+    ("untag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table", "TagKeys": []},
+     "ValidationException", "Atleast one Tag Key needs to be provided as Input."),
+    ("tag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table",
+                      "Tags": [{"Key": "a", "Value": "1"}, {"Key": "a", "Value": "2"}]},
+     "ValidationException", "Duplicate Tag Keys provided as input: Duplicate Tag Key found a"),
+    ("list_tags_of_resource",
+     {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/x/index/y"},
+     "ValidationException", INVALID + "Invalid resource arn provided, only table or stream is "
+     "accepted. Provided resource arn: arn:aws:dynamodb:REGION:ACCT:table/x/index/y"),
+])
+def test_tag_validation(raw, op, args, code, message):
+    def fill(text):
+        return text.replace("REGION", REGION).replace("ACCT", ACCOUNT_ID)
+    args = json.loads(fill(json.dumps(args)))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        getattr(raw, op)(**args)
+    assert error(e) == (code, fill(message))
+
+
+def test_tags_of_another_account_are_access_denied(ddb):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        other = "999999999999" if ACCOUNT_ID != "999999999999" else "888888888888"
+        ddb.list_tags_of_resource(ResourceArn=f"arn:aws:dynamodb:{REGION}:{other}:table/x")
+    code, message = error(e)
+    assert code == "AccessDeniedException"
+    assert "is not authorized to perform: dynamodb:ListTagsOfResource" in message
+
+
+def test_too_many_tags(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    ddb.tag_resource(ResourceArn=arn(name),
+                     Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(50)])
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": "one_more", "Value": "v"}])
+    assert error(e) == ("ValidationException",
+                        "Number of Tags exceed the current limit for the provided ResourceArn")
+
+
+# ---- DescribeContinuousBackups, DescribeTimeToLive ----------------------------------------
+
+
+def test_describe_continuous_backups(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    d = ddb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert d["ContinuousBackupsStatus"] == "ENABLED"
+    assert d["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "DISABLED"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.describe_continuous_backups(TableName="no_such_table")
+    assert error(e) == ("TableNotFoundException", "Table not found: no_such_table")
+
+
+def test_describe_time_to_live(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    d = ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    assert d == {"TimeToLiveStatus": "DISABLED"}
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.describe_time_to_live(TableName="no_such_table")
+    assert error(e) == ("ResourceNotFoundException",
+                        "Requested resource not found: Table: no_such_table not found")
