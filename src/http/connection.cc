@@ -110,6 +110,8 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
                                 "Request header exceeds the maximum of " +
                                     std::to_string(env_.config->max_header_bytes) + " bytes"));
     }
+    // Beast reports a Content-Length above the body limit while parsing the header.
+    if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
     if (ec) return CloseNow();
     auto& header = parser_->get();
     if (auto length = parser_->content_length(); length && *length > env_.config->max_body_bytes) {

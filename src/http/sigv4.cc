@@ -630,6 +630,8 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
                        "The security token included in the request is invalid");
   }
 
+  // The payload hash: X-Amz-Content-Sha256 when sent (it must match the body, except that a
+  // presigned request may declare UNSIGNED-PAYLOAD), else the hash of the body as received.
   std::string payload_hash;
   if (const std::string_view* h = FindHeader(request, "x-amz-content-sha256")) {
     std::string_view claimed = Trim(*h);
@@ -638,8 +640,6 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
       return Invalid(std::string(kSignatureMismatch));
     }
     payload_hash = std::string(claimed);
-  } else if (p.presigned) {
-    payload_hash = std::string(kUnsignedPayload);
   } else {
     payload_hash = Sha256Hex(request.body);
   }

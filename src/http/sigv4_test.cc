@@ -290,7 +290,7 @@ TEST(SigV4Test, PresignedQueryForm) {
   r.target = target;
   r.headers = {{"Host", "localhost:8000"}};
   r.body = "{}";
-  std::string canonical = CanonicalRequest(r, {"host"}, "UNSIGNED-PAYLOAD");
+  std::string canonical = CanonicalRequest(r, {"host"}, Sha256Hex("{}"));
   std::string signature =
       HexEncode(HmacSha256(SigningKey(kSecret, "20150830", "us-east-1", "dynamodb"),
                            StringToSign("20150830T123600Z", scope, canonical)));
@@ -298,6 +298,13 @@ TEST(SigV4Test, PresignedQueryForm) {
   r.target = signed_target;
   auto ok = Verify(r, ExampleStore(), DynamoOptions(kNowMs + 60'000));
   ASSERT_TRUE(ok.ok()) << ok.error().message;
+
+  // The body is covered by the presigned signature too.
+  r.body = "{\"x\":1}";
+  auto tampered = Verify(r, ExampleStore(), DynamoOptions(kNowMs + 60'000));
+  ASSERT_FALSE(tampered.ok());
+  EXPECT_EQ(tampered.error().type, ErrorType::kInvalidSignature);
+  r.body = "{}";
 
   auto expired = Verify(r, ExampleStore(), DynamoOptions(kNowMs + 301'000));
   ASSERT_FALSE(expired.ok());
