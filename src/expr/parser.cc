@@ -312,6 +312,53 @@ class Parser {
     return Status::Ok();
   }
 
+  // Recursion guard. Every nesting level of a valid expression holds an operator or function
+  // (a level without one is a redundant parenthesis), so nesting deeper than the operator limit
+  // allows is always an error; stopping there bounds the parser's stack use.
+  static constexpr size_t kMaxRecursion = 2 * kMaxOperators + 8;
+
+  struct DepthGuard {
+    explicit DepthGuard(size_t& depth) : depth_(depth) { ++depth_; }
+    ~DepthGuard() { --depth_; }
+    size_t& depth_;
+  };
+
+  // The error a complete parse would report for an over-deep expression: too many operators
+  // (counting those not yet parsed), else the first problem already noted, else redundant
+  // parentheses.
+  Error NestingError() {
+    size_t total = operators_;
+    for (size_t i = pos_; i < tokens_.size(); ++i) {
+      const Token& t = tokens_[i];
+      switch (t.type) {
+        case Tok::kEq:
+        case Tok::kNe:
+        case Tok::kLt:
+        case Tok::kLe:
+        case Tok::kGt:
+        case Tok::kGe:
+        case Tok::kPlus:
+        case Tok::kMinus:
+          ++total;
+          break;
+        case Tok::kName:
+          if (IsConditionKeyword(t) ||
+              (i + 1 < tokens_.size() && tokens_[i + 1].type == Tok::kLParen)) {
+            ++total;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    if (!deferred_[kSlotOperators] && total > kMaxOperators) {
+      Note(kSlotOperators, "The expression contains too many operators; operator count: " +
+                               std::to_string(kMaxOperators + 1));
+    }
+    Note(kSlotParens, "The expression has redundant parentheses;");
+    return Deferred().error();
+  }
+
   void CountOperator() {
     if (++operators_ == kMaxOperators + 1) {
       Note(kSlotOperators, "The expression contains too many operators; operator count: " +
@@ -390,6 +437,8 @@ class Parser {
   // operand := name '(' operand {',' operand} ')' | path | :value | '(' operand ')'
   // In conditions a parenthesized path may continue: "(a.b).c".
   Result<Opnd> ParseOperand() {
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxRecursion) return NestingError();
     const Token& t = Peek();
     if (t.type == Tok::kValueRef) {
       ++pos_;
@@ -459,6 +508,8 @@ class Parser {
 
   // set_value := '(' set_value ')' | operand [('+' | '-') operand]
   Result<parsed::SetValue> ParseSetValue() {
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxRecursion) return NestingError();
     parsed::SetValue sv;
     if (Peek().type == Tok::kLParen) {
       ++pos_;
@@ -537,6 +588,8 @@ class Parser {
 
   // not := NOT not | primary
   Result<Cond> ParseNot() {
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxRecursion) return NestingError();
     if (KeywordIs(Peek(), "NOT")) {
       ++pos_;
       CountOperator();
@@ -556,7 +609,8 @@ class Parser {
   //          | operand IN '(' operand {',' operand} ')'
   //          | operand            (a bare operand; see Cond)
   Result<Cond> ParsePrimary() {
-    Opnd first;
+    DepthGuard guard(depth_);
+    if (depth_ > kMaxRecursion) return NestingError();
     if (Peek().type == Tok::kLParen) {
       ++pos_;
       FDYNO_ASSIGN_OR_RETURN(Cond inner, ParseOr());
@@ -567,10 +621,16 @@ class Parser {
         inner.parens = true;
         return inner;
       }
-      FDYNO_ASSIGN_OR_RETURN(first, Parenthesized(Opnd{std::move(*inner.bare), inner.parens}));
-    } else {
-      FDYNO_ASSIGN_OR_RETURN(first, ParseOperand());
+      FDYNO_ASSIGN_OR_RETURN(Opnd first, Parenthesized(Opnd{std::move(*inner.bare), inner.parens}));
+      return ParseAfterOperand(std::move(first));
     }
+    FDYNO_ASSIGN_OR_RETURN(Opnd first, ParseOperand());
+    return ParseAfterOperand(std::move(first));
+  }
+
+  // The rest of a primary after its first operand. Kept out of ParsePrimary so that the frames
+  // of nested groups stay small.
+  [[gnu::noinline]] Result<Cond> ParseAfterOperand(Opnd first) {
     Cond out;
     const Token& t = Peek();
     std::optional<CompareOp> op;
@@ -657,6 +717,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   size_t operators_ = 0;
+  size_t depth_ = 0;
   std::array<std::optional<std::string>, kSlotCount> deferred_;
 };
 

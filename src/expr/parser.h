@@ -13,8 +13,11 @@
 //     operators, more than 100 IN operands, an update section (SET/REMOVE/ADD/DELETE) used twice.
 //
 // Operator precedence is DynamoDB's: comparisons, then NOT, then AND, then OR. Keywords are
-// case-insensitive; function names are not. Parsing is bounded: input is at most 4096 bytes
-// and recursion depth is bounded by it. Thread-safe (no shared state).
+// case-insensitive; function names are not. Parsing is bounded: input is at most 4096 bytes,
+// and nesting deeper than any valid expression can need (a valid expression has at most 300
+// operators) stops with the error a full parse would report; the deepest accepted nesting uses
+// under 1 MB of stack, so call it from threads with default-size (8 MB) stacks. Thread-safe
+// (no shared state).
 #pragma once
 
 #include <string_view>

@@ -362,3 +362,41 @@ TEST(ParserProperty, RandomConditionsRoundTrip) {
 
 }  // namespace
 }  // namespace fdyno::expr
+
+namespace fdyno::expr {
+namespace {
+
+// Nesting deeper than any valid expression allows stops early, with the error a full parse
+// would give, so a 4 KB expression cannot exhaust a thread's stack.
+TEST(ParserLimits, DeepNestingOfEveryKind) {
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const std::string parens =
+      "Invalid ConditionExpression: The expression has redundant parentheses;";
+  const std::string ops =
+      "Invalid ConditionExpression: The expression contains too many operators; operator count: "
+      "301";
+  auto cond_error = [](const std::string& text) {
+    auto r = ParseCondition(text, ExpressionKind::kCondition);
+    return r.ok() ? std::string("<ok>") : r.error().message;
+  };
+  EXPECT_EQ(cond_error(repeat("(", 2000) + "a=b" + repeat(")", 2000)), parens);
+  EXPECT_EQ(cond_error("a = " + repeat("(", 2000) + "b" + repeat(")", 2000)), parens);
+  EXPECT_EQ(cond_error(repeat("NOT ", 1000) + "a=b"), ops);
+  EXPECT_EQ(cond_error(repeat("size(", 680) + "a" + repeat(")", 680) + " > b"), ops);
+  // Left-nested groups: the operators after the cut-off point count too.
+  EXPECT_EQ(cond_error(repeat("(", 350) + "a=b" + repeat(") AND a=b", 350)), ops);
+  auto u = ParseUpdate("SET a = " + repeat("(", 2000) + "b" + repeat(")", 2000));
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.error().message,
+            "Invalid UpdateExpression: The expression has redundant parentheses;");
+  // 250 nested functions are deep but valid.
+  auto f = ParseUpdate("SET a = " + repeat("list_append(", 250) + "b" + repeat(", c)", 250));
+  EXPECT_TRUE(f.ok()) << f.error().message;
+}
+
+}  // namespace
+}  // namespace fdyno::expr
