@@ -31,7 +31,11 @@ std::string_view ErrorName(int code) {
     case kTransactionTimedOut: return "transaction_timed_out";
     case kProcessBehind: return "process_behind";
     case kClusterVersionChanged: return "cluster_version_changed";
+    case kAccessedUnreadable: return "accessed_unreadable";
+    case kClientInvalidOperation: return "client_invalid_operation";
+    case kInvertedRange: return "inverted_range";
     case kUsedDuringCommit: return "used_during_commit";
+    case kNoCommitVersion: return "no_commit_version";
     case kInvalidMutationType: return "invalid_mutation_type";
     case kTransactionTooLarge: return "transaction_too_large";
     case kKeyTooLarge: return "key_too_large";

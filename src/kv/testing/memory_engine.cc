@@ -11,8 +11,6 @@ namespace {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
-constexpr int kAccessedUnreadable = 1036;  // FoundationDB's accessed_unreadable
-
 struct KeyRange {
   std::string begin;
   std::string end;  // exclusive

@@ -46,12 +46,6 @@ namespace fdyno::kv {
 namespace embedded {
 namespace {
 
-// FoundationDB codes the contract header does not name.
-constexpr int kAccessedUnreadable = 1036;      // read of a key set with a versionstamped value
-constexpr int kClientInvalidOperation = 2000;  // malformed versionstamp parameter
-constexpr int kInvertedRange = 2005;           // begin > end
-constexpr int kNoCommitVersion = 2021;         // versionstamp asked of a read-only commit
-
 // Persisted names and values (docs/format/kv_embedded.md); never change or renumber them.
 constexpr char kMetaColumnFamily[] = "fdyno_meta";
 constexpr char kFormatKey[] = "format_version";
