@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "kv/engines/embedded/embedded.h"
 #include "kv/run.h"
@@ -263,6 +266,45 @@ TEST_P(CatalogTest, TagsAreStoredPerTableId) {
   tags =
       Run([&](kv::Transaction& txn, const kv::Attempt&) { return catalog.GetTags(txn, (*t)->id); });
   EXPECT_TRUE(tags->empty());
+}
+
+TEST_P(CatalogTest, ConcurrentCreatesGetDistinctIdsAndOneWinsAName) {
+  Catalog a;
+  Catalog b;
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 10;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::set<int64_t> ids;
+  int same_name_wins = 0;
+  int same_name_in_use = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Catalog& catalog = t % 2 == 0 ? a : b;
+      for (int i = 0; i < kPerThread; ++i) {
+        auto r = Create(catalog, SimpleTable("t" + std::to_string(t) + "_" + std::to_string(i)));
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        std::lock_guard<std::mutex> lock(mu);
+        ids.insert((*r)->id);
+      }
+      auto same = Create(catalog, SimpleTable("contended"));
+      std::lock_guard<std::mutex> lock(mu);
+      if (same.ok()) {
+        ++same_name_wins;
+        ids.insert((*same)->id);
+      } else {
+        EXPECT_EQ(same.error().type, ErrorType::kResourceInUse);
+        ++same_name_in_use;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kPerThread + 1));
+  EXPECT_EQ(same_name_wins, 1);
+  EXPECT_EQ(same_name_in_use, kThreads - 1);
+  auto all = Run([&](kv::Transaction& txn, const kv::Attempt&) { return a.List(txn, "", 100); });
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->names.size(), static_cast<size_t>(kThreads * kPerThread + 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
