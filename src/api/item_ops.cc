@@ -11,6 +11,7 @@
 #include "api/item_keys.h"
 #include "api/item_request.h"
 #include "expr/evaluate.h"
+#include "expr/legacy.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 #include "kv/run.h"
@@ -18,6 +19,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/key_codec.h"
+#include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -76,16 +78,18 @@ Result<Plan> PlanExpressions(const ItemRequest& r) {
   }
   if (update || condition || projection) FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
 
-  if (r.expected || r.conditional_operator || r.attribute_updates) {
-    return Error::Validation(
-        "Expected, ConditionalOperator and AttributeUpdates are not supported yet");
+  // Legacy parameters (never mixed with expressions: DecodeItemRequest checked that).
+  if (r.has_expected && !r.expected.empty()) {
+    auto op = r.conditional_operator == "OR" ? expr::legacy::ConditionalOperator::kOr
+                                             : expr::legacy::ConditionalOperator::kAnd;
+    FDYNO_ASSIGN_OR_RETURN(plan.condition, expr::legacy::ConvertExpected(r.expected, op));
+  }
+  if (r.has_attribute_updates && !r.attribute_updates.empty()) {
+    FDYNO_ASSIGN_OR_RETURN(plan.update, expr::legacy::ConvertAttributeUpdates(r.attribute_updates));
   }
   if (r.has_attributes_to_get) {
-    expr::Projection p;
-    for (const std::string& name : r.attributes_to_get) {
-      p.push_back(expr::Path{{expr::PathElement{name}}});
-    }
-    plan.projection = std::move(p);
+    FDYNO_ASSIGN_OR_RETURN(plan.projection,
+                           expr::legacy::ConvertAttributesToGet(r.attributes_to_get));
   }
   return plan;
 }
@@ -237,6 +241,7 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
     const store::KeySchema& schema = table->key_schema;
     if (op == ItemOp::kPutItem) {
       FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, r.item));
+      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, r.item));
     } else {
       FDYNO_RETURN_IF_ERROR(ValidateKey(schema, r.item));
     }
@@ -296,10 +301,13 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
     if (next) {
       out.new_size = model::ItemSize(*next);
       if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
+      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, *next));
       store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
     } else {
       store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
     }
+    // Secondary index entries change in the same transaction as the item (store/indexes.h).
+    store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next ? &*next : nullptr);
     switch (r.return_values) {
       case ReturnValues::kNone:
         break;

@@ -167,6 +167,29 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
     errors.Enum("returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
                 {"ALL_OLD", "NONE"});
   }
+  if (m.expected) {
+    for (const auto& e : m.expected->GetObject()) {
+      if (e.value.IsNull()) continue;
+      if (const rapidjson::Value* op = Member(e.value, "ComparisonOperator")) {
+        errors.Enum("expected." + std::string(e.name.GetString(), e.name.GetStringLength()) +
+                        ".member.comparisonOperator",
+                    AsStringView(*op),
+                    {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL",
+                     "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH"});
+      }
+    }
+  }
+  if (m.attribute_updates) {
+    for (const auto& e : m.attribute_updates->GetObject()) {
+      if (e.value.IsNull()) continue;
+      if (const rapidjson::Value* a = Member(e.value, "Action")) {
+        errors.Enum("attributeUpdates." +
+                        std::string(e.name.GetString(), e.name.GetStringLength()) +
+                        ".member.action",
+                    AsStringView(*a), {"ADD", "PUT", "DELETE"});
+      }
+    }
+  }
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
 
   ItemRequest r;
@@ -192,8 +215,6 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
   if (m.update_expression) r.update_expression = std::string(*m.update_expression);
   if (m.projection_expression) r.projection_expression = std::string(*m.projection_expression);
   if (m.conditional_operator) r.conditional_operator = std::string(*m.conditional_operator);
-  r.expected = m.expected;
-  r.attribute_updates = m.attribute_updates;
 
   // Phase 4a: legacy and expression parameters never mix; ExpressionAttribute* need an
   // expression.
@@ -282,17 +303,53 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
       r.expression_attribute_values.emplace(std::move(name), std::move(value).value());
     }
   }
+  if (m.expected) {
+    r.has_expected = true;
+    for (const auto& e : m.expected->GetObject()) {
+      expr::legacy::ExpectedCondition c;
+      if (!e.value.IsNull()) {
+        if (const rapidjson::Value* v = Member(e.value, "Value")) {
+          FDYNO_ASSIGN_OR_RETURN(c.value, model::DecodeAttributeValue(*v));
+        }
+        FDYNO_ASSIGN_OR_RETURN(c.exists, GetBool(e.value, "Exists"));
+        if (const rapidjson::Value* op = Member(e.value, "ComparisonOperator")) {
+          c.op = expr::legacy::ParseComparisonOperator(AsStringView(*op));
+        }
+        if (const rapidjson::Value* list = Member(e.value, "AttributeValueList")) {
+          std::vector<model::AttributeValue> values;
+          for (const auto& v : list->GetArray()) {
+            FDYNO_ASSIGN_OR_RETURN(model::AttributeValue av, model::DecodeAttributeValue(v));
+            values.push_back(std::move(av));
+          }
+          c.value_list = std::move(values);
+        }
+      }
+      r.expected.emplace(std::string(e.name.GetString(), e.name.GetStringLength()), std::move(c));
+    }
+  }
+  if (m.attribute_updates) {
+    r.has_attribute_updates = true;
+    for (const auto& e : m.attribute_updates->GetObject()) {
+      expr::legacy::AttributeUpdate u;
+      if (!e.value.IsNull()) {
+        if (const rapidjson::Value* v = Member(e.value, "Value")) {
+          FDYNO_ASSIGN_OR_RETURN(u.value, model::DecodeAttributeValue(*v));
+        }
+        if (const rapidjson::Value* a = Member(e.value, "Action")) {
+          std::string_view action = AsStringView(*a);
+          u.action = action == "ADD"      ? expr::legacy::AttributeUpdate::Action::kAdd
+                     : action == "DELETE" ? expr::legacy::AttributeUpdate::Action::kDelete
+                                          : expr::legacy::AttributeUpdate::Action::kPut;
+        }
+      }
+      r.attribute_updates.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
+                                  std::move(u));
+    }
+  }
   if (m.attributes_to_get) {
     r.has_attributes_to_get = true;
     for (const auto& v : m.attributes_to_get->GetArray()) {
       std::string name(AsStringView(v));
-      for (const std::string& seen : r.attributes_to_get) {
-        if (seen == name) {
-          return Error::Validation(
-              "One or more parameter values were invalid: Duplicate value in attribute name: " +
-              name);
-        }
-      }
       r.attributes_to_get.push_back(std::move(name));
     }
   }

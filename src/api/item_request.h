@@ -19,6 +19,7 @@
 
 #include "api/capacity.h"
 #include "base/result.h"
+#include "expr/legacy.h"
 #include "model/attribute_value.h"
 
 namespace fdyno::api {
@@ -47,10 +48,12 @@ struct ItemRequest {
   model::Map expression_attribute_values;
   bool has_expression_attribute_values = false;
 
-  // Legacy parameters (validated shape only; converted by the expression layer).
-  const rapidjson::Value* expected = nullptr;           // object
-  std::optional<std::string> conditional_operator;      // "AND" / "OR"
-  const rapidjson::Value* attribute_updates = nullptr;  // object
+  // Legacy parameters, decoded (converted to trees by expr/legacy.h).
+  bool has_expected = false;
+  std::map<std::string, expr::legacy::ExpectedCondition> expected;
+  std::optional<std::string> conditional_operator;  // "AND" / "OR"
+  bool has_attribute_updates = false;
+  std::map<std::string, expr::legacy::AttributeUpdate> attribute_updates;
   std::vector<std::string> attributes_to_get;
   bool has_attributes_to_get = false;
 };

@@ -1,0 +1,408 @@
+"""PutItem, GetItem, UpdateItem and DeleteItem, black-box through boto3 against the real binary.
+
+Every expectation here is DynamoDB's behaviour (types and exact messages), so the module can be
+pointed at DynamoDB itself: set FDYNO_TEST_ENDPOINT (and AWS credentials in the environment) to
+run it against another endpoint instead of starting fdyno.
+"""
+import os
+import uuid
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pytest
+
+from conftest import Server
+
+MIXED = "Can not use both expression and non-expression parameters in the same request: "
+
+
+@pytest.fixture(scope="module")
+def ddb(tmp_path_factory):
+    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
+    if endpoint:
+        yield boto3.client("dynamodb", endpoint_url=endpoint,
+                           config=botocore.config.Config(retries={"max_attempts": 0}))
+        return
+    server = Server(tmp_path_factory.mktemp("items"), [])
+    server.wait_ready()
+    yield server.client()
+    server.stop()
+
+
+def _create(ddb, name, attrs, keys, lsi=None):
+    args = dict(TableName=name,
+                AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t in attrs],
+                KeySchema=[{"AttributeName": n, "KeyType": k} for n, k in keys],
+                BillingMode="PAY_PER_REQUEST")
+    if lsi:
+        args["LocalSecondaryIndexes"] = lsi
+    ddb.create_table(**args)
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    return name
+
+
+@pytest.fixture(scope="module")
+def table(ddb):
+    """A table with a string partition key `pk`."""
+    name = _create(ddb, "items_hash_" + uuid.uuid4().hex[:8], [("pk", "S")], [("pk", "HASH")])
+    yield name
+    ddb.delete_table(TableName=name)
+
+
+@pytest.fixture(scope="module")
+def composite(ddb):
+    """A table with `pk` (S) and a numeric sort key `sk`, and a local index."""
+    name = _create(ddb, "items_comp_" + uuid.uuid4().hex[:8],
+                   [("pk", "S"), ("sk", "N"), ("lsk", "S")], [("pk", "HASH"), ("sk", "RANGE")],
+                   lsi=[{"IndexName": "by_lsk",
+                         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                       {"AttributeName": "lsk", "KeyType": "RANGE"}],
+                         "Projection": {"ProjectionType": "ALL"}}])
+    yield name
+    ddb.delete_table(TableName=name)
+
+
+def raw_call(ddb, operation, body):
+    """POSTs a signed JSON request with the client's endpoint and credentials."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    import json
+    import requests
+    req = AWSRequest(method="POST", url=ddb.meta.endpoint_url + "/", data=json.dumps(body),
+                     headers={"Content-Type": "application/x-amz-json-1.0",
+                              "X-Amz-Target": "DynamoDB_20120810." + operation})
+    SigV4Auth(ddb._request_signer._credentials, "dynamodb", ddb.meta.region_name).add_auth(req)
+    return requests.post(req.url, data=req.body, headers=dict(req.headers))
+
+
+def err(excinfo):
+    e = excinfo.value.response["Error"]
+    return e["Code"], e["Message"]
+
+
+def fails(fn, **kwargs):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        fn(**kwargs)
+    return err(e)
+
+
+def key(v):
+    return {"pk": {"S": v}}
+
+
+# ---- happy paths ----
+
+def test_put_get_delete_round_trip(ddb, table):
+    item = {"pk": {"S": "rt"}, "s": {"S": "x"}, "n": {"N": "1.50"}, "b": {"B": b"\x00\xff"},
+            "t": {"BOOL": True}, "z": {"NULL": True}, "l": {"L": [{"S": "a"}, {"N": "2"}]},
+            "m": {"M": {"k": {"SS": ["a", "b"]}}}, "ns": {"NS": ["1", "2"]},
+            "bs": {"BS": [b"a"]}, "empty": {"S": ""}}
+    assert "Attributes" not in ddb.put_item(TableName=table, Item=item)
+    got = ddb.get_item(TableName=table, Key=key("rt"), ConsistentRead=True)["Item"]
+    expected = dict(item)
+    expected["n"] = {"N": "1.5"}
+    got["m"]["M"]["k"]["SS"].sort()
+    got["ns"]["NS"].sort()
+    assert got == expected
+    old = ddb.delete_item(TableName=table, Key=key("rt"), ReturnValues="ALL_OLD")["Attributes"]
+    assert old["s"] == {"S": "x"}
+    assert "Item" not in ddb.get_item(TableName=table, Key=key("rt"))
+
+
+def test_put_return_values_all_old(ddb, table):
+    r = ddb.put_item(TableName=table, Item={"pk": {"S": "rv"}, "a": {"N": "1"}},
+                     ReturnValues="ALL_OLD")
+    assert "Attributes" not in r
+    r = ddb.put_item(TableName=table, Item={"pk": {"S": "rv"}, "a": {"N": "2"}},
+                     ReturnValues="ALL_OLD")
+    assert r["Attributes"] == {"pk": {"S": "rv"}, "a": {"N": "1"}}
+
+
+def test_update_all_return_values(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "up"}, "a": {"N": "1"}, "b": {"S": "keep"}})
+    common = dict(TableName=table, Key=key("up"), UpdateExpression="SET a = a + :d, c = :c",
+                  ExpressionAttributeValues={":d": {"N": "10"}, ":c": {"S": "new"}})
+    r = ddb.update_item(ReturnValues="UPDATED_OLD", **common)
+    assert r["Attributes"] == {"a": {"N": "1"}}
+    r = ddb.update_item(ReturnValues="UPDATED_NEW", **common)
+    assert r["Attributes"] == {"a": {"N": "21"}, "c": {"S": "new"}}
+    r = ddb.update_item(ReturnValues="ALL_OLD", **common)
+    assert r["Attributes"] == {"pk": {"S": "up"}, "a": {"N": "21"}, "b": {"S": "keep"},
+                               "c": {"S": "new"}}
+    r = ddb.update_item(ReturnValues="ALL_NEW", **common)
+    assert r["Attributes"]["a"] == {"N": "41"}
+    r = ddb.update_item(ReturnValues="NONE", **common)
+    assert "Attributes" not in r
+
+
+def test_update_creates_item_and_remove_add_delete(ddb, table):
+    ddb.update_item(TableName=table, Key=key("new"),
+                    UpdateExpression="SET l = list_append(if_not_exists(l, :e), :x) "
+                                     "ADD n :one, s :s",
+                    ExpressionAttributeValues={":e": {"L": []}, ":x": {"L": [{"N": "1"}]},
+                                               ":one": {"N": "1"}, ":s": {"SS": ["a", "b"]}})
+    ddb.update_item(TableName=table, Key=key("new"), UpdateExpression="DELETE s :a REMOVE l[0]",
+                    ExpressionAttributeValues={":a": {"SS": ["a"]}})
+    item = ddb.get_item(TableName=table, Key=key("new"), ConsistentRead=True)["Item"]
+    assert item == {"pk": {"S": "new"}, "l": {"L": []}, "n": {"N": "1"}, "s": {"SS": ["b"]}}
+
+
+def test_update_nested_paths_with_names(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "nest"},
+                                        "m": {"M": {"inner": {"L": [{"N": "1"}, {"N": "2"}]}}}})
+    r = ddb.update_item(TableName=table, Key=key("nest"), UpdateExpression="SET #m.#i[1] = :v",
+                        ExpressionAttributeNames={"#m": "m", "#i": "inner"},
+                        ExpressionAttributeValues={":v": {"S": "two"}}, ReturnValues="ALL_NEW")
+    assert r["Attributes"]["m"] == {"M": {"inner": {"L": [{"N": "1"}, {"S": "two"}]}}}
+
+
+def test_get_projection_and_attributes_to_get(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "proj"}, "a": {"N": "1"},
+                                        "m": {"M": {"x": {"S": "1"}, "y": {"S": "2"}}}})
+    r = ddb.get_item(TableName=table, Key=key("proj"), ProjectionExpression="a, #m.y",
+                     ExpressionAttributeNames={"#m": "m"})
+    assert r["Item"] == {"a": {"N": "1"}, "m": {"M": {"y": {"S": "2"}}}}
+    r = ddb.get_item(TableName=table, Key=key("proj"), AttributesToGet=["pk", "nope"])
+    assert r["Item"] == {"pk": {"S": "proj"}}
+
+
+def test_condition_expressions(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "cond"}, "v": {"N": "5"}, "s": {"S": "abc"}})
+    ok = [("attribute_exists(pk)", {}), ("v BETWEEN :a AND :b", {":a": {"N": "1"}, ":b": {"N": "9"}}),
+          ("v IN (:a, :b)", {":a": {"N": "5"}, ":b": {"N": "6"}}),
+          ("begins_with(s, :p) AND NOT contains(s, :q)", {":p": {"S": "ab"}, ":q": {"S": "z"}}),
+          ("size(s) = :three OR v < :zero", {":three": {"N": "3"}, ":zero": {"N": "0"}}),
+          ("attribute_type(v, :t)", {":t": {"S": "N"}})]
+    for cond, values in ok:
+        args = dict(TableName=table, Key=key("cond"), ConditionExpression=cond)
+        if values:
+            args["ExpressionAttributeValues"] = values
+        ddb.update_item(UpdateExpression="SET touched = :one",
+                        **{**args, "ExpressionAttributeValues": {**values, ":one": {"N": "1"}}})
+    code, msg = fails(ddb.put_item, TableName=table, Item={"pk": {"S": "cond"}},
+                      ConditionExpression="v > :ten",
+                      ExpressionAttributeValues={":ten": {"N": "10"}})
+    assert (code, msg) == ("ConditionalCheckFailedException", "The conditional request failed")
+
+
+def test_condition_failure_returns_old_item_when_asked(ddb, table):
+    # Sent as raw JSON: older botocore models lack ReturnValuesOnConditionCheckFailure.
+    ddb.put_item(TableName=table, Item={"pk": {"S": "ccf"}, "x": {"S": "old"}})
+    body = {"TableName": table, "Key": key("ccf"), "ConditionExpression": "x = :v",
+            "ExpressionAttributeValues": {":v": {"S": "other"}}}
+    for rvoccf, want_item in (("ALL_OLD", {"pk": {"S": "ccf"}, "x": {"S": "old"}}),
+                              ("NONE", None)):
+        r = raw_call(ddb, "DeleteItem", dict(body, ReturnValuesOnConditionCheckFailure=rvoccf))
+        assert r.status_code == 400
+        doc = r.json()
+        assert doc["__type"].endswith("#ConditionalCheckFailedException")
+        assert doc["message"] == "The conditional request failed"
+        assert doc.get("Item") == want_item
+
+
+def test_legacy_expected_attribute_updates_attributes_to_get(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "leg"}, "a": {"N": "1"}},
+                 Expected={"pk": {"Exists": False}})
+    code, _ = fails(ddb.put_item, TableName=table, Item={"pk": {"S": "leg"}},
+                    Expected={"a": {"Value": {"N": "2"}}})
+    assert code == "ConditionalCheckFailedException"
+    ddb.update_item(TableName=table, Key=key("leg"),
+                    AttributeUpdates={"a": {"Action": "ADD", "Value": {"N": "4"}},
+                                      "b": {"Action": "PUT", "Value": {"S": "x"}}},
+                    Expected={"a": {"ComparisonOperator": "EQ",
+                                    "AttributeValueList": [{"N": "1"}]}})
+    r = ddb.get_item(TableName=table, Key=key("leg"), AttributesToGet=["a", "b"])
+    assert r["Item"] == {"a": {"N": "5"}, "b": {"S": "x"}}
+
+
+def test_consumed_capacity(ddb, table):
+    r = ddb.put_item(TableName=table, Item={"pk": {"S": "cap"}, "d": {"S": "x" * 1500}},
+                     ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 2.0}
+    r = ddb.get_item(TableName=table, Key=key("cap"), ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 0.5}
+    r = ddb.get_item(TableName=table, Key=key("cap"), ConsistentRead=True,
+                     ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 1.0,
+                                     "Table": {"CapacityUnits": 1.0}}
+    r = ddb.get_item(TableName=table, Key=key("absent"), ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 0.5
+    r = ddb.delete_item(TableName=table, Key=key("cap"), ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 2.0
+    r = ddb.put_item(TableName=table, Item=key("cap"), ReturnConsumedCapacity="NONE")
+    assert "ConsumedCapacity" not in r
+
+
+def test_item_collection_metrics(ddb, composite, table):
+    r = ddb.put_item(TableName=composite,
+                     Item={"pk": {"S": "icm"}, "sk": {"N": "1"}, "lsk": {"S": "x"}},
+                     ReturnItemCollectionMetrics="SIZE")
+    assert r["ItemCollectionMetrics"]["ItemCollectionKey"] == {"pk": {"S": "icm"}}
+    assert len(r["ItemCollectionMetrics"]["SizeEstimateRangeGB"]) == 2
+    r = ddb.put_item(TableName=table, Item=key("icm"), ReturnItemCollectionMetrics="SIZE")
+    assert "ItemCollectionMetrics" not in r
+
+
+def test_large_item_is_chunked_and_round_trips(ddb, table):
+    big = "y" * (399 * 1024)
+    ddb.put_item(TableName=table, Item={"pk": {"S": "big"}, "d": {"S": big}})
+    assert ddb.get_item(TableName=table, Key=key("big"))["Item"]["d"]["S"] == big
+    ddb.put_item(TableName=table, Item={"pk": {"S": "big"}, "d": {"S": "small"}})
+    assert ddb.get_item(TableName=table, Key=key("big"))["Item"]["d"]["S"] == "small"
+
+
+def test_numeric_sort_key(ddb, composite):
+    ddb.put_item(TableName=composite, Item={"pk": {"S": "n"}, "sk": {"N": "1e2"}})
+    r = ddb.get_item(TableName=composite, Key={"pk": {"S": "n"}, "sk": {"N": "100.0"}})
+    assert r["Item"]["sk"] == {"N": "100"}
+
+
+# ---- validation ----
+
+def test_table_name_constraints(ddb):
+    # Raw requests: botocore checks these lengths and patterns client-side.
+    for name, constraint in (
+            ("", "Member must have length greater than or equal to 1"),
+            ("ab", "Member must have length greater than or equal to 3"),
+            ("a" * 256, "Member must have length less than or equal to 255"),
+            ("bad table!@#", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")):
+        r = raw_call(ddb, "GetItem", {"TableName": name, "Key": key("a")})
+        assert r.status_code == 400
+        assert r.json()["message"] == (f"1 validation error detected: Value '{name}' at "
+                                       f"'tableName' failed to satisfy constraint: {constraint}")
+    r = raw_call(ddb, "PutItem", {"Item": key("a")})
+    assert r.json()["message"] == ("1 validation error detected: Value null at 'tableName' "
+                                   "failed to satisfy constraint: Member must not be null")
+
+
+def test_enum_constraints_reported_together(ddb, table):
+    code, msg = fails(ddb.put_item, TableName=table, Item=key("e"), ReturnValues="BAD",
+                      ReturnConsumedCapacity="BAD", ReturnItemCollectionMetrics="BAD")
+    assert code == "ValidationException"
+    assert msg.startswith("3 validation errors detected: ")
+    for member in ("returnValues", "returnConsumedCapacity", "returnItemCollectionMetrics"):
+        assert f"at '{member}'" in msg
+
+
+def test_missing_table(ddb):
+    assert fails(ddb.get_item, TableName="no_such_table_xyz", Key=key("a")) == (
+        "ResourceNotFoundException", "Requested resource not found")
+    assert fails(ddb.put_item, TableName="no_such_table_xyz", Item=key("a"))[0] == \
+        "ResourceNotFoundException"
+
+
+def test_key_validation(ddb, table, composite):
+    schema = ("ValidationException", "The provided key element does not match the schema")
+    assert fails(ddb.get_item, TableName=table, Key={"pk": {"N": "1"}}) == schema
+    assert fails(ddb.get_item, TableName=table, Key={"other": {"S": "1"}}) == schema
+    assert fails(ddb.get_item, TableName=table, Key={"pk": {"S": "1"}, "x": {"S": "1"}}) == schema
+    assert fails(ddb.delete_item, TableName=composite, Key={"pk": {"S": "1"}}) == schema
+    assert fails(ddb.get_item, TableName=table, Key={"pk": {"S": ""}}) == (
+        "ValidationException",
+        "One or more parameter values are not valid. The AttributeValue for a key attribute "
+        "cannot contain an empty string value. Key: pk")
+    assert fails(ddb.put_item, TableName=table, Item={"x": {"S": "1"}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Missing the key pk in the item")
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"N": "1"}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Type mismatch for key pk expected: S "
+        "actual: N")
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "x" * 2049}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Size of hashkey has exceeded the maximum "
+        "size limit of2048 bytes")
+
+
+def test_update_of_key_attribute_rejected(ddb, composite):
+    for attr in ("pk", "sk"):
+        assert fails(ddb.update_item, TableName=composite, Key={"pk": {"S": "k"}, "sk": {"N": "1"}},
+                     UpdateExpression=f"SET {attr} = :v",
+                     ExpressionAttributeValues={":v": {"S": "x"} if attr == "pk" else {"N": "2"}}
+                     ) == ("ValidationException",
+                           "One or more parameter values were invalid: Cannot update attribute "
+                           f"{attr}. This attribute is part of the key")
+
+
+def test_item_size_limit(ddb, table):
+    assert fails(ddb.put_item, TableName=table,
+                 Item={"pk": {"S": "huge"}, "d": {"S": "x" * (400 * 1024)}}) == (
+        "ValidationException", "Item size has exceeded the maximum allowed size")
+    ddb.put_item(TableName=table, Item={"pk": {"S": "grow"}, "d": {"S": "x" * (300 * 1024)}})
+    assert fails(ddb.update_item, TableName=table, Key=key("grow"), UpdateExpression="SET e = :v",
+                 ExpressionAttributeValues={":v": {"S": "y" * (200 * 1024)}}) == (
+        "ValidationException", "Item size to update has exceeded the maximum allowed size")
+
+
+def test_attribute_value_validation(ddb, table):
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "a"}, "s": {"SS": []}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: An string set  may not be empty")
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "a"}, "s": {"SS": ["a", "a"]}}) \
+        == ("ValidationException",
+            "One or more parameter values were invalid: Input collection [a, a] contains "
+            "duplicates.")
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "a"}, "z": {"NULL": False}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Null attribute value types must have the "
+        "value of true")
+
+
+def test_mixing_legacy_and_expression_parameters(ddb, table):
+    assert fails(ddb.get_item, TableName=table, Key=key("a"), AttributesToGet=["a"],
+                 ProjectionExpression="a") == (
+        "ValidationException", MIXED + "Non-expression parameters: {AttributesToGet} "
+                                       "Expression parameters: {ProjectionExpression}")
+    assert fails(ddb.put_item, TableName=table, Item=key("a"), Expected={"a": {"Exists": False}},
+                 ConditionExpression="attribute_exists(a)") == (
+        "ValidationException", MIXED + "Non-expression parameters: {Expected} "
+                                       "Expression parameters: {ConditionExpression}")
+    assert fails(ddb.update_item, TableName=table, Key=key("a"),
+                 AttributeUpdates={"a": {"Action": "DELETE"}}, UpdateExpression="REMOVE a") == (
+        "ValidationException", MIXED + "Non-expression parameters: {AttributeUpdates} "
+                                       "Expression parameters: {UpdateExpression}")
+
+
+def test_expression_attribute_checks(ddb, table):
+    assert fails(ddb.put_item, TableName=table, Item=key("a"),
+                 ExpressionAttributeValues={":v": {"S": "x"}}) == (
+        "ValidationException",
+        "ExpressionAttributeValues can only be specified when using expressions: "
+        "ConditionExpression is null")
+    assert fails(ddb.update_item, TableName=table, Key=key("a"), UpdateExpression="SET a = :v",
+                 ExpressionAttributeValues={":v": {"S": "x"}, ":unused": {"S": "y"}}) == (
+        "ValidationException",
+        "Value provided in ExpressionAttributeValues unused in expressions: keys: {:unused}")
+    assert fails(ddb.update_item, TableName=table, Key=key("a"), UpdateExpression="SET a = :v",
+                 ExpressionAttributeNames={"#unused": "x"},
+                 ExpressionAttributeValues={":v": {"S": "x"}}) == (
+        "ValidationException",
+        "Value provided in ExpressionAttributeNames unused in expressions: keys: {#unused}")
+    assert fails(ddb.update_item, TableName=table, Key=key("a"), UpdateExpression="SET a = :v") == (
+        "ValidationException",
+        "Invalid UpdateExpression: An expression attribute value used in expression is not "
+        "defined; attribute value: :v")
+    # Names used by one expression and values by another count across the request.
+    ddb.update_item(TableName=table, Key=key("a"), UpdateExpression="SET #n = :v",
+                    ConditionExpression="attribute_not_exists(#n) OR #n <> :w",
+                    ExpressionAttributeNames={"#n": "n"},
+                    ExpressionAttributeValues={":v": {"S": "x"}, ":w": {"S": "w"}})
+
+
+def test_expression_syntax_errors(ddb, table):
+    assert fails(ddb.get_item, TableName=table, Key=key("a"), ProjectionExpression="!!") == (
+        "ValidationException", 'Invalid ProjectionExpression: Syntax error; token: "!", near: "!!"')
+    assert fails(ddb.update_item, TableName=table, Key=key("a"), UpdateExpression="") == (
+        "ValidationException", "Invalid UpdateExpression: The expression can not be empty;")
+    assert fails(ddb.update_item, TableName=table, Key=key("a"),
+                 UpdateExpression="INVALID SYNTAX") == (
+        "ValidationException",
+        'Invalid UpdateExpression: Syntax error; token: "INVALID", near: "INVALID SYNTAX"')
+
+
+def test_return_values_validity_per_operation(ddb, table):
+    for op, args in ((ddb.put_item, dict(Item=key("rv2"))), (ddb.delete_item, dict(Key=key("rv2")))):
+        for rv in ("UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"):
+            assert fails(op, TableName=table, ReturnValues=rv, **args) == (
+                "ValidationException", "ReturnValues can only be ALL_OLD or NONE")
