@@ -1,5 +1,6 @@
 #include "api/api.h"
 
+#include "api/item_ops.h"
 #include "api/table_ops.h"
 #include "api/transact_ops.h"
 
@@ -15,6 +16,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     services.clock = deps.clock != nullptr ? deps.clock : Clock::Real();
     RegisterTableOperations(registry, services);
     RegisterTransactOperations(registry, services);
+    RegisterItemOperations(registry, services);
   }
   return registry;
 }
