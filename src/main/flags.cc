@@ -1,0 +1,127 @@
+#include "main/flags.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace fdyno::main {
+namespace {
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
+}
+
+}  // namespace
+
+void AddServeFlags(CLI::App& serve, ServeFlags& f) {
+  serve.add_option("--listen", f.listen, "Data listener HOST:PORT ([IPv6]:PORT, :PORT)")
+      ->envname("DYNODB_LISTEN")
+      ->capture_default_str();
+  serve.add_option("--data-dir", f.data_dir, "Directory of the embedded engine's database")
+      ->envname("DYNODB_DATA_DIR")
+      ->capture_default_str();
+  serve.add_option("--engine", f.engine, "Storage engine (embedded)")
+      ->envname("DYNODB_ENGINE")
+      ->check(CLI::IsMember({"embedded"}))
+      ->capture_default_str();
+  serve
+      .add_option("--durability", f.durability,
+                  "fsync: a commit returns once its log write is on disk. none: no fsync "
+                  "(for tests and benchmarks only; a crash can lose acknowledged writes)")
+      ->envname("DYNODB_DURABILITY")
+      ->check(CLI::IsMember({"fsync", "none"}))
+      ->capture_default_str();
+  serve
+      .add_option("--credentials", f.credentials_file,
+                  "File of accepted keys, one 'ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID' per "
+                  "line ('#' starts a comment). Without it the server runs in open mode: any "
+                  "well-formed signature is accepted")
+      ->envname("DYNODB_CREDENTIALS");
+  serve.add_option("--tls-cert", f.tls_cert, "PEM certificate chain; with --tls-key enables TLS")
+      ->envname("DYNODB_TLS_CERT");
+  serve.add_option("--tls-key", f.tls_key, "PEM private key for --tls-cert")
+      ->envname("DYNODB_TLS_KEY");
+  serve
+      .add_option("--admin-listen", f.admin_listen,
+                  "HOST:PORT of a separate listener for /metrics and /metrics/prometheus (they "
+                  "then leave the data listener)")
+      ->envname("DYNODB_ADMIN_LISTEN");
+  serve
+      .add_flag("--allow-anonymous", f.allow_anonymous,
+                "Allow open mode (no --credentials) on a non-loopback address")
+      ->envname("DYNODB_ALLOW_ANONYMOUS");
+  serve.add_option("--region", f.region, "Region this server answers for (signature scope)")
+      ->envname("DYNODB_REGION")
+      ->capture_default_str();
+  serve.add_option("--io-threads", f.io_threads, "Network threads (0: one per core)")
+      ->envname("DYNODB_IO_THREADS")
+      ->capture_default_str();
+  serve.add_option("--workers", f.workers, "Operation worker threads (0: 4 per core, >= 8)")
+      ->envname("DYNODB_WORKERS")
+      ->capture_default_str();
+  serve
+      .add_option("--queue-bound", f.queue_bound,
+                  "Operations that may wait for a worker; beyond it requests get "
+                  "ThrottlingException")
+      ->envname("DYNODB_QUEUE_BOUND")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve
+      .add_option("--operation-timeout", f.operation_timeout_s,
+                  "Seconds one operation may take, retries included")
+      ->envname("DYNODB_OPERATION_TIMEOUT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve.add_option("--idle-timeout", f.idle_timeout_s, "Seconds a keep-alive connection may idle")
+      ->envname("DYNODB_IDLE_TIMEOUT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve
+      .add_option("--header-timeout", f.header_timeout_s,
+                  "Seconds from a request's first byte to the end of its headers")
+      ->envname("DYNODB_HEADER_TIMEOUT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve
+      .add_option("--drain-timeout", f.drain_timeout_s,
+                  "Seconds shutdown waits for requests in flight")
+      ->envname("DYNODB_DRAIN_TIMEOUT")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
+      ->envname("DYNODB_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+}
+
+Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
+  http::ServerConfig c;
+  FDYNO_ASSIGN_OR_RETURN(c.listen, http::ParseEndpoint(f.listen));
+  if (!f.admin_listen.empty()) {
+    FDYNO_ASSIGN_OR_RETURN(http::Endpoint admin, http::ParseEndpoint(f.admin_listen));
+    c.admin_listen = admin;
+  }
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    return Error::Validation("--tls-cert and --tls-key must be given together");
+  }
+  c.tls_cert_file = f.tls_cert;
+  c.tls_key_file = f.tls_key;
+  if (f.credentials_file.empty() && !http::IsLoopbackHost(c.listen.host) && !f.allow_anonymous) {
+    return Error::Validation(
+        "refusing to listen on " + c.listen.ToString() +
+        " in open mode (no --credentials): anyone who can reach it could read and write every "
+        "table. Give --credentials FILE, listen on a loopback address, or pass "
+        "--allow-anonymous");
+  }
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  c.io_threads = f.io_threads ? f.io_threads : cores;
+  c.workers = f.workers ? f.workers : std::max<size_t>(8, 4 * cores);
+  c.queue_bound = f.queue_bound;
+  c.idle_timeout = Millis(f.idle_timeout_s);
+  c.header_timeout = Millis(f.header_timeout_s);
+  c.body_timeout = std::max(c.header_timeout, std::chrono::milliseconds(60'000));
+  c.drain_timeout = Millis(f.drain_timeout_s);
+  return c;
+}
+
+}  // namespace fdyno::main

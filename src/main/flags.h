@@ -1,0 +1,41 @@
+// `fdyno serve` flags. Every flag has a DYNODB_* environment variable (the flag wins), and all
+// of them are documented by `fdyno serve --help`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "base/result.h"
+#include "http/config.h"
+
+namespace fdyno::main {
+
+// The flags as given (strings and numbers, before validation).
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8000";
+  std::string data_dir = "./fdyno-data";
+  std::string engine = "embedded";
+  std::string durability = "fsync";
+  std::string credentials_file;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string admin_listen;
+  bool allow_anonymous = false;
+  std::string region = "us-east-1";
+  size_t io_threads = 0;  // 0: one per core
+  size_t workers = 0;     // 0: 4 per core, at least 8
+  size_t queue_bound = 1024;
+  double operation_timeout_s = 30;
+  double idle_timeout_s = 60;
+  double header_timeout_s = 10;
+  double drain_timeout_s = 30;
+  std::string log_level = "info";
+};
+
+// Binds the serve flags to `flags` (which must outlive parsing).
+void AddServeFlags(CLI::App& serve, ServeFlags& flags);
+
+// What the flags mean, validated: the HTTP server configuration. Errors explain the flag.
+Result<http::ServerConfig> ToServerConfig(const ServeFlags& flags);
+
+}  // namespace fdyno::main

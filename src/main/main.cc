@@ -1,0 +1,120 @@
+// fdyno: a DynamoDB-compatible server. `fdyno serve` wires the layers from flags and DYNODB_*
+// environment variables: engine -> operation registry -> HTTP server.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "api/api.h"
+#include "base/metrics.h"
+#include "http/server.h"
+#include "http/sigv4.h"
+#include "kv/engines/embedded/embedded.h"
+#include "main/flags.h"
+#include "store/catalog.h"
+
+namespace fdyno::main {
+namespace {
+
+// Metrics that exist from the start, so dashboards and scrapers see zeros rather than gaps:
+// the kv retry runner's counters (kv::Run registers the same names when it first runs).
+void PreRegisterMetrics() {
+  Metrics& m = Metrics::Global();
+  for (const char* name : {"kv_transaction_attempts", "kv_conflicts", "kv_unknown_results",
+                           "kv_too_old", "kv_outcome_unknown"}) {
+    m.GetCounter(name);
+  }
+}
+
+int Serve(const ServeFlags& flags) {
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  Result<http::ServerConfig> config = ToServerConfig(flags);
+  if (!config.ok()) {
+    spdlog::error("{}", config.error().message);
+    return 2;
+  }
+  // kv::Run reads the operation budget from the environment; keep it equal to the flag.
+  std::string timeout = std::to_string(flags.operation_timeout_s);
+  setenv("DYNODB_OPERATION_TIMEOUT", timeout.c_str(), 1);
+
+  http::CredentialStore credentials;
+  if (!flags.credentials_file.empty()) {
+    Result<http::CredentialStore> loaded = http::CredentialStore::LoadFile(flags.credentials_file);
+    if (!loaded.ok()) {
+      spdlog::error("{}", loaded.error().message);
+      return 2;
+    }
+    credentials = std::move(loaded).value();
+    if (credentials.empty()) {
+      spdlog::error("credentials file {} lists no key", flags.credentials_file);
+      return 2;
+    }
+  }
+
+  kv::EmbeddedOptions engine_options;
+  engine_options.path = flags.data_dir;
+  engine_options.durability =
+      flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync;
+  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
+  if (!db.ok()) {
+    spdlog::error("cannot open the embedded engine in {}: {}", flags.data_dir, db.error().message);
+    return 1;
+  }
+
+  PreRegisterMetrics();
+  int exit_code = 0;
+  {
+    store::Catalog catalog(Clock::Real());  // the table catalog every operation shares
+    api::ApiDeps deps;
+    deps.db = db->get();
+    deps.clock = Clock::Real();
+    deps.catalog = &catalog;
+    api::OperationRegistry registry = api::BuildOperationRegistry(deps);
+
+    http::RouterOptions router_options;
+    router_options.region = flags.region;
+    router_options.credentials = &credentials;
+    router_options.operation_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(flags.operation_timeout_s * 1000));
+    Result<std::unique_ptr<http::Server>> server =
+        http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
+    if (!server.ok()) {
+      spdlog::error("{}", server.error().message);
+      exit_code = 1;
+    } else {
+      std::string scheme = config->tls_cert_file.empty() ? "http" : "https";
+      std::string admin;
+      if (auto a = (*server)->admin_endpoint()) admin = ", metrics on http://" + a->ToString();
+      spdlog::info(
+          "fdyno serving DynamoDB on {}://{} (engine {}, data dir {}, durability {}, {}{})", scheme,
+          (*server)->data_endpoint().ToString(), flags.engine, flags.data_dir, flags.durability,
+          credentials.empty() ? std::string("open mode: any signature accepted")
+                              : std::to_string(credentials.size()) + " credential(s)",
+          admin);
+      (*server)->Run();
+      spdlog::info("all requests answered; closing the engine");
+    }
+  }
+  db->reset();  // closes the engine cleanly (flushes and releases the directory lock)
+  spdlog::info("fdyno stopped");
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace fdyno::main
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fdyno"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+
+  CLI::App app{"fdyno: a DynamoDB-compatible database server"};
+  app.require_subcommand(1);
+  fdyno::main::ServeFlags flags;
+  CLI::App* serve = app.add_subcommand("serve", "Serve the DynamoDB API");
+  fdyno::main::AddServeFlags(*serve, flags);
+  CLI11_PARSE(app, argc, argv);
+  if (serve->parsed()) return fdyno::main::Serve(flags);
+  return 0;
+}
