@@ -94,6 +94,16 @@ Result<Plan> PlanExpressions(const ItemRequest& r) {
   return plan;
 }
 
+bool OnlyRemoves(const expr::Update& update) {
+  for (const expr::UpdateAction& a : update.actions) {
+    if (a.kind != expr::UpdateAction::Kind::kRemove &&
+        a.kind != expr::UpdateAction::Kind::kDelete) {
+      return false;
+    }
+  }
+  return !update.actions.empty();
+}
+
 // ---- rendering -----------------------------------------------------------------------------
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
@@ -288,7 +298,8 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
         Item base = old ? *old : key;
         if (plan.update) {
           FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
-          next = std::move(updated);
+          // An update that only removes (REMOVE, DELETE) does not create a missing item.
+          if (old || !OnlyRemoves(*plan.update)) next = std::move(updated);
         } else {
           next = std::move(base);
         }

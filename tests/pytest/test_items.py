@@ -148,6 +148,16 @@ def test_update_creates_item_and_remove_add_delete(ddb, table):
     assert item == {"pk": {"S": "new"}, "l": {"L": []}, "n": {"N": "1"}, "s": {"SS": ["b"]}}
 
 
+def test_update_that_only_removes_does_not_create(ddb, table):
+    r = ddb.update_item(TableName=table, Key=key("ghost"), UpdateExpression="REMOVE a",
+                        ReturnValues="ALL_NEW")
+    assert "Attributes" not in r
+    assert "Item" not in ddb.get_item(TableName=table, Key=key("ghost"), ConsistentRead=True)
+    # An update without any action creates the item with its key.
+    ddb.update_item(TableName=table, Key=key("bare"))
+    assert ddb.get_item(TableName=table, Key=key("bare"))["Item"] == key("bare")
+
+
 def test_update_nested_paths_with_names(ddb, table):
     ddb.put_item(TableName=table, Item={"pk": {"S": "nest"},
                                         "m": {"M": {"inner": {"L": [{"N": "1"}, {"N": "2"}]}}}})
