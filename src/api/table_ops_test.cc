@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -347,9 +348,9 @@ TEST_F(TableOpsTest, UpdateTable) {
   EXPECT_EQ((*d)["Table"]["ProvisionedThroughput"]["WriteCapacityUnits"].GetInt64(), 8);
 
   // Streams.
-  EXPECT_EQ(
-      ErrorOf("UpdateTable", R"({"TableName":"tb1","StreamSpecification":{"StreamEnabled":false}})"),
-      "Table has no stream to disable: TableName: tb1");
+  EXPECT_EQ(ErrorOf("UpdateTable",
+                    R"({"TableName":"tb1","StreamSpecification":{"StreamEnabled":false}})"),
+            "Table has no stream to disable: TableName: tb1");
   ASSERT_TRUE(
       Call(
           "UpdateTable",
@@ -448,6 +449,90 @@ TEST_F(TableOpsTest, ListTablesValidation) {
   auto empty = Call("ListTables", "{}");
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ((*empty)["TableNames"].Size(), 0u);
+}
+
+// Every member of valid requests, at every depth, replaced by values of every JSON type: the
+// handlers answer with a DynamoDB error or succeed, and never crash.
+TEST_F(TableOpsTest, MalformedMembersNeverCrash) {
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"CreateTable",
+       R"({"TableName":"fuzz","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},)"
+       R"({"AttributeName":"sk","AttributeType":"N"},{"AttributeName":"g","AttributeType":"S"}],)"
+       R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],)"
+       R"("LocalSecondaryIndexes":[{"IndexName":"lsi","KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},)"
+       R"({"AttributeName":"g","KeyType":"RANGE"}],"Projection":{"ProjectionType":"INCLUDE","NonKeyAttributes":["a"]}}],)"
+       R"("GlobalSecondaryIndexes":[{"IndexName":"gsi","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],)"
+       R"("Projection":{"ProjectionType":"ALL"},"ProvisionedThroughput":{"ReadCapacityUnits":1,"WriteCapacityUnits":1}}],)"
+       R"("ProvisionedThroughput":{"ReadCapacityUnits":5,"WriteCapacityUnits":5},"BillingMode":"PROVISIONED",)"
+       R"("StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_IMAGE"},)"
+       R"("SSESpecification":{"Enabled":true,"SSEType":"KMS","KMSMasterKeyId":"k"},)"
+       R"("Tags":[{"Key":"a","Value":"b"}],"TableClass":"STANDARD","DeletionProtectionEnabled":false})"},
+      {"UpdateTable",
+       R"({"TableName":"base","BillingMode":"PROVISIONED","ProvisionedThroughput":{"ReadCapacityUnits":9,)"
+       R"("WriteCapacityUnits":9},"GlobalSecondaryIndexUpdates":[{"Update":{"IndexName":"gsi",)"
+       R"("ProvisionedThroughput":{"ReadCapacityUnits":2,"WriteCapacityUnits":2}}}],)"
+       R"("StreamSpecification":{"StreamEnabled":true,"StreamViewType":"KEYS_ONLY"},)"
+       R"("SSESpecification":{"Enabled":true},"TableClass":"STANDARD","DeletionProtectionEnabled":true})"},
+      {"TagResource",
+       R"({"ResourceArn":"arn:aws:dynamodb:eu-west-1:123456789012:table/base","Tags":[{"Key":"a","Value":"b"}]})"},
+      {"UntagResource",
+       R"({"ResourceArn":"arn:aws:dynamodb:eu-west-1:123456789012:table/base","TagKeys":["a"]})"},
+      {"ListTagsOfResource",
+       R"({"ResourceArn":"arn:aws:dynamodb:eu-west-1:123456789012:table/base","NextToken":"x"})"},
+      {"ListTables", R"({"ExclusiveStartTableName":"abc","Limit":5})"},
+      {"DescribeTable", R"({"TableName":"base"})"},
+      {"DeleteTable", R"({"TableName":"nothere"})"},
+      {"DescribeTimeToLive", R"({"TableName":"base"})"},
+      {"DescribeContinuousBackups", R"({"TableName":"base"})"},
+  };
+  ASSERT_TRUE(Call("CreateTable", Simple("base")).ok());
+  const std::vector<std::string> replacements = {
+      "null",  "1",    "-7",   "1.5",       "\"\"",
+      "\"x\"", "true", "[]",   "{}",        "[null]",
+      "[1]",   "[{}]", "[[]]", "{\"a\":1}", "99999999999999999999"};
+  int calls = 0;
+  for (const auto& [op, json] : requests) {
+    rapidjson::Document base;
+    base.Parse(json.c_str());
+    ASSERT_FALSE(base.HasParseError()) << op;
+    // Visit every value by its JSON pointer-like path of member names and indexes.
+    std::function<void(rapidjson::Value&)> visit = [&](rapidjson::Value& v) {
+      std::vector<rapidjson::Value*> children;
+      if (v.IsObject()) {
+        for (auto& m : v.GetObject()) children.push_back(&m.value);
+      } else if (v.IsArray()) {
+        for (auto& e : v.GetArray()) children.push_back(&e);
+      }
+      for (rapidjson::Value* child : children) {
+        rapidjson::Value saved;
+        saved.CopyFrom(*child, base.GetAllocator());
+        for (const std::string& r : replacements) {
+          rapidjson::Document repl;
+          repl.Parse(r.c_str());
+          child->CopyFrom(repl, base.GetAllocator());
+          const Handler* h = registry_.Find(op);
+          Result<std::string> out = (*h)(ctx_, base);
+          ++calls;
+          if (!out.ok()) {
+            ErrorType t = out.error().type;
+            EXPECT_TRUE(t == ErrorType::kValidation || t == ErrorType::kSerialization ||
+                        t == ErrorType::kResourceNotFound || t == ErrorType::kResourceInUse ||
+                        t == ErrorType::kTableNotFound || t == ErrorType::kAccessDenied)
+                << op << ": " << out.error().message;
+          }
+          if (op == "CreateTable" && out.ok()) {
+            rapidjson::Document del;
+            del.Parse(R"({"TableName":"fuzz"})");
+            (void)(*registry_.Find("DeleteTable"))(ctx_, del);
+          }
+        }
+        child->CopyFrom(saved, base.GetAllocator());
+        visit(*child);
+      }
+    };
+    visit(base);
+  }
+  EXPECT_GT(calls, 1000);
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ struct TableNamePage {
 
 struct CatalogOptions {
   // Keys cleared per transaction when a dropped table's data is removed.
-  int purge_batch_keys = 1000;
+  int purge_batch_keys = 256;
 };
 
 class Catalog {
