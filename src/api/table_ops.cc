@@ -776,6 +776,78 @@ std::string DescriptionResponse(const char* member, const RequestContext& ctx, c
   return Json(buffer);
 }
 
+// ==== table ARNs ============================================================
+
+struct ArnTarget {
+  std::string arn;
+  std::string table;
+};
+
+// Parses a resource ARN the tag operations accept: arn:aws:dynamodb:<region>:<account>:table/<t>
+// in the caller's region and account.
+Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
+                                std::string_view operation) {
+  std::string a(arn);
+  if (a.rfind("arn:", 0) != 0) return Invalid("ARNs must start with 'arn:': " + a);
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  for (int i = 0; i < 5; ++i) {
+    size_t colon = a.find(':', pos);
+    if (colon == std::string::npos) {
+      return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
+    }
+    parts.push_back(a.substr(pos, colon - pos));
+    pos = colon + 1;
+  }
+  parts.push_back(a.substr(pos));
+  // parts: arn, partition, service, region, account, resource
+  if (parts[2] != "dynamodb") {
+    return Invalid("Provided Arn is not a DynamoDB resource arn: " + a);
+  }
+  const std::string& resource = parts[5];
+  if (resource.rfind("table/", 0) != 0 || resource.size() <= 6 ||
+      resource.find('/', 6) != std::string::npos) {
+    return Invalid(
+        "Invalid resource arn provided, only table or stream is accepted. Provided "
+        "resource arn: " +
+        a);
+  }
+  if (parts[1] != "aws" || parts[3] != ctx.region) {
+    return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
+  }
+  if (parts[4] != ctx.account_id) {
+    return Error::Make(
+        ErrorType::kAccessDenied,
+        "User: arn:aws:iam::" + ctx.account_id + ":root is not authorized to perform: dynamodb:" +
+            std::string(operation) + " on resource: " + a +
+            " because no resource-based policy allows the dynamodb:" + std::string(operation) +
+            " action");
+  }
+  return ArnTarget{a, resource.substr(6)};
+}
+
+// DynamoDB accepts a table's ARN wherever an existing table is named (not in CreateTable).
+Result<std::string> ResolveTableName(const RequestContext& ctx,
+                                     std::optional<std::string_view> name_or_arn,
+                                     std::string_view operation) {
+  if (name_or_arn && name_or_arn->rfind("arn:", 0) == 0) {
+    ConstraintErrors e;
+    e.MaxLength("tableName", *name_or_arn, 1024);
+    FDYNO_RETURN_IF_ERROR(e.ToStatus());
+    FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *name_or_arn, operation));
+    return target.table;
+  }
+  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(name_or_arn));
+  return std::string(*name_or_arn);
+}
+
+// The TableName member of an operation on an existing table: a name or an ARN.
+Result<std::string> ReadExistingTableName(const RequestContext& ctx, const Value& body,
+                                          std::string_view operation) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> name, GetString(body, "TableName"));
+  return ResolveTableName(ctx, name, operation);
+}
+
 // ==== CreateTable ===========================================================================
 
 struct CreateTableRequest {
@@ -1047,14 +1119,14 @@ Result<std::shared_ptr<const TableInfo>> LoadTable(Services& s, const RequestCon
 }
 
 Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTable"));
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
   if (!t) return TableNotFound(name);
   return DescriptionResponse("Table", ctx, *t, t->status);
 }
 
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> dropped,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
@@ -1084,7 +1156,8 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
 
 Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext& ctx,
                                               const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::string name,
+                         ReadExistingTableName(ctx, body, "DescribeContinuousBackups"));
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
   if (!t) return Error::Make(ErrorType::kTableNotFound, "Table not found: " + std::string(name));
   return std::string(
@@ -1093,7 +1166,7 @@ Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext&
 }
 
 Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTimeToLive"));
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
   if (!t) return TableNotFound(name);
   return std::string(R"({"TimeToLiveDescription":{"TimeToLiveStatus":"DISABLED"}})");
@@ -1483,7 +1556,7 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
 
 Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(UpdateTableRequest r, ParseUpdateTable(body));
-  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, r.table_name, "UpdateTable"));
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
   const int64_t now_ms = s.clock->WallMillis();
   FDYNO_ASSIGN_OR_RETURN(
@@ -1491,8 +1564,8 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
       kv::Run(*s.db, RunOptionsFor(ctx, s),
               [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::pair<TableInfo, bool>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, *r.table_name));
-                if (!t) return TableNotFound(*r.table_name);
+                                       s.catalog->Find(txn, name));
+                if (!t) return TableNotFound(name);
                 FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));
                 return plan;
@@ -1502,54 +1575,6 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
 }
 
 // ==== tags ==================================================================================
-
-struct ArnTarget {
-  std::string arn;
-  std::string table;
-};
-
-// Parses a resource ARN the tag operations accept: arn:aws:dynamodb:<region>:<account>:table/<t>
-// in the caller's region and account.
-Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
-                                std::string_view operation) {
-  std::string a(arn);
-  if (a.rfind("arn:", 0) != 0) return Invalid("ARNs must start with 'arn:': " + a);
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  for (int i = 0; i < 5; ++i) {
-    size_t colon = a.find(':', pos);
-    if (colon == std::string::npos) {
-      return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
-    }
-    parts.push_back(a.substr(pos, colon - pos));
-    pos = colon + 1;
-  }
-  parts.push_back(a.substr(pos));
-  // parts: arn, partition, service, region, account, resource
-  if (parts[2] != "dynamodb") {
-    return Invalid("Provided Arn is not a DynamoDB resource arn: " + a);
-  }
-  const std::string& resource = parts[5];
-  if (resource.rfind("table/", 0) != 0 || resource.size() <= 6 ||
-      resource.find('/', 6) != std::string::npos) {
-    return Invalid(
-        "Invalid resource arn provided, only table or stream is accepted. Provided "
-        "resource arn: " +
-        a);
-  }
-  if (parts[1] != "aws" || parts[3] != ctx.region) {
-    return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
-  }
-  if (parts[4] != ctx.account_id) {
-    return Error::Make(
-        ErrorType::kAccessDenied,
-        "User: arn:aws:iam::" + ctx.account_id + ":root is not authorized to perform: dynamodb:" +
-            std::string(operation) + " on resource: " + a +
-            " because no resource-based policy allows the dynamodb:" + std::string(operation) +
-            " action");
-  }
-  return ArnTarget{a, resource.substr(6)};
-}
 
 Error ArnNotFound(const std::string& arn) {
   return Error::ResourceNotFound("Requested resource not found: ResourcArn: " + arn + " not found");

@@ -421,6 +421,30 @@ TEST_F(TableOpsTest, Tags) {
   EXPECT_EQ((*tags)["Tags"].Size(), 0u);
 }
 
+TEST_F(TableOpsTest, ExistingTablesCanBeNamedByArn) {
+  ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
+  const std::string arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/tb1";
+  auto d = Call("DescribeTable", R"({"TableName":")" + arn + R"("})");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_STREQ((*d)["Table"]["TableName"].GetString(), "tb1");
+  ASSERT_TRUE(Call("DescribeTimeToLive", R"({"TableName":")" + arn + R"("})").ok());
+  ASSERT_TRUE(
+      Call("UpdateTable",
+           R"({"TableName":")" + arn +
+               R"(","ProvisionedThroughput":{"ReadCapacityUnits":1,"WriteCapacityUnits":1}})")
+          .ok());
+  EXPECT_EQ(ErrorOf("DescribeTable",
+                    R"({"TableName":"arn:aws:dynamodb:eu-west-1:123456789012:table/none"})",
+                    ErrorType::kResourceNotFound),
+            "Requested resource not found: Table: none not found");
+  ErrorOf("DescribeTable", R"({"TableName":"arn:aws:dynamodb:eu-west-1:999999999999:table/tb1"})",
+          ErrorType::kAccessDenied);
+  ASSERT_TRUE(Call("DeleteTable", R"({"TableName":")" + arn + R"("})").ok());
+  // CreateTable takes a name only.
+  EXPECT_NE(ErrorOf("CreateTable", Simple(arn)).find("regular expression pattern"),
+            std::string::npos);
+}
+
 TEST_F(TableOpsTest, BackupsAndTimeToLive) {
   ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
   auto b = Call("DescribeContinuousBackups", R"({"TableName":"tb1"})");
