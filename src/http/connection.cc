@@ -162,15 +162,20 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     }
     state_ = State::kProcessing;
     // The work guard keeps the io_context running while the operation is on a worker.
+    router.in_flight().Add(1);
     auto task = [self = this->shared_from_this(),
                  guard = net::make_work_guard(stream_.get_executor())]() mutable {
       HttpResponse response = self->env_.router->HandleApi(self->request_);
+      self->env_.router->in_flight().Add(-1);
       auto executor = self->stream_.get_executor();
       net::post(executor,
                 [self = std::move(self), response = std::move(response),
                  guard = std::move(guard)]() mutable { self->Write(std::move(response)); });
     };
-    if (!env_.pool->TrySubmit(std::move(task))) Write(router.Throttled(request_));
+    if (!env_.pool->TrySubmit(std::move(task))) {
+      router.in_flight().Add(-1);
+      Write(router.Throttled(request_));
+    }
   }
 
   // Answers a request that cannot be read to its end, then closes after draining what the

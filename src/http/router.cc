@@ -253,7 +253,6 @@ HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
   auto start = std::chrono::steady_clock::now();
-  in_flight_->Add(1);
   std::string request_id = NewRequestId();
   std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
   std::string_view content_type = media_type == "application/x-amz-json-1.1"
@@ -279,7 +278,6 @@ HttpResponse Router::HandleApi(const HttpRequest& request) const {
   m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count());
-  in_flight_->Add(-1);
   return response;
 }
 

@@ -67,7 +67,8 @@ class Router {
   // header too large, ...), counted under operation "unknown" unless the target is known.
   HttpResponse Rejected(const Error& error, std::string_view target_header = {}) const;
 
-  // Metrics the router keeps. In-flight counts API requests between arrival and response.
+  // API requests read in full and not yet answered (queued for a worker or running). The
+  // connection layer moves it, since it sees requests before a worker takes them.
   Gauge& in_flight() const { return *in_flight_; }
 
  private:

@@ -451,6 +451,18 @@ def test_graceful_shutdown_with_requests_in_flight(start_server):
     for t in threads:
         t.start()
     sent.wait(timeout=60)
+    # Wait until the server has read all 8 (queued, running or answered), so every one is a
+    # request in flight rather than a connection still in the listen backlog.
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        _, samples = parse_prometheus(requests.get(s.endpoint + "/metrics/prometheus").text)
+        values = {(n, tuple(sorted(l.items()))): v for n, l, v in samples}
+        in_flight = values[("fdyno_in_flight_requests", ())]
+        done = values.get(("fdyno_requests_total", (("operation", "DescribeLimits"),)), 0)
+        if in_flight + done >= 8:
+            break
+        time.sleep(0.005)
+    assert in_flight >= 1, "no request was in flight at shutdown; the test proves nothing"
     s.proc.send_signal(signal.SIGTERM)
     for t in threads:
         t.join(timeout=120)
