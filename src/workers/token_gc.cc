@@ -6,6 +6,7 @@
 
 #include "base/metrics.h"
 #include "kv/run.h"
+#include "store/layout.h"
 
 namespace fdyno::workers {
 
@@ -115,6 +116,14 @@ void TokenGc::Loop() {
     (void)RunPass();
     lock.lock();
   }
+}
+
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db) {
+  FDYNO_ASSIGN_OR_RETURN(TokenGcOptions options, TokenGcOptionsFromEnv());
+  if (options.interval.count() <= 0) return std::unique_ptr<TokenGc>();
+  auto gc = std::make_unique<TokenGc>(db, store::TokenStore(store::layout::Tokens()), options);
+  gc->Start();
+  return gc;
 }
 
 }  // namespace fdyno::workers

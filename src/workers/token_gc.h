@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -78,5 +79,10 @@ class TokenGc {
   bool stop_ = false;
   std::thread thread_;
 };
+
+// Wiring for main: reads the environment and, when an interval is set, returns a started
+// worker over the database-wide token subspace (null when disabled). A malformed variable is
+// an error the caller reports at start-up.
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db);
 
 }  // namespace fdyno::workers

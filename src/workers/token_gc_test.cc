@@ -96,6 +96,16 @@ TEST(TokenGcTest, BackgroundThreadStartsAndStops) {
   TokenGc disabled(db.get(), store::TokenStore(store::layout::Tokens()), off);
   disabled.Start();  // interval 0: no thread
   disabled.Stop();
+  unsetenv("DYNODB_TXN_TOKEN_GC_INTERVAL");
+  auto none = StartTokenGcFromEnv(db.get());
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->get(), nullptr);
+  setenv("DYNODB_TXN_TOKEN_GC_INTERVAL", "1ms", 1);
+  auto started = StartTokenGcFromEnv(db.get());
+  unsetenv("DYNODB_TXN_TOKEN_GC_INTERVAL");
+  ASSERT_TRUE(started.ok());
+  ASSERT_NE(started->get(), nullptr);
+  (*started)->Stop();
 }
 
 }  // namespace
