@@ -1,6 +1,8 @@
 #include "api/api.h"
 
+#include "api/batch_ops.h"
 #include "api/item_ops.h"
+#include "api/query_ops.h"
 #include "api/table_ops.h"
 #include "api/transact_ops.h"
 
@@ -17,6 +19,8 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterTableOperations(registry, services);
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
+    RegisterQueryOperations(registry, services);
+    RegisterBatchOperations(registry, services);
   }
   return registry;
 }

@@ -1,0 +1,578 @@
+#include "api/batch_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/capacity.h"
+#include "api/item_keys.h"
+#include "api/json_util.h"
+#include "expr/evaluate.h"
+#include "expr/legacy.h"
+#include "expr/parser.h"
+#include "expr/resolver.h"
+#include "model/item_codec.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "store/indexes.h"
+#include "store/items.h"
+#include "store/layout.h"
+
+namespace fdyno::api {
+namespace {
+
+using model::Item;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+struct BatchServices {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = nullptr;
+  BatchOptions options;
+  std::unique_ptr<store::ReceiptStore> receipts;
+};
+
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const BatchServices& s, bool read_only) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.sleep = s.options.sleep;
+  options.read_only = read_only;
+  return options;
+}
+
+Result<std::string> ReturnCapacityMode(const rapidjson::Value& body, ConstraintErrors& errors,
+                                       std::optional<std::string_view> rcc) {
+  (void)body;
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  return rcc ? std::string(*rcc) : std::string();
+}
+
+bool ContainsDuplicate(const std::vector<Item>& keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t j = i + 1; j < keys.size(); ++j) {
+      if (keys[i] == keys[j]) return true;
+    }
+  }
+  return false;
+}
+
+// ---- BatchGetItem --------------------------------------------------------------------------
+
+struct GetTable {
+  std::string name;
+  std::vector<Item> keys;
+  const rapidjson::Value* raw = nullptr;  // KeysAndAttributes (for UnprocessedKeys)
+  bool consistent_read = false;
+  std::optional<expr::Projection> projection;
+};
+
+Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx,
+                               const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
+                         GetMap(body, "RequestItems", "KeysAndAttributes"));
+  if (items) {
+    for (const auto& e : items->GetObject()) {
+      if (e.value.IsNull()) continue;
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
+      if (keys) {
+        for (const auto& k : keys->GetArray()) {
+          FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
+          FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
+        }
+      }
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
+      if (atg) {
+        for (const auto& v : atg->GetArray())
+          FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+      }
+      FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
+      (void)cr;
+      FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
+      (void)pe;
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names,
+                             GetMap(e.value, "ExpressionAttributeNames", "String"));
+      if (names) {
+        for (const auto& n : names->GetObject()) {
+          FDYNO_RETURN_IF_ERROR(CheckShape(n.value, JsonShape::kString));
+        }
+      }
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchGetItem");
+  }
+  ConstraintErrors errors;
+  size_t total = 0;
+  for (const auto& e : items->GetObject()) {
+    std::string tname(e.name.GetString(), e.name.GetStringLength());
+    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
+      CheckDataPlaneTableName(errors, &e.name, "requestItems");
+    }
+    const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
+    std::string path = "requestItems." + tname + ".member.keys";
+    if (keys == nullptr) {
+      errors.NotNull(path, false);
+      continue;
+    }
+    size_t n = keys->GetArray().Size();
+    total += n;
+    if (n < 1) errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
+    if (n > 100) errors.AddWithoutValue(path, "Member must have length less than or equal to 100");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  if (total > 100) {
+    return Error::Validation("Too many items requested for the BatchGetItem call");
+  }
+  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
+                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+
+  std::vector<GetTable> tables;
+  for (const auto& e : items->GetObject()) {
+    GetTable t;
+    t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    t.raw = &e.value;
+    const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
+    const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
+    const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
+    if (atg && pe) {
+      return Error::Validation(
+          "Can not use both expression and non-expression parameters in the same request: "
+          "Non-expression parameters: {AttributesToGet} Expression parameters: "
+          "{ProjectionExpression}");
+    }
+    if (names && !pe) {
+      return Error::Validation(
+          "ExpressionAttributeNames can only be specified when using expressions: "
+          "ProjectionExpression is null");
+    }
+    if (const rapidjson::Value* cr = Member(e.value, "ConsistentRead")) {
+      t.consistent_read = cr->GetBool();
+    }
+    for (const auto& k : Member(e.value, "Keys")->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(Item key, model::DecodeItem(k));
+      t.keys.push_back(std::move(key));
+    }
+    if (ContainsDuplicate(t.keys)) {
+      return Error::Validation("Provided list of item keys contains duplicates");
+    }
+    if (pe) {
+      expr::AttributeNames name_map;
+      if (names) {
+        for (const auto& n : names->GetObject()) {
+          name_map.emplace(std::string(n.name.GetString(), n.name.GetStringLength()),
+                           std::string(AsStringView(n.value)));
+        }
+        FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
+      }
+      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
+                             expr::ParseProjection(AsStringView(*pe)));
+      expr::ResolveContext rctx(names ? &name_map : nullptr, nullptr);
+      FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
+      FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
+    } else if (atg) {
+      std::vector<std::string> list;
+      for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
+      FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
+    }
+    tables.push_back(std::move(t));
+  }
+
+  struct Out {
+    std::vector<std::vector<Item>> found;          // per table
+    std::vector<std::vector<size_t>> unprocessed;  // per table: key indexes
+    std::vector<double> units;
+  };
+  FDYNO_ASSIGN_OR_RETURN(
+      Out out,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, true),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Out> {
+                Out o;  // attempt-local
+                o.found.resize(tables.size());
+                o.unprocessed.resize(tables.size());
+                o.units.resize(tables.size());
+                uint64_t bytes = 0;
+                for (size_t ti = 0; ti < tables.size(); ++ti) {
+                  const GetTable& t = tables[ti];
+                  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, t.name));
+                  for (const Item& key : t.keys) {
+                    FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
+                  }
+                  for (size_t ki = 0; ki < t.keys.size(); ++ki) {
+                    if (bytes >= s.options.get_response_bytes) {
+                      o.unprocessed[ti].push_back(ki);
+                      continue;
+                    }
+                    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                           store::ReadItem(tx, StorageKey(*table, t.keys[ki])));
+                    uint64_t size = 0;
+                    if (stored) {
+                      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+                      size = model::ItemSize(item);
+                      bytes += size;
+                      o.found[ti].push_back(t.projection ? expr::Project(item, *t.projection)
+                                                         : std::move(item));
+                    }
+                    o.units[ti] += ReadUnits(size, t.consistent_read);
+                  }
+                }
+                return o;
+              }));
+
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Responses");
+  w.StartObject();
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    w.Key(tables[ti].name.c_str(), static_cast<rapidjson::SizeType>(tables[ti].name.size()));
+    w.StartArray();
+    for (const Item& item : out.found[ti]) model::WriteItem(w, item);
+    w.EndArray();
+  }
+  w.EndObject();
+  w.Key("UnprocessedKeys");
+  w.StartObject();
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    if (out.unprocessed[ti].empty()) continue;
+    const GetTable& t = tables[ti];
+    w.Key(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
+    w.StartObject();
+    w.Key("Keys");
+    w.StartArray();
+    for (size_t ki : out.unprocessed[ti]) model::WriteItem(w, t.keys[ki]);
+    w.EndArray();
+    for (const auto& m : t.raw->GetObject()) {
+      std::string_view name(m.name.GetString(), m.name.GetStringLength());
+      if (name == "Keys" || m.value.IsNull()) continue;
+      w.Key(m.name.GetString(), m.name.GetStringLength());
+      m.value.Accept(w);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  if (mode != ReturnConsumedCapacity::kNone) {
+    w.Key("ConsumedCapacity");
+    w.StartArray();
+    for (size_t ti = 0; ti < tables.size(); ++ti) {
+      ConsumedCapacity c;
+      c.table_name = tables[ti].name;
+      c.table_units = out.units[ti];
+      WriteConsumedCapacityObject(w, mode, c);
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// ---- BatchWriteItem ------------------------------------------------------------------------
+
+struct WriteRequest {
+  size_t table = 0;  // index into the tables list
+  bool is_put = true;
+  Item item;  // put: the item; delete: the key
+  const rapidjson::Value* raw = nullptr;
+  uint64_t estimate = 0;  // bytes this write may add to a transaction
+};
+
+struct WriteTable {
+  std::string name;
+  std::shared_ptr<const store::TableInfo> info;  // from validation
+};
+
+// Applies `writes` in tx: reads each old image, writes the item and its index entries.
+// Returns write units per table.
+Result<std::vector<double>> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
+                                        std::vector<WriteTable>& tables,
+                                        const std::vector<const WriteRequest*>& writes,
+                                        bool validate_only) {
+  std::vector<double> units(tables.size());
+  std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
+    FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, tables[i].name));
+  }
+  // Validation of every request before any write.
+  std::vector<std::vector<std::string>> seen(tables.size());
+  for (const WriteRequest* w : writes) {
+    const store::TableInfo& t = *infos[w->table];
+    if (w->is_put) {
+      FDYNO_RETURN_IF_ERROR(ValidateItemKey(t.key_schema, w->item));
+      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(t, w->item));
+    } else {
+      FDYNO_RETURN_IF_ERROR(ValidateKey(t.key_schema, w->item));
+    }
+    std::string key = StorageKey(t, w->is_put ? KeyOf(t.key_schema, w->item) : w->item);
+    for (const std::string& k : seen[w->table]) {
+      if (k == key) return Error::Validation("Provided list of item keys contains duplicates");
+    }
+    seen[w->table].push_back(std::move(key));
+  }
+  if (validate_only) {
+    for (size_t i = 0; i < tables.size(); ++i) tables[i].info = infos[i];
+    return units;
+  }
+  for (const WriteRequest* w : writes) {
+    const store::TableInfo& t = *infos[w->table];
+    const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
+    const std::string storage_key = StorageKey(t, key);
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                           store::ReadItem(tx, storage_key));
+    std::optional<Item> old;
+    if (stored) {
+      FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
+      old = std::move(decoded);
+    }
+    uint64_t old_size = old ? model::ItemSize(*old) : 0;
+    if (w->is_put) {
+      store::WriteItem(tx, storage_key, model::EncodeStoredItem(w->item),
+                       store::OldItem::Of(stored));
+      store::UpdateIndexes(tx, t, old ? &*old : nullptr, &w->item);
+      units[w->table] += WriteUnits(old_size, model::ItemSize(w->item));
+    } else {
+      store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
+      store::UpdateIndexes(tx, t, old ? &*old : nullptr, nullptr);
+      units[w->table] += WriteUnits(old_size, 0);
+    }
+  }
+  return units;
+}
+
+std::string EncodeUnits(const std::vector<double>& units) {
+  std::string s;
+  for (double u : units) s += std::to_string(u) + "\n";
+  return s;
+}
+
+std::vector<double> DecodeUnits(const std::string& s, size_t n) {
+  std::vector<double> units(n);
+  size_t pos = 0;
+  for (size_t i = 0; i < n && pos < s.size(); ++i) {
+    size_t nl = s.find('\n', pos);
+    if (nl == std::string::npos) nl = s.size();
+    units[i] = std::strtod(s.substr(pos, nl - pos).c_str(), nullptr);
+    pos = nl + 1;
+  }
+  return units;
+}
+
+// Commits `writes` in one receipt-protected transaction.
+Result<std::vector<double>> CommitGroup(const BatchServices& s, const RequestContext& ctx,
+                                        std::vector<WriteTable>& tables,
+                                        const std::vector<const WriteRequest*>& writes) {
+  const store::OperationId op_id = store::OperationId::New(*s.clock);
+  return kv::Run(
+      *s.db, RunOptionsFor(ctx, s, false),
+      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<std::vector<double>> {
+        if (attempt.maybe_committed) {
+          FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt,
+                                 s.receipts->Read(tx, op_id));
+          if (receipt) return DecodeUnits(receipt->result.extra, tables.size());
+        }
+        FDYNO_ASSIGN_OR_RETURN(std::vector<double> units,
+                               ApplyWrites(s, tx, tables, writes, false));
+        store::ReceiptResult rr;
+        rr.kind = store::ReceiptKind::kBatchWrite;
+        rr.extra = EncodeUnits(units);
+        s.receipts->ClearExpired(tx, s.clock->WallMillis());
+        s.receipts->Write(tx, op_id, rr);
+        return units;
+      });
+}
+
+Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
+                                 const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
+  if (items) {
+    for (const auto& e : items->GetObject()) {
+      if (e.value.IsNull()) continue;
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
+      for (const auto& wr : e.value.GetArray()) {
+        FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
+                               GetStruct(wr, "PutRequest", "PutRequest"));
+        if (put) {
+          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
+                                 GetMap(*put, "Item", "AttributeValue"));
+          if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
+        }
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
+                               GetStruct(wr, "DeleteRequest", "DeleteRequest"));
+        if (del) {
+          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key,
+                                 GetMap(*del, "Key", "AttributeValue"));
+          if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
+        }
+      }
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchWriteItem");
+  }
+  ConstraintErrors errors;
+  size_t total = 0;
+  for (const auto& e : items->GetObject()) {
+    std::string tname(e.name.GetString(), e.name.GetStringLength());
+    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
+      CheckDataPlaneTableName(errors, &e.name, "requestItems");
+    }
+    size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
+    total += n;
+    if (n < 1 || n > 25) {
+      errors.AddWithoutValue("requestItems",
+                             "Map value must satisfy constraint: [Member must have length less "
+                             "than or equal to 25, Member must have length greater than or "
+                             "equal to 1]");
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  if (total > 25) {
+    return Error::Validation("Too many items requested for the BatchWriteItem call");
+  }
+  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
+                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+
+  std::vector<WriteTable> tables;
+  std::vector<WriteRequest> requests;
+  for (const auto& e : items->GetObject()) {
+    WriteTable t;
+    t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    tables.push_back(std::move(t));
+    for (const auto& wr : e.value.GetArray()) {
+      const rapidjson::Value* put = Member(wr, "PutRequest");
+      const rapidjson::Value* del = Member(wr, "DeleteRequest");
+      if ((put == nullptr) == (del == nullptr)) {
+        return Error::Validation(
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+            "of the supported datatypes");
+      }
+      WriteRequest w;
+      w.table = tables.size() - 1;
+      w.is_put = put != nullptr;
+      w.raw = &wr;
+      const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
+      if (value == nullptr) {
+        return Error::Validation(
+            std::string("1 validation error detected: Value null at '") +
+            (put ? "requestItems." + tables.back().name + ".member.putRequest.item"
+                 : "requestItems." + tables.back().name + ".member.deleteRequest.key") +
+            "' failed to satisfy constraint: Member must not be null");
+      }
+      FDYNO_ASSIGN_OR_RETURN(w.item, model::DecodeItem(*value));
+      if (w.is_put) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(w.item));
+      requests.push_back(std::move(w));
+    }
+  }
+
+  // One transaction when it fits.
+  std::vector<const WriteRequest*> all;
+  for (const WriteRequest& w : requests) all.push_back(&w);
+  std::vector<double> units(tables.size());
+  std::vector<const WriteRequest*> unprocessed;
+  Result<std::vector<double>> whole = CommitGroup(s, ctx, tables, all);
+  if (whole.ok()) {
+    units = std::move(whole).value();
+  } else {
+    Error err = std::move(whole).error();
+    if (!(err.is_kv() && err.kv_code == 2101)) return err;
+    // Too large: validate everything in a transaction that never commits, then groups.
+    FDYNO_RETURN_IF_ERROR(kv::Run(
+        *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+          FDYNO_ASSIGN_OR_RETURN(auto u, ApplyWrites(s, tx, tables, all, true));
+          (void)u;
+          return Status();
+        }));
+    std::vector<std::vector<const WriteRequest*>> groups(1);
+    uint64_t group_bytes = 0;
+    for (const WriteRequest& w : requests) {
+      const store::TableInfo& t = *tables[w.table].info;
+      uint64_t estimate = (model::ItemSize(w.item) + 1024) *
+                          (1 + t.local_indexes.size() + t.global_indexes.size()) * 2;
+      if (!groups.back().empty() && group_bytes + estimate > s.options.write_group_bytes) {
+        groups.emplace_back();
+        group_bytes = 0;
+      }
+      groups.back().push_back(&w);
+      group_bytes += estimate;
+    }
+    for (const auto& group : groups) {
+      Result<std::vector<double>> g = CommitGroup(s, ctx, tables, group);
+      if (!g.ok()) {
+        for (const WriteRequest* w : group) unprocessed.push_back(w);
+        continue;
+      }
+      for (size_t i = 0; i < units.size(); ++i) units[i] += g.value()[i];
+    }
+  }
+
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("UnprocessedItems");
+  w.StartObject();
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    bool any = false;
+    for (const WriteRequest* r : unprocessed) any = any || r->table == ti;
+    if (!any) continue;
+    w.Key(tables[ti].name.c_str(), static_cast<rapidjson::SizeType>(tables[ti].name.size()));
+    w.StartArray();
+    for (const WriteRequest* r : unprocessed) {
+      if (r->table == ti) r->raw->Accept(w);
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  if (mode != ReturnConsumedCapacity::kNone) {
+    w.Key("ConsumedCapacity");
+    w.StartArray();
+    for (size_t ti = 0; ti < tables.size(); ++ti) {
+      ConsumedCapacity c;
+      c.table_name = tables[ti].name;
+      c.is_write = true;
+      c.table_units = units[ti];
+      WriteConsumedCapacityObject(w, mode, c);
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+void RegisterBatchOperations(OperationRegistry& registry, const Services& services,
+                             BatchOptions options) {
+  auto s = std::make_shared<BatchServices>();
+  s->db = services.db;
+  s->catalog = services.catalog;
+  s->clock = services.clock != nullptr ? services.clock : Clock::Real();
+  s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
+  s->options = std::move(options);
+  registry.Register("BatchGetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
+    return BatchGetOp(*s, ctx, body);
+  });
+  registry.Register("BatchWriteItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
+    return BatchWriteOp(*s, ctx, body);
+  });
+}
+
+}  // namespace fdyno::api

@@ -1,0 +1,788 @@
+#include "api/query_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/capacity.h"
+#include "api/item_keys.h"
+#include "api/json_util.h"
+#include "expr/evaluate.h"
+#include "expr/key_condition.h"
+#include "expr/legacy.h"
+#include "expr/parser.h"
+#include "expr/resolver.h"
+#include "kv/run.h"
+#include "kv/tuple.h"
+#include "model/item_codec.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "model/key_codec.h"
+#include "store/indexes.h"
+#include "store/items.h"
+#include "store/layout.h"
+
+namespace fdyno::api {
+namespace {
+
+using model::AttributeValue;
+using model::Item;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+enum class Select { kAllAttributes, kAllProjected, kSpecific, kCount };
+
+using LegacyConditions = std::map<std::string, expr::legacy::FilterCondition>;
+
+struct ReadRequest {
+  bool is_query = true;
+  std::string table_name;
+  std::optional<std::string> index_name;
+  std::optional<Select> select;
+  int64_t limit = 0;  // 0: none
+  bool consistent_read = false;
+  bool forward = true;
+  std::optional<Item> exclusive_start_key;
+  std::optional<int64_t> segment;
+  std::optional<int64_t> total_segments;
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+
+  std::optional<std::string> key_condition_expression;
+  std::optional<std::string> filter_expression;
+  std::optional<std::string> projection_expression;
+  expr::AttributeNames names;
+  bool has_names = false;
+  model::Map values;
+  bool has_values = false;
+
+  std::optional<LegacyConditions> key_conditions;
+  std::optional<LegacyConditions> filter;  // QueryFilter / ScanFilter
+  expr::legacy::ConditionalOperator conditional_operator = expr::legacy::ConditionalOperator::kAnd;
+  std::optional<std::vector<std::string>> attributes_to_get;
+};
+
+// ---- decoding ------------------------------------------------------------------------------
+
+struct Members {
+  const rapidjson::Value* table_name = nullptr;
+  std::optional<std::string_view> index_name, select, conditional_operator, rcc;
+  std::optional<std::string_view> kce, fe, pe;
+  const rapidjson::Value* attributes_to_get = nullptr;
+  std::optional<int64_t> limit, segment, total_segments;
+  std::optional<bool> consistent_read, forward;
+  const rapidjson::Value* key_conditions = nullptr;
+  const rapidjson::Value* filter = nullptr;
+  const rapidjson::Value* esk = nullptr;
+  const rapidjson::Value* names = nullptr;
+  const rapidjson::Value* values = nullptr;
+};
+
+Status CheckConditionsShape(const rapidjson::Value* map) {
+  if (map == nullptr) return Status();
+  for (const auto& e : map->GetObject()) {
+    if (e.value.IsNull()) continue;
+    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "Condition"));
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(e.value, "AttributeValueList"));
+    if (list) {
+      for (const auto& v : list->GetArray()) {
+        FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
+      }
+    }
+    FDYNO_ASSIGN_OR_RETURN(auto op, GetString(e.value, "ComparisonOperator"));
+    (void)op;
+  }
+  return Status();
+}
+
+Result<Members> ReadMembers(bool is_query, const rapidjson::Value& body) {
+  Members m;
+  if (!body.IsObject())
+    return Error::Serialization("Start of structure or map found where not expected");
+  m.table_name = Member(body, "TableName");
+  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
+  FDYNO_ASSIGN_OR_RETURN(m.index_name, GetString(body, "IndexName"));
+  FDYNO_ASSIGN_OR_RETURN(m.select, GetString(body, "Select"));
+  FDYNO_ASSIGN_OR_RETURN(m.attributes_to_get, GetList(body, "AttributesToGet"));
+  if (m.attributes_to_get) {
+    for (const auto& v : m.attributes_to_get->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.limit, GetInteger(body, "Limit"));
+  FDYNO_ASSIGN_OR_RETURN(m.consistent_read, GetBool(body, "ConsistentRead"));
+  if (is_query) {
+    FDYNO_ASSIGN_OR_RETURN(m.key_conditions, GetMap(body, "KeyConditions", "Condition"));
+    FDYNO_RETURN_IF_ERROR(CheckConditionsShape(m.key_conditions));
+    FDYNO_ASSIGN_OR_RETURN(m.filter, GetMap(body, "QueryFilter", "Condition"));
+  } else {
+    FDYNO_ASSIGN_OR_RETURN(m.filter, GetMap(body, "ScanFilter", "Condition"));
+  }
+  FDYNO_RETURN_IF_ERROR(CheckConditionsShape(m.filter));
+  FDYNO_ASSIGN_OR_RETURN(m.conditional_operator, GetString(body, "ConditionalOperator"));
+  if (is_query) {
+    FDYNO_ASSIGN_OR_RETURN(m.forward, GetBool(body, "ScanIndexForward"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.esk, GetMap(body, "ExclusiveStartKey", "AttributeValue"));
+  if (m.esk) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.esk));
+  FDYNO_ASSIGN_OR_RETURN(m.rcc, GetString(body, "ReturnConsumedCapacity"));
+  if (!is_query) {
+    FDYNO_ASSIGN_OR_RETURN(m.total_segments, GetInteger(body, "TotalSegments"));
+    FDYNO_ASSIGN_OR_RETURN(m.segment, GetInteger(body, "Segment"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.pe, GetString(body, "ProjectionExpression"));
+  FDYNO_ASSIGN_OR_RETURN(m.fe, GetString(body, "FilterExpression"));
+  if (is_query) {
+    FDYNO_ASSIGN_OR_RETURN(m.kce, GetString(body, "KeyConditionExpression"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(body, "ExpressionAttributeNames", "String"));
+  if (m.names) {
+    for (const auto& e : m.names->GetObject()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(body, "ExpressionAttributeValues", "AttributeValue"));
+  if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+  return m;
+}
+
+void CheckConditionConstraints(ConstraintErrors& errors, const rapidjson::Value* map,
+                               std::string_view path) {
+  if (map == nullptr) return;
+  for (const auto& e : map->GetObject()) {
+    std::string p =
+        std::string(path) + "." + std::string(e.name.GetString()) + ".member.comparisonOperator";
+    const rapidjson::Value* op =
+        e.value.IsObject() ? Member(e.value, "ComparisonOperator") : nullptr;
+    if (op == nullptr) {
+      errors.NotNull(p, false);
+    } else {
+      errors.Enum(p, AsStringView(*op),
+                  {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL",
+                   "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH"});
+    }
+  }
+}
+
+Result<LegacyConditions> DecodeConditions(const rapidjson::Value& map) {
+  LegacyConditions out;
+  for (const auto& e : map.GetObject()) {
+    expr::legacy::FilterCondition c;
+    const rapidjson::Value* op = Member(e.value, "ComparisonOperator");
+    c.op = *expr::legacy::ParseComparisonOperator(AsStringView(*op));
+    if (const rapidjson::Value* list = Member(e.value, "AttributeValueList")) {
+      for (const auto& v : list->GetArray()) {
+        FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
+        c.values.push_back(std::move(value));
+      }
+    }
+    out.emplace(std::string(e.name.GetString(), e.name.GetStringLength()), std::move(c));
+  }
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string_view>& v, std::string_view sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s += sep;
+    s += v[i];
+  }
+  return s;
+}
+
+Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(is_query, body));
+  ConstraintErrors errors;
+  CheckDataPlaneTableName(errors, m.table_name);
+  if (m.index_name) {
+    errors.MinLength("indexName", *m.index_name, 3);
+    errors.MaxLength("indexName", *m.index_name, 255);
+    errors.Pattern("indexName", *m.index_name, IsValidTableNameChars(*m.index_name),
+                   "[a-zA-Z0-9_.-]+");
+  }
+  if (m.select) {
+    errors.Enum("select", *m.select,
+                {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"});
+  }
+  if (m.attributes_to_get && m.attributes_to_get->GetArray().Empty()) {
+    errors.AddWithoutValue("attributesToGet", "Member must have length greater than or equal to 1");
+  }
+  if (m.limit) errors.MinValue("limit", *m.limit, 1);
+  CheckConditionConstraints(errors, m.key_conditions, "keyConditions");
+  CheckConditionConstraints(errors, m.filter, is_query ? "queryFilter" : "scanFilter");
+  if (m.conditional_operator) {
+    errors.Enum("conditionalOperator", *m.conditional_operator, {"AND", "OR"});
+  }
+  if (m.rcc) errors.Enum("returnConsumedCapacity", *m.rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (m.total_segments) {
+    errors.MinValue("totalSegments", *m.total_segments, 1);
+    errors.MaxValue("totalSegments", *m.total_segments, 1000000);
+  }
+  if (m.segment) {
+    errors.MinValue("segment", *m.segment, 0);
+    errors.MaxValue("segment", *m.segment, 999999);
+  }
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  ReadRequest r;
+  r.is_query = is_query;
+  r.table_name = std::string(AsStringView(*m.table_name));
+  if (m.index_name) r.index_name = std::string(*m.index_name);
+  if (m.select) {
+    std::string_view s = *m.select;
+    r.select = s == "ALL_ATTRIBUTES"             ? Select::kAllAttributes
+               : s == "ALL_PROJECTED_ATTRIBUTES" ? Select::kAllProjected
+               : s == "COUNT"                    ? Select::kCount
+                                                 : Select::kSpecific;
+  }
+  r.limit = m.limit.value_or(0);
+  r.consistent_read = m.consistent_read.value_or(false);
+  r.forward = m.forward.value_or(true);
+  std::string rcc = m.rcc ? std::string(*m.rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(m.rcc ? &rcc : nullptr));
+  if (m.conditional_operator && *m.conditional_operator == "OR") {
+    r.conditional_operator = expr::legacy::ConditionalOperator::kOr;
+  }
+
+  // Scan segments.
+  if (m.segment && !m.total_segments) {
+    return Error::Validation(
+        "The TotalSegments parameter is required but was not present in the request when "
+        "Segment parameter is present");
+  }
+  if (m.total_segments && !m.segment) {
+    return Error::Validation(
+        "The Segment parameter is required but was not present in the request when parameter "
+        "TotalSegments is present");
+  }
+  if (m.segment && *m.segment >= *m.total_segments) {
+    return Error::Validation(
+        "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+        "Segment: " +
+        std::to_string(*m.segment) +
+        " is not less than TotalSegments: " + std::to_string(*m.total_segments));
+  }
+  r.segment = m.segment;
+  r.total_segments = m.total_segments;
+
+  // Legacy and expression parameters never mix.
+  std::vector<std::string_view> legacy, expression, absent;
+  auto note = [](std::vector<std::string_view>& list, bool present, std::string_view name) {
+    if (present) list.push_back(name);
+  };
+  note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
+  note(legacy, m.filter != nullptr, is_query ? "QueryFilter" : "ScanFilter");
+  note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
+  if (is_query) note(legacy, m.key_conditions != nullptr, "KeyConditions");
+  note(expression, m.pe.has_value(), "ProjectionExpression");
+  note(expression, m.fe.has_value(), "FilterExpression");
+  if (is_query) note(expression, m.kce.has_value(), "KeyConditionExpression");
+  if (!m.pe) absent.push_back("ProjectionExpression");
+  if (!m.fe) absent.push_back("FilterExpression");
+  if (is_query && !m.kce) absent.push_back("KeyConditionExpression");
+  if (!legacy.empty() && !expression.empty()) {
+    return Error::Validation(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {" +
+        JoinNames(legacy, ", ") + "} Expression parameters: {" + JoinNames(expression, ", ") + "}");
+  }
+  auto null_list = [&]() {
+    return JoinNames(absent, " and ") + (absent.size() == 1 ? " is null" : " are null");
+  };
+  if (m.names && expression.empty()) {
+    return Error::Validation(
+        "ExpressionAttributeNames can only be specified when using expressions: " + null_list());
+  }
+  if (m.values && expression.empty()) {
+    return Error::Validation(
+        "ExpressionAttributeValues can only be specified when using expressions: " + null_list());
+  }
+  if (r.select == Select::kSpecific && !m.attributes_to_get && !m.pe) {
+    return Error::Validation(
+        "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+        "SPECIFIC_ATTRIBUTES");
+  }
+  if (r.select && r.select != Select::kSpecific && (m.attributes_to_get || m.pe)) {
+    std::string which = m.pe ? "ProjectionExpression" : "AttributesToGet";
+    return Error::Validation("Cannot specify the " + which + " when choosing to get " +
+                             std::string(*m.select));
+  }
+  if (is_query && !m.kce && !m.key_conditions) {
+    return Error::Validation(
+        "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
+        "request.");
+  }
+
+  if (m.kce) r.key_condition_expression = std::string(*m.kce);
+  if (m.fe) r.filter_expression = std::string(*m.fe);
+  if (m.pe) r.projection_expression = std::string(*m.pe);
+  if (m.esk) {
+    FDYNO_ASSIGN_OR_RETURN(Item esk, model::DecodeItem(*m.esk));
+    r.exclusive_start_key = std::move(esk);
+  }
+  if (m.key_conditions) {
+    FDYNO_ASSIGN_OR_RETURN(r.key_conditions, DecodeConditions(*m.key_conditions));
+  }
+  if (m.filter) {
+    FDYNO_ASSIGN_OR_RETURN(r.filter, DecodeConditions(*m.filter));
+  }
+  if (m.names) {
+    r.has_names = true;
+    for (const auto& e : m.names->GetObject()) {
+      r.names.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
+                      std::string(AsStringView(e.value)));
+    }
+  }
+  if (m.values) {
+    r.has_values = true;
+    for (const auto& e : m.values->GetObject()) {
+      std::string name(e.name.GetString(), e.name.GetStringLength());
+      auto value = model::DecodeAttributeValue(e.value);
+      if (!value.ok()) {
+        Error err = std::move(value).error();
+        if (err.type == ErrorType::kValidation) {
+          err.message = "ExpressionAttributeValues contains invalid value: " + err.message +
+                        " for key " + name;
+        }
+        return err;
+      }
+      r.values.emplace(std::move(name), std::move(value).value());
+    }
+  }
+  if (m.attributes_to_get) {
+    std::vector<std::string> names;
+    for (const auto& v : m.attributes_to_get->GetArray()) names.emplace_back(AsStringView(v));
+    r.attributes_to_get = std::move(names);
+  }
+  return r;
+}
+
+// ---- planning ------------------------------------------------------------------------------
+
+struct Plan {
+  std::optional<expr::Condition> key_condition;  // resolved, shape checked
+  std::optional<expr::Condition> filter;
+  std::optional<expr::Projection> projection;
+};
+
+Result<Plan> PlanExpressions(const ReadRequest& r) {
+  Plan plan;
+  std::optional<expr::parsed::Condition> kc, filter;
+  std::optional<expr::parsed::Projection> projection;
+  if (r.key_condition_expression) {
+    FDYNO_ASSIGN_OR_RETURN(
+        kc, expr::ParseCondition(*r.key_condition_expression, expr::ExpressionKind::kKeyCondition));
+  }
+  if (r.filter_expression) {
+    FDYNO_ASSIGN_OR_RETURN(
+        filter, expr::ParseCondition(*r.filter_expression, expr::ExpressionKind::kFilter));
+  }
+  if (r.projection_expression) {
+    FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*r.projection_expression));
+  }
+  if (r.has_names || r.has_values) {
+    FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(r.has_names ? &r.names : nullptr,
+                                                      r.has_values ? &r.values : nullptr));
+  }
+  expr::ResolveContext ctx(r.has_names ? &r.names : nullptr, r.has_values ? &r.values : nullptr);
+  if (kc) {
+    FDYNO_ASSIGN_OR_RETURN(plan.key_condition,
+                           ctx.ResolveCondition(*kc, expr::ExpressionKind::kKeyCondition));
+  }
+  if (filter) {
+    FDYNO_ASSIGN_OR_RETURN(plan.filter,
+                           ctx.ResolveCondition(*filter, expr::ExpressionKind::kFilter));
+  }
+  if (projection) {
+    FDYNO_ASSIGN_OR_RETURN(plan.projection, ctx.ResolveProjection(*projection));
+  }
+  if (kc || filter || projection) FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
+  if (plan.key_condition) FDYNO_RETURN_IF_ERROR(expr::CheckKeyConditionShape(*plan.key_condition));
+
+  if (r.key_conditions) {
+    FDYNO_RETURN_IF_ERROR(expr::legacy::CheckKeyConditions(*r.key_conditions));
+    FDYNO_ASSIGN_OR_RETURN(
+        plan.key_condition,
+        expr::legacy::ConvertFilter(*r.key_conditions, expr::legacy::ConditionalOperator::kAnd));
+  }
+  if (r.filter && !r.filter->empty()) {
+    FDYNO_ASSIGN_OR_RETURN(plan.filter,
+                           expr::legacy::ConvertFilter(*r.filter, r.conditional_operator));
+  }
+  if (r.attributes_to_get) {
+    FDYNO_ASSIGN_OR_RETURN(plan.projection,
+                           expr::legacy::ConvertAttributesToGet(*r.attributes_to_get));
+  }
+  return plan;
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+struct ReadServices {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = nullptr;
+  QueryOptions options;
+};
+
+struct Page {
+  std::vector<Item> items;  // after filter and projection (empty for COUNT)
+  int64_t count = 0;
+  int64_t scanned = 0;
+  uint64_t bytes = 0;
+  std::optional<Item> last_key;
+  std::string index_name;
+  bool index_is_global = false;
+};
+
+bool IsEmptyKeyValue(const AttributeValue& v) {
+  return (v.type() == model::Type::kS && std::get<std::string>(v.v).empty()) ||
+         (v.type() == model::Type::kB && std::get<model::Binary>(v.v).bytes.empty());
+}
+
+// The smallest value greater than every value starting with `prefix` (S or B), or nullopt.
+std::optional<AttributeValue> PrefixSuccessor(const AttributeValue& prefix) {
+  std::string bytes = prefix.type() == model::Type::kS ? std::get<std::string>(prefix.v)
+                                                       : std::get<model::Binary>(prefix.v).bytes;
+  while (!bytes.empty() && static_cast<uint8_t>(bytes.back()) == 0xFF) bytes.pop_back();
+  if (bytes.empty()) return std::nullopt;
+  bytes.back() = static_cast<char>(static_cast<uint8_t>(bytes.back()) + 1);
+  return prefix.type() == model::Type::kS ? AttributeValue::S(std::move(bytes))
+                                          : AttributeValue::B(std::move(bytes));
+}
+
+Error InvalidStartKey() {
+  return Error::Validation(
+      "The provided starting key is invalid: The provided key element does not match the schema");
+}
+
+// ExclusiveStartKey must hold exactly the table's key attributes (and the index's, when
+// reading an index) with the right types.
+Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryIndex* index,
+                        const Item& esk) {
+  std::vector<const model::KeyAttribute*> attrs = {&table.key_schema.hash};
+  if (table.key_schema.range) attrs.push_back(&*table.key_schema.range);
+  if (index) {
+    attrs.push_back(&index->key_schema.hash);
+    if (index->key_schema.range) attrs.push_back(&*index->key_schema.range);
+  }
+  size_t distinct = 0;
+  std::vector<std::string> seen;
+  for (const model::KeyAttribute* a : attrs) {
+    bool dup = false;
+    for (const std::string& s : seen) dup = dup || s == a->name;
+    if (dup) continue;
+    seen.push_back(a->name);
+    ++distinct;
+    auto it = esk.find(a->name);
+    if (it == esk.end() || it->second.type() != model::ToType(a->type)) return InvalidStartKey();
+    if (IsEmptyKeyValue(it->second)) return InvalidStartKey();
+  }
+  if (esk.size() != distinct) return InvalidStartKey();
+  return Status();
+}
+
+struct Target {
+  std::shared_ptr<const store::TableInfo> table;
+  const store::SecondaryIndex* index = nullptr;
+  bool global = false;
+  // Arity of an entry's head key tuple inside its subspace.
+  size_t head_arity = 0;
+  kv::Subspace subspace;
+};
+
+Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
+  Target t;
+  FDYNO_ASSIGN_OR_RETURN(t.table, FindActiveTable(*s.catalog, tx, r.table_name));
+  const store::TableInfo& table = *t.table;
+  if (r.index_name) {
+    for (const auto& i : table.local_indexes) {
+      if (i.name == *r.index_name) t.index = &i;
+    }
+    for (const auto& i : table.global_indexes) {
+      if (i.name == *r.index_name) {
+        t.index = &i;
+        t.global = true;
+      }
+    }
+    if (t.index == nullptr) {
+      return Error::Validation("The table does not have the specified index: " + *r.index_name);
+    }
+    if (t.index->status != store::IndexStatus::kActive || t.index->backfilling) {
+      return Error::Validation("Cannot read from backfilling global secondary index: " +
+                               *r.index_name);
+    }
+    if (t.global && r.consistent_read) {
+      return Error::Validation("Consistent reads are not supported on global secondary indexes");
+    }
+  }
+  if (r.select == Select::kAllProjected && t.index == nullptr) {
+    return Error::Validation(std::string("ALL_PROJECTED_ATTRIBUTES can be used only when ") +
+                             (r.is_query ? "Querying" : "Scanning") + " using an IndexName");
+  }
+  if (r.select == Select::kAllAttributes && t.global &&
+      t.index->projection.type != store::ProjectionType::kAll) {
+    return Error::Validation(
+        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported "
+        "for global secondary index " +
+        t.index->name + " because its projection type is not ALL");
+  }
+  if (t.index) {
+    t.subspace = store::layout::Index(table.id, t.index->id);
+    t.head_arity = 2 + (t.index->key_schema.range ? 1 : 0) + 1 + (table.key_schema.range ? 1 : 0);
+  } else {
+    t.subspace = store::layout::Items(table.id);
+    t.head_arity = 2 + (table.key_schema.range ? 1 : 0);
+  }
+  return t;
+}
+
+// The kv key of the entry an ExclusiveStartKey names.
+std::string StartKeyEntry(const Target& t, const Item& esk) {
+  if (t.index) return store::IndexEntryKey(t.table->id, *t.index, t.table->key_schema, esk);
+  return StorageKey(*t.table, esk);
+}
+
+Item PageKeyOf(const Target& t, const Item& item) {
+  Item key = KeyOf(t.table->key_schema, item);
+  if (t.index) {
+    key.emplace(t.index->key_schema.hash.name, item.at(t.index->key_schema.hash.name));
+    if (t.index->key_schema.range) {
+      key.emplace(t.index->key_schema.range->name, item.at(t.index->key_schema.range->name));
+    }
+  }
+  return key;
+}
+
+// Reads [begin, end) in the requested direction into `page`.
+Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r, const Plan& plan,
+                 const Target& t, std::string begin, std::string end, Page& page) {
+  const auto started = std::chrono::steady_clock::now();
+  const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
+                          t.index->projection.type != store::ProjectionType::kAll;
+  static const Item kEmpty;
+  while (begin < end) {
+    kv::RangeOptions ro;
+    ro.limit = s.options.read_batch;
+    ro.reverse = !r.forward;
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
+    for (const kv::KeyValue& kv : rr.kvs) {
+      FDYNO_ASSIGN_OR_RETURN(kv::Tuple tuple, t.subspace.Unpack(kv.key));
+      if (tuple.size() != t.head_arity) continue;  // a chunk of a split image
+      store::ItemAssembler assembler;
+      FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> whole,
+                             assembler.Add(kv));
+      std::string image;
+      if (whole) {
+        image = std::move(whole->image);
+      } else {
+        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                               store::ReadItem(tx, kv.key));
+        if (!stored) return Error::Internal("split item vanished during a read");
+        image = std::move(stored->image);
+      }
+      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
+      const uint64_t size = model::ItemSize(item);
+      ++page.scanned;
+      page.bytes += size;
+      const Item* full = &item;
+      Item base;
+      if (fetch_base) {
+        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                               store::ReadItem(tx, StorageKey(*t.table, item)));
+        if (stored) {
+          FDYNO_ASSIGN_OR_RETURN(base, model::DecodeStoredItem(stored->image));
+          page.bytes += model::ItemSize(base);
+          full = &base;
+        }
+      }
+      if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+        ++page.count;
+        if (r.select != Select::kCount) {
+          page.items.push_back(plan.projection ? expr::Project(*full, *plan.projection) : *full);
+        }
+      }
+      const bool stop = (r.limit > 0 && page.scanned >= r.limit) ||
+                        page.bytes >= s.options.page_bytes ||
+                        std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
+      if (stop) {
+        page.last_key = PageKeyOf(t, item);
+        return Status();
+      }
+      if (r.forward) {
+        begin = store::ItemRangeEnd(kv.key);
+      } else {
+        end = kv.key;
+      }
+    }
+    if (!rr.more) break;
+    if (!rr.kvs.empty()) {
+      // The batch may have ended on chunks: continue after (before) the last key read.
+      const std::string& last = rr.kvs.back().key;
+      if (r.forward) {
+        if (begin <= last) begin = last + '\x00';
+      } else if (end > last) {
+        end = last;
+      }
+    }
+  }
+  (void)kEmpty;
+  return Status();
+}
+
+// [begin, end) of a Query.
+Result<std::pair<std::string, std::string>> QueryRange(const Target& t, const Plan& plan) {
+  const store::TableInfo& table = *t.table;
+  expr::KeySchema ks;
+  const model::KeySchema& schema = t.index ? t.index->key_schema : table.key_schema;
+  ks.hash_name = schema.hash.name;
+  ks.hash_type = model::ToType(schema.hash.type);
+  if (schema.range) {
+    ks.range_name = schema.range->name;
+    ks.range_type = model::ToType(schema.range->type);
+  }
+  FDYNO_ASSIGN_OR_RETURN(expr::KeyCondition kc, expr::ExtractKeyCondition(*plan.key_condition, ks));
+  std::string pbegin, pend;
+  auto sort_prefix = [&](const AttributeValue& v) {
+    if (t.index) return store::IndexSortPrefix(table.id, t.index->id, kc.hash_value, v);
+    std::string h = model::EncodeKeyValue(kc.hash_value);
+    std::string rv = model::EncodeKeyValue(v);
+    return store::ItemKey(table.id, h, &rv);
+  };
+  if (t.index) {
+    std::tie(pbegin, pend) = store::IndexPartitionRange(table.id, t.index->id, kc.hash_value);
+  } else {
+    std::string h = model::EncodeKeyValue(kc.hash_value);
+    pbegin = store::ItemKey(table.id, h, nullptr);
+    pend = pbegin + '\xff';
+  }
+  if (!kc.range) return std::make_pair(pbegin, pend);
+  const expr::KeyRange& kr = *kc.range;
+  using Op = expr::KeyRange::Op;
+  switch (kr.op) {
+    case Op::kEq: {
+      std::string p = sort_prefix(kr.value);
+      return std::make_pair(p, p + '\xff');
+    }
+    case Op::kLt:
+      return std::make_pair(pbegin, sort_prefix(kr.value));
+    case Op::kLe:
+      return std::make_pair(pbegin, sort_prefix(kr.value) + '\xff');
+    case Op::kGt:
+      return std::make_pair(sort_prefix(kr.value) + '\xff', pend);
+    case Op::kGe:
+      return std::make_pair(sort_prefix(kr.value), pend);
+    case Op::kBetween:
+      return std::make_pair(sort_prefix(kr.value), sort_prefix(kr.high) + '\xff');
+    case Op::kBeginsWith: {
+      std::optional<AttributeValue> next = PrefixSuccessor(kr.value);
+      return std::make_pair(sort_prefix(kr.value), next ? sort_prefix(*next) : pend);
+    }
+  }
+  return std::make_pair(pbegin, pend);
+}
+
+std::pair<std::string, std::string> ScanRange(const Target& t, const ReadRequest& r) {
+  auto [begin, end] = t.subspace.Range();
+  if (r.segment && r.total_segments) {
+    const uint64_t total = static_cast<uint64_t>(*r.total_segments);
+    const uint64_t seg = static_cast<uint64_t>(*r.segment);
+    const uint64_t lo = (seg << 32) / total;
+    const uint64_t hi = ((seg + 1) << 32) / total;
+    if (seg > 0) begin = t.subspace.Pack(kv::Tuple{static_cast<int64_t>(lo)});
+    if (hi < (uint64_t{1} << 32)) end = t.subspace.Pack(kv::Tuple{static_cast<int64_t>(hi)});
+  }
+  return {begin, end};
+}
+
+Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestContext& ctx,
+                           const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ReadRequest r, DecodeReadRequest(is_query, body));
+  FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(
+      Page page,
+      kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
+        Page page;
+        FDYNO_ASSIGN_OR_RETURN(Target t, ResolveTarget(s, tx, r));
+        if (t.index) {
+          page.index_name = t.index->name;
+          page.index_is_global = t.global;
+        }
+        std::string begin, end;
+        if (r.is_query) {
+          FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, plan));
+          std::tie(begin, end) = std::move(range);
+        } else {
+          std::tie(begin, end) = ScanRange(t, r);
+        }
+        if (r.exclusive_start_key) {
+          FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
+          std::string start = StartKeyEntry(t, *r.exclusive_start_key);
+          if (r.forward) {
+            begin = std::max(begin, store::ItemRangeEnd(start));
+          } else {
+            end = std::min(end, start);
+          }
+        }
+        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page));
+        return page;
+      }));
+
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  if (r.select != Select::kCount) {
+    w.Key("Items");
+    w.StartArray();
+    for (const Item& item : page.items) model::WriteItem(w, item);
+    w.EndArray();
+  }
+  w.Key("Count");
+  w.Int64(page.count);
+  w.Key("ScannedCount");
+  w.Int64(page.scanned);
+  if (page.last_key) {
+    w.Key("LastEvaluatedKey");
+    model::WriteItem(w, *page.last_key);
+  }
+  ConsumedCapacity c;
+  c.table_name = r.table_name;
+  const double units = ReadUnits(page.bytes, r.consistent_read);
+  if (page.index_name.empty()) {
+    c.table_units = units;
+  } else if (page.index_is_global) {
+    c.global_indexes.emplace_back(page.index_name, units);
+  } else {
+    c.local_indexes.emplace_back(page.index_name, units);
+  }
+  WriteConsumedCapacity(w, r.return_consumed_capacity, c);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+void RegisterQueryOperations(OperationRegistry& registry, const Services& services,
+                             QueryOptions options) {
+  auto s = std::make_shared<ReadServices>();
+  s->db = services.db;
+  s->catalog = services.catalog;
+  s->clock = services.clock != nullptr ? services.clock : Clock::Real();
+  s->options = options;
+  registry.Register("Query", [s](const RequestContext& ctx, const rapidjson::Value& body) {
+    return ReadOp(*s, true, ctx, body);
+  });
+  registry.Register("Scan", [s](const RequestContext& ctx, const rapidjson::Value& body) {
+    return ReadOp(*s, false, ctx, body);
+  });
+}
+
+}  // namespace fdyno::api

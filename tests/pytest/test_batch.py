@@ -1,0 +1,109 @@
+"""BatchGetItem and BatchWriteItem, black-box through boto3 against the real binary."""
+import os
+import uuid
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pytest
+
+from conftest import Server
+
+
+@pytest.fixture(scope="module")
+def ddb(tmp_path_factory):
+    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
+    if endpoint:
+        yield boto3.client("dynamodb", endpoint_url=endpoint,
+                           config=botocore.config.Config(retries={"max_attempts": 0}))
+        return
+    server = Server(tmp_path_factory.mktemp("batch"), [])
+    server.wait_ready()
+    yield server.client()
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def table(ddb):
+    name = f"batch-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by_g",
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}],
+        BillingMode="PAY_PER_REQUEST")
+    return name
+
+
+def _err(fn, **kw):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        fn(**kw)
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
+
+
+def test_write_then_get(ddb, table):
+    r = ddb.batch_write_item(RequestItems={table: [
+        {"PutRequest": {"Item": {"pk": {"S": f"k{i}"}, "g": {"S": "grp"}, "v": {"N": str(i)}}}}
+        for i in range(25)]}, ReturnConsumedCapacity="TOTAL")
+    assert r["UnprocessedItems"] == {}
+    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 25.0}]
+    r = ddb.batch_get_item(RequestItems={table: {
+        "Keys": [{"pk": {"S": f"k{i}"}} for i in range(30)],
+        "ProjectionExpression": "pk, v"}})
+    got = sorted(int(i["v"]["N"]) for i in r["Responses"][table])
+    assert got == list(range(25))
+    assert r["UnprocessedKeys"] == {}
+    # The index follows batch writes.
+    q = ddb.query(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  ExpressionAttributeValues={":g": {"S": "grp"}})
+    assert q["Count"] == 25
+    ddb.batch_write_item(RequestItems={table: [
+        {"DeleteRequest": {"Key": {"pk": {"S": f"k{i}"}}}} for i in range(20)]})
+    q = ddb.query(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  ExpressionAttributeValues={":g": {"S": "grp"}})
+    assert q["Count"] == 5
+
+
+def test_large_batch_splits(ddb, table):
+    # 25 items of ~350 KB each (~8.7 MB, plus index copies) exceed one engine transaction.
+    big = "x" * 350_000
+    r = ddb.batch_write_item(RequestItems={table: [
+        {"PutRequest": {"Item": {"pk": {"S": f"big{i}"}, "g": {"S": "big"}, "b": {"S": big}}}}
+        for i in range(25)]})
+    assert r["UnprocessedItems"] == {}
+    # Pages end at 1 MB of evaluated items, so count over every page.
+    count, pages, start = 0, 0, None
+    while True:
+        kw = dict(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  Select="COUNT", ExpressionAttributeValues={":g": {"S": "big"}})
+        if start:
+            kw["ExclusiveStartKey"] = start
+        q = ddb.query(**kw)
+        count, pages, start = count + q["Count"], pages + 1, q.get("LastEvaluatedKey")
+        if not start:
+            break
+    assert count == 25 and pages >= 8
+
+
+def test_validation(ddb, table):
+    assert _err(ddb.batch_write_item, RequestItems={table: [
+        {"PutRequest": {"Item": {"pk": {"S": "d"}}}},
+        {"DeleteRequest": {"Key": {"pk": {"S": "d"}}}}]})[1] == (
+        "Provided list of item keys contains duplicates")
+    assert _err(ddb.batch_get_item, RequestItems={table: {
+        "Keys": [{"pk": {"S": "d"}}, {"pk": {"S": "d"}}]}})[1] == (
+        "Provided list of item keys contains duplicates")
+    assert _err(ddb.batch_write_item, RequestItems={"nope-" + uuid.uuid4().hex: [
+        {"PutRequest": {"Item": {"pk": {"S": "d"}}}}]})[0] == "ResourceNotFoundException"
+    code, msg = _err(ddb.batch_get_item, RequestItems={table: {
+        "Keys": [{"pk": {"S": f"x{i}"}} for i in range(101)]}})
+    assert code == "ValidationException" and "less than or equal to 100" in msg
+    # Invalid input writes nothing.
+    code, _ = _err(ddb.batch_write_item, RequestItems={table: [
+        {"PutRequest": {"Item": {"pk": {"S": "ok1"}}}},
+        {"PutRequest": {"Item": {"pk": {"N": "1"}}}}]})
+    assert code == "ValidationException"
+    assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "ok1"}})

@@ -1,0 +1,242 @@
+"""Query and Scan (base tables and secondary indexes), black-box through boto3 against the
+real binary. Set FDYNO_TEST_ENDPOINT to run against another DynamoDB endpoint."""
+import os
+import uuid
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pytest
+
+from conftest import Server
+
+
+@pytest.fixture(scope="module")
+def ddb(tmp_path_factory):
+    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
+    if endpoint:
+        yield boto3.client("dynamodb", endpoint_url=endpoint,
+                           config=botocore.config.Config(retries={"max_attempts": 0}))
+        return
+    server = Server(tmp_path_factory.mktemp("query"), [])
+    server.wait_ready()
+    yield server.client()
+    server.stop()
+
+
+def _name(prefix):
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def table(ddb):
+    """pk (S) + sk (N), an LSI on lsk (S), a GSI on g (S) with INCLUDE x, sparse."""
+    name = _name("qs")
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "N"},
+                              {"AttributeName": "lsk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{
+            "IndexName": "by_lsk",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "lsk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by_g",
+            "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["x"]}}],
+        BillingMode="PAY_PER_REQUEST")
+    for p in ("a", "b"):
+        for i in range(10):
+            item = {"pk": {"S": p}, "sk": {"N": str(i)}, "lsk": {"S": f"l{9 - i}"},
+                    "x": {"N": str(i % 3)}, "y": {"S": "big" * 10}}
+            if i % 2 == 0:
+                item["g"] = {"S": "even"}
+            ddb.put_item(TableName=name, Item=item)
+    return name
+
+
+def _sks(items):
+    return [int(i["sk"]["N"]) for i in items]
+
+
+def test_query_key_conditions(ddb, table):
+    q = lambda kce, vals, **kw: ddb.query(TableName=table, KeyConditionExpression=kce,
+                                          ExpressionAttributeValues=vals, **kw)
+    r = q("pk = :p", {":p": {"S": "a"}})
+    assert _sks(r["Items"]) == list(range(10))
+    assert r["Count"] == 10 and r["ScannedCount"] == 10 and "LastEvaluatedKey" not in r
+    assert _sks(q("pk = :p AND sk < :v", {":p": {"S": "a"}, ":v": {"N": "3"}})["Items"]) == [0, 1, 2]
+    assert _sks(q("pk = :p AND sk <= :v", {":p": {"S": "a"}, ":v": {"N": "3"}})["Items"]) == [0, 1, 2, 3]
+    assert _sks(q("pk = :p AND sk > :v", {":p": {"S": "a"}, ":v": {"N": "7"}})["Items"]) == [8, 9]
+    assert _sks(q("pk = :p AND sk >= :v", {":p": {"S": "a"}, ":v": {"N": "7"}})["Items"]) == [7, 8, 9]
+    assert _sks(q("pk = :p AND sk = :v", {":p": {"S": "a"}, ":v": {"N": "7"}})["Items"]) == [7]
+    assert _sks(q("pk = :p AND sk BETWEEN :l AND :h",
+                  {":p": {"S": "a"}, ":l": {"N": "2"}, ":h": {"N": "4"}})["Items"]) == [2, 3, 4]
+    r = q("pk = :p", {":p": {"S": "a"}}, ScanIndexForward=False)
+    assert _sks(r["Items"]) == list(range(9, -1, -1))
+    assert q("pk = :p", {":p": {"S": "zzz"}})["Items"] == []
+
+
+def test_query_legacy_key_conditions_and_filter(ddb, table):
+    r = ddb.query(TableName=table,
+                  KeyConditions={"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "b"}]},
+                                 "sk": {"ComparisonOperator": "GE", "AttributeValueList": [{"N": "5"}]}},
+                  QueryFilter={"x": {"ComparisonOperator": "EQ", "AttributeValueList": [{"N": "0"}]}})
+    assert _sks(r["Items"]) == [6, 9]
+    assert r["ScannedCount"] == 5
+
+
+def test_query_filter_projection_select(ddb, table):
+    r = ddb.query(TableName=table, KeyConditionExpression="pk = :p", FilterExpression="x = :x",
+                  ProjectionExpression="sk, #y", ExpressionAttributeNames={"#y": "y"},
+                  ExpressionAttributeValues={":p": {"S": "a"}, ":x": {"N": "1"}})
+    assert r["Items"] == [{"sk": {"N": str(i)}, "y": {"S": "big" * 10}} for i in (1, 4, 7)]
+    assert r["Count"] == 3 and r["ScannedCount"] == 10
+    r = ddb.query(TableName=table, KeyConditionExpression="pk = :p", Select="COUNT",
+                  ExpressionAttributeValues={":p": {"S": "a"}})
+    assert "Items" not in r and r["Count"] == 10
+
+
+def test_query_pagination_every_limit(ddb, table):
+    for forward in (True, False):
+        for limit in range(1, 12):
+            seen, start = [], None
+            while True:
+                kw = dict(TableName=table, KeyConditionExpression="pk = :p", Limit=limit,
+                          ExpressionAttributeValues={":p": {"S": "a"}}, ScanIndexForward=forward)
+                if start:
+                    kw["ExclusiveStartKey"] = start
+                r = ddb.query(**kw)
+                assert r["ScannedCount"] <= limit
+                seen += _sks(r["Items"])
+                start = r.get("LastEvaluatedKey")
+                if not start:
+                    break
+            expected = list(range(10)) if forward else list(range(9, -1, -1))
+            assert seen == expected, (forward, limit)
+
+
+def test_scan_pagination_and_segments(ddb, table):
+    full = []
+    start = None
+    while True:
+        kw = dict(TableName=table, Limit=3)
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = ddb.scan(**kw)
+        full += [(i["pk"]["S"], int(i["sk"]["N"])) for i in r["Items"]]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            break
+    assert sorted(full) == sorted([(p, i) for p in "ab" for i in range(10)])
+    assert len(full) == len(set(full))
+    for total in (1, 2, 3, 7):
+        parts = []
+        for seg in range(total):
+            r = ddb.scan(TableName=table, Segment=seg, TotalSegments=total)
+            parts += [(i["pk"]["S"], int(i["sk"]["N"])) for i in r["Items"]]
+        assert sorted(parts) == sorted(full)
+
+
+def test_scan_filter_legacy(ddb, table):
+    r = ddb.scan(TableName=table, ScanFilter={
+        "x": {"ComparisonOperator": "EQ", "AttributeValueList": [{"N": "2"}]}})
+    assert r["Count"] == 6 and r["ScannedCount"] == 20
+
+
+def test_query_gsi_include_and_sparse(ddb, table):
+    r = ddb.query(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  ExpressionAttributeValues={":g": {"S": "even"}})
+    assert r["Count"] == 10
+    for item in r["Items"]:
+        assert set(item) == {"pk", "sk", "g", "x"}
+    r = ddb.scan(TableName=table, IndexName="by_g")
+    assert r["Count"] == 10
+
+
+def test_query_lsi_order_and_keys_only(ddb, table):
+    r = ddb.query(TableName=table, IndexName="by_lsk", KeyConditionExpression="pk = :p",
+                  ExpressionAttributeValues={":p": {"S": "a"}})
+    assert [i["lsk"]["S"] for i in r["Items"]] == [f"l{i}" for i in range(10)]
+    assert set(r["Items"][0]) == {"pk", "sk", "lsk"}
+    r = ddb.query(TableName=table, IndexName="by_lsk", KeyConditionExpression="pk = :p",
+                  ExpressionAttributeValues={":p": {"S": "a"}}, Select="ALL_ATTRIBUTES")
+    assert "y" in r["Items"][0]
+    # Pagination over the index.
+    seen, start = [], None
+    while True:
+        kw = dict(TableName=table, IndexName="by_lsk", KeyConditionExpression="pk = :p", Limit=4,
+                  ExpressionAttributeValues={":p": {"S": "a"}})
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = ddb.query(**kw)
+        seen += [i["lsk"]["S"] for i in r["Items"]]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            break
+        assert set(start) == {"pk", "sk", "lsk"}
+    assert seen == [f"l{i}" for i in range(10)]
+
+
+def test_index_follows_updates_and_deletes(ddb):
+    name = _name("idx")
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[{"IndexName": "gix",
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}],
+        BillingMode="PAY_PER_REQUEST")
+    ddb.put_item(TableName=name, Item={"pk": {"S": "1"}, "g": {"S": "x"}})
+    q = lambda g: ddb.query(TableName=name, IndexName="gix", KeyConditionExpression="g = :g",
+                            ExpressionAttributeValues={":g": {"S": g}})["Items"]
+    assert q("x") == [{"pk": {"S": "1"}, "g": {"S": "x"}}]
+    ddb.update_item(TableName=name, Key={"pk": {"S": "1"}}, UpdateExpression="SET g = :g",
+                    ExpressionAttributeValues={":g": {"S": "y"}})
+    assert q("x") == [] and len(q("y")) == 1
+    ddb.update_item(TableName=name, Key={"pk": {"S": "1"}}, UpdateExpression="REMOVE g")
+    assert q("y") == []
+    ddb.put_item(TableName=name, Item={"pk": {"S": "1"}, "g": {"S": "z"}})
+    ddb.delete_item(TableName=name, Key={"pk": {"S": "1"}})
+    assert q("z") == []
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.put_item(TableName=name, Item={"pk": {"S": "2"}, "g": {"N": "1"}})
+    assert e.value.response["Error"]["Message"] == (
+        "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
+        "Actual: N IndexName: gix")
+
+
+def _err(fn, **kw):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        fn(**kw)
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
+
+
+def test_validation(ddb, table):
+    assert _err(ddb.query, TableName=table)[1] == (
+        "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
+        "request.")
+    assert _err(ddb.query, TableName="nope-" + uuid.uuid4().hex, KeyConditionExpression="a = :a",
+                ExpressionAttributeValues={":a": {"S": "x"}})[0] == "ResourceNotFoundException"
+    assert _err(ddb.query, TableName=table, IndexName="by_g", ConsistentRead=True,
+                KeyConditionExpression="g = :g", ExpressionAttributeValues={":g": {"S": "x"}})[1] == (
+        "Consistent reads are not supported on global secondary indexes")
+    assert _err(ddb.query, TableName=table, IndexName="nope", KeyConditionExpression="g = :g",
+                ExpressionAttributeValues={":g": {"S": "x"}})[1] == (
+        "The table does not have the specified index: nope")
+    assert _err(ddb.scan, TableName=table, Segment=5, TotalSegments=5)[1] == (
+        "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+        "Segment: 5 is not less than TotalSegments: 5")
+    assert _err(ddb.scan, TableName=table, Segment=1)[1] == (
+        "The TotalSegments parameter is required but was not present in the request when "
+        "Segment parameter is present")
+    code, msg = _err(ddb.query, TableName=table, KeyConditionExpression="sk = :v",
+                     ExpressionAttributeValues={":v": {"N": "1"}})
+    assert msg == "Query condition missed key schema element: pk"
