@@ -145,6 +145,42 @@ TEST_F(TransactTest, PutUpdateDeleteCheckAcrossTables) {
       R"("Responses":[{"Item":{"pk":{"S":"p"},"v":{"N":"1"}}},{"Item":{"v":{"S":"x"}}},{}]})");
 }
 
+TEST_F(TransactTest, TransactGetItemsNeverCommits) {
+  ASSERT_TRUE(Call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"r"}}})").ok());
+  int64_t commits = faulty_->counts().commits_passed;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(Call("TransactGetItems",
+                     R"({"TransactItems":[{"Get":{"TableName":"tbl","Key":{"pk":{"S":"r"}}}}]})")
+                    .ok());
+  }
+  EXPECT_EQ(faulty_->counts().commits_passed, commits);
+}
+
+TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
+  store::TableInfo t;
+  t.name = "lsi";
+  t.attribute_definitions = {
+      {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kS}, {"l", store::ScalarType::kS}};
+  t.key_schema.hash = {"pk", store::ScalarType::kS};
+  t.key_schema.range = store::AttributeDefinition{"sk", store::ScalarType::kS};
+  store::SecondaryIndex index;
+  index.name = "by_l";
+  index.key_schema.hash = {"pk", store::ScalarType::kS};
+  index.key_schema.range = store::AttributeDefinition{"l", store::ScalarType::kS};
+  t.local_indexes.push_back(index);
+  ASSERT_TRUE(kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return in_->catalog.Create(tx, t, {});
+              }).ok());
+  auto r = Call("TransactWriteItems",
+                R"({"TransactItems":[)"
+                R"({"Put":{"TableName":"lsi","Item":{"pk":{"S":"a"},"sk":{"S":"1"}}}},)"
+                R"({"Put":{"TableName":"tbl","Item":{"pk":{"S":"plain"}}}}],)"
+                R"("ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, R"({"ItemCollectionMetrics":{"lsi":[{"ItemCollectionKey":{"pk":{"S":"a"}},)"
+                R"("SizeEstimateRangeGB":[0.0,1.0]}]}})");
+}
+
 TEST_F(TransactTest, CancellationWritesNothingAndListsReasons) {
   ASSERT_TRUE(Call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"e"},"x":{"S":"y"}}})").ok());
   auto r =
