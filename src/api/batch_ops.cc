@@ -121,7 +121,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
       CheckDataPlaneTableName(errors, &e.name, "requestItems");
     }
     const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
-    std::string path = "requestItems." + tname + ".member.keys";
+    std::string path = "RequestItems." + tname + ".member.Keys";  // DynamoDB's casing
     if (keys == nullptr) {
       errors.NotNull(path, false);
       continue;
@@ -436,10 +436,15 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
     total += n;
     if (n < 1 || n > 25) {
-      errors.AddWithoutValue("requestItems",
-                             "Map value must satisfy constraint: [Member must have length less "
-                             "than or equal to 25, Member must have length greater than or "
-                             "equal to 1]");
+      // DynamoDB echoes the whole map ({table=[...]}) as the value.
+      rapidjson::StringBuffer dump;
+      Writer dw(dump);
+      e.value.Accept(dw);
+      errors.Add("requestItems",
+                 "{" + tname + "=" + std::string(dump.GetString(), dump.GetSize()) + "}",
+                 "Map value must satisfy constraint: [Member must have length less "
+                 "than or equal to 25, Member must have length greater than or "
+                 "equal to 1]");
     }
   }
   FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));

@@ -210,7 +210,15 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
   if (m.attributes_to_get && m.attributes_to_get->GetArray().Empty()) {
     errors.AddWithoutValue("attributesToGet", "Member must have length greater than or equal to 1");
   }
-  if (m.limit) errors.MinValue("limit", *m.limit, 1);
+  // Query's message names the member with a capital letter and without its value; Scan's is
+  // the usual form (both as DynamoDB answers).
+  if (m.limit && *m.limit < 1) {
+    if (is_query) {
+      errors.AddWithoutValue("Limit", "Member must have value greater than or equal to 1");
+    } else {
+      errors.MinValue("limit", *m.limit, 1);
+    }
+  }
   CheckConditionConstraints(errors, m.key_conditions, "keyConditions");
   CheckConditionConstraints(errors, m.filter, is_query ? "queryFilter" : "scanFilter");
   if (m.conditional_operator) {
