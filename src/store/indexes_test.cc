@@ -1,0 +1,188 @@
+#include "store/indexes.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "kv/run.h"
+#include "kv/testing/memory_engine.h"
+#include "model/item_codec.h"
+#include "model/key_codec.h"
+#include "store/items.h"
+#include "store/layout.h"
+
+namespace fdyno::store {
+namespace {
+
+using model::AttributeValue;
+using model::Item;
+
+AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
+AttributeValue N(int n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
+
+// pk (S) + sk (N); LSI by_lsk (pk, lsk S) KEYS_ONLY; GSI sparse (g S) ALL; GSI inc (g2 N, g3 S)
+// INCLUDE x.
+TableInfo MakeTable() {
+  TableInfo t;
+  t.name = "t";
+  t.id = 7;
+  t.key_schema.hash = {"pk", ScalarType::kS};
+  t.key_schema.range = model::KeyAttribute{"sk", ScalarType::kN};
+  SecondaryIndex lsi;
+  lsi.name = "by_lsk";
+  lsi.id = 1;
+  lsi.key_schema.hash = {"pk", ScalarType::kS};
+  lsi.key_schema.range = model::KeyAttribute{"lsk", ScalarType::kS};
+  lsi.projection.type = ProjectionType::kKeysOnly;
+  t.local_indexes.push_back(lsi);
+  SecondaryIndex sparse;
+  sparse.name = "sparse";
+  sparse.id = 2;
+  sparse.key_schema.hash = {"g", ScalarType::kS};
+  t.global_indexes.push_back(sparse);
+  SecondaryIndex inc;
+  inc.name = "inc";
+  inc.id = 3;
+  inc.key_schema.hash = {"g2", ScalarType::kN};
+  inc.key_schema.range = model::KeyAttribute{"g3", ScalarType::kS};
+  inc.projection.type = ProjectionType::kInclude;
+  inc.projection.non_key_attributes = {"x"};
+  t.global_indexes.push_back(inc);
+  return t;
+}
+
+std::string BaseKey(const TableInfo& t, const Item& item) {
+  std::string h = model::EncodeKeyValue(item.at("pk"));
+  std::string r = model::EncodeKeyValue(item.at("sk"));
+  return ItemKey(t.id, h, &r);
+}
+
+// Every entry of one index, as stored: key -> image.
+std::map<std::string, Item> ReadIndex(kv::Database& db, const TableInfo& t,
+                                      const SecondaryIndex& index) {
+  auto result = kv::Run(
+      db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::map<std::string, Item>> {
+        std::map<std::string, Item> out;
+        auto [begin, end] = layout::Index(t.id, index.id).Range();
+        FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end));
+        ItemAssembler assembler;
+        for (const kv::KeyValue& kv : rr.kvs) {
+          FDYNO_ASSIGN_OR_RETURN(auto whole, assembler.Add(kv));
+          if (whole) {
+            FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(whole->image));
+            out.emplace(whole->key, std::move(item));
+          }
+        }
+        return out;
+      });
+  EXPECT_TRUE(result.ok());
+  return result.ok() ? std::move(result).value() : std::map<std::string, Item>{};
+}
+
+// The index recomputed from the base items.
+std::map<std::string, Item> Expected(const TableInfo& t, const SecondaryIndex& index,
+                                     const std::map<std::string, Item>& items) {
+  std::map<std::string, Item> out;
+  for (const auto& [k, item] : items) {
+    if (auto e = ComputeIndexEntry(t, index, item)) out.emplace(e->key, e->image);
+  }
+  return out;
+}
+
+void CheckAll(kv::Database& db, const TableInfo& t, const std::map<std::string, Item>& items,
+              uint64_t seed) {
+  for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
+    for (const SecondaryIndex& index : *list) {
+      EXPECT_EQ(ReadIndex(db, t, index), Expected(t, index, items))
+          << "index " << index.name << " seed " << seed;
+    }
+  }
+}
+
+TEST(IndexesTest, SeededRandomModel) {
+  const TableInfo t = MakeTable();
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    std::unique_ptr<kv::Database> db = kv::OpenMemoryEngine();
+    std::mt19937_64 rng(seed);
+    std::map<std::string, Item> model;  // base key -> item
+    auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+    for (int step = 0; step < 400; ++step) {
+      Item item;
+      item["pk"] = S("p" + std::to_string(pick(3)));
+      item["sk"] = N(pick(8));
+      const std::string key = BaseKey(t, item);
+      const bool del = pick(5) == 0;
+      if (!del) {
+        if (pick(4) != 0) item["lsk"] = S("l" + std::to_string(pick(4)));
+        if (pick(2) == 0) item["g"] = S("g" + std::to_string(pick(3)));  // sparse
+        if (pick(3) != 0) item["g2"] = N(pick(3));
+        if (pick(3) != 0) item["g3"] = S("v" + std::to_string(pick(3)));
+        if (pick(2) == 0) item["x"] = N(pick(100));
+        if (pick(2) == 0) item["y"] = S(std::string(pick(2) == 0 ? 10 : 150'000, 'y'));
+        ASSERT_TRUE(ValidateIndexKeys(t, item).ok());
+      }
+      auto status = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(std::optional<StoredItem> stored, ReadItem(tx, key));
+        std::optional<Item> old;
+        if (stored) {
+          FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
+          old = std::move(decoded);
+        }
+        if (del) {
+          DeleteItem(tx, key, OldItem::Of(stored));
+          UpdateIndexes(tx, t, old ? &*old : nullptr, nullptr);
+        } else {
+          WriteItem(tx, key, model::EncodeStoredItem(item), OldItem::Of(stored));
+          UpdateIndexes(tx, t, old ? &*old : nullptr, &item);
+        }
+        return Status();
+      });
+      ASSERT_TRUE(status.ok()) << status.error().message;
+      if (del) {
+        model.erase(key);
+      } else {
+        model[key] = item;
+      }
+      if (step % 100 == 99) CheckAll(*db, t, model, seed);
+    }
+    CheckAll(*db, t, model, seed);
+  }
+}
+
+TEST(IndexesTest, ProjectionsAndSparseness) {
+  const TableInfo t = MakeTable();
+  Item item{{"pk", S("a")}, {"sk", N(1)}, {"lsk", S("z")}, {"x", N(5)}, {"y", S("w")}};
+  auto lsi = ComputeIndexEntry(t, t.local_indexes[0], item);
+  ASSERT_TRUE(lsi);
+  EXPECT_EQ(lsi->image, (Item{{"pk", S("a")}, {"sk", N(1)}, {"lsk", S("z")}}));
+  EXPECT_FALSE(ComputeIndexEntry(t, t.global_indexes[0], item));  // no g: sparse
+  EXPECT_FALSE(ComputeIndexEntry(t, t.global_indexes[1], item));  // no g2/g3
+  item["g2"] = N(3);
+  item["g3"] = S("q");
+  auto inc = ComputeIndexEntry(t, t.global_indexes[1], item);
+  ASSERT_TRUE(inc);
+  EXPECT_EQ(inc->image,
+            (Item{{"pk", S("a")}, {"sk", N(1)}, {"g2", N(3)}, {"g3", S("q")}, {"x", N(5)}}));
+}
+
+TEST(IndexesTest, ValidateIndexKeysMessages) {
+  const TableInfo t = MakeTable();
+  Item item{{"pk", S("a")}, {"sk", N(1)}, {"g", N(1)}};
+  auto s = ValidateIndexKeys(t, item);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
+            "Actual: N IndexName: sparse");
+  item["g"] = S("");
+  s = ValidateIndexKeys(t, item);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "One or more parameter values are not valid. A value specified for a secondary index "
+            "key is not supported. The AttributeValue for a key attribute cannot contain an empty "
+            "string value. IndexName: sparse, IndexKey: g");
+}
+
+}  // namespace
+}  // namespace fdyno::store
