@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test.sh: installs what is missing, builds, and runs every test: unit and contract tests
-# (ctest), the kv tests again under ASan+UBSan, and the black-box pytest suite against the
-# real binary. FDYNO_FULL=1 runs the long variants (crash cycles, random tests).
+# (ctest), the kv tests again under ASan+UBSan, a short libFuzzer run of every parser and
+# codec target, and the black-box pytest + boto3 suite against the real binary.
+# FDYNO_FULL=1 runs the long variants (100 crash cycles, long random tests).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 
 echo "== build (release, -Werror)"
 "$root/scripts/build.sh" "$root/build"
@@ -21,7 +23,9 @@ fi
 cmake --build "$asan" -j "$(nproc)" --target kv_tests
 (cd "$asan" && ctest --output-on-failure -j 2 --timeout 900 -L kv)
 
-if [ -d "$root/tests/pytest" ] && ls "$root"/tests/pytest/test_*.py >/dev/null 2>&1; then
-  echo "== black-box tests (pytest + boto3)"
-  FDYNO_BIN="$root/build/src/main/fdyno" /usr/bin/python3 -m pytest -q "$root/tests/pytest"
-fi
+echo "== fuzz targets (short run)"
+FDYNO_FUZZ_BUILD="$root/build-fuzz" "$root/fuzz/run.sh" "${FDYNO_FUZZ_SECONDS:-10}"
+
+echo "== black-box tests (pytest + boto3)"
+FDYNO_BIN="$root/build/src/main/fdyno" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  "$root/tests/pytest"
