@@ -1,0 +1,205 @@
+#include "workers/backfill.h"
+
+#include <utility>
+#include <vector>
+
+#include "kv/run.h"
+#include "kv/tuple.h"
+#include "model/item_codec.h"
+#include "store/indexes.h"
+#include "store/items.h"
+#include "store/layout.h"
+
+namespace fdyno::workers {
+namespace {
+
+store::SecondaryIndex* FindById(store::TableInfo& t, int64_t id) {
+  for (auto* list : {&t.global_indexes, &t.local_indexes}) {
+    for (store::SecondaryIndex& i : *list) {
+      if (i.id == id) return &i;
+    }
+  }
+  return nullptr;
+}
+
+bool NeedsBackfill(const store::SecondaryIndex& i) {
+  return i.status == store::IndexStatus::kCreating && i.backfilling;
+}
+
+Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
+                                int64_t index_id, const BackfillOptions& options) {
+  StepResult out;
+  store::SecondaryIndex& index = *FindById(info, index_id);
+  const kv::Subspace items = store::layout::Items(info.id);
+  auto [begin, end] = items.Range();
+  const std::string cursor_key = BackfillCursorKey(info.id, index.id);
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
+  if (cursor) begin = *cursor;
+  const size_t head_arity = info.key_schema.range ? 3 : 2;
+  kv::RangeOptions ro;
+  ro.limit = options.page_items * 2;
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
+  uint64_t bytes = 0;
+  std::string next;
+  bool stopped = false;
+  for (const kv::KeyValue& kv : rr.kvs) {
+    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, items.Unpack(kv.key));
+    if (t.size() != head_arity) continue;
+    if (out.items >= options.page_items || bytes >= options.page_bytes) {
+      next = kv.key;
+      stopped = true;
+      break;
+    }
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, kv.key));
+    if (!stored) continue;
+    FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
+    bytes += stored->image.size();
+    store::UpdateIndex(tx, info, index, nullptr, &item);
+    ++out.items;
+    next = store::ItemRangeEnd(kv.key);
+  }
+  if (!stopped && !rr.more) {
+    // The end: the index becomes ACTIVE in this transaction.
+    index.status = store::IndexStatus::kActive;
+    index.backfilling = false;
+    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
+    tx.Clear(cursor_key);
+    out.finished = true;
+    return out;
+  }
+  if (next.empty() && !rr.kvs.empty()) next = rr.kvs.back().key + '\x00';
+  tx.Set(cursor_key, next);
+  return out;
+}
+
+Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
+                              int64_t index_id, const BackfillOptions& options) {
+  StepResult out;
+  auto [begin, end] = store::layout::Index(info.id, index_id).Range();
+  kv::RangeOptions ro;
+  ro.limit = options.page_items;
+  ro.snapshot = true;
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
+  if (!rr.kvs.empty()) {
+    const std::string stop = rr.more ? rr.kvs.back().key + '\x00' : end;
+    tx.ClearRange(begin, stop);
+    out.items = static_cast<int>(rr.kvs.size());
+  }
+  if (!rr.more) {
+    auto& g = info.global_indexes;
+    for (auto it = g.begin(); it != g.end(); ++it) {
+      if (it->id == index_id) {
+        g.erase(it);
+        break;
+      }
+    }
+    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
+    tx.Clear(BackfillCursorKey(info.id, index_id));
+    out.finished = true;
+  }
+  return out;
+}
+
+kv::RunOptions ReadOnly() {
+  kv::RunOptions o;
+  o.read_only = true;
+  return o;
+}
+
+}  // namespace
+
+std::string BackfillCursorKey(int64_t table_id, int64_t index_id) {
+  return store::layout::Leases().Pack(
+      kv::Tuple().AddString("index_backfill").AddInt(table_id).AddInt(index_id));
+}
+
+Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
+                                const std::string& table_name, int64_t index_id,
+                                const BackfillOptions& options) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<StepResult> {
+    FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table_name));
+    if (!found) return StepResult{0, true};
+    store::TableInfo info = *found;
+    store::SecondaryIndex* index = FindById(info, index_id);
+    if (index == nullptr) return StepResult{0, true};
+    if (NeedsBackfill(*index)) return BackfillPage(tx, catalog, info, index_id, options);
+    if (index->status == store::IndexStatus::kDeleting) {
+      return DeletePage(tx, catalog, info, index_id, options);
+    }
+    return StepResult{0, true};
+  });
+}
+
+Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
+                            const BackfillOptions& options) {
+  // Which (table, index) pairs need work, as of one snapshot.
+  struct Work {
+    std::string table;
+    int64_t index_id;
+  };
+  FDYNO_ASSIGN_OR_RETURN(
+      std::vector<Work> work,
+      kv::Run(db, ReadOnly(),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<Work>> {
+                std::vector<Work> out;
+                std::string start;
+                while (true) {
+                  FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page, catalog.List(tx, start, 100));
+                  for (const std::string& name : page.names) {
+                    FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name));
+                    if (!info) continue;
+                    for (const auto& i : info->global_indexes) {
+                      if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
+                        out.push_back({name, i.id});
+                      }
+                    }
+                  }
+                  if (!page.more || page.names.empty()) break;
+                  start = page.names.back();
+                }
+                return out;
+              }));
+  int steps = 0;
+  for (const Work& w : work) {
+    while (true) {
+      FDYNO_ASSIGN_OR_RETURN(StepResult r, RunIndexStep(db, catalog, w.table, w.index_id, options));
+      ++steps;
+      if (r.finished) break;
+    }
+  }
+  return steps;
+}
+
+IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
+    : db_(db), catalog_(catalog), options_(options) {}
+
+IndexWorker::~IndexWorker() { Stop(); }
+
+void IndexWorker::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void IndexWorker::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void IndexWorker::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    // Errors (conflicts past the retry budget, a dropped table) are retried next round.
+    (void)RunAllIndexWork(*db_, *catalog_, options_);
+    lock.lock();
+    cv_.wait_for(lock, options_.poll, [this] { return stop_; });
+  }
+}
+
+}  // namespace fdyno::workers

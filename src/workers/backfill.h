@@ -1,0 +1,76 @@
+// Online global secondary index changes: the backfill of a new index and the removal of a
+// deleted one, in bounded transactions (shared/spec "Multi-transaction workflows").
+//
+// Protocol. UpdateTable registers a new GSI in the catalog as CREATING with backfilling=true;
+// from that commit on, every item write maintains it (store::IndexIsMaintained). The worker
+// then copies the existing items into it page by page: each page is one transaction that reads
+// a bounded range of base items (normal, conflicting reads, so a concurrent write to an item
+// of the page makes the page retry against the new image), writes their entries, and advances
+// a cursor stored in the database, so the backfill resumes after a restart and several
+// processes may run it (a page conflicts on the cursor). The page that reaches the end marks the
+// index ACTIVE in the same transaction. A DELETING index is cleared in bounded transactions
+// and removed from the catalog by the last one.
+//
+// Cursor: layout::Leases() + ("index_backfill", table id, index id) -> the kv key to resume at.
+//
+// Thread-safety: RunStep/RunAll may be called from any thread; IndexWorker owns one thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/result.h"
+#include "kv/kv.h"
+#include "store/catalog.h"
+
+namespace fdyno::workers {
+
+struct BackfillOptions {
+  int page_items = 200;                   // base items per page transaction
+  uint64_t page_bytes = 2 * 1024 * 1024;  // image bytes per page (well under 10 MB)
+  std::chrono::milliseconds poll{200};    // IndexWorker: catalog scan interval
+};
+
+struct StepResult {
+  int items = 0;          // base items copied (backfill) or keys cleared (delete)
+  bool finished = false;  // the index became ACTIVE, or was removed
+};
+
+// One page of work for index `index_id` of table `table_name` (backfill when CREATING and
+// backfilling, removal when DELETING; nothing otherwise, finished=true).
+Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
+                                const std::string& table_name, int64_t index_id,
+                                const BackfillOptions& options = {});
+
+// Steps every index of every table that needs work until none does. Returns steps run.
+Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
+                            const BackfillOptions& options = {});
+
+// The cursor key of an index backfill.
+std::string BackfillCursorKey(int64_t table_id, int64_t index_id);
+
+// A background thread running RunAllIndexWork every options.poll.
+class IndexWorker {
+ public:
+  IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options = {});
+  ~IndexWorker();  // stops the thread
+  void Start();
+  void Stop();
+
+ private:
+  void Loop();
+  kv::Database* db_;
+  store::Catalog* catalog_;
+  BackfillOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace fdyno::workers
