@@ -19,6 +19,7 @@
 #include "model/item_codec.h"
 #include "model/item_size.h"
 #include "model/json.h"
+#include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -305,7 +306,8 @@ Error Cancelled(const std::vector<Reason>& reasons) {
 bool IsSchemaMismatch(const Error& e) {
   return e.message == "The provided key element does not match the schema" ||
          e.message.find("Missing the key") != std::string::npos ||
-         e.message.find("Type mismatch for key") != std::string::npos;
+         e.message.find("Type mismatch for key") != std::string::npos ||
+         e.message.find("Type mismatch for Index Key") != std::string::npos;
 }
 
 // ---- shared planning inside the transaction ------------------------------------------------
@@ -399,6 +401,9 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       const store::KeySchema& schema = tables.infos[tables.of_action[i]]->key_schema;
       Status st = a.kind == TransactActionKind::kPut ? ValidateItemKey(schema, a.item)
                                                      : ValidateKey(schema, a.item);
+      if (st.ok() && a.kind == TransactActionKind::kPut) {
+        st = store::ValidateIndexKeys(*tables.infos[tables.of_action[i]], a.item);
+      }
       if (!st.ok()) {
         if (!IsSchemaMismatch(st.error())) return st.error();
         reasons[i].code = "ValidationError";
@@ -452,6 +457,9 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
         Result<Item> updated_item = expr::ApplyUpdate(*a.update, old[i] ? *old[i] : keys[i]);
         Status size_ok = updated_item.ok() ? model::CheckUpdatedItemSize(*updated_item)
                                            : Status(updated_item.error());
+        if (size_ok.ok()) {
+          size_ok = store::ValidateIndexKeys(*tables.infos[tables.of_action[i]], *updated_item);
+        }
         if (!size_ok.ok()) {
           if (size_ok.error().type != ErrorType::kValidation) return size_ok.error();
           reasons[i].code = "ValidationError";
@@ -474,6 +482,10 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       out.table = tables.of_action[i];
       out.kind = a.kind;
       out.old_size = old[i] ? model::ItemSize(*old[i]) : 0;
+      if (a.kind != TransactActionKind::kConditionCheck) {
+        // Secondary index entries change in the same transaction as the item.
+        store::UpdateIndexes(tx, table, old[i] ? &*old[i] : nullptr, next[i] ? &*next[i] : nullptr);
+      }
       switch (a.kind) {
         case TransactActionKind::kPut:
         case TransactActionKind::kUpdate:

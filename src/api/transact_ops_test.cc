@@ -181,6 +181,50 @@ TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
                 R"("SizeEstimateRangeGB":[0.0,1.0]}]}})");
 }
 
+TEST_F(TransactTest, IndexEntriesChangeWithTheItems) {
+  store::TableInfo t;
+  t.name = "gsi";
+  t.attribute_definitions = {{"pk", store::ScalarType::kS}, {"g", store::ScalarType::kS}};
+  t.key_schema.hash = {"pk", store::ScalarType::kS};
+  store::SecondaryIndex index;
+  index.name = "by_g";
+  index.key_schema.hash = {"g", store::ScalarType::kS};
+  t.global_indexes.push_back(index);
+  auto created = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return in_->catalog.Create(tx, t, {});
+  });
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  const int64_t table_id = (*created)->id;
+  auto index_entries = [&]() -> size_t {
+    auto range = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      auto [b, e] =
+          store::layout::TablePartSubspace(table_id, store::layout::TablePart::kIndex).Range();
+      return tx.GetRange(b, e);
+    });
+    EXPECT_TRUE(range.ok());
+    return range.ok() ? range->kvs.size() : 0;
+  };
+  ASSERT_TRUE(Call("TransactWriteItems",
+                   R"({"TransactItems":[)"
+                   R"({"Put":{"TableName":"gsi","Item":{"pk":{"S":"a"},"g":{"S":"x"}}}},)"
+                   R"({"Put":{"TableName":"gsi","Item":{"pk":{"S":"b"},"g":{"S":"y"}}}}]})")
+                  .ok());
+  EXPECT_EQ(index_entries(), 2u);
+  ASSERT_TRUE(Call("TransactWriteItems",
+                   R"({"TransactItems":[{"Delete":{"TableName":"gsi","Key":{"pk":{"S":"a"}}}},)"
+                   R"({"Update":{"TableName":"gsi","Key":{"pk":{"S":"b"}},)"
+                   R"("UpdateExpression":"REMOVE g"}}]})")
+                  .ok());
+  EXPECT_EQ(index_entries(), 0u);
+  // A wrong-typed index key cancels with ValidationError.
+  auto r = Call("TransactWriteItems",
+                R"({"TransactItems":[{"Put":{"TableName":"gsi","Item":{"pk":{"S":"c"},)"
+                R"("g":{"N":"1"}}}}]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().type, ErrorType::kTransactionCanceled);
+  EXPECT_EQ(index_entries(), 0u);
+}
+
 TEST_F(TransactTest, CancellationWritesNothingAndListsReasons) {
   ASSERT_TRUE(Call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"e"},"x":{"S":"y"}}})").ok());
   auto r =
