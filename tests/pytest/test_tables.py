@@ -23,7 +23,7 @@ ACCOUNT_ID = None  # set by the caller_account fixture
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("tables"), [], credentials=False)
+    s = Server(tmp_path_factory.mktemp("tables"), [])
     s.wait_ready()
     yield s
     s.stop()
