@@ -1220,6 +1220,7 @@ struct GsiUpdateIn {
   bool has_update = false;
   bool has_create = false;
   std::optional<std::string> create_name;
+  IndexIn create;  // KeySchema, Projection, ProvisionedThroughput of a Create
   bool has_delete = false;
   std::optional<std::string> delete_name;
 };
@@ -1263,6 +1264,11 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
         if (cr != nullptr) {
           g.has_create = true;
           FDYNO_ASSIGN_OR_RETURN(g.create_name, OwnedString(*cr, "IndexName"));
+          g.create.name = g.create_name;
+          FDYNO_ASSIGN_OR_RETURN(g.create.key_schema, ParseKeySchema(*cr));
+          FDYNO_ASSIGN_OR_RETURN(g.create.projection, ParseProjection(*cr));
+          FDYNO_ASSIGN_OR_RETURN(g.create.throughput,
+                                 ParseThroughput(*cr, "ProvisionedThroughput"));
         }
         FDYNO_ASSIGN_OR_RETURN(const Value* de,
                                GetStruct(*u, "Delete", "DeleteGlobalSecondaryIndexAction"));
@@ -1396,7 +1402,13 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
     return Invalid("Replica modification is not supported: this server has one region");
   }
   if (gsi_create_delete) {
-    return Invalid("GlobalSecondaryIndexUpdates Create and Delete are not supported yet");
+    // Online index changes (workers/backfill.h): Create needs its key schema and projection.
+    for (const GsiUpdateIn& g : *r.gsi_updates) {
+      if (g.has_create && (!g.create.key_schema || !g.create.projection)) {
+        return Invalid("Both KeySchema and Projection are required to create index: " +
+                       *g.create_name);
+      }
+    }
   }
   return Status::Ok();
 }
@@ -1481,7 +1493,62 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   }
   if (r.gsi_updates) {
     for (const GsiUpdateIn& u : *r.gsi_updates) {
-      // Only Update reaches here (Create/Delete were refused before any I/O).
+      if (u.has_create) {
+        // A new GSI: CREATING and backfilling; the index worker fills it, then marks it ACTIVE.
+        const std::string& name = *u.create_name;
+        if (current.FindIndex(name) != nullptr) {
+          return Invalid("Attempting to create an index which already exists");
+        }
+        std::vector<AttributeIn> defs;
+        if (r.attribute_definitions) defs = *r.attribute_definitions;
+        for (const auto& d : current.attribute_definitions) {
+          bool given = std::any_of(defs.begin(), defs.end(),
+                                   [&](const AttributeIn& a) { return a.name == d.name; });
+          if (!given) defs.push_back({d.name, std::string(store::ScalarTypeName(d.type))});
+        }
+        FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*u.create.key_schema, defs));
+        FDYNO_ASSIGN_OR_RETURN(store::Projection projection,
+                               ResolveProjection(*u.create.projection));
+        if (on_demand && u.create.throughput) {
+          return Invalid("ProvisionedThroughput should not be specified for index: " + name +
+                         " when BillingMode is PAY_PER_REQUEST");
+        }
+        if (!on_demand && !u.create.throughput) {
+          return Invalid("ProvisionedThroughput is not specified for index: " + name);
+        }
+        store::SecondaryIndex index;
+        index.name = name;
+        index.id = t.next_index_id++;
+        for (const auto* k : {&iks.hash, iks.range ? &*iks.range : nullptr}) {
+          if (k == nullptr) continue;
+          bool known = std::any_of(t.attribute_definitions.begin(), t.attribute_definitions.end(),
+                                   [&](const auto& d) { return d.name == k->name; });
+          if (!known) t.attribute_definitions.push_back(*k);
+        }
+        index.key_schema = std::move(iks);
+        index.projection = std::move(projection);
+        if (u.create.throughput) {
+          index.throughput.read_capacity_units = *u.create.throughput->read;
+          index.throughput.write_capacity_units = *u.create.throughput->write;
+        }
+        index.status = store::IndexStatus::kCreating;
+        index.backfilling = true;
+        t.global_indexes.push_back(std::move(index));
+        updating = true;
+        continue;
+      }
+      if (u.has_delete) {
+        const std::string& name = *u.delete_name;
+        auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
+                               [&](const auto& g) { return g.name == name; });
+        if (it == t.global_indexes.end()) {
+          return Error::ResourceNotFound("Requested resource not found: Index: " + name +
+                                         " not found");
+        }
+        it->status = store::IndexStatus::kDeleting;  // removed by the index worker
+        updating = true;
+        continue;
+      }
       const std::string& name = *u.update_name;
       auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
                              [&](const auto& g) { return g.name == name; });

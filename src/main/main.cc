@@ -14,6 +14,7 @@
 #include "kv/engines/embedded/embedded.h"
 #include "main/flags.h"
 #include "store/catalog.h"
+#include "workers/backfill.h"
 
 namespace fdyno::main {
 namespace {
@@ -72,6 +73,9 @@ int Serve(const ServeFlags& flags) {
     deps.clock = Clock::Real();
     deps.catalog = &catalog;
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
+    // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
+    workers::IndexWorker index_worker(db->get(), &catalog);
+    index_worker.Start();
 
     http::RouterOptions router_options;
     router_options.region = flags.region;
