@@ -15,6 +15,7 @@
 #include "main/flags.h"
 #include "store/catalog.h"
 #include "workers/backfill.h"
+#include "workers/token_gc.h"
 
 namespace fdyno::main {
 namespace {
@@ -76,6 +77,13 @@ int Serve(const ServeFlags& flags) {
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
     workers::IndexWorker index_worker(db->get(), &catalog);
     index_worker.Start();
+    // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
+    // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
+    Result<std::unique_ptr<workers::TokenGc>> token_gc = workers::StartTokenGcFromEnv(db->get());
+    if (!token_gc.ok()) {
+      spdlog::error("{}", token_gc.error().message);
+      return 2;
+    }
 
     http::RouterOptions router_options;
     router_options.region = flags.region;
