@@ -119,3 +119,23 @@ def start_server(tmp_path):
 @pytest.fixture
 def server(start_server):
     return start_server()
+
+
+@pytest.fixture(scope="module")
+def module_server(request, tmp_path_factory):
+    """One ready server (credentials on) shared by every test of a module."""
+    s = Server(tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_")), [])
+    s.wait_ready()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def ddb(request):
+    """A boto3 DynamoDB client for the module's server, or for FDYNO_TEST_ENDPOINT when set
+    (so the DynamoDB-behaviour tests can be pointed at another endpoint, e.g. DynamoDB)."""
+    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
+    if endpoint:
+        return boto3.client("dynamodb", endpoint_url=endpoint,
+                            config=botocore.config.Config(retries={"max_attempts": 0}))
+    return request.getfixturevalue("module_server").client()

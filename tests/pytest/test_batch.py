@@ -1,26 +1,9 @@
 """BatchGetItem and BatchWriteItem, black-box through boto3 against the real binary."""
-import os
 import uuid
 
-import boto3
-import botocore.config
 import botocore.exceptions
 import pytest
 
-from conftest import Server
-
-
-@pytest.fixture(scope="module")
-def ddb(tmp_path_factory):
-    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
-    if endpoint:
-        yield boto3.client("dynamodb", endpoint_url=endpoint,
-                           config=botocore.config.Config(retries={"max_attempts": 0}))
-        return
-    server = Server(tmp_path_factory.mktemp("batch"), [])
-    server.wait_ready()
-    yield server.client()
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -1,26 +1,8 @@
 """Online global secondary index changes (UpdateTable Create/Delete) through boto3."""
-import os
 import time
 import uuid
 
-import boto3
-import botocore.config
-import pytest
 
-from conftest import Server
-
-
-@pytest.fixture(scope="module")
-def ddb(tmp_path_factory):
-    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
-    if endpoint:
-        yield boto3.client("dynamodb", endpoint_url=endpoint,
-                           config=botocore.config.Config(retries={"max_attempts": 0}))
-        return
-    server = Server(tmp_path_factory.mktemp("indexes"), [])
-    server.wait_ready()
-    yield server.client()
-    server.stop()
 
 
 def _index(ddb, table, name):

@@ -1,27 +1,10 @@
 """Query and Scan (base tables and secondary indexes), black-box through boto3 against the
 real binary. Set FDYNO_TEST_ENDPOINT to run against another DynamoDB endpoint."""
-import os
 import uuid
 
-import boto3
-import botocore.config
 import botocore.exceptions
 import pytest
 
-from conftest import Server
-
-
-@pytest.fixture(scope="module")
-def ddb(tmp_path_factory):
-    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
-    if endpoint:
-        yield boto3.client("dynamodb", endpoint_url=endpoint,
-                           config=botocore.config.Config(retries={"max_attempts": 0}))
-        return
-    server = Server(tmp_path_factory.mktemp("query"), [])
-    server.wait_ready()
-    yield server.client()
-    server.stop()
 
 
 def _name(prefix):

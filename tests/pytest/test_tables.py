@@ -10,11 +10,10 @@ as raw signed JSON.
 import json
 import uuid
 
-import botocore.config
 import botocore.exceptions
 import pytest
 
-from conftest import REGION, Server
+from conftest import REGION
 from signing import call
 
 INVALID = "One or more parameter values were invalid: "
@@ -22,16 +21,8 @@ ACCOUNT_ID = None  # set by the caller_account fixture
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("tables"), [])
-    s.wait_ready()
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def ddb(server):
-    return server.client()
+def server(module_server):
+    return module_server
 
 
 @pytest.fixture(scope="module", autouse=True)

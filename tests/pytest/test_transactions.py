@@ -18,16 +18,8 @@ CANCELLED = "Transaction cancelled, please refer cancellation reasons for specif
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("transactions"), [])
-    s.wait_ready()
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def ddb(server):
-    return server.client()
+def server(module_server):
+    return module_server
 
 
 def _create(ddb, prefix, attrs, keys):
