@@ -4,30 +4,13 @@ Every expectation here is DynamoDB's behaviour (types and exact messages), so th
 pointed at DynamoDB itself: set FDYNO_TEST_ENDPOINT (and AWS credentials in the environment) to
 run it against another endpoint instead of starting fdyno.
 """
-import os
 import uuid
 
-import boto3
-import botocore.config
 import botocore.exceptions
 import pytest
 
-from conftest import Server
 
 MIXED = "Can not use both expression and non-expression parameters in the same request: "
-
-
-@pytest.fixture(scope="module")
-def ddb(tmp_path_factory):
-    endpoint = os.environ.get("FDYNO_TEST_ENDPOINT")
-    if endpoint:
-        yield boto3.client("dynamodb", endpoint_url=endpoint,
-                           config=botocore.config.Config(retries={"max_attempts": 0}))
-        return
-    server = Server(tmp_path_factory.mktemp("items"), [])
-    server.wait_ready()
-    yield server.client()
-    server.stop()
 
 
 def _create(ddb, name, attrs, keys, lsi=None):
