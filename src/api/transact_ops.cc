@@ -14,6 +14,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/transact_request.h"
+#include "base/bytes.h"
 #include "base/metrics.h"
 #include "expr/evaluate.h"
 #include "model/item_codec.h"
@@ -74,57 +75,10 @@ struct TxnResult {
   std::string nonce;
 };
 
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutBytes(std::string& out, std::string_view b) {
-  PutU32(out, static_cast<uint32_t>(b.size()));
-  out += b;
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view d) : d_(d) {}
-  bool U8(uint8_t& v) {
-    if (d_.empty()) return false;
-    v = static_cast<uint8_t>(d_[0]);
-    d_.remove_prefix(1);
-    return true;
-  }
-  bool U32(uint32_t& v) {
-    if (d_.size() < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(d_[i]);
-    d_.remove_prefix(4);
-    return true;
-  }
-  bool U64(uint64_t& v) {
-    if (d_.size() < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(d_[i]);
-    d_.remove_prefix(8);
-    return true;
-  }
-  bool Bytes(std::string_view& v) {
-    uint32_t n = 0;
-    if (!U32(n) || d_.size() < n) return false;
-    v = d_.substr(0, n);
-    d_.remove_prefix(n);
-    return true;
-  }
-  bool done() const { return d_.empty(); }
-
- private:
-  std::string_view d_;
-};
-
 std::string EncodeTxnResult(const TxnResult& r) {
   std::string out;
   PutU32(out, static_cast<uint32_t>(r.tables.size()));
-  for (const std::string& t : r.tables) PutBytes(out, t);
+  for (const std::string& t : r.tables) PutLengthPrefixed(out, t);
   PutU32(out, static_cast<uint32_t>(r.actions.size()));
   for (const ActionResult& a : r.actions) {
     PutU32(out, a.table);
@@ -132,9 +86,9 @@ std::string EncodeTxnResult(const TxnResult& r) {
     PutU64(out, a.old_size);
     PutU64(out, a.new_size);
     out.push_back(a.collection_key ? 1 : 0);
-    if (a.collection_key) PutBytes(out, model::EncodeStoredItem(*a.collection_key));
+    if (a.collection_key) PutLengthPrefixed(out, model::EncodeStoredItem(*a.collection_key));
   }
-  PutBytes(out, r.nonce);
+  PutLengthPrefixed(out, r.nonce);
   return out;
 }
 
@@ -143,13 +97,13 @@ Result<TxnResult> DecodeTxnResult(std::string_view bytes) {
     return Error::Internal(
         "The stored result of this transaction is malformed; the request was not executed");
   };
-  Reader rd(bytes);
+  ByteReader rd(bytes);
   TxnResult r;
   uint32_t n = 0;
   if (!rd.U32(n) || n > kMaxTransactActions) return corrupt();
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view t;
-    if (!rd.Bytes(t)) return corrupt();
+    if (!rd.LengthPrefixed(t)) return corrupt();
     r.tables.emplace_back(t);
   }
   if (!rd.U32(n) || n > kMaxTransactActions) return corrupt();
@@ -163,7 +117,7 @@ Result<TxnResult> DecodeTxnResult(std::string_view bytes) {
     a.kind = static_cast<TransactActionKind>(kind - 1);
     if (has_key) {
       std::string_view k;
-      if (!rd.Bytes(k)) return corrupt();
+      if (!rd.LengthPrefixed(k)) return corrupt();
       Result<Item> item = model::DecodeStoredItem(k);
       if (!item.ok()) return corrupt();
       a.collection_key = std::move(item).value();
@@ -171,7 +125,7 @@ Result<TxnResult> DecodeTxnResult(std::string_view bytes) {
     r.actions.push_back(std::move(a));
   }
   std::string_view nonce;
-  if (!rd.Bytes(nonce) || !rd.done()) return corrupt();
+  if (!rd.LengthPrefixed(nonce) || !rd.done()) return corrupt();
   r.nonce = std::string(nonce);
   return r;
 }

@@ -2,53 +2,11 @@
 
 #include <random>
 
+#include "base/bytes.h"
+
 namespace fdyno::store {
 
 namespace {
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-// A bounds-checked reader over a stored value; every short read is corruption. Not inlined:
-// GCC's -Wmaybe-uninitialized misfires on the small-string buffer when U8 is inlined.
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-  [[gnu::noinline]] bool U8(uint8_t& v) {
-    if (data_.size() < 1) return false;
-    v = static_cast<uint8_t>(data_[0]);
-    data_.remove_prefix(1);
-    return true;
-  }
-  bool U32(uint32_t& v) {
-    if (data_.size() < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(data_[i]);
-    data_.remove_prefix(4);
-    return true;
-  }
-  bool U64(uint64_t& v) {
-    if (data_.size() < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(data_[i]);
-    data_.remove_prefix(8);
-    return true;
-  }
-  bool Bytes(size_t n, std::string_view& v) {
-    if (data_.size() < n) return false;
-    v = data_.substr(0, n);
-    data_.remove_prefix(n);
-    return true;
-  }
-  std::string_view rest() const { return data_; }
-
- private:
-  std::string_view data_;
-};
 
 Error Corrupt(std::string_view what) {
   return Error::Internal("corrupt operation receipt: " + std::string(what));
@@ -96,7 +54,7 @@ std::string EncodeReceiptResult(const ReceiptResult& r) {
 }
 
 Result<ReceiptResult> DecodeReceiptResult(ReceiptKind kind, std::string_view payload) {
-  Reader in(payload);
+  ByteReader in(payload);
   ReceiptResult r;
   r.kind = kind;
   uint8_t flags = 0;
@@ -171,7 +129,7 @@ Result<std::optional<Receipt>> ReceiptStore::Read(kv::Transaction& tx,
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> stored, tx.Get(key));
   if (!stored.has_value()) return std::optional<Receipt>();
   const std::string head = std::move(stored).value();
-  Reader in(head);
+  ByteReader in(head);
   uint8_t version = 0, kind = 0;
   uint64_t created = 0;
   if (!in.U8(version)) return Corrupt("empty value");

@@ -2,46 +2,11 @@
 
 #include <openssl/sha.h>
 
+#include "base/bytes.h"
+
 namespace fdyno::store {
 
 namespace {
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-// A bounds-checked reader; every short read is corruption.
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-  bool U32(uint32_t& v) {
-    if (data_.size() < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(data_[i]);
-    data_.remove_prefix(4);
-    return true;
-  }
-  bool U64(uint64_t& v) {
-    if (data_.size() < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(data_[i]);
-    data_.remove_prefix(8);
-    return true;
-  }
-  bool Bytes(size_t n, std::string_view& v) {
-    if (data_.size() < n) return false;
-    v = data_.substr(0, n);
-    data_.remove_prefix(n);
-    return true;
-  }
-  bool done() const { return data_.empty(); }
-
- private:
-  std::string_view data_;
-};
 
 Error Corrupt(std::string_view what) {
   return Error::Internal("The idempotency record of this ClientRequestToken cannot be used (" +
@@ -116,7 +81,7 @@ Result<TokenRecord> TokenStore::Decode(kv::Transaction& tx, const std::string& k
   if (static_cast<uint8_t>(head[0]) != kTokenFormatV1) {
     return Corrupt("unknown format version " + std::to_string(static_cast<uint8_t>(head[0])));
   }
-  Reader h(head.substr(1));
+  ByteReader h(head.substr(1));
   uint32_t chunks = 0;
   if (!h.U32(chunks) || chunks == 0 || chunks > kMaxTokenChunks) return Corrupt("chunk count");
   std::string payload(head.substr(kHeadHeaderBytes));
@@ -127,7 +92,7 @@ Result<TokenRecord> TokenStore::Decode(kv::Transaction& tx, const std::string& k
     }
     payload.append(*part, kChunkHeaderBytes);
   }
-  Reader r(payload);
+  ByteReader r(payload);
   TokenRecord rec;
   uint32_t digest_len = 0, result_len = 0;
   uint64_t created = 0;
