@@ -36,6 +36,19 @@ Call Query(const WorkloadOptions& o, int64_t p) {
                        "}"};
 }
 
+// Two Puts in one TransactWriteItems: rows r and r + 1 (mod rows_per_key) of partition p, so
+// the two actions never target the same item (rows_per_key >= 2).
+Call Transact(const WorkloadOptions& o, int64_t p, int64_t r) {
+  int64_t r2 = (r + 1) % o.rows_per_key;
+  auto put = [&](int64_t row) {
+    std::string item = KeyJson(p, row);
+    item.pop_back();
+    item += R"(,"payload":{"S":")" + std::string(o.value_bytes, 'x') + R"("}})";
+    return R"({"Put":{)" + TableJson(o) + R"(,"Item":)" + item + "}}";
+  };
+  return {"TransactWriteItems", R"({"TransactItems":[)" + put(r) + "," + put(r2) + "]}"};
+}
+
 }  // namespace
 
 std::optional<Workload> ParseWorkload(std::string_view name) {
@@ -45,6 +58,7 @@ std::optional<Workload> ParseWorkload(std::string_view name) {
       {"put", Workload::kPutItem},
       {"query", Workload::kQuery},
       {"update", Workload::kUpdateItem},
+      {"transact", Workload::kTransactWrite},
       {"mix", Workload::kMix}};
   for (auto [n, w] : kNames) {
     if (n == name) return w;
@@ -64,6 +78,8 @@ std::string_view WorkloadName(Workload w) {
       return "query";
     case Workload::kUpdateItem:
       return "update";
+    case Workload::kTransactWrite:
+      return "transact";
     case Workload::kMix:
       return "mix";
   }
@@ -84,6 +100,8 @@ Call NextCall(Workload w, const WorkloadOptions& o, std::mt19937_64& rng) {
       return Query(o, p);
     case Workload::kUpdateItem:
       return Update(o, p, r);
+    case Workload::kTransactWrite:
+      return Transact(o, p, r);
     case Workload::kMix: {
       uint64_t dice = rng() % 100;
       if (dice < 50) return Get(o, p, r);

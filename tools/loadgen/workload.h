@@ -11,9 +11,18 @@
 
 namespace fdyno::loadgen {
 
-enum class Workload { kDescribeEndpoints, kGetItem, kPutItem, kQuery, kUpdateItem, kMix };
+enum class Workload {
+  kDescribeEndpoints,
+  kGetItem,
+  kPutItem,
+  kQuery,
+  kUpdateItem,
+  kTransactWrite,
+  kMix
+};
 
-// "describe-endpoints", "get", "put", "query", "update", "mix"; nullopt when unknown.
+// "describe-endpoints", "get", "put", "query", "update", "transact", "mix"; nullopt when
+// unknown. transact: TransactWriteItems with two Puts in one partition.
 std::optional<Workload> ParseWorkload(std::string_view name);
 std::string_view WorkloadName(Workload w);
 

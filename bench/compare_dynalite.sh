@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# compare_dynalite.sh [BUILD_DIR] [SECONDS] [CONCURRENCY]: fdyno (durable: --durability fsync,
+# the default) versus dynalite (npm, --path on disk, no fsync) on free loopback ports, measured
+# by fdyno-loadgen in one run: GetItem, PutItem (100-byte items) and Query on a 10-item
+# partition, then TransactWriteItems with two Puts against fdyno alone (dynalite has no
+# transactions). Prints every result and the ratios fdyno/dynalite.
+# DYNALITE: path of the dynalite executable (default /tmp/dynalite/node_modules/.bin/dynalite).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+seconds=${2:-10}
+concurrency=${3:-32}
+dynalite=${DYNALITE:-/tmp/dynalite/node_modules/.bin/dynalite}
+loadgen="$build/tools/loadgen/fdyno-loadgen"
+fdyno="$build/src/main/fdyno"
+keys=1000 # partitions of 10 items: 10,000 items preloaded
+work=$(mktemp -d /tmp/fdyno-vs-dynalite.XXXXXX)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+dyn_port=$(free_port)
+fdyno_port=$(free_port)
+export AWS_ACCESS_KEY_ID=fdyno AWS_SECRET_ACCESS_KEY=fdyno-secret
+
+"$dynalite" --port "$dyn_port" --path "$work/dynalite" >"$work/dynalite.log" 2>&1 &
+dyn_pid=$!
+"$fdyno" serve --listen "127.0.0.1:$fdyno_port" --data-dir "$work/fdyno" --durability fsync \
+  --log-level warn >"$work/fdyno.log" 2>&1 &
+fdyno_pid=$!
+trap 'kill $dyn_pid $fdyno_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 200); do
+  curl -s -o /dev/null "http://127.0.0.1:$fdyno_port/" 2>/dev/null &&
+    curl -s -o /dev/null "http://127.0.0.1:$dyn_port/" 2>/dev/null && break
+  sleep 0.1
+done
+
+lg() { # PORT WORKLOAD [extra flags]
+  local port=$1 workload=$2
+  shift 2
+  "$loadgen" --endpoint "http://127.0.0.1:$port" --workload "$workload" --keys "$keys" \
+    --rows-per-key 10 --value-size 100 --concurrency "$concurrency" --json "$@"
+}
+# Create the table and preload every item (a short GetItem run validates the preload).
+for port in "$dyn_port" "$fdyno_port"; do
+  lg "$port" get --duration 1 --create-table --preload $((keys * 10)) >/dev/null
+done
+declare -A res
+for w in get put query; do
+  for target in dynalite fdyno; do
+    port=$dyn_port
+    [[ $target == fdyno ]] && port=$fdyno_port
+    res[$target.$w]=$(lg "$port" "$w" --duration "$seconds")
+    echo "$target $w: ${res[$target.$w]}"
+  done
+done
+res[fdyno.transact]=$(lg "$fdyno_port" transact --duration "$seconds")
+echo "fdyno transact: ${res[fdyno.transact]}"
+
+python3 - "${res[dynalite.get]}" "${res[fdyno.get]}" "${res[dynalite.put]}" "${res[fdyno.put]}" \
+  "${res[dynalite.query]}" "${res[fdyno.query]}" "${res[fdyno.transact]}" <<'PY'
+import json, sys
+dg, fg, dp, fp, dq, fq, ft = (json.loads(a) for a in sys.argv[1:8])
+def line(name, f, d, target):
+    r = f["throughput"] / d["throughput"]
+    print(f"{name:28s} fdyno {f['throughput']:8.0f}/s  dynalite {d['throughput']:8.0f}/s  "
+          f"ratio {r:5.2f}x (target >= {target}x)  p99 {f['p99_ms']:.2f} vs {d['p99_ms']:.2f} ms"
+          f"  errors {f['errors']}/{d['errors']}")
+line("GetItem", fg, dg, 3.5)
+line("PutItem (fdyno fsync)", fp, dp, 3)
+line("Query (10-item partition)", fq, dq, 6)
+print(f"{'TransactWriteItems 2 Puts':28s} fdyno {ft['throughput']:8.0f} txn/s = "
+      f"{2 * ft['throughput']:.0f} items/s vs PutItem {fp['throughput']:.0f} items/s "
+      f"(two PutItems: {fp['throughput'] / 2:.0f} pairs/s); p50 {ft['p50_ms']:.2f} p99 "
+      f"{ft['p99_ms']:.2f} ms, errors {ft['errors']}")
+PY
