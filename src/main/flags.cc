@@ -56,7 +56,7 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--io-threads", f.io_threads, "Network threads (0: one per core)")
       ->envname("DYNODB_IO_THREADS")
       ->capture_default_str();
-  serve.add_option("--workers", f.workers, "Operation worker threads (0: 4 per core, >= 8)")
+  serve.add_option("--workers", f.workers, "Operation worker threads (0: 16 per core, >= 32)")
       ->envname("DYNODB_WORKERS")
       ->capture_default_str();
   serve
@@ -115,7 +115,8 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
   }
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   c.io_threads = f.io_threads ? f.io_threads : cores;
-  c.workers = f.workers ? f.workers : std::max<size_t>(8, 4 * cores);
+  // Workers block through a durable commit's fsync; enough of them let group commit batch many.
+  c.workers = f.workers ? f.workers : std::max<size_t>(32, 16 * cores);
   c.queue_bound = f.queue_bound;
   c.idle_timeout = Millis(f.idle_timeout_s);
   c.header_timeout = Millis(f.header_timeout_s);
