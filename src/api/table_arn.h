@@ -1,0 +1,38 @@
+// Table ARNs: rendering arn:aws:dynamodb:<region>:<account>:table/<name> for the caller, and
+// accepting an ARN wherever DynamoDB lets an existing table be named by one.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/operation.h"
+#include "base/result.h"
+
+namespace fdyno::api {
+
+// arn:aws:dynamodb:<region>:<account>:table/<table> for the caller.
+std::string TableArn(const RequestContext& ctx, std::string_view table);
+
+struct ArnTarget {
+  std::string arn;
+  std::string table;
+};
+
+// Parses a resource ARN the tag operations accept: arn:aws:dynamodb:<region>:<account>:table/<t>
+// in the caller's region and account (another account's ARN is AccessDeniedException).
+Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
+                                std::string_view operation);
+
+// A table name or ARN naming an existing table (not for CreateTable), validated.
+Result<std::string> ResolveTableName(const RequestContext& ctx,
+                                     std::optional<std::string_view> name_or_arn,
+                                     std::string_view operation);
+
+// The TableName member of an operation on an existing table: a name or an ARN.
+Result<std::string> ReadExistingTableName(const RequestContext& ctx, const rapidjson::Value& body,
+                                          std::string_view operation);
+
+}  // namespace fdyno::api

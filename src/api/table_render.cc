@@ -1,0 +1,278 @@
+#include "api/table_render.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "api/table_arn.h"
+
+namespace fdyno::api {
+
+using store::TableInfo;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+namespace {
+
+void Str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void WriteSeconds(Writer& w, int64_t ms) { w.Double(static_cast<double>(ms) / 1000.0); }
+
+void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
+  w.StartArray();
+  w.StartObject();
+  w.Key("AttributeName");
+  Str(w, ks.hash.name);
+  w.Key("KeyType");
+  w.String("HASH");
+  w.EndObject();
+  if (ks.range) {
+    w.StartObject();
+    w.Key("AttributeName");
+    Str(w, ks.range->name);
+    w.Key("KeyType");
+    w.String("RANGE");
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteThroughput(Writer& w, const store::Throughput& t) {
+  w.StartObject();
+  if (t.last_increase_ms != 0) {
+    w.Key("LastIncreaseDateTime");
+    WriteSeconds(w, t.last_increase_ms);
+  }
+  if (t.last_decrease_ms != 0) {
+    w.Key("LastDecreaseDateTime");
+    WriteSeconds(w, t.last_decrease_ms);
+  }
+  w.Key("NumberOfDecreasesToday");
+  w.Int64(t.number_of_decreases_today);
+  w.Key("ReadCapacityUnits");
+  w.Int64(t.read_capacity_units);
+  w.Key("WriteCapacityUnits");
+  w.Int64(t.write_capacity_units);
+  w.EndObject();
+}
+
+void WriteProjection(Writer& w, const store::Projection& p) {
+  w.StartObject();
+  w.Key("ProjectionType");
+  w.String(p.type == store::ProjectionType::kAll        ? "ALL"
+           : p.type == store::ProjectionType::kKeysOnly ? "KEYS_ONLY"
+                                                        : "INCLUDE");
+  if (p.type == store::ProjectionType::kInclude) {
+    w.Key("NonKeyAttributes");
+    w.StartArray();
+    for (const auto& a : p.non_key_attributes) Str(w, a);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+std::string_view IndexStatusText(store::IndexStatus s) {
+  switch (s) {
+    case store::IndexStatus::kCreating:
+      return "CREATING";
+    case store::IndexStatus::kUpdating:
+      return "UPDATING";
+    case store::IndexStatus::kDeleting:
+      return "DELETING";
+    case store::IndexStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+std::string_view TableStatusText(store::TableStatus s) {
+  switch (s) {
+    case store::TableStatus::kCreating:
+      return "CREATING";
+    case store::TableStatus::kUpdating:
+      return "UPDATING";
+    case store::TableStatus::kDeleting:
+      return "DELETING";
+    case store::TableStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+std::string_view ViewTypeText(store::StreamViewType v) {
+  switch (v) {
+    case store::StreamViewType::kNewImage:
+      return "NEW_IMAGE";
+    case store::StreamViewType::kOldImage:
+      return "OLD_IMAGE";
+    case store::StreamViewType::kNewAndOldImages:
+      return "NEW_AND_OLD_IMAGES";
+    case store::StreamViewType::kKeysOnly:
+      return "KEYS_ONLY";
+  }
+  return "NEW_AND_OLD_IMAGES";
+}
+
+std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
+  if (key_id.rfind("arn:", 0) == 0) return key_id;
+  std::string prefix = "arn:aws:kms:" + ctx.region + ":" + ctx.account_id + ":";
+  if (key_id.empty()) return prefix + "alias/aws/dynamodb";
+  if (key_id.rfind("alias/", 0) == 0) return prefix + key_id;
+  return prefix + "key/" + key_id;
+}
+
+// DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
+// CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
+void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
+                           store::TableStatus status) {
+  const std::string arn = TableArn(ctx, t.name);
+  w.StartObject();
+  w.Key("AttributeDefinitions");
+  w.StartArray();
+  for (const auto& a : t.attribute_definitions) {
+    w.StartObject();
+    w.Key("AttributeName");
+    Str(w, a.name);
+    w.Key("AttributeType");
+    Str(w, store::ScalarTypeName(a.type));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("TableName");
+  Str(w, t.name);
+  w.Key("KeySchema");
+  WriteKeySchema(w, t.key_schema);
+  w.Key("TableStatus");
+  Str(w, TableStatusText(status));
+  w.Key("CreationDateTime");
+  WriteSeconds(w, t.creation_ms);
+  w.Key("ProvisionedThroughput");
+  WriteThroughput(w, t.throughput);
+  w.Key("TableSizeBytes");
+  w.Int64(0);
+  w.Key("ItemCount");
+  w.Int64(0);
+  w.Key("TableArn");
+  Str(w, arn);
+  w.Key("TableId");
+  Str(w, t.uuid);
+  if (t.billing_mode == store::BillingMode::kPayPerRequest ||
+      t.last_update_to_pay_per_request_ms != 0) {
+    w.Key("BillingModeSummary");
+    w.StartObject();
+    w.Key("BillingMode");
+    w.String(t.billing_mode == store::BillingMode::kPayPerRequest ? "PAY_PER_REQUEST"
+                                                                  : "PROVISIONED");
+    if (t.last_update_to_pay_per_request_ms != 0) {
+      w.Key("LastUpdateToPayPerRequestDateTime");
+      WriteSeconds(w, t.last_update_to_pay_per_request_ms);
+    }
+    w.EndObject();
+  }
+  if (!t.local_indexes.empty()) {
+    w.Key("LocalSecondaryIndexes");
+    w.StartArray();
+    for (const auto& i : t.local_indexes) {
+      w.StartObject();
+      w.Key("IndexName");
+      Str(w, i.name);
+      w.Key("KeySchema");
+      WriteKeySchema(w, i.key_schema);
+      w.Key("Projection");
+      WriteProjection(w, i.projection);
+      w.Key("IndexSizeBytes");
+      w.Int64(0);
+      w.Key("ItemCount");
+      w.Int64(0);
+      w.Key("IndexArn");
+      Str(w, arn + "/index/" + i.name);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!t.global_indexes.empty()) {
+    w.Key("GlobalSecondaryIndexes");
+    w.StartArray();
+    for (const auto& i : t.global_indexes) {
+      w.StartObject();
+      w.Key("IndexName");
+      Str(w, i.name);
+      w.Key("KeySchema");
+      WriteKeySchema(w, i.key_schema);
+      w.Key("Projection");
+      WriteProjection(w, i.projection);
+      w.Key("IndexStatus");
+      Str(w, status == store::TableStatus::kCreating ? "CREATING" : IndexStatusText(i.status));
+      if (i.backfilling) {
+        w.Key("Backfilling");
+        w.Bool(true);
+      }
+      w.Key("ProvisionedThroughput");
+      WriteThroughput(w, i.throughput);
+      w.Key("IndexSizeBytes");
+      w.Int64(0);
+      w.Key("ItemCount");
+      w.Int64(0);
+      w.Key("IndexArn");
+      Str(w, arn + "/index/" + i.name);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (t.stream.enabled) {
+    w.Key("StreamSpecification");
+    w.StartObject();
+    w.Key("StreamEnabled");
+    w.Bool(true);
+    w.Key("StreamViewType");
+    Str(w, ViewTypeText(t.stream.view_type));
+    w.EndObject();
+  }
+  if (!t.stream.label.empty()) {
+    w.Key("LatestStreamLabel");
+    Str(w, t.stream.label);
+    w.Key("LatestStreamArn");
+    Str(w, arn + "/stream/" + t.stream.label);
+  }
+  if (t.sse.enabled) {
+    w.Key("SSEDescription");
+    w.StartObject();
+    w.Key("Status");
+    w.String("ENABLED");
+    w.Key("SSEType");
+    w.String("KMS");
+    w.Key("KMSMasterKeyArn");
+    Str(w, KmsKeyArn(ctx, t.sse.kms_master_key_id));
+    w.EndObject();
+  }
+  if (t.table_class_set) {
+    w.Key("TableClassSummary");
+    w.StartObject();
+    w.Key("TableClass");
+    w.String(t.table_class == store::TableClass::kStandard ? "STANDARD"
+                                                           : "STANDARD_INFREQUENT_ACCESS");
+    w.EndObject();
+  }
+  w.Key("DeletionProtectionEnabled");
+  w.Bool(t.deletion_protection);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
+                                store::TableStatus status) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key(member);
+  WriteTableDescription(w, ctx, t, status);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace fdyno::api
