@@ -642,18 +642,38 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   return Status();
 }
 
-// [begin, end) of a Query.
-Result<std::pair<std::string, std::string>> QueryRange(const Target& t, const Plan& plan) {
-  const store::TableInfo& table = *t.table;
+// The key schema a Query reads by: the index's when reading an index, else the table's.
+const model::KeySchema& QuerySchema(const Target& t) {
+  return t.index ? t.index->key_schema : t.table->key_schema;
+}
+
+// The partition and sort-key range a Query's key condition selects.
+Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) {
   expr::KeySchema ks;
-  const model::KeySchema& schema = t.index ? t.index->key_schema : table.key_schema;
+  const model::KeySchema& schema = QuerySchema(t);
   ks.hash_name = schema.hash.name;
   ks.hash_type = model::ToType(schema.hash.type);
   if (schema.range) {
     ks.range_name = schema.range->name;
     ks.range_type = model::ToType(schema.range->type);
   }
-  FDYNO_ASSIGN_OR_RETURN(expr::KeyCondition kc, expr::ExtractKeyCondition(*plan.key_condition, ks));
+  return expr::ExtractKeyCondition(*plan.key_condition, ks);
+}
+
+// A Query's ExclusiveStartKey must lie in the queried partition.
+Status CheckStartKeyInPartition(const Target& t, const expr::KeyCondition& kc, const Item& esk) {
+  auto it = esk.find(QuerySchema(t).hash.name);
+  if (it == esk.end() || !(it->second == kc.hash_value)) {
+    return Error::Validation(
+        "The provided starting key is outside query boundaries based on provided condition");
+  }
+  return Status();
+}
+
+// [begin, end) of a Query.
+Result<std::pair<std::string, std::string>> QueryRange(const Target& t,
+                                                       const expr::KeyCondition& kc) {
+  const store::TableInfo& table = *t.table;
   std::string pbegin, pend;
   auto sort_prefix = [&](const AttributeValue& v) {
     if (t.index) return store::IndexSortPrefix(table.id, t.index->id, kc.hash_value, v);
@@ -724,15 +744,22 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
           page.index_name = t.index->name;
           page.index_is_global = t.global;
         }
-        std::string begin, end;
+        std::optional<expr::KeyCondition> kc;
         if (r.is_query) {
-          FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, plan));
+          FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
+        }
+        if (r.exclusive_start_key) {
+          FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
+          if (kc) FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
+        }
+        std::string begin, end;
+        if (kc) {
+          FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, *kc));
           std::tie(begin, end) = std::move(range);
         } else {
           std::tie(begin, end) = ScanRange(t, r);
         }
         if (r.exclusive_start_key) {
-          FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
           std::string start = StartKeyEntry(t, *r.exclusive_start_key);
           if (r.forward) {
             begin = std::max(begin, store::ItemRangeEnd(start));

@@ -223,3 +223,16 @@ def test_validation(ddb, table):
     code, msg = _err(ddb.query, TableName=table, KeyConditionExpression="sk = :v",
                      ExpressionAttributeValues={":v": {"N": "1"}})
     assert msg == "Query condition missed key schema element: pk"
+
+
+def test_query_start_key_outside_partition(ddb, table):
+    """A Query's ExclusiveStartKey must name an item of the queried partition."""
+    kce = {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}}
+    first = ddb.query(TableName=table, Limit=3, **kce)
+    inside = ddb.query(TableName=table, ExclusiveStartKey=first["LastEvaluatedKey"], **kce)
+    assert _sks(inside["Items"]) == list(range(3, 10))
+    other = {"pk": {"S": "b"}, "sk": {"N": "2"}}
+    code, msg = _err(ddb.query, TableName=table, ExclusiveStartKey=other, **kce)
+    assert (code, msg) == (
+        "ValidationException",
+        "The provided starting key is outside query boundaries based on provided condition")
