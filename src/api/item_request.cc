@@ -289,19 +289,7 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
       return Error::Validation("ExpressionAttributeValues must not be empty");
     }
     r.has_expression_attribute_values = true;
-    for (const auto& e : m.values->GetObject()) {
-      std::string name(e.name.GetString(), e.name.GetStringLength());
-      auto value = model::DecodeAttributeValue(e.value);
-      if (!value.ok()) {
-        Error err = std::move(value).error();
-        if (err.type == ErrorType::kValidation) {
-          err.message = "ExpressionAttributeValues contains invalid value: " + err.message +
-                        " for key " + name;
-        }
-        return err;
-      }
-      r.expression_attribute_values.emplace(std::move(name), std::move(value).value());
-    }
+    FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_values, DecodeExpressionAttributeValues(*m.values));
   }
   if (m.expected) {
     r.has_expected = true;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "model/json.h"
+
 namespace fdyno::api {
 namespace {
 
@@ -342,6 +344,24 @@ void CheckDataPlaneTableName(ConstraintErrors& errors, const rapidjson::Value* v
   } else {
     errors.Pattern(path, name, IsValidTableNameChars(name), "[a-zA-Z0-9_.-]+");
   }
+}
+
+Result<model::Map> DecodeExpressionAttributeValues(const rapidjson::Value& values) {
+  model::Map out;
+  for (const auto& e : values.GetObject()) {
+    std::string name(e.name.GetString(), e.name.GetStringLength());
+    auto value = model::DecodeAttributeValue(e.value);
+    if (!value.ok()) {
+      Error err = std::move(value).error();
+      if (err.type == ErrorType::kValidation) {
+        err.message =
+            "ExpressionAttributeValues contains invalid value: " + err.message + " for key " + name;
+      }
+      return err;
+    }
+    out.emplace(std::move(name), std::move(value).value());
+  }
+  return out;
 }
 
 }  // namespace fdyno::api

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/attribute_value.h"
 
 namespace fdyno::api {
 
@@ -124,5 +125,10 @@ void CheckDataPlaneTableName(ConstraintErrors& errors, const rapidjson::Value* v
 
 // "The parameter '<name>' is required but was not present in the request".
 Error MissingParameter(std::string_view name);
+
+// Decodes an ExpressionAttributeValues map. A value DynamoDB rejects is a ValidationException
+// "ExpressionAttributeValues contains invalid value: <reason> for key <name>".
+// REQUIRES: values is a JSON object (its shape already checked).
+Result<model::Map> DecodeExpressionAttributeValues(const rapidjson::Value& values);
 
 }  // namespace fdyno::api

@@ -347,19 +347,7 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
   }
   if (m.values) {
     r.has_values = true;
-    for (const auto& e : m.values->GetObject()) {
-      std::string name(e.name.GetString(), e.name.GetStringLength());
-      auto value = model::DecodeAttributeValue(e.value);
-      if (!value.ok()) {
-        Error err = std::move(value).error();
-        if (err.type == ErrorType::kValidation) {
-          err.message = "ExpressionAttributeValues contains invalid value: " + err.message +
-                        " for key " + name;
-        }
-        return err;
-      }
-      r.values.emplace(std::move(name), std::move(value).value());
-    }
+    FDYNO_ASSIGN_OR_RETURN(r.values, DecodeExpressionAttributeValues(*m.values));
   }
   if (m.attributes_to_get) {
     std::vector<std::string> names;

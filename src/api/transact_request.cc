@@ -157,21 +157,7 @@ Result<std::map<std::string, std::string>> DecodeNames(const rapidjson::Value& n
 
 Result<model::Map> DecodeValues(const rapidjson::Value& values) {
   if (values.ObjectEmpty()) return Error::Validation("ExpressionAttributeValues must not be empty");
-  model::Map out;
-  for (const auto& e : values.GetObject()) {
-    std::string name(e.name.GetString(), e.name.GetStringLength());
-    auto value = model::DecodeAttributeValue(e.value);
-    if (!value.ok()) {
-      Error err = std::move(value).error();
-      if (err.type == ErrorType::kValidation) {
-        err.message =
-            "ExpressionAttributeValues contains invalid value: " + err.message + " for key " + name;
-      }
-      return err;
-    }
-    out.emplace(std::move(name), std::move(value).value());
-  }
-  return out;
+  return DecodeExpressionAttributeValues(values);
 }
 
 // Step 4 for one write action.

@@ -399,3 +399,26 @@ def test_return_values_validity_per_operation(ddb, table):
         for rv in ("UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"):
             assert fails(op, TableName=table, ReturnValues=rv, **args) == (
                 "ValidationException", "ReturnValues can only be ALL_OLD or NONE")
+
+
+def test_invalid_expression_attribute_value_names_its_key(ddb, table):
+    """A bad value in ExpressionAttributeValues is reported with its key, for every operation
+    that takes expressions."""
+    bad = {":v": {"N": "not-a-number"}}
+    expected = "ExpressionAttributeValues contains invalid value: "
+    calls = [
+        lambda: ddb.put_item(TableName=table, Item={"pk": {"S": "ev"}},
+                             ConditionExpression="a = :v", ExpressionAttributeValues=bad),
+        lambda: ddb.query(TableName=table, KeyConditionExpression="pk = :v",
+                          ExpressionAttributeValues=bad),
+        lambda: ddb.transact_write_items(TransactItems=[{"ConditionCheck": {
+            "TableName": table, "Key": {"pk": {"S": "ev"}}, "ConditionExpression": "a = :v",
+            "ExpressionAttributeValues": bad}}]),
+    ]
+    for call in calls:
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            call()
+        err = e.value.response["Error"]
+        assert err["Code"] == "ValidationException"
+        assert err["Message"].startswith(expected), err["Message"]
+        assert err["Message"].endswith(" for key :v"), err["Message"]
