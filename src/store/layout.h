@@ -9,6 +9,8 @@
 //   (3, table_id, 2, index_id, ...)  INDEX entries of one secondary index
 //   (3, table_id, 3, ...)        STREAM records of one table, versionstamp-ordered
 //   (3, table_id, 4, ...)        TTL expiry index of one table
+//   (3, table_id, 5, pk)         ITEM COLLECTION size of one partition key value (tables with
+//                                local secondary indexes; store/item_collections.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -43,6 +45,7 @@ enum class TablePart : int64_t {
   kIndex = 2,
   kStream = 3,
   kTtl = 4,
+  kItemCollections = 5,
 };
 
 inline kv::Subspace RootSubspace(Root root) {
@@ -79,5 +82,9 @@ inline kv::Subspace Stream(int64_t table_id) {
   return TablePartSubspace(table_id, TablePart::kStream);
 }
 inline kv::Subspace Ttl(int64_t table_id) { return TablePartSubspace(table_id, TablePart::kTtl); }
+// Item collection sizes of a table with local secondary indexes, one key per partition key.
+inline kv::Subspace ItemCollections(int64_t table_id) {
+  return TablePartSubspace(table_id, TablePart::kItemCollections);
+}
 
 }  // namespace fdyno::store::layout
