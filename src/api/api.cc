@@ -16,6 +16,9 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     services.db = deps.db;
     services.catalog = deps.catalog;
     services.clock = deps.clock != nullptr ? deps.clock : Clock::Real();
+    if (deps.item_collection_size_limit_bytes != 0) {
+      services.item_collection_size_limit_bytes = deps.item_collection_size_limit_bytes;
+    }
     RegisterTableOperations(registry, services);
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);

@@ -5,6 +5,8 @@
 // ApiDeps&)` in its header and call it from BuildOperationRegistry (api.cc).
 #pragma once
 
+#include <cstdint>
+
 #include "api/operation.h"
 #include "base/clock.h"
 #include "kv/kv.h"
@@ -21,6 +23,8 @@ struct ApiDeps {
   Clock* clock = nullptr;      // null: Clock::Real()
   // The table catalog (store/catalog.h); the table operations are registered when set.
   store::Catalog* catalog = nullptr;
+  // Services::item_collection_size_limit_bytes (0: DynamoDB's 10 GB).
+  uint64_t item_collection_size_limit_bytes = 0;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

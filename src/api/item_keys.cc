@@ -6,6 +6,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/key_codec.h"
+#include "store/item_collections.h"
 #include "store/items.h"
 
 namespace fdyno::api {
@@ -128,6 +129,27 @@ std::optional<Item> CollectionKey(const store::TableInfo& table, const Item& ite
   Item key;
   key.emplace(table.key_schema.hash.name, item_or_key.at(table.key_schema.hash.name));
   return key;
+}
+
+void WriteItemCollectionMetrics(rapidjson::Writer<rapidjson::StringBuffer>& w,
+                                const Item& collection_key, uint64_t size_bytes) {
+  const auto [lower, upper] = store::SizeEstimateRangeGB(size_bytes);
+  w.StartObject();
+  w.Key("ItemCollectionKey");
+  model::WriteItem(w, collection_key);
+  w.Key("SizeEstimateRangeGB");
+  w.StartArray();
+  w.Double(lower);
+  w.Double(upper);
+  w.EndArray();
+  w.EndObject();
+}
+
+// The message is the API model's description of this exception's message.
+Error ItemCollectionSizeLimitExceeded() {
+  return Error::Make(ErrorType::kItemCollectionSizeLimitExceeded,
+                     "The total size of an item collection has exceeded the maximum limit of 10 "
+                     "gigabytes.");
 }
 
 Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& catalog,

@@ -4,6 +4,10 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +40,13 @@ std::string StorageKey(const store::TableInfo& table, const model::Item& key);
 // tables with local secondary indexes have one.
 std::optional<model::Item> CollectionKey(const store::TableInfo& table,
                                          const model::Item& item_or_key);
+// One ItemCollectionMetrics object: {"ItemCollectionKey": key, "SizeEstimateRangeGB": [lo, hi]}
+// for a collection of `size_bytes` (store::SizeEstimateRangeGB).
+void WriteItemCollectionMetrics(rapidjson::Writer<rapidjson::StringBuffer>& w,
+                                const model::Item& collection_key, uint64_t size_bytes);
+// ItemCollectionSizeLimitExceededException: a write would grow an item collection past the
+// limit (store/item_collections.h).
+Error ItemCollectionSizeLimitExceeded();
 
 // The table for a data-plane operation: ResourceNotFoundException "Requested resource not
 // found" when it does not exist or is being deleted.

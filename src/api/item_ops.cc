@@ -20,6 +20,7 @@
 #include "model/json.h"
 #include "model/key_codec.h"
 #include "store/indexes.h"
+#include "store/item_collections.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -33,6 +34,7 @@ struct ItemServices {
   Clock* clock = nullptr;
   std::unique_ptr<store::ReceiptStore> receipts;
   kv::SleepFunction sleep;
+  uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
 };
 
 using model::AttributeValue;
@@ -115,6 +117,7 @@ struct WriteOutcome {
   uint64_t new_size = 0;
   // Tables with local secondary indexes: the item collection (partition key) written.
   std::optional<Item> item_collection_key;
+  uint64_t item_collection_bytes = 0;  // its size after the write
 };
 
 store::ReceiptResult ToReceipt(ItemOp op, const WriteOutcome& o) {
@@ -148,18 +151,8 @@ std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
     model::WriteItem(w, *o.attributes);
   }
   if (r.return_item_collection_metrics && o.item_collection_key) {
-    // The collection's size is not tracked; DynamoDB's estimate for a collection under
-    // 1 GB is the range [0, 1].
     w.Key("ItemCollectionMetrics");
-    w.StartObject();
-    w.Key("ItemCollectionKey");
-    model::WriteItem(w, *o.item_collection_key);
-    w.Key("SizeEstimateRangeGB");
-    w.StartArray();
-    w.Double(0.0);
-    w.Double(1.0);
-    w.EndArray();
-    w.EndObject();
+    WriteItemCollectionMetrics(w, *o.item_collection_key, o.item_collection_bytes);
   }
   ConsumedCapacity c;
   c.table_name = r.table_name;
@@ -268,6 +261,12 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
       if (receipt) {
         FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
         replayed.item_collection_key = CollectionKey(*table, r.item);
+        if (replayed.item_collection_key) {
+          // The receipt does not keep the size: report the collection as it is now.
+          const store::ItemCollectionRef ref = store::CollectionOf(*table, r.item);
+          FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
+                                 store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
+        }
         return replayed;
       }
     }
@@ -313,6 +312,18 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
       out.new_size = model::ItemSize(*next);
       if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
       FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, *next));
+    }
+    // Item collection size (tables with local secondary indexes), in this transaction.
+    if (out.item_collection_key) {
+      store::ItemCollectionChanges collections;
+      if (old || next) collections.Record(*table, old ? &*old : nullptr, next ? &*next : nullptr);
+      FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
+                             collections.Apply(tx, s.item_collection_limit));
+      if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
+      FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
+                             collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
+    }
+    if (next) {
       store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
     } else {
       store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
@@ -353,6 +364,7 @@ void RegisterItemOperations(OperationRegistry& registry, Services& services, Ite
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
   s->sleep = std::move(options.sleep);
+  s->item_collection_limit = services.item_collection_size_limit_bytes;
   registry.Register("GetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return GetItemOp(*s, ctx, body);
   });

@@ -6,11 +6,16 @@
 #include <rapidjson/document.h>
 
 #include <memory>
+#include <random>
 #include <string>
 
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "model/item_codec.h"
+#include "model/key_codec.h"
+#include "store/item_collections.h"
+#include "store/items.h"
 #include "store/layout.h"
 
 namespace fdyno::api {
@@ -155,6 +160,255 @@ TEST_F(ItemOpsTest, ReplayReturnsTheOriginalResult) {
     }
   }
   EXPECT_GT(faulty_->counts().unknown_applied, 50);
+}
+
+// ---- item collections (tables with local secondary indexes) ------------------------------
+
+// Table "lsi": pk (S), sk (N), LSI by_l (pk, l S) ALL; table "tbl" has no LSI. The item
+// collection limit is small so tests reach it.
+class ItemCollectionOpsTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kLimit = 2000;
+
+  void SetUp() override {
+    faulty_ = kv::WrapFaulty(inner_.get(), kv::FaultOptions{});
+    services_.db = faulty_.get();
+    services_.catalog = &catalog_;
+    services_.item_collection_size_limit_bytes = kLimit;
+    ItemOptions options;
+    options.sleep = [](std::chrono::milliseconds) {};
+    RegisterItemOperations(registry_, services_, options);
+    store::TableInfo t;
+    t.name = "lsi";
+    t.attribute_definitions = {
+        {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kN}, {"l", store::ScalarType::kS}};
+    t.key_schema.hash = {"pk", store::ScalarType::kS};
+    t.key_schema.range = store::AttributeDefinition{"sk", store::ScalarType::kN};
+    store::SecondaryIndex index;
+    index.name = "by_l";
+    index.id = 1;
+    index.key_schema.hash = {"pk", store::ScalarType::kS};
+    index.key_schema.range = store::AttributeDefinition{"l", store::ScalarType::kS};
+    t.local_indexes.push_back(index);
+    store::TableInfo plain;
+    plain.name = "tbl";
+    plain.attribute_definitions = {{"pk", store::ScalarType::kS}};
+    plain.key_schema.hash = {"pk", store::ScalarType::kS};
+    for (const store::TableInfo& info : {t, plain}) {
+      auto created = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+        return catalog_.Create(tx, info, {});
+      });
+      ASSERT_TRUE(created.ok()) << created.error().message;
+      if (info.name == "lsi") table_ = *created;
+    }
+  }
+
+  Result<std::string> Call(const std::string& op, const std::string& json) {
+    rapidjson::Document doc;
+    doc.Parse(json.c_str());
+    EXPECT_FALSE(doc.HasParseError()) << json;
+    const Handler* h = registry_.Find(op);
+    EXPECT_NE(h, nullptr) << op;
+    RequestContext ctx;
+    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    return (*h)(ctx, doc);
+  }
+
+  static std::string Put(const std::string& pk, int sk, const std::string& payload,
+                         bool with_l = true, const std::string& extra = "") {
+    return R"({"TableName":"lsi","Item":{"pk":{"S":")" + pk + R"("},"sk":{"N":")" +
+           std::to_string(sk) + R"("},"p":{"S":")" + payload + R"("})" +
+           (with_l ? R"(,"l":{"S":"x"})" : "") + "}" + extra + "}";
+  }
+
+  uint64_t StoredSize(const std::string& pk) {
+    auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return store::ReadItemCollectionSize(tx, table_->id,
+                                           model::EncodeKeyValue(model::AttributeValue::S(pk)));
+    });
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : 0;
+  }
+
+  // What the collection of `pk` should hold, recomputed from the stored base items.
+  uint64_t RecomputedSize(const std::string& pk) {
+    auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<uint64_t> {
+      auto [begin, end] = store::layout::Items(table_->id).Range();
+      FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end));
+      uint64_t total = 0;
+      store::ItemAssembler assembler;
+      for (const kv::KeyValue& kv : rr.kvs) {
+        FDYNO_ASSIGN_OR_RETURN(auto done, assembler.Add(kv));
+        if (!done) continue;
+        FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(done->image));
+        if (item.at("pk") == model::AttributeValue::S(pk)) {
+          total += store::ItemCollectionBytes(*table_, item);
+        }
+      }
+      return total;
+    });
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : 0;
+  }
+
+  std::unique_ptr<kv::Database> inner_ = kv::OpenMemoryEngine();
+  std::unique_ptr<kv::FaultyDatabase> faulty_;
+  store::Catalog catalog_;
+  Services services_;
+  OperationRegistry registry_;
+  std::shared_ptr<const store::TableInfo> table_;
+};
+
+TEST_F(ItemCollectionOpsTest, MetricsForEveryWriteOfATableWithLocalIndexes) {
+  const std::string metrics = R"({"ItemCollectionMetrics":{"ItemCollectionKey":{"pk":{"S":"a"}},)"
+                              R"("SizeEstimateRangeGB":[0.0,1.0]}})";
+  auto put = Call("PutItem", Put("a", 1, "v", true, R"(,"ReturnItemCollectionMetrics":"SIZE")"));
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  EXPECT_EQ(*put, metrics);
+  auto update = Call("UpdateItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"1"}},)"
+                                   R"("UpdateExpression":"SET q = :q","ExpressionAttributeValues":)"
+                                   R"({":q":{"N":"1"}},"ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(update.ok()) << update.error().message;
+  EXPECT_EQ(*update, metrics);
+  EXPECT_EQ(StoredSize("a"), RecomputedSize("a"));
+  auto none = Call("PutItem", Put("a", 2, "v", true, R"(,"ReturnItemCollectionMetrics":"NONE")"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, "{}");
+  auto del = Call("DeleteItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"1"}},)"
+                                R"("ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(del.ok()) << del.error().message;
+  EXPECT_EQ(*del, metrics);
+  // A delete of a missing item reports the collection too.
+  del = Call("DeleteItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"9"}},)"
+                           R"("ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(del.ok()) << del.error().message;
+  EXPECT_EQ(*del, metrics);
+  EXPECT_EQ(StoredSize("a"), RecomputedSize("a"));
+  EXPECT_GT(StoredSize("a"), 0u);
+  // No local index: no metrics.
+  auto plain = Call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"}},)"
+                               R"("ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, "{}");
+}
+
+TEST_F(ItemCollectionOpsTest, SizeEstimateFollowsTheTrackedSize) {
+  // A collection of 3.5 GiB (written directly) reports [3, 4] under DynamoDB's 10 GB limit.
+  services_.item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
+  OperationRegistry registry;
+  ItemOptions options;
+  options.sleep = [](std::chrono::milliseconds) {};
+  RegisterItemOperations(registry, services_, options);
+  const uint64_t big = (uint64_t{7} << 30) / 2;
+  ASSERT_TRUE(kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                std::string v(8, '\0');
+                for (int i = 0; i < 8; ++i) v[i] = static_cast<char>((big >> (8 * i)) & 0xff);
+                tx.Set(store::ItemCollectionSizeKey(
+                           table_->id, model::EncodeKeyValue(model::AttributeValue::S("big"))),
+                       v);
+                return Status();
+              }).ok());
+  rapidjson::Document doc;
+  doc.Parse(Put("big", 1, "v", true, R"(,"ReturnItemCollectionMetrics":"SIZE")").c_str());
+  RequestContext ctx;
+  auto r = (*registry.Find("PutItem"))(ctx, doc);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, R"({"ItemCollectionMetrics":{"ItemCollectionKey":{"pk":{"S":"big"}},)"
+                R"("SizeEstimateRangeGB":[3.0,4.0]}})");
+}
+
+TEST_F(ItemCollectionOpsTest, GrowingPastTheLimitFailsAndShrinkingSucceeds) {
+  const std::string payload(300, 'p');
+  int sk = 0;
+  Result<std::string> r = std::string();
+  while (true) {
+    r = Call("PutItem", Put("a", ++sk, payload));
+    if (!r.ok()) break;
+    ASSERT_LT(sk, 20) << "the limit was never reached";
+  }
+  EXPECT_EQ(r.error().type, ErrorType::kItemCollectionSizeLimitExceeded);
+  EXPECT_EQ(r.error().message,
+            "The total size of an item collection has exceeded the maximum limit of 10 "
+            "gigabytes.");
+  const uint64_t full = StoredSize("a");
+  EXPECT_LE(full, kLimit);
+  EXPECT_EQ(full, RecomputedSize("a"));
+  // Nothing of the refused put was written.
+  auto get = Call("GetItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":")" +
+                                 std::to_string(sk) + R"("}}})");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(*get, "{}");
+  // Growing an existing item fails too; another collection is unaffected.
+  auto grow = Call("UpdateItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"1"}},)"
+                                 R"("UpdateExpression":"SET big = :b","ExpressionAttributeValues":)"
+                                 R"({":b":{"S":")" +
+                                     payload + R"("}}})");
+  ASSERT_FALSE(grow.ok());
+  EXPECT_EQ(grow.error().type, ErrorType::kItemCollectionSizeLimitExceeded);
+  ASSERT_TRUE(Call("PutItem", Put("b", 1, payload)).ok());
+  // Shrinking writes succeed at the limit: drop the index key (its entry goes away), then a
+  // smaller payload, then a delete; the collection then has room again.
+  auto shrink = Call("UpdateItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"1"}},)"
+                                   R"("UpdateExpression":"REMOVE l"})");
+  ASSERT_TRUE(shrink.ok()) << shrink.error().message;
+  EXPECT_LT(StoredSize("a"), full);
+  ASSERT_TRUE(Call("PutItem", Put("a", 2, "small")).ok());
+  ASSERT_TRUE(
+      Call("DeleteItem", R"({"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"N":"3"}}})").ok());
+  EXPECT_EQ(StoredSize("a"), RecomputedSize("a"));
+  auto again = Call("PutItem", Put("a", sk, payload));
+  EXPECT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(StoredSize("a"), RecomputedSize("a"));
+}
+
+// Ambiguous commits (half applied) never count a write twice: the tracked size equals the
+// size recomputed from the items after many puts, updates and deletes.
+TEST_F(ItemCollectionOpsTest, SizesStayExactUnderUnknownCommitResults) {
+  services_.item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
+  OperationRegistry registry;
+  ItemOptions options;
+  options.sleep = [](std::chrono::milliseconds) {};
+  RegisterItemOperations(registry, services_, options);
+  kv::FaultOptions faults;
+  faults.seed = 5;
+  faults.unknown_applied = 0.3;
+  faults.unknown_not_applied = 0.3;
+  faulty_->SetOptions(faults);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 600; ++i) {
+    const std::string pk = std::string(1, static_cast<char>('a' + rng() % 3));
+    const int sk = static_cast<int>(rng() % 8);
+    std::string json;
+    std::string op;
+    switch (rng() % 3) {
+      case 0:
+        op = "PutItem";
+        json = Put(pk, sk, std::string(rng() % 50, 'v'), rng() % 2 == 0,
+                   R"(,"ReturnItemCollectionMetrics":"SIZE")");
+        break;
+      case 1:
+        op = "UpdateItem";
+        json = R"({"TableName":"lsi","Key":{"pk":{"S":")" + pk + R"("},"sk":{"N":")" +
+               std::to_string(sk) + R"("}},"UpdateExpression":"SET l = :l, n = :n",)" +
+               R"("ExpressionAttributeValues":{":l":{"S":")" + std::string(rng() % 9 + 1, 'l') +
+               R"("},":n":{"N":")" + std::to_string(rng() % 1000) + R"("}}})";
+        break;
+      default:
+        op = "DeleteItem";
+        json = R"({"TableName":"lsi","Key":{"pk":{"S":")" + pk + R"("},"sk":{"N":")" +
+               std::to_string(sk) + R"("}}})";
+    }
+    rapidjson::Document doc;
+    doc.Parse(json.c_str());
+    RequestContext ctx;
+    auto r = (*registry.Find(op))(ctx, doc);
+    ASSERT_TRUE(r.ok()) << op << " " << json << ": " << r.error().message;
+  }
+  EXPECT_GT(faulty_->counts().unknown_applied, 50);
+  faulty_->SetOptions(kv::FaultOptions{});
+  for (const char* pk : {"a", "b", "c"}) {
+    EXPECT_EQ(StoredSize(pk), RecomputedSize(pk)) << pk;
+  }
 }
 
 }  // namespace

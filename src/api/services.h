@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
+#include "store/item_collections.h"
 
 namespace fdyno::api {
 
@@ -21,6 +22,10 @@ struct Services {
   // DeleteTable removes the dropped table's data before answering (bounded transactions).
   // False leaves it to Catalog::PurgeDropped run elsewhere (a worker), e.g. in benchmarks.
   bool purge_on_delete = true;
+
+  // Item collections (tables with local secondary indexes) may not grow past this many bytes:
+  // DynamoDB's 10 GB unless DYNODB_ITEM_COLLECTION_SIZE_LIMIT says otherwise (tests).
+  uint64_t item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
 };
 
 }  // namespace fdyno::api

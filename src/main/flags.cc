@@ -88,6 +88,13 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_DRAIN_TIMEOUT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  serve
+      .add_option("--item-collection-size-limit", f.item_collection_size_limit,
+                  "Bytes an item collection (one partition key of a table with local secondary "
+                  "indexes) may hold; DynamoDB's limit is 10 GB. For tests")
+      ->envname("DYNODB_ITEM_COLLECTION_SIZE_LIMIT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   serve.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
       ->envname("DYNODB_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

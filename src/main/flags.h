@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 
 #include "base/result.h"
@@ -30,6 +31,7 @@ struct ServeFlags {
   double header_timeout_s = 10;
   double drain_timeout_s = 30;
   std::string log_level = "info";
+  uint64_t item_collection_size_limit = uint64_t{10} << 30;  // bytes (DynamoDB's 10 GB)
 };
 
 // Binds the serve flags to `flags` (which must outlive parsing).

@@ -73,6 +73,7 @@ int Serve(const ServeFlags& flags) {
     deps.db = db->get();
     deps.clock = Clock::Real();
     deps.catalog = &catalog;
+    deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
     workers::IndexWorker index_worker(db->get(), &catalog);
