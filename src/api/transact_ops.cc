@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "store/indexes.h"
+#include "store/item_collections.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -33,6 +35,8 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 constexpr std::string_view kOperation = "TransactWriteItems";
 constexpr std::string_view kDuplicateMessage =
     "Transaction request cannot include multiple operations on one item";
+// The cancellation reason message DynamoDB documents for ItemCollectionSizeLimitExceeded.
+constexpr std::string_view kCollectionSizeMessage = "Collection size exceeded.";
 constexpr std::string_view kMismatchMessage =
     "DynamoDB rejected the request because you retried a request with a different payload but "
     "with an idempotent token that was already used.";
@@ -45,6 +49,7 @@ struct TransactServices {
   std::unique_ptr<store::TokenStore> tokens;
   kv::SleepFunction sleep;
   int max_attempts = 50;
+  uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
   Counter* token_replays = nullptr;
   Counter* token_mismatches = nullptr;
   Counter* token_fail_closed = nullptr;
@@ -158,6 +163,9 @@ enum class Source { kExecuted, kOwnReplay, kTokenReplay };
 struct WriteRun {
   TxnResult result;
   Source source = Source::kExecuted;
+  // Per action: the size of its item collection after the transaction (actions with a
+  // collection key). Not part of the stored result: a replay reads the sizes again.
+  std::vector<uint64_t> collection_bytes;
 };
 
 // Transactional writes cost twice a standard write per item; a replay through the token costs
@@ -182,9 +190,11 @@ std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run) {
     w.EndArray();
   }
   if (r.return_item_collection_metrics) {
-    std::map<uint32_t, std::vector<const Item*>> per_table;
-    for (const ActionResult& a : run.result.actions) {
-      if (a.collection_key) per_table[a.table].push_back(&*a.collection_key);
+    std::map<uint32_t, std::vector<std::pair<const Item*, uint64_t>>> per_table;
+    for (size_t i = 0; i < run.result.actions.size(); ++i) {
+      const ActionResult& a = run.result.actions[i];
+      const uint64_t bytes = i < run.collection_bytes.size() ? run.collection_bytes[i] : 0;
+      if (a.collection_key) per_table[a.table].emplace_back(&*a.collection_key, bytes);
     }
     if (!per_table.empty()) {
       w.Key("ItemCollectionMetrics");
@@ -193,19 +203,7 @@ std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run) {
         const std::string& name = run.result.tables[table];
         w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
         w.StartArray();
-        for (const Item* key : keys) {
-          // The collection's size is not tracked; DynamoDB's estimate for a collection under
-          // 1 GB is the range [0, 1].
-          w.StartObject();
-          w.Key("ItemCollectionKey");
-          model::WriteItem(w, *key);
-          w.Key("SizeEstimateRangeGB");
-          w.StartArray();
-          w.Double(0.0);
-          w.Double(1.0);
-          w.EndArray();
-          w.EndObject();
-        }
+        for (const auto& [key, bytes] : keys) WriteItemCollectionMetrics(w, *key, bytes);
         w.EndArray();
       }
       w.EndObject();
@@ -304,6 +302,29 @@ Result<Tables> ResolveTables(const TransactServices& s, kv::Transaction& tx,
 
 // ---- TransactWriteItems --------------------------------------------------------------------
 
+// The current sizes of the item collections of a replayed result's actions (the stored result
+// does not keep them; DynamoDB's estimate is not exact either). A table that no longer exists,
+// or whose key changed, reports 0.
+Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
+                                                      kv::Transaction& tx,
+                                                      const TxnResult& result) {
+  std::vector<uint64_t> sizes(result.actions.size(), 0);
+  std::vector<std::optional<std::shared_ptr<const store::TableInfo>>> infos(result.tables.size());
+  for (size_t i = 0; i < result.actions.size(); ++i) {
+    const ActionResult& a = result.actions[i];
+    if (!a.collection_key) continue;
+    auto& info = infos[a.table];
+    if (!info) {
+      FDYNO_ASSIGN_OR_RETURN(info, s.catalog->Find(tx, result.tables[a.table]));
+    }
+    if (!*info || !a.collection_key->contains((*info)->key_schema.hash.name)) continue;
+    const store::ItemCollectionRef ref = store::CollectionOf(**info, *a.collection_key);
+    FDYNO_ASSIGN_OR_RETURN(sizes[i],
+                           store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
+  }
+  return sizes;
+}
+
 Result<std::string> TransactWriteItemsOp(const TransactServices& s, const RequestContext& ctx,
                                          const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(TransactWriteRequest r, DecodeTransactWriteItems(body));
@@ -336,13 +357,21 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       if (look.state == store::TokenState::kReplay) {
         FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(look.record->result));
         Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
-        return WriteRun{std::move(replayed), source};
+        WriteRun run{std::move(replayed), source, {}};
+        if (r.return_item_collection_metrics) {
+          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes, ReplayedCollectionSizes(s, tx, run.result));
+        }
+        return run;
       }
     } else if (attempt.maybe_committed) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
       if (receipt) {
         FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(receipt->result.extra));
-        return WriteRun{std::move(replayed), Source::kOwnReplay};
+        WriteRun run{std::move(replayed), Source::kOwnReplay, {}};
+        if (r.return_item_collection_metrics) {
+          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes, ReplayedCollectionSizes(s, tx, run.result));
+        }
+        return run;
       }
     }
 
@@ -426,6 +455,36 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
     }
     if (cancel) return Cancelled(reasons);
 
+    // Item collection sizes (tables with local secondary indexes), in this transaction. An
+    // action that grows a collection the transaction would take past the limit cancels it.
+    store::ItemCollectionChanges collections;
+    for (size_t i = 0; i < n; ++i) {
+      if (r.actions[i].kind == TransactActionKind::kConditionCheck || (!old[i] && !next[i])) {
+        continue;
+      }
+      collections.Record(*tables.infos[tables.of_action[i]], old[i] ? &*old[i] : nullptr,
+                         next[i] ? &*next[i] : nullptr);
+    }
+    FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
+                           collections.Apply(tx, s.item_collection_limit));
+    if (!exceeded.empty()) {
+      for (size_t i = 0; i < n; ++i) {
+        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+        if (r.actions[i].kind == TransactActionKind::kConditionCheck ||
+            !store::HasItemCollections(table)) {
+          continue;
+        }
+        const uint64_t before = old[i] ? store::ItemCollectionBytes(table, *old[i]) : 0;
+        const uint64_t after = next[i] ? store::ItemCollectionBytes(table, *next[i]) : 0;
+        const store::ItemCollectionRef ref = store::CollectionOf(table, keys[i]);
+        if (after > before && std::find(exceeded.begin(), exceeded.end(), ref) != exceeded.end()) {
+          reasons[i].code = "ItemCollectionSizeLimitExceeded";
+          reasons[i].message = std::string(kCollectionSizeMessage);
+        }
+      }
+      return Cancelled(reasons);
+    }
+
     WriteRun run;
     run.result.tables = tables.names;
     run.result.nonce = op_id.nonce;
@@ -456,6 +515,12 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
           out.new_size = out.old_size;
           break;
       }
+      uint64_t collection_bytes = 0;
+      if (out.collection_key) {
+        FDYNO_ASSIGN_OR_RETURN(collection_bytes,
+                               collections.SizeAfter(tx, store::CollectionOf(table, keys[i])));
+      }
+      run.collection_bytes.push_back(collection_bytes);
       run.result.actions.push_back(std::move(out));
     }
     const int64_t now_ms = s.clock->WallMillis();
@@ -589,6 +654,7 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   s->tokens = std::make_unique<store::TokenStore>(store::layout::Tokens(), options.tokens);
   s->sleep = std::move(options.sleep);
   s->max_attempts = options.max_attempts;
+  s->item_collection_limit = services.item_collection_size_limit_bytes;
   Metrics& m = Metrics::Global();
   s->token_replays = &m.GetCounter("txn_token_replays");
   s->token_mismatches = &m.GetCounter("txn_token_mismatches");

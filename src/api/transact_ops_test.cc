@@ -30,10 +30,12 @@ constexpr char kAccount[] = "123456789012";
 
 // One "service instance": catalog and registry over a database.
 struct Instance {
-  Instance(kv::Database* db, Clock* clock) {
+  // `collection_limit`: the item collection size limit (0: DynamoDB's).
+  Instance(kv::Database* db, Clock* clock, uint64_t collection_limit = 0) {
     services.db = db;
     services.catalog = &catalog;
     services.clock = clock;
+    if (collection_limit != 0) services.item_collection_size_limit_bytes = collection_limit;
     TransactOptions t;
     t.sleep = [](std::chrono::milliseconds) {};
     RegisterTransactOperations(registry, services, t);
@@ -179,6 +181,84 @@ TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(*r, R"({"ItemCollectionMetrics":{"lsi":[{"ItemCollectionKey":{"pk":{"S":"a"}},)"
                 R"("SizeEstimateRangeGB":[0.0,1.0]}]}})");
+}
+
+// Growing a collection past the limit cancels the transaction with the reason on the growing
+// action; a transaction whose changes shrink the collection succeeds; metrics report the size.
+TEST_F(TransactTest, ItemCollectionLimitCancelsWithItsReason) {
+  Instance small(faulty_.get(), &clock_, /*collection_limit=*/1200);
+  store::TableInfo t;
+  t.name = "lsi";
+  t.attribute_definitions = {
+      {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kS}, {"l", store::ScalarType::kS}};
+  t.key_schema.hash = {"pk", store::ScalarType::kS};
+  t.key_schema.range = store::AttributeDefinition{"sk", store::ScalarType::kS};
+  store::SecondaryIndex index;
+  index.name = "by_l";
+  index.key_schema.hash = {"pk", store::ScalarType::kS};
+  index.key_schema.range = store::AttributeDefinition{"l", store::ScalarType::kS};
+  t.local_indexes.push_back(index);
+  ASSERT_TRUE(kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return small.catalog.Create(tx, t, {});
+              }).ok());
+  const std::string payload(200, 'p');
+  auto put = [&](const std::string& pk, const std::string& sk, const std::string& p) {
+    return R"({"Put":{"TableName":"lsi","Item":{"pk":{"S":")" + pk + R"("},"sk":{"S":")" + sk +
+           R"("},"l":{"S":"x"},"p":{"S":")" + p + R"("}}}})";
+  };
+  const std::string check =
+      R"x({"ConditionCheck":{"TableName":"lsi","Key":{"pk":{"S":"a"},"sk":{"S":"1"}},)x"
+      R"x("ConditionExpression":"attribute_exists(pk)"}})x";
+  // Two puts of ~550 bytes each (item + ALL-projected entry + 100) fit; a third does not.
+  auto r = small.Call("TransactWriteItems", R"({"TransactItems":[)" + put("a", "1", payload) + "," +
+                                                put("a", "2", payload) +
+                                                R"(],"ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, R"({"ItemCollectionMetrics":{"lsi":[)"
+                R"({"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]},)"
+                R"({"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]}]}})");
+  r = small.Call("TransactWriteItems", R"({"TransactItems":[)" + put("b", "1", "small") + "," +
+                                           put("a", "3", payload) + "," + check + "]}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().type, ErrorType::kTransactionCanceled);
+  EXPECT_EQ(r.error().message,
+            "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[None, ItemCollectionSizeLimitExceeded, None]");
+  EXPECT_EQ(r.error().cancellation_reasons_json,
+            R"([{"Code":"None"},{"Code":"ItemCollectionSizeLimitExceeded",)"
+            R"("Message":"Collection size exceeded."},{"Code":"None"}])");
+  // Nothing was written, not even the put to the other collection.
+  auto get = small.Call("GetItem", R"({"TableName":"lsi","Key":{"pk":{"S":"b"},"sk":{"S":"1"}}})");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(*get, "{}");
+  // Replacing an item by a smaller one and adding a small one: the net change shrinks.
+  r = small.Call("TransactWriteItems", R"({"TransactItems":[)" + put("a", "1", "tiny") + "," +
+                                           put("a", "3", "tiny") + "]}");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Growing the replaced item back and adding another one would not fit.
+  r = small.Call("TransactWriteItems", R"({"TransactItems":[)" + put("a", "1", payload) + "," +
+                                           put("a", "4", payload) + "]}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[ItemCollectionSizeLimitExceeded, ItemCollectionSizeLimitExceeded]");
+  // A delete is always allowed.
+  r = small.Call("TransactWriteItems",
+                 R"({"TransactItems":[{"Delete":{"TableName":"lsi","Key":{"pk":{"S":"a"},)"
+                 R"("sk":{"S":"2"}}}}],"ReturnItemCollectionMetrics":"SIZE"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, R"({"ItemCollectionMetrics":{"lsi":[)"
+                R"({"ItemCollectionKey":{"pk":{"S":"a"}},"SizeEstimateRangeGB":[0.0,1.0]}]}})");
+  // A token replay reports the collection too.
+  const std::string tokened =
+      R"({"TransactItems":[)" + put("c", "1", "v") +
+      R"(],"ReturnItemCollectionMetrics":"SIZE","ClientRequestToken":"t1"})";
+  auto first = small.Call("TransactWriteItems", tokened);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto replay = small.Call("TransactWriteItems", tokened);
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  EXPECT_EQ(*first, *replay);
+  EXPECT_NE(first->find("ItemCollectionMetrics"), std::string::npos);
 }
 
 TEST_F(TransactTest, IndexEntriesChangeWithTheItems) {
