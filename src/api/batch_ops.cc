@@ -21,6 +21,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "store/indexes.h"
+#include "store/item_collections.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -36,6 +37,7 @@ struct BatchServices {
   Clock* clock = nullptr;
   BatchOptions options;
   std::unique_ptr<store::ReceiptStore> receipts;
+  uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
 };
 
 kv::RunOptions RunOptionsFor(const RequestContext& ctx, const BatchServices& s, bool read_only) {
@@ -290,22 +292,38 @@ struct WriteRequest {
 
 struct WriteTable {
   std::string name;
-  std::shared_ptr<const store::TableInfo> info;  // from validation
+  std::shared_ptr<const store::TableInfo> info;  // from the last ApplyWrites
+  bool has_collections = false;                  // local secondary indexes: ItemCollectionMetrics
 };
 
-// Applies `writes` in tx: reads each old image, writes the item and its index entries.
-// Returns write units per table.
-Result<std::vector<double>> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
-                                        std::vector<WriteTable>& tables,
-                                        const std::vector<const WriteRequest*>& writes,
-                                        bool validate_only) {
-  std::vector<double> units(tables.size());
+// What one group of writes did.
+struct Applied {
+  std::vector<double> units;  // write units per table
+  // Per write (in `writes` order): the size of its item collection after the group, for
+  // tables with local secondary indexes (0 otherwise).
+  std::vector<uint64_t> collection_bytes;
+};
+
+// Applies `writes` in tx: reads each old image, writes the item, its index entries and its
+// item collection's size. ItemCollectionSizeLimitExceededException when the writes would grow
+// a collection past the limit. With `validate_only`, checks the requests (and the collection
+// limit) without writing.
+Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
+                            std::vector<WriteTable>& tables,
+                            const std::vector<const WriteRequest*>& writes, bool validate_only) {
+  Applied out;
+  out.units.resize(tables.size());
+  out.collection_bytes.resize(writes.size());
+  std::vector<double>& units = out.units;
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
   for (size_t i = 0; i < tables.size(); ++i) {
     FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, tables[i].name));
+    tables[i].info = infos[i];
+    tables[i].has_collections = store::HasItemCollections(*infos[i]);
   }
   // Validation of every request before any write.
   std::vector<std::vector<std::string>> seen(tables.size());
+  bool any_collections = false;
   for (const WriteRequest* w : writes) {
     const store::TableInfo& t = *infos[w->table];
     if (w->is_put) {
@@ -319,13 +337,13 @@ Result<std::vector<double>> ApplyWrites(const BatchServices& s, kv::Transaction&
       if (k == key) return Error::Validation("Provided list of item keys contains duplicates");
     }
     seen[w->table].push_back(std::move(key));
+    any_collections = any_collections || store::HasItemCollections(t);
   }
-  if (validate_only) {
-    for (size_t i = 0; i < tables.size(); ++i) tables[i].info = infos[i];
-    return units;
-  }
+  if (validate_only && !any_collections) return out;
+  store::ItemCollectionChanges collections;
   for (const WriteRequest* w : writes) {
     const store::TableInfo& t = *infos[w->table];
+    if (validate_only && !store::HasItemCollections(t)) continue;
     const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
     const std::string storage_key = StorageKey(t, key);
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
@@ -337,17 +355,51 @@ Result<std::vector<double>> ApplyWrites(const BatchServices& s, kv::Transaction&
     }
     uint64_t old_size = old ? model::ItemSize(*old) : 0;
     if (w->is_put) {
+      collections.Record(t, old ? &*old : nullptr, &w->item);
+      if (validate_only) continue;
       store::WriteItem(tx, storage_key, model::EncodeStoredItem(w->item),
                        store::OldItem::Of(stored));
       store::UpdateIndexes(tx, t, old ? &*old : nullptr, &w->item);
       units[w->table] += WriteUnits(old_size, model::ItemSize(w->item));
     } else {
+      if (old) collections.Record(t, &*old, nullptr);
+      if (validate_only) continue;
       store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
       store::UpdateIndexes(tx, t, old ? &*old : nullptr, nullptr);
       units[w->table] += WriteUnits(old_size, 0);
     }
   }
-  return units;
+  FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
+                         collections.Apply(tx, s.item_collection_limit));
+  if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
+  if (validate_only) return out;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const store::TableInfo& t = *infos[writes[i]->table];
+    if (!store::HasItemCollections(t)) continue;
+    FDYNO_ASSIGN_OR_RETURN(out.collection_bytes[i],
+                           collections.SizeAfter(tx, store::CollectionOf(t, writes[i]->item)));
+  }
+  return out;
+}
+
+// The current sizes of the item collections of `writes` (a replayed group: its receipt keeps
+// only the units).
+Result<std::vector<uint64_t>> CurrentCollectionSizes(
+    const BatchServices& s, kv::Transaction& tx, const std::vector<WriteTable>& tables,
+    const std::vector<const WriteRequest*>& writes) {
+  std::vector<uint64_t> sizes(writes.size(), 0);
+  std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    auto& info = infos[writes[i]->table];
+    if (!info) {
+      FDYNO_ASSIGN_OR_RETURN(info, FindActiveTable(*s.catalog, tx, tables[writes[i]->table].name));
+    }
+    if (!store::HasItemCollections(*info)) continue;
+    const store::ItemCollectionRef ref = store::CollectionOf(*info, writes[i]->item);
+    FDYNO_ASSIGN_OR_RETURN(sizes[i],
+                           store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
+  }
+  return sizes;
 }
 
 std::string EncodeUnits(const std::vector<double>& units) {
@@ -369,27 +421,32 @@ std::vector<double> DecodeUnits(const std::string& s, size_t n) {
 }
 
 // Commits `writes` in one receipt-protected transaction.
-Result<std::vector<double>> CommitGroup(const BatchServices& s, const RequestContext& ctx,
-                                        std::vector<WriteTable>& tables,
-                                        const std::vector<const WriteRequest*>& writes) {
+Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
+                            std::vector<WriteTable>& tables,
+                            const std::vector<const WriteRequest*>& writes) {
   const store::OperationId op_id = store::OperationId::New(*s.clock);
-  return kv::Run(
-      *s.db, RunOptionsFor(ctx, s, false),
-      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<std::vector<double>> {
-        if (attempt.maybe_committed) {
-          FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt,
-                                 s.receipts->Read(tx, op_id));
-          if (receipt) return DecodeUnits(receipt->result.extra, tables.size());
-        }
-        FDYNO_ASSIGN_OR_RETURN(std::vector<double> units,
-                               ApplyWrites(s, tx, tables, writes, false));
-        store::ReceiptResult rr;
-        rr.kind = store::ReceiptKind::kBatchWrite;
-        rr.extra = EncodeUnits(units);
-        s.receipts->ClearExpired(tx, s.clock->WallMillis());
-        s.receipts->Write(tx, op_id, rr);
-        return units;
-      });
+  return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+                 [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
+                   if (attempt.maybe_committed) {
+                     FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt,
+                                            s.receipts->Read(tx, op_id));
+                     if (receipt) {
+                       Applied replayed;
+                       replayed.units = DecodeUnits(receipt->result.extra, tables.size());
+                       FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
+                                              CurrentCollectionSizes(s, tx, tables, writes));
+                       return replayed;
+                     }
+                   }
+                   FDYNO_ASSIGN_OR_RETURN(Applied applied,
+                                          ApplyWrites(s, tx, tables, writes, false));
+                   store::ReceiptResult rr;
+                   rr.kind = store::ReceiptKind::kBatchWrite;
+                   rr.extra = EncodeUnits(applied.units);
+                   s.receipts->ClearExpired(tx, s.clock->WallMillis());
+                   s.receipts->Write(tx, op_id, rr);
+                   return applied;
+                 });
 }
 
 Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
@@ -493,17 +550,29 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   for (const WriteRequest& w : requests) all.push_back(&w);
   std::vector<double> units(tables.size());
   std::vector<const WriteRequest*> unprocessed;
-  Result<std::vector<double>> whole = CommitGroup(s, ctx, tables, all);
+  // Item collections written (tables with local secondary indexes): the write and its
+  // collection's size after its group.
+  std::vector<std::pair<const WriteRequest*, uint64_t>> collections;
+  auto note_collections = [&](const std::vector<const WriteRequest*>& group,
+                              const Applied& applied) {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (tables[group[i]->table].has_collections) {
+        collections.emplace_back(group[i], applied.collection_bytes[i]);
+      }
+    }
+  };
+  Result<Applied> whole = CommitGroup(s, ctx, tables, all);
   if (whole.ok()) {
-    units = std::move(whole).value();
+    units = whole->units;
+    note_collections(all, *whole);
   } else {
     Error err = std::move(whole).error();
     if (!(err.is_kv() && err.kv_code == 2101)) return err;
     // Too large: validate everything in a transaction that never commits, then groups.
     FDYNO_RETURN_IF_ERROR(kv::Run(
         *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(auto u, ApplyWrites(s, tx, tables, all, true));
-          (void)u;
+          FDYNO_ASSIGN_OR_RETURN(Applied a, ApplyWrites(s, tx, tables, all, true));
+          (void)a;
           return Status();
         }));
     std::vector<std::vector<const WriteRequest*>> groups(1);
@@ -520,12 +589,13 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
       group_bytes += estimate;
     }
     for (const auto& group : groups) {
-      Result<std::vector<double>> g = CommitGroup(s, ctx, tables, group);
+      Result<Applied> g = CommitGroup(s, ctx, tables, group);
       if (!g.ok()) {
         for (const WriteRequest* w : group) unprocessed.push_back(w);
         continue;
       }
-      for (size_t i = 0; i < units.size(); ++i) units[i] += g.value()[i];
+      for (size_t i = 0; i < units.size(); ++i) units[i] += g->units[i];
+      note_collections(group, *g);
     }
   }
 
@@ -546,6 +616,22 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     w.EndArray();
   }
   w.EndObject();
+  if (icm && *icm == "SIZE" && !collections.empty()) {
+    w.Key("ItemCollectionMetrics");
+    w.StartObject();
+    for (size_t ti = 0; ti < tables.size(); ++ti) {
+      if (!tables[ti].has_collections) continue;
+      w.Key(tables[ti].name.c_str(), static_cast<rapidjson::SizeType>(tables[ti].name.size()));
+      w.StartArray();
+      for (const auto& [write, bytes] : collections) {
+        if (write->table != ti) continue;
+        std::optional<Item> key = CollectionKey(*tables[ti].info, write->item);
+        if (key) WriteItemCollectionMetrics(w, *key, bytes);
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+  }
   if (mode != ReturnConsumedCapacity::kNone) {
     w.Key("ConsumedCapacity");
     w.StartArray();
@@ -572,6 +658,7 @@ void RegisterBatchOperations(OperationRegistry& registry, const Services& servic
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
   s->options = std::move(options);
+  s->item_collection_limit = services.item_collection_size_limit_bytes;
   registry.Register("BatchGetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return BatchGetOp(*s, ctx, body);
   });
