@@ -648,12 +648,32 @@ Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) 
   return expr::ExtractKeyCondition(*plan.key_condition, ks);
 }
 
-// A Query's ExclusiveStartKey must lie in the queried partition.
+// A Query without a sort key condition: its ExclusiveStartKey must lie in the queried
+// partition.
 Status CheckStartKeyInPartition(const Target& t, const expr::KeyCondition& kc, const Item& esk) {
   auto it = esk.find(QuerySchema(t).hash.name);
   if (it == esk.end() || !(it->second == kc.hash_value)) {
     return Error::Validation(
         "The provided starting key is outside query boundaries based on provided condition");
+  }
+  return Status();
+}
+
+// A Query with a sort key condition, whose range is [begin, end): its ExclusiveStartKey, stored
+// at `start`, must lie inside the range, and reading on from it in the query's direction must
+// still be able to reach another key of the range. DynamoDB answers "does not match the range
+// key predicate" otherwise, for a key of another partition too (docs/compatibility.md). So a
+// start key below `sk >= :v` is rejected going forward, and one equal to :v is accepted going
+// forward but rejected going backward (nothing of the range lies before it); on a table an
+// `sk = :v` condition accepts no start key at all. Index entries carry the base key after the
+// index sort key, so an index start key at an inclusive bound still leaves room (other items
+// with the same index sort key): index pagination over ties keeps working.
+Status CheckStartKeyInRange(const std::string& begin, const std::string& end,
+                            const std::string& start, bool forward) {
+  const bool inside =
+      forward ? begin <= start && store::ItemRangeEnd(start) < end : begin < start && start < end;
+  if (!inside) {
+    return Error::Validation("The provided starting key does not match the range key predicate");
   }
   return Status();
 }
@@ -738,7 +758,9 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
         }
         if (r.exclusive_start_key) {
           FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
-          if (kc) FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
+          if (kc && !kc->range) {
+            FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
+          }
         }
         std::string begin, end;
         if (kc) {
@@ -749,6 +771,9 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
         }
         if (r.exclusive_start_key) {
           std::string start = StartKeyEntry(t, *r.exclusive_start_key);
+          if (kc && kc->range) {
+            FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
+          }
           if (r.forward) {
             begin = std::max(begin, store::ItemRangeEnd(start));
           } else {

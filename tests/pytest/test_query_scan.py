@@ -236,3 +236,85 @@ def test_query_start_key_outside_partition(ddb, table):
     assert (code, msg) == (
         "ValidationException",
         "The provided starting key is outside query boundaries based on provided condition")
+
+
+RANGE_PREDICATE = "The provided starting key does not match the range key predicate"
+
+
+def test_query_start_key_outside_sort_key_condition(ddb, table):
+    """With a sort key condition the start key must lie inside it, and reading on from it in
+    the query's direction must still be able to reach the range: DynamoDB rejects a key below
+    `sk >= :v` going forward, and one equal to :v going backward."""
+    def q(kce, values, start, forward=True, **kw):
+        return ddb.query(TableName=table, KeyConditionExpression=kce, ScanIndexForward=forward,
+                         ExpressionAttributeValues={":p": {"S": "a"}, **values},
+                         ExclusiveStartKey=start, **kw)
+
+    def key(sk, pk="a"):
+        return {"pk": {"S": pk}, "sk": {"N": str(sk)}}
+
+    ge = ("pk = :p AND sk >= :v", {":v": {"N": "5"}})
+    assert _err(q, kce=ge[0], values=ge[1], start=key(4)) == ("ValidationException",
+                                                             RANGE_PREDICATE)
+    assert _sks(q(*ge, key(5))["Items"]) == [6, 7, 8, 9]
+    assert _err(q, kce=ge[0], values=ge[1], start=key(5), forward=False)[1] == RANGE_PREDICATE
+    assert _sks(q(*ge, key(6), forward=False)["Items"]) == [5]
+    le = ("pk = :p AND sk <= :v", {":v": {"N": "5"}})
+    assert _err(q, kce=le[0], values=le[1], start=key(5))[1] == RANGE_PREDICATE
+    assert _sks(q(*le, key(5), forward=False)["Items"]) == [4, 3, 2, 1, 0]
+    assert _err(q, kce=le[0], values=le[1], start=key(6), forward=False)[1] == RANGE_PREDICATE
+    between = ("pk = :p AND sk BETWEEN :l AND :h", {":l": {"N": "3"}, ":h": {"N": "6"}})
+    assert _sks(q(*between, key(3))["Items"]) == [4, 5, 6]
+    assert _err(q, kce=between[0], values=between[1], start=key(6))[1] == RANGE_PREDICATE
+    assert _sks(q(*between, key(6), forward=False)["Items"]) == [5, 4, 3]
+    assert _err(q, kce=between[0], values=between[1], start=key(2), forward=False)[1] == (
+        RANGE_PREDICATE)
+    lt = ("pk = :p AND sk < :v", {":v": {"N": "5"}})
+    assert _err(q, kce=lt[0], values=lt[1], start=key(5), forward=False)[1] == RANGE_PREDICATE
+    # Another partition, under a sort key condition that its sort key would satisfy.
+    assert _err(q, kce=ge[0], values=ge[1], start=key(7, pk="b"))[1] == RANGE_PREDICATE
+    # Legacy KeyConditions.
+    assert _err(ddb.query, TableName=table, ExclusiveStartKey=key(2), KeyConditions={
+        "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]},
+        "sk": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "5"}]}})[1] == (
+        RANGE_PREDICATE)
+    # begins_with on the LSI's string sort key.
+    lkey = {"pk": {"S": "a"}, "sk": {"N": "0"}, "lsk": {"S": "k9"}}
+    assert _err(ddb.query, TableName=table, IndexName="by_lsk", ExclusiveStartKey=lkey,
+                KeyConditionExpression="pk = :p AND begins_with(lsk, :b)",
+                ExpressionAttributeValues={":p": {"S": "a"}, ":b": {"S": "l"}})[1] == (
+        RANGE_PREDICATE)
+    lkey["lsk"] = {"S": "l"}
+    r = ddb.query(TableName=table, IndexName="by_lsk", ExclusiveStartKey=lkey,
+                  KeyConditionExpression="pk = :p AND begins_with(lsk, :b)",
+                  ExpressionAttributeValues={":p": {"S": "a"}, ":b": {"S": "l"}})
+    assert [i["lsk"]["S"] for i in r["Items"]] == [f"l{i}" for i in range(10)]
+
+
+def test_query_sort_condition_pagination_every_limit(ddb, table):
+    """Pages chained by LastEvaluatedKey under a sort key condition return every item once.
+    Only a chain whose last page ended exactly on the inclusive end bound of a table range has
+    its final start key rejected (nothing can follow it), as DynamoDB does."""
+    for forward in (True, False):
+        for limit in range(1, 6):
+            seen, start, rejected = [], None, False
+            while True:
+                kw = dict(TableName=table, KeyConditionExpression="pk = :p AND sk BETWEEN :l AND :h",
+                          Limit=limit, ScanIndexForward=forward,
+                          ExpressionAttributeValues={":p": {"S": "a"}, ":l": {"N": "3"},
+                                                     ":h": {"N": "6"}})
+                if start:
+                    kw["ExclusiveStartKey"] = start
+                try:
+                    r = ddb.query(**kw)
+                except botocore.exceptions.ClientError as e:
+                    assert e.response["Error"]["Message"] == RANGE_PREDICATE
+                    assert _sks([start]) == ([6] if forward else [3])
+                    rejected = True
+                    break
+                seen += _sks(r["Items"])
+                start = r.get("LastEvaluatedKey")
+                if not start:
+                    break
+            assert seen == ([3, 4, 5, 6] if forward else [6, 5, 4, 3]), (forward, limit)
+            assert rejected == (4 % limit == 0), (forward, limit)
