@@ -320,8 +320,10 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
       FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
                              collections.Apply(tx, s.item_collection_limit));
       if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
-      FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                             collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
+      if (r.return_item_collection_metrics) {
+        FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
+                               collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
+      }
     }
     if (next) {
       store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));

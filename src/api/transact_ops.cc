@@ -516,7 +516,7 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
           break;
       }
       uint64_t collection_bytes = 0;
-      if (out.collection_key) {
+      if (out.collection_key && r.return_item_collection_metrics) {
         FDYNO_ASSIGN_OR_RETURN(collection_bytes,
                                collections.SizeAfter(tx, store::CollectionOf(table, keys[i])));
       }
