@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "base/metrics.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
@@ -409,6 +413,54 @@ TEST_F(ItemCollectionOpsTest, SizesStayExactUnderUnknownCommitResults) {
   for (const char* pk : {"a", "b", "c"}) {
     EXPECT_EQ(StoredSize(pk), RecomputedSize(pk)) << pk;
   }
+}
+
+// Concurrent writers of different items of one collection: far from the limit they never lose
+// an update of the size; near it, the limit holds exactly (the size never passes it).
+TEST_F(ItemCollectionOpsTest, ConcurrentWritersKeepTheSizeExactAndTheLimit) {
+  auto run = [&](uint64_t limit, const std::string& pk, int* refused) {
+    services_.item_collection_size_limit_bytes = limit;
+    OperationRegistry registry;
+    ItemOptions options;
+    options.sleep = [](std::chrono::milliseconds) {};
+    RegisterItemOperations(registry, services_, options);
+    std::atomic<int> refusals{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 40; ++i) {
+          rapidjson::Document doc;
+          doc.Parse(Put(pk, t * 1000 + i, std::string(60, 'c')).c_str());
+          RequestContext ctx;
+          ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+          auto r = (*registry.Find("PutItem"))(ctx, doc);
+          if (!r.ok()) {
+            EXPECT_EQ(r.error().type, ErrorType::kItemCollectionSizeLimitExceeded)
+                << r.error().message;
+            ++refusals;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    *refused = refusals.load();
+  };
+  Counter& conflicts = Metrics::Global().GetCounter("kv_conflicts");
+  int refused = 0;
+  const int64_t conflicts_before = conflicts.value();
+  run(store::kItemCollectionSizeLimitBytes, "far", &refused);
+  const int64_t far_conflicts = conflicts.value() - conflicts_before;
+  EXPECT_EQ(refused, 0);
+  EXPECT_EQ(StoredSize("far"), RecomputedSize("far"));
+  run(5000, "near", &refused);
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(StoredSize("near"), RecomputedSize("near"));
+  EXPECT_LE(StoredSize("near"), 5000u);
+  std::printf(
+      "320 concurrent puts to one collection: %lld conflicts far from the limit; "
+      "%d refused at a 5000-byte limit, final size %llu\n",
+      static_cast<long long>(far_conflicts), refused,
+      static_cast<unsigned long long>(StoredSize("near")));
 }
 
 }  // namespace
