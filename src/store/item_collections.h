@@ -15,13 +15,14 @@
 // keys with the rest of the table's range.
 //
 // Limit check under concurrency: a write reads the size at its read version without a read
-// conflict and fails when its growth would take the collection past the limit. A write whose
-// result lands within kItemCollectionExactMargin(limit) of the limit (or that empties a
-// collection) adds a read conflict on the size key, so it commits only if no other write
-// changed that collection since its read version: near the limit the check is exact. Farther
-// away, concurrent writes can together overshoot only if the growth committed by others
-// between one write's read version and its commit (at most the engine's 5 s transaction
-// window) exceeds the margin (limit / 16: 640 MiB for 10 GB).
+// conflict and fails when its growth would take the collection past the limit. A growing write
+// whose result lands within ItemCollectionExactMargin(limit) of the limit (or a write that
+// empties a collection) adds a read conflict on the size key, so it commits only if no other
+// write changed that collection since its read version: near the limit the check is exact.
+// Farther away, concurrent writes can together overshoot only if the growth committed by
+// others into that one collection between a write's read version and its commit (at most the
+// engine's 5 s transaction window) exceeds the margin: 5 GiB for the 10 GB limit, i.e. more
+// than 1 GiB/s into one partition key. Limits up to 64 MiB (tests) are always exact.
 //
 // Thread-safety: free functions are pure or use a Transaction from one thread;
 // ItemCollectionChanges is a value used by one thread.
@@ -47,9 +48,11 @@ inline constexpr uint64_t kItemCollectionSizeLimitBytes = uint64_t{10} << 30;
 // Overhead DynamoDB counts for each local secondary index entry.
 inline constexpr uint64_t kLocalIndexEntryOverheadBytes = 100;
 
-// Within this many bytes of the limit, growing writes take a read conflict (header comment).
+// Within this many bytes of the limit, growing writes take a read conflict (header comment):
+// half the limit, and the whole limit when it is at most 64 MiB.
 inline constexpr uint64_t ItemCollectionExactMargin(uint64_t limit_bytes) {
-  return limit_bytes / 16;
+  constexpr uint64_t kSmallLimitBytes = uint64_t{64} << 20;
+  return limit_bytes <= kSmallLimitBytes ? limit_bytes : limit_bytes / 2;
 }
 
 // Whether `table` has item collections (at least one local secondary index).

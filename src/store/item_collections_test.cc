@@ -131,6 +131,13 @@ TEST(ItemCollectionBytesTest, SizeEstimateRangeIsTheGigabyteBracket) {
   EXPECT_EQ(SizeEstimateRangeGB(kItemCollectionSizeLimitBytes), std::make_pair(10.0, 11.0));
 }
 
+TEST(ItemCollectionBytesTest, ExactMarginIsHalfTheLimitOrAllOfASmallOne) {
+  EXPECT_EQ(ItemCollectionExactMargin(kItemCollectionSizeLimitBytes), uint64_t{5} << 30);
+  EXPECT_EQ(ItemCollectionExactMargin(4000), 4000u);
+  EXPECT_EQ(ItemCollectionExactMargin(uint64_t{64} << 20), uint64_t{64} << 20);
+  EXPECT_EQ(ItemCollectionExactMargin(uint64_t{128} << 20), uint64_t{64} << 20);
+}
+
 TEST_F(ItemCollectionsTest, AddUpdateRemoveKeepsTheSizeExact) {
   TableInfo t = MakeTable();
   Item a = MakeItem("p", 1, "aaaa");
