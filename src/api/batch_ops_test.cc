@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "api/item_ops.h"
+#include "api/transact_ops.h"
+#include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
@@ -74,9 +78,12 @@ class BatchCollectionsTest : public ::testing::Test {
     return (*h)(ctx, doc);
   }
 
+  static std::string ItemJson(const std::string& pk, int sk, const std::string& payload) {
+    return R"({"pk":{"S":")" + pk + R"("},"sk":{"N":")" + std::to_string(sk) +
+           R"("},"l":{"S":"x"},"p":{"S":")" + payload + R"("}})";
+  }
   static std::string Put(const std::string& pk, int sk, const std::string& payload) {
-    return R"({"PutRequest":{"Item":{"pk":{"S":")" + pk + R"("},"sk":{"N":")" + std::to_string(sk) +
-           R"("},"l":{"S":"x"},"p":{"S":")" + payload + R"("}}}})";
+    return R"({"PutRequest":{"Item":)" + ItemJson(pk, sk, payload) + "}}";
   }
   static std::string Delete(const std::string& pk, int sk) {
     return R"({"DeleteRequest":{"Key":{"pk":{"S":")" + pk + R"("},"sk":{"N":")" +
@@ -202,6 +209,93 @@ TEST_F(BatchCollectionsTest, TheGroupPathChecksTheLimitBeforeWriting) {
   auto [bytes, count] = Recomputed("big");
   EXPECT_EQ(count, 25);
   EXPECT_EQ(StoredSize("big"), bytes);
+}
+
+// Seeded random PutItem/UpdateItem/DeleteItem, TransactWriteItems and BatchWriteItem on a few
+// collections, with ambiguous commits (half of them applied) injected: every tracked size
+// equals the size recomputed from the stored items.
+TEST_F(BatchCollectionsTest, RandomWritesOfEveryApiUnderAmbiguousCommitsKeepSizesExact) {
+  auto faulty = kv::WrapFaulty(db_.get(), kv::FaultOptions{});
+  Services services = services_;
+  services.db = faulty.get();
+  services.item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
+  registry_ = OperationRegistry();
+  BatchOptions batch;
+  batch.sleep = [](std::chrono::milliseconds) {};
+  RegisterBatchOperations(registry_, services, batch);
+  ItemOptions items;
+  items.sleep = [](std::chrono::milliseconds) {};
+  RegisterItemOperations(registry_, services, items);
+  TransactOptions transact;
+  transact.sleep = [](std::chrono::milliseconds) {};
+  RegisterTransactOperations(registry_, services, transact);
+
+  const uint64_t seed = 20261130;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  kv::FaultOptions faults;
+  faults.seed = seed;
+  faults.unknown_applied = 0.25;
+  faults.unknown_not_applied = 0.25;
+  faulty->SetOptions(faults);
+  const char* pks[] = {"a", "b", "c"};
+  // Every draw is its own statement, so a seed replays the same requests on any compiler.
+  auto draw = [&](uint64_t n) { return static_cast<int>(rng() % n); };
+  for (int i = 0; i < 400; ++i) {
+    std::string op, json;
+    const int kind = draw(4);
+    if (kind == 0) {
+      op = "PutItem";
+      const std::string p = pks[draw(3)];
+      const int sk = draw(6);
+      const int len = draw(80);
+      json = R"({"TableName":"lsi","Item":)" + ItemJson(p, sk, std::string(len, 'v')) + "}";
+    } else if (kind == 1) {
+      op = "UpdateItem";
+      const std::string p = pks[draw(3)];
+      const int sk = draw(6);
+      const bool remove = draw(3) == 0;
+      const int len = draw(80);
+      json = R"({"TableName":"lsi","Key":{"pk":{"S":")" + p + R"("},"sk":{"N":")" +
+             std::to_string(sk) + R"("}},)";
+      json += remove ? R"("UpdateExpression":"REMOVE l"})"
+                     : R"("UpdateExpression":"SET l = :l","ExpressionAttributeValues":)"
+                       R"({":l":{"S":"x)" +
+                           std::string(len, 'l') + R"("}}})";
+    } else if (kind == 2) {
+      op = "TransactWriteItems";
+      // Distinct sort keys, so no two actions address one item.
+      json = R"({"TransactItems":[)";
+      const int base = draw(3) * 2;
+      for (int k = 0; k < 2; ++k) {
+        const std::string p = pks[draw(3)];
+        const bool del = draw(3) == 0;
+        const int len = draw(80);
+        if (k) json += ",";
+        json += del ? R"({"Delete":{"TableName":"lsi","Key":{"pk":{"S":")" + p +
+                          R"("},"sk":{"N":")" + std::to_string(base + k) + R"("}}}})"
+                    : R"({"Put":{"TableName":"lsi","Item":)" +
+                          ItemJson(p, base + k, std::string(len, 't')) + "}}";
+      }
+      json += R"(],"ReturnItemCollectionMetrics":"SIZE"})";
+    } else {
+      op = "BatchWriteItem";
+      json = R"({"RequestItems":{"lsi":[)";
+      for (int k = 0; k < 3; ++k) {
+        const int sk = draw(6);
+        const bool del = draw(3) == 0;
+        const int len = draw(80);
+        if (k) json += ",";
+        json += del ? Delete(pks[k], sk) : Put(pks[k], sk, std::string(len, 'b'));
+      }
+      json += R"(]},"ReturnItemCollectionMetrics":"SIZE"})";
+    }
+    auto r = Call(op, json);
+    ASSERT_TRUE(r.ok()) << op << " " << json << ": " << r.error().message;
+  }
+  faulty->SetOptions(kv::FaultOptions{});
+  EXPECT_GT(faulty->counts().unknown_applied, 30);
+  for (const char* p : pks) EXPECT_EQ(StoredSize(p), Recomputed(p).first) << p;
 }
 
 }  // namespace
