@@ -359,5 +359,29 @@ TEST_F(QueryOpsTest, PaginationAtEveryPageSize) {
   }
 }
 
+// A GSI added by UpdateTable is CREATING with Backfilling until the index worker (not running
+// here) has filled it: Query and Scan of it answer DynamoDB's message; the table stays
+// readable.
+TEST_F(QueryOpsTest, ReadingAnIndexThatIsStillBackfilling) {
+  MustCall("CreateTable", R"({"TableName":"qtable","BillingMode":"PAY_PER_REQUEST",
+      "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],
+      "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]})");
+  MustCall("PutItem", R"({"TableName":"qtable","Item":{"pk":{"S":"1"},"g":{"S":"x"}}})");
+  MustCall("UpdateTable", R"({"TableName":"qtable",
+      "AttributeDefinitions":[{"AttributeName":"g","AttributeType":"S"}],
+      "GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"late_gsi",
+        "KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],
+        "Projection":{"ProjectionType":"ALL"}}}]})");
+  const std::string message = "Cannot read from backfilling global secondary index: late_gsi";
+  Outcome q = Run(R"({"TableName":"qtable","IndexName":"late_gsi","KeyConditionExpression":)"
+                  R"("g = :g","ExpressionAttributeValues":{":g":{"S":"x"}}})");
+  EXPECT_EQ(q.error.value_or("<no error>"), message);
+  auto scan = Call("Scan", R"({"TableName":"qtable","IndexName":"late_gsi"})");
+  ASSERT_FALSE(scan.ok());
+  EXPECT_EQ(scan.error().type, ErrorType::kValidation);
+  EXPECT_EQ(scan.error().message, message);
+  EXPECT_TRUE(Call("Scan", R"({"TableName":"qtable"})").ok());
+}
+
 }  // namespace
 }  // namespace fdyno::api

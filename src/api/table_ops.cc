@@ -791,9 +791,25 @@ Result<std::shared_ptr<const TableInfo>> LoadTable(Services& s, const RequestCon
 
 Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTable"));
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
-  if (!t) return TableNotFound(name);
-  return DescriptionResponse("Table", ctx, *t, t->status);
+  // The table and its item counts (store/item_counts.h) as of one snapshot.
+  struct Described {
+    std::shared_ptr<const TableInfo> table;
+    store::ItemCounts counts;
+  };
+  kv::RunOptions options = RunOptionsFor(ctx, s);
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(
+      Described d,
+      kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<Described> {
+        Described out;
+        FDYNO_ASSIGN_OR_RETURN(out.table, s.catalog->Find(txn, name));
+        if (out.table) {
+          FDYNO_ASSIGN_OR_RETURN(out.counts, store::ReadItemCounts(txn, *out.table));
+        }
+        return out;
+      }));
+  if (!d.table) return TableNotFound(name);
+  return DescriptionResponse("Table", ctx, *d.table, d.table->status, &d.counts);
 }
 
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {

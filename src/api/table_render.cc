@@ -128,7 +128,10 @@ std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
 // DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
 void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
-                           store::TableStatus status) {
+                           store::TableStatus status, const store::ItemCounts* counts) {
+  auto index_count = [&](const store::SecondaryIndex& i) -> int64_t {
+    return counts ? counts->Index(i.id) : 0;
+  };
   const std::string arn = TableArn(ctx, t.name);
   w.StartObject();
   w.Key("AttributeDefinitions");
@@ -155,7 +158,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
   w.Key("TableSizeBytes");
   w.Int64(0);
   w.Key("ItemCount");
-  w.Int64(0);
+  w.Int64(counts ? counts->table : 0);
   w.Key("TableArn");
   Str(w, arn);
   w.Key("TableId");
@@ -187,7 +190,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
       w.Key("IndexSizeBytes");
       w.Int64(0);
       w.Key("ItemCount");
-      w.Int64(0);
+      w.Int64(index_count(i));
       w.Key("IndexArn");
       Str(w, arn + "/index/" + i.name);
       w.EndObject();
@@ -216,7 +219,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
       w.Key("IndexSizeBytes");
       w.Int64(0);
       w.Key("ItemCount");
-      w.Int64(0);
+      w.Int64(index_count(i));
       w.Key("IndexArn");
       Str(w, arn + "/index/" + i.name);
       w.EndObject();
@@ -265,12 +268,12 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
 }  // namespace
 
 std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
-                                store::TableStatus status) {
+                                store::TableStatus status, const store::ItemCounts* counts) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   w.Key(member);
-  WriteTableDescription(w, ctx, t, status);
+  WriteTableDescription(w, ctx, t, status, counts);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

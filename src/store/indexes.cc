@@ -5,6 +5,7 @@
 #include "kv/tuple.h"
 #include "model/item_codec.h"
 #include "model/key_codec.h"
+#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -136,6 +137,8 @@ void UpdateIndex(kv::Transaction& tx, const TableInfo& table, const SecondaryInd
 
 void UpdateIndexes(kv::Transaction& tx, const TableInfo& table, const Item* old_item,
                    const Item* new_item) {
+  // The table's and the indexes' item counts change in the same transaction.
+  RecordItemCountChange(tx, table, old_item, new_item);
   for (const auto* list : {&table.local_indexes, &table.global_indexes}) {
     for (const SecondaryIndex& index : *list) {
       if (IndexIsMaintained(index)) UpdateIndex(tx, table, index, old_item, new_item);

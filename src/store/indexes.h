@@ -55,7 +55,9 @@ Status ValidateIndexKeys(const TableInfo& table, const model::Item& item);
 
 // Buffers the index changes of replacing `old_item` (null: absent) by `new_item` (null:
 // deleted) in every maintained index: entries derived only from the old image are removed,
-// changed or new entries written. Unchanged entries are not rewritten.
+// changed or new entries written. Unchanged entries are not rewritten. Also buffers the
+// table's and the indexes' item count changes (store/item_counts.h): every base item write
+// calls this, for tables without indexes too.
 // REQUIRES: ValidateIndexKeys(table, *new_item) passed.
 void UpdateIndexes(kv::Transaction& tx, const TableInfo& table, const model::Item* old_item,
                    const model::Item* new_item);

@@ -11,6 +11,10 @@
 //   (3, table_id, 4, ...)        TTL expiry index of one table
 //   (3, table_id, 5, pk)         ITEM COLLECTION size of one partition key value (tables with
 //                                local secondary indexes; store/item_collections.h)
+//   (3, table_id, 6, id)         ITEM COUNT of the table (id 0) or of index `id`
+//                                (store/item_counts.h)
+//   (3, table_id, 7, index_id, ...)  ITEM COUNT JOURNAL of an index being backfilled, keyed
+//                                like the base items (store/item_counts.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -46,6 +50,8 @@ enum class TablePart : int64_t {
   kStream = 3,
   kTtl = 4,
   kItemCollections = 5,
+  kItemCounts = 6,
+  kItemCountJournal = 7,
 };
 
 inline kv::Subspace RootSubspace(Root root) {
@@ -85,6 +91,16 @@ inline kv::Subspace Ttl(int64_t table_id) { return TablePartSubspace(table_id, T
 // Item collection sizes of a table with local secondary indexes, one key per partition key.
 inline kv::Subspace ItemCollections(int64_t table_id) {
   return TablePartSubspace(table_id, TablePart::kItemCollections);
+}
+
+// Item counts of a table and of its indexes (store/item_counts.h).
+inline kv::Subspace ItemCounts(int64_t table_id) {
+  return TablePartSubspace(table_id, TablePart::kItemCounts);
+}
+// The item count journal of one index being backfilled (store/item_counts.h).
+inline kv::Subspace ItemCountJournal(int64_t table_id, int64_t index_id) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
+                                static_cast<int64_t>(TablePart::kItemCountJournal), index_id});
 }
 
 }  // namespace fdyno::store::layout

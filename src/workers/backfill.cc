@@ -7,6 +7,7 @@
 #include "kv/tuple.h"
 #include "model/item_codec.h"
 #include "store/indexes.h"
+#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -42,6 +43,7 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
   uint64_t bytes = 0;
   std::string next;
   bool stopped = false;
+  int64_t entries = 0;  // items of the page that have an entry in the index
   for (const kv::KeyValue& kv : rr.kvs) {
     FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, items.Unpack(kv.key));
     if (t.size() != head_arity) continue;
@@ -55,11 +57,22 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
     FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
     bytes += stored->image.size();
     store::UpdateIndex(tx, info, index, nullptr, &item);
+    if (store::HasIndexEntry(index, item)) ++entries;
     ++out.items;
     next = store::ItemRangeEnd(kv.key);
   }
-  if (!stopped && !rr.more) {
-    // The end: the index becomes ACTIVE in this transaction.
+  // The item count: what this page counted replaces the journaled deltas of writes that reached
+  // its items first (store/item_counts.h).
+  const bool last = !stopped && !rr.more;
+  if (!last && next.empty() && !rr.kvs.empty()) next = rr.kvs.back().key + '\x00';
+  FDYNO_ASSIGN_OR_RETURN(int64_t journaled,
+                         store::TakeBackfillJournal(tx, info.id, index.id, begin,
+                                                    last ? end : std::string_view(next)));
+  store::AddItemCount(tx, info.id, index.id, entries - journaled);
+  if (last) {
+    // The end: the index becomes ACTIVE in this transaction. The journal left behind belongs to
+    // writes that reached their item after its page, which are already counted.
+    store::ClearBackfillJournal(tx, info.id, index.id);
     index.status = store::IndexStatus::kActive;
     index.backfilling = false;
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
@@ -67,7 +80,6 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
     out.finished = true;
     return out;
   }
-  if (next.empty() && !rr.kvs.empty()) next = rr.kvs.back().key + '\x00';
   tx.Set(cursor_key, next);
   return out;
 }
@@ -95,6 +107,7 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
     }
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
     tx.Clear(BackfillCursorKey(info.id, index_id));
+    store::ClearIndexCounts(tx, info.id, index_id);
     out.finished = true;
   }
   return out;

@@ -2,14 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
 #include "model/key_codec.h"
 #include "store/indexes.h"
+#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -58,6 +63,32 @@ class BackfillTest : public ::testing::Test {
       return Status();
     });
     ASSERT_TRUE(st.ok()) << st.error().message;
+  }
+
+  // Deletes item `pk` through the same write path.
+  void Delete(const std::string& pk) {
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+      std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
+      FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
+      if (!stored) return Status();
+      FDYNO_ASSIGN_OR_RETURN(Item old, model::DecodeStoredItem(stored->image));
+      store::DeleteItem(tx, key, store::OldItem::Of(stored));
+      store::UpdateIndexes(tx, *table, &old, nullptr);
+      return Status();
+    });
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    model_.erase(pk);
+  }
+
+  store::ItemCounts Counts() {
+    auto r =
+        kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+          return store::ReadItemCounts(tx, *table);
+        });
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? r.value() : store::ItemCounts{};
   }
 
   void AddIndex() {
@@ -126,6 +157,7 @@ TEST_F(BackfillTest, BackfillUnderConcurrentWritesThenActiveThenDelete) {
   while (true) {
     // Writes between pages (new and already-copied keys alike) keep the index exact.
     for (int w = 0; w < 3; ++w) Write("k" + std::to_string(rng() % 80), random_g());
+    Delete("k" + std::to_string(rng() % 80));
     auto r = RunIndexStep(*db_, catalog_, "bf", index_id, options);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ++steps;
@@ -138,6 +170,27 @@ TEST_F(BackfillTest, BackfillUnderConcurrentWritesThenActiveThenDelete) {
   EXPECT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
   EXPECT_FALSE(table->global_indexes[0].backfilling);
   EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
+  // Item counts are exact once the index is ACTIVE, and stay exact under more writes.
+  store::ItemCounts counts = Counts();
+  EXPECT_EQ(counts.table, static_cast<int64_t>(model_.size()));
+  EXPECT_EQ(counts.Index(index_id),
+            static_cast<int64_t>(IndexContents(table->id, index_id).size()));
+  for (int w = 0; w < 20; ++w) {
+    Write("k" + std::to_string(rng() % 80), random_g());
+    Delete("k" + std::to_string(rng() % 80));
+  }
+  counts = Counts();
+  EXPECT_EQ(counts.table, static_cast<int64_t>(model_.size()));
+  EXPECT_EQ(counts.Index(index_id),
+            static_cast<int64_t>(IndexContents(table->id, index_id).size()));
+  // No journal is left behind.
+  auto journal = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<size_t> {
+    auto [b, e] = store::layout::ItemCountJournal(table->id, index_id).Range();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(b, e));
+    return rr.kvs.size();
+  });
+  ASSERT_TRUE(journal.ok());
+  EXPECT_EQ(journal.value(), 0u);
 
   // Delete: DELETING is cleared in bounded transactions, then removed from the catalog.
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
@@ -151,6 +204,86 @@ TEST_F(BackfillTest, BackfillUnderConcurrentWritesThenActiveThenDelete) {
   EXPECT_GT(n.value(), 1);
   EXPECT_TRUE(IndexContents(table->id, index_id).empty());
   EXPECT_TRUE(Table()->global_indexes.empty());
+  // The removed index's counter goes with it.
+  auto counter = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return tx.Get(store::ItemCountKey(table->id, index_id));
+  });
+  ASSERT_TRUE(counter.ok());
+  EXPECT_FALSE(counter.value().has_value());
+}
+
+// Writer threads change items (puts that add, move and drop index keys, and deletes) while the
+// worker backfills in small pages: when the index turns ACTIVE its item count equals its
+// entries, and the table's its items. Each thread owns its keys, so the model is exact.
+TEST_F(BackfillTest, ItemCountExactAfterBackfillUnderConcurrentWriters) {
+  for (int i = 0; i < 200; ++i) Write("t" + std::to_string(i % 4) + "-" + std::to_string(i), "g");
+  AddIndex();
+  const int64_t index_id = Table()->global_indexes[0].id;
+  BackfillOptions options;
+  options.page_items = 3;
+  options.poll = std::chrono::milliseconds(1);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  std::vector<std::map<std::string, std::optional<Item>>> finals(4);
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      std::mt19937_64 rng(1000 + w);
+      while (!stop.load()) {
+        std::string pk = "t" + std::to_string(w) + "-" + std::to_string(4 * (rng() % 60) + w);
+        const int op = static_cast<int>(rng() % 4);
+        auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+          std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
+          FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
+          std::optional<Item> old;
+          if (stored) {
+            FDYNO_ASSIGN_OR_RETURN(old, model::DecodeStoredItem(stored->image));
+          }
+          if (op == 0) {
+            if (stored) store::DeleteItem(tx, key, store::OldItem::Of(stored));
+            store::UpdateIndexes(tx, *table, old ? &*old : nullptr, nullptr);
+            return Status();
+          }
+          Item item{{"pk", S(pk)}};
+          if (op != 1) item["g"] = S("g" + std::to_string(op));
+          store::WriteItem(tx, key, model::EncodeStoredItem(item), store::OldItem::Of(stored));
+          store::UpdateIndexes(tx, *table, old ? &*old : nullptr, &item);
+          return Status();
+        });
+        if (!st.ok()) continue;  // retries exhausted: nothing was written
+        std::optional<Item> after;
+        if (op != 0) {
+          after = Item{{"pk", S(pk)}};
+          if (op != 1) (*after)["g"] = S("g" + std::to_string(op));
+        }
+        finals[w][pk] = after;
+      }
+    });
+  }
+  IndexWorker worker(db_.get(), &catalog_, options);
+  worker.Start();
+  for (int i = 0; i < 2000 && Table()->global_indexes[0].backfilling; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  stop = true;
+  for (auto& t : writers) t.join();
+  worker.Stop();
+  auto table = Table();
+  ASSERT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
+  for (const auto& f : finals) {
+    for (const auto& [pk, item] : f) {
+      if (item) {
+        model_[pk] = *item;
+      } else {
+        model_.erase(pk);
+      }
+    }
+  }
+  EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
+  store::ItemCounts counts = Counts();
+  EXPECT_EQ(counts.table, static_cast<int64_t>(model_.size()));
+  EXPECT_EQ(counts.Index(index_id),
+            static_cast<int64_t>(Expected(*table, table->global_indexes[0]).size()));
 }
 
 TEST_F(BackfillTest, ResumesFromItsCursor) {
