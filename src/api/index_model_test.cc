@@ -1319,7 +1319,14 @@ void ExpectBackfilling(Instance& in, const IndexDef& d) {
 // Creates GSI `late` by UpdateTable while three threads and the main thread write, runs the
 // backfill worker page by page (optionally restarting everything after three pages) until the
 // index is ACTIVE, then checks every index.
-void RunBackfill(uint64_t seed, const IndexDef& late, bool restart_midway) {
+enum class Driver {
+  kSteps,          // RunIndexStep page by page, writes between pages
+  kRestartMidway,  // the same, with a restart after three pages
+  kWorkerThread,   // the IndexWorker thread, as fdyno serve runs it
+};
+
+void RunBackfill(uint64_t seed, const IndexDef& late, Driver driver) {
+  const bool restart_midway = driver == Driver::kRestartMidway;
   SCOPED_TRACE(SeedTrace(seed));
   Database db(TempDir("backfill_" + late.name + "_" + std::to_string(seed)));
   CreateTable(db.in());
@@ -1385,6 +1392,19 @@ void RunBackfill(uint64_t seed, const IndexDef& late, bool restart_midway) {
       EXPECT_GT(*after, *before) << "the backfill did not resume from its cursor";
     }
   }
+  if (driver == Driver::kWorkerThread) {
+    workers::BackfillOptions worker_options = options;
+    worker_options.poll = std::chrono::milliseconds(2);
+    worker_options.page_items = 1;  // a long backfill: one item per page
+    workers::IndexWorker worker(&db.db(), &db.in().catalog, worker_options);
+    worker.Start();
+    for (int i = 0; i < 20'000 && !finished; ++i) {
+      main.Step(db.in());
+      threads.AwaitProgress(1);
+      finished = GsiStatus(db.in(), late.name).first == "ACTIVE";
+    }
+    worker.Stop();
+  }
   while (!finished && pages < 10'000) {
     page();
     if (::testing::Test::HasFatalFailure()) return;
@@ -1400,9 +1420,11 @@ void RunBackfill(uint64_t seed, const IndexDef& late, bool restart_midway) {
   auto models = threads.models();
   models.push_back(&main.model());
   CheckAll(db.in(), Merge(models), all, rng,
-           "backfill done after " + std::to_string(pages) + " pages", history);
-  std::cout << "seed " << seed << ": backfill of " << late.name << " in " << pages
-            << " pages; main " << main.Summary() << "; threads";
+           "backfill done after " + std::to_string(pages) + " explicit pages", history);
+  std::cout << "seed " << seed << ": backfill of " << late.name << " in "
+            << (driver == Driver::kWorkerThread ? std::string("the IndexWorker")
+                                                : std::to_string(pages) + " pages")
+            << "; main " << main.Summary() << "; threads";
   for (const std::string& t : threads.summaries()) std::cout << " " << t;
   std::cout << "; " << Sizes(Merge(models), all) << "\n";
   if (restart_midway) {
@@ -1413,14 +1435,21 @@ void RunBackfill(uint64_t seed, const IndexDef& late, bool restart_midway) {
 
 TEST(IndexModelTest, BackfillUnderConcurrentWrites) {
   for (uint64_t seed : Seeds()) {
-    RunBackfill(seed, kLate, false);
+    RunBackfill(seed, kLate, Driver::kSteps);
     if (::testing::Test::HasFailure()) return;
   }
 }
 
 TEST(IndexModelTest, BackfillResumesAfterRestart) {
   for (uint64_t seed : Seeds()) {
-    RunBackfill(seed, kLate2, true);
+    RunBackfill(seed, kLate2, Driver::kRestartMidway);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(IndexModelTest, BackfillByTheIndexWorkerThread) {
+  for (uint64_t seed : Seeds()) {
+    RunBackfill(seed, kLate, Driver::kWorkerThread);
     if (::testing::Test::HasFailure()) return;
   }
 }
