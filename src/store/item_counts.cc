@@ -100,6 +100,7 @@ Result<int64_t> TakeBackfillJournal(kv::Transaction& tx, int64_t table_id, int64
                                     std::string_view item_begin, std::string_view item_end) {
   const std::string begin = ItemCountJournalKey(table_id, index_id, item_begin);
   const std::string end = ItemCountJournalKey(table_id, index_id, item_end);
+  if (begin >= end) return int64_t{0};
   int64_t sum = 0;
   std::string from = begin;
   // A page's range holds at most one journal key per base item of the page.
