@@ -96,16 +96,6 @@ Result<Plan> PlanExpressions(const ItemRequest& r) {
   return plan;
 }
 
-bool OnlyRemoves(const expr::Update& update) {
-  for (const expr::UpdateAction& a : update.actions) {
-    if (a.kind != expr::UpdateAction::Kind::kRemove &&
-        a.kind != expr::UpdateAction::Kind::kDelete) {
-      return false;
-    }
-  }
-  return !update.actions.empty();
-}
-
 // ---- rendering -----------------------------------------------------------------------------
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
@@ -298,7 +288,7 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
         if (plan.update) {
           FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
           // An update that only removes (REMOVE, DELETE) does not create a missing item.
-          if (old || !OnlyRemoves(*plan.update)) next = std::move(updated);
+          if (old || !expr::OnlyRemoves(*plan.update)) next = std::move(updated);
         } else {
           next = std::move(base);
         }

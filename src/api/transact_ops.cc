@@ -450,7 +450,8 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
           cancel = true;
           continue;
         }
-        next[i] = std::move(updated_item).value();
+        // An update that only removes (REMOVE, DELETE) does not create a missing item.
+        if (old[i] || !expr::OnlyRemoves(*a.update)) next[i] = std::move(updated_item).value();
       }
     }
     if (cancel) return Cancelled(reasons);
@@ -502,6 +503,7 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       switch (a.kind) {
         case TransactActionKind::kPut:
         case TransactActionKind::kUpdate:
+          if (!next[i]) break;  // a removal-only update of a missing item writes nothing
           out.new_size = model::ItemSize(*next[i]);
           store::WriteItem(tx, storage[i], model::EncodeStoredItem(*next[i]),
                            store::OldItem::Of(stored[i]));

@@ -147,6 +147,22 @@ TEST_F(TransactTest, PutUpdateDeleteCheckAcrossTables) {
       R"("Responses":[{"Item":{"pk":{"S":"p"},"v":{"N":"1"}}},{"Item":{"v":{"S":"x"}}},{}]})");
 }
 
+TEST_F(TransactTest, RemovalOnlyUpdateDoesNotCreateAMissingItem) {
+  auto r = Call(
+      "TransactWriteItems",
+      R"({"TransactItems":[)"
+      R"({"Update":{"TableName":"tbl","Key":{"pk":{"S":"gone"}},"UpdateExpression":"REMOVE a"}},)"
+      R"({"Update":{"TableName":"tbl","Key":{"pk":{"S":"made"}},"UpdateExpression":"SET a = :v",)"
+      R"("ExpressionAttributeValues":{":v":{"N":"1"}}}}]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto gone = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"gone"}}})");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(*gone, "{}");
+  auto made = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"made"}}})");
+  ASSERT_TRUE(made.ok());
+  EXPECT_EQ(*made, R"({"Item":{"a":{"N":"1"},"pk":{"S":"made"}}})");
+}
+
 TEST_F(TransactTest, TransactGetItemsNeverCommits) {
   ASSERT_TRUE(Call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"r"}}})").ok());
   int64_t commits = faulty_->counts().commits_passed;

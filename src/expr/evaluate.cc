@@ -547,6 +547,15 @@ Result<model::Item> ApplyUpdate(const Update& update, const model::Item& item) {
   return out;
 }
 
+bool OnlyRemoves(const Update& update) {
+  for (const UpdateAction& a : update.actions) {
+    if (a.kind != UpdateAction::Kind::kRemove && a.kind != UpdateAction::Kind::kDelete) {
+      return false;
+    }
+  }
+  return !update.actions.empty();
+}
+
 std::vector<std::string> UpdatedTopLevelAttributes(const Update& update) {
   std::vector<std::string> out;
   std::set<std::string> seen;

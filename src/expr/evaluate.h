@@ -40,6 +40,10 @@ model::Item Project(const model::Item& item, const Projection& paths);
 // overflow/underflow/precision errors from + and ADD, and list_append operand type errors.
 Result<model::Item> ApplyUpdate(const Update& update, const model::Item& item);
 
+// Whether every action of `update` only removes (REMOVE, DELETE): such an update does not
+// create a missing item (UpdateItem and TransactWriteItems Update alike).
+bool OnlyRemoves(const Update& update);
+
 // The distinct top-level attribute names an update writes or removes, in the order first
 // written; the caller rejects key attributes ("Cannot update attribute pk. This attribute is
 // part of the key").
