@@ -1152,6 +1152,32 @@ void CheckIndex(Instance& in, const Model& m, const IndexDef& d, std::mt19937_64
   }
 }
 
+// DescribeTable's ItemCount of the table and of every index in `indexes` (fdyno keeps them
+// exact, docs/format/item_counts.md) against the model.
+void CheckItemCounts(Instance& in, const Model& m, const std::vector<const IndexDef*>& indexes,
+                     const std::string& where) {
+  auto r = in.Call("DescribeTable", R"({"TableName":")" + std::string(kTable) + "\"}");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto d = ParseJson(*r);
+  const auto& t = d["Table"];
+  ASSERT_TRUE(t.HasMember("ItemCount")) << where;
+  EXPECT_EQ(t["ItemCount"].GetInt64(), static_cast<int64_t>(m.size())) << where << " table";
+  for (const IndexDef* def : indexes) {
+    const char* list = def->local ? "LocalSecondaryIndexes" : "GlobalSecondaryIndexes";
+    ASSERT_TRUE(t.HasMember(list)) << where;
+    int64_t want = 0;
+    for (const auto& [h, entries] : ExpectedIndex(*def, m)) want += entries.size();
+    bool found = false;
+    for (const auto& i : t[list].GetArray()) {
+      if (i["IndexName"].GetString() != def->name) continue;
+      found = true;
+      ASSERT_TRUE(i.HasMember("ItemCount")) << where << " " << def->name;
+      EXPECT_EQ(i["ItemCount"].GetInt64(), want) << where << " index " << def->name << " ItemCount";
+    }
+    EXPECT_TRUE(found) << where << " " << def->name;
+  }
+}
+
 // The base table by Scan, and every index in `indexes`, against the model.
 void CheckAll(Instance& in, const Model& m, const std::vector<const IndexDef*>& indexes,
               std::mt19937_64& rng, const std::string& where, const HistoryFn& history) {
@@ -1163,6 +1189,7 @@ void CheckAll(Instance& in, const Model& m, const std::vector<const IndexDef*>& 
                       std::to_string(limit) + ")",
                   history);
   for (const IndexDef* d : indexes) CheckIndex(in, m, *d, rng, where, history);
+  CheckItemCounts(in, m, indexes, where);
 }
 
 Model Merge(const std::vector<const Model*>& models) {
