@@ -388,6 +388,17 @@ def scan_all(ddb, index, limit, segments, key_attrs, where):
     return by_key(items, where)
 
 
+def check_item_counts(ddb, model, indexes, where):
+    """fdyno keeps DescribeTable's ItemCount exact (docs/format/item_counts.md)."""
+    table = ddb.describe_table(TableName=TABLE)["Table"]
+    assert table["ItemCount"] == len(model), f"{where}: table ItemCount"
+    described = {i["IndexName"]: i for i in table.get("LocalSecondaryIndexes", []) +
+                 table.get("GlobalSecondaryIndexes", [])}
+    for index in indexes:
+        want = sum(len(e) for e in expected_index(index, model).values())
+        assert described[index.name]["ItemCount"] == want, f"{where}: {index.name} ItemCount"
+
+
 def check_all(ddb, model, indexes, rng, where):
     limit = rng.choice([1, 3, 7, None] if len(model) <= 100 else [10, 50, None])
     segments = rng.randrange(1, 5)
@@ -416,6 +427,7 @@ def check_all(ddb, model, indexes, rng, where):
                 assert [key_of(i) for i in got] == [key_of(i) for i in ordered], \
                     f"{w} partition {h} forward={forward} Limit {limit}"
                 assert got == ordered, f"{w} partition {h} forward={forward} Limit {limit}"
+    check_item_counts(ddb, model, indexes, where)
 
 
 def start(tmp_path):
