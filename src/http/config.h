@@ -32,6 +32,9 @@ struct ServerConfig {
   size_t io_threads = 2;
   size_t workers = 8;
   size_t queue_bound = 1024;  // operations waiting for a worker before ThrottlingException
+  // GetItem runs on the network thread instead of a worker: a bounded single-item read that
+  // never waits for a commit, so the handoff to a worker and back would cost more than it.
+  bool inline_reads = true;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request

@@ -85,15 +85,38 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(env_.config->max_header_bytes));
     parser_->body_limit(env_.config->max_body_bytes);
-    if (buffer_.size() > 0) return ReadHeader();
+    if (buffer_.size() > 0) return ParseBuffered();
     state_ = State::kIdle;
     Lowest().expires_after(env_.config->idle_timeout);
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               if (ec) return self->CloseNow();
                               self->buffer_.commit(n);
-                              self->ReadHeader();
+                              self->ParseBuffered();
                             });
+  }
+
+  // Parses what is already buffered without another asynchronous read: a small request
+  // usually arrives in one segment, and each extra asynchronous step costs a trip through
+  // the executor and a timer update. Whatever is missing is read asynchronously as before.
+  void ParseBuffered() {
+    state_ = State::kReading;
+    beast::error_code ec;
+    while (!parser_->is_done() && buffer_.size() > 0) {
+      size_t n = parser_->put(buffer_.data(), ec);
+      buffer_.consume(n);
+      if (ec || n == 0) break;
+    }
+    if (ec == bhttp::error::need_more) ec = {};
+    if (!parser_->is_header_done()) {
+      if (ec) return OnHeader(ec);
+      return ReadHeader();
+    }
+    if (parser_->is_done() || ec) {
+      // The header checks of OnHeader (size limits) are implied: the parser enforces them.
+      return OnRequest(ec);
+    }
+    OnHeader(ec);  // header complete, body still arriving (or Expect: 100-continue)
   }
 
   void ReadHeader() {
@@ -161,6 +184,12 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       return Write(router.HandleLocal(request_));
     }
     state_ = State::kProcessing;
+    if (env_.config->inline_reads && Router::IsInlineRead(request_)) {
+      router.in_flight().Add(1);
+      HttpResponse response = router.HandleApi(request_);
+      router.in_flight().Add(-1);
+      return Write(std::move(response));
+    }
     // The work guard keeps the io_context running while the operation is on a worker.
     router.in_flight().Add(1);
     auto task = [self = this->shared_from_this(),

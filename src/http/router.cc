@@ -167,6 +167,11 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
 
 bool Router::IsApiCall(const HttpRequest& request) { return request.method() == bhttp::verb::post; }
 
+bool Router::IsInlineRead(const HttpRequest& request) {
+  Target target = ParseTarget(Header(request, "x-amz-target"));
+  return target.service == api::Service::kDynamoDB && target.operation == "GetItem";
+}
+
 Router::Target Router::ParseTarget(std::string_view header) {
   Target t;
   if (header.substr(0, kDynamoPrefix.size()) == kDynamoPrefix) {

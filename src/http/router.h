@@ -52,6 +52,10 @@ class Router {
   // POST requests are API calls (DynamoDB ignores the path); everything else is local.
   static bool IsApiCall(const HttpRequest& request);
 
+  // API calls cheap and bounded enough to run on the network thread: GetItem (one item of at
+  // most 400 KB, read without waiting for any commit).
+  static bool IsInlineRead(const HttpRequest& request);
+
   // GET / (health), GET /metrics, GET /metrics/prometheus; 404 UnknownOperationException for
   // anything else. Cheap: runs on the IO thread.
   HttpResponse HandleLocal(const HttpRequest& request) const;

@@ -284,5 +284,13 @@ TEST_F(RouterTest, ThrottledAndRejected) {
             1);
 }
 
+TEST_F(RouterTest, OnlyGetItemRunsInline) {
+  EXPECT_TRUE(Router::IsInlineRead(Make("DynamoDB_20120810.GetItem", "{}")));
+  EXPECT_FALSE(Router::IsInlineRead(Make("DynamoDB_20120810.PutItem", "{}")));
+  EXPECT_FALSE(Router::IsInlineRead(Make("DynamoDB_20120810.Query", "{}")));
+  EXPECT_FALSE(Router::IsInlineRead(Make("DynamoDBStreams_20120810.GetItem", "{}")));
+  EXPECT_FALSE(Router::IsInlineRead(Make("", "{}")));
+}
+
 }  // namespace
 }  // namespace fdyno::http

@@ -60,6 +60,12 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_WORKERS")
       ->capture_default_str();
   serve
+      .add_option("--inline-reads", f.inline_reads,
+                  "Run GetItem (one item, at most 400 KB, never waiting for a commit) on the "
+                  "network thread instead of handing it to a worker and back")
+      ->envname("DYNODB_INLINE_READS")
+      ->capture_default_str();
+  serve
       .add_option("--queue-bound", f.queue_bound,
                   "Operations that may wait for a worker; beyond it requests get "
                   "ThrottlingException")
@@ -125,6 +131,7 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
   // Workers block through a durable commit's fsync; enough of them let group commit batch many.
   c.workers = f.workers ? f.workers : std::max<size_t>(32, 16 * cores);
   c.queue_bound = f.queue_bound;
+  c.inline_reads = f.inline_reads;
   c.idle_timeout = Millis(f.idle_timeout_s);
   c.header_timeout = Millis(f.header_timeout_s);
   c.body_timeout = std::max(c.header_timeout, std::chrono::milliseconds(60'000));

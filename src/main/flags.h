@@ -24,8 +24,9 @@ struct ServeFlags {
   bool allow_anonymous = false;
   std::string region = "us-east-1";
   size_t io_threads = 0;  // 0: one per core
-  size_t workers = 0;     // 0: 4 per core, at least 8
+  size_t workers = 0;     // 0: 16 per core, at least 32
   size_t queue_bound = 1024;
+  bool inline_reads = true;
   double operation_timeout_s = 30;
   double idle_timeout_s = 60;
   double header_timeout_s = 10;
