@@ -123,13 +123,23 @@ def gsi(ddb, name):
     return None
 
 
+class Crashed(Exception):
+    """The server went away during a request; Writer.resolve settles what it did."""
+
+
 class Writer:
-    """Random write requests over its own partition keys, with an exact model of them."""
+    """Random write requests over its own partition keys, with an exact model of them.
+
+    Before each request the writer records, per key, the item before and the item if the request
+    is applied (`pending`); when the connection fails (the server was killed) the request may or
+    may not have committed, and resolve() reads the keys back after the restart: each must hold
+    one of the two images, all the same one for a transaction."""
 
     def __init__(self, ddb, seed, pks, label):
         self.ddb, self.rng, self.pks, self.label = ddb, random.Random(seed), pks, label
         self.model, self.steps = {}, 0
         self.history, self.current = {}, []  # recent requests per key, for failure messages
+        self.pending, self.atomic = None, False
 
     def note(self, key, what, ok):
         h = self.history.setdefault(key, [])
@@ -227,10 +237,35 @@ class Writer:
             out[k] = {**out[k], **v} if isinstance(v, dict) and k in out else v
         return out
 
-    def expect(self, call, holds, code, what):
+    def send(self, call):
         try:
             r = call()
+        except (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError) as e:
+            raise Crashed() from e
+        self.pending = None
+        return r
+
+    def resolve(self, ddb):
+        """After a crash and restart: what the interrupted request did, from the items."""
+        if not self.pending:
+            return
+        choices = []
+        for key, (old, new) in self.pending.items():
+            actual = ddb.get_item(TableName=TABLE, Key=key_item(key),
+                                  ConsistentRead=True).get("Item")
+            assert actual in (old, new), \
+                f"{self.where()}{key} after the crash: {actual}, neither {old} nor {new}"
+            choices.append({name for name, v in (("old", old), ("new", new)) if v == actual})
+            self.set(key, actual)
+        if self.atomic:
+            assert set.intersection(*choices), f"{self.where()}a transaction applied in part"
+        self.pending = None
+
+    def expect(self, call, holds, code, what):
+        try:
+            r = self.send(call)
         except botocore.exceptions.ClientError as e:
+            self.pending = None
             got = e.response["Error"]["Code"]
             assert not holds and got == code, \
                 f"{self.where()}{what}: {got}: {e.response['Error']['Message']}"
@@ -247,6 +282,7 @@ class Writer:
             item = self.random_item(key)
             cond, holds = self.random_condition()
             old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
             r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
                                                       ReturnValues="ALL_OLD", **cond),
                             holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
@@ -261,6 +297,7 @@ class Writer:
             cond, holds = self.random_condition()
             update, apply = self.random_update()
             old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
             r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
                                                          ReturnValues="ALL_NEW",
                                                          **self.merge(cond, update)),
@@ -276,6 +313,7 @@ class Writer:
             self.current = [key]
             cond, holds = self.random_condition()
             old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
             r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
                                                          ReturnValues="ALL_OLD", **cond),
                             holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
@@ -289,7 +327,10 @@ class Writer:
             writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
             requests = [{"PutRequest": {"Item": w}} if w else
                         {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
-            r = self.ddb.batch_write_item(RequestItems={TABLE: requests})
+            self.current = keys
+            self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
+            self.atomic = False  # BatchWriteItem may apply part of the request
+            r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
             unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
                                   u["DeleteRequest"]["Key"])
                            for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
@@ -321,6 +362,11 @@ class Writer:
                 if kind == "Delete":
                     effects.append((k, lambda old: None))
                 actions.append({kind: body})
+            self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
+            if all_hold:
+                for k, effect in effects:
+                    self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
+            self.atomic = True
             r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
                             all_hold, "TransactionCanceledException", "TransactWriteItems")
             if r is not None:
@@ -469,11 +515,53 @@ def test_indexes_exact_after_sigkill(tmp_path, seed):
         server.stop()
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_indexes_exact_after_sigkill_during_writes(tmp_path, seed):
+    """Three writers are busy when the server is killed: whatever the interrupted requests did,
+    each item is its old or its new image (a transaction all one or the other), and every index
+    agrees with the items."""
+    rng = random.Random(seed * 15485863)
+    server = start(tmp_path)
+    writers, background = [], []
+    try:
+        ddb = server.client()
+        create_table(ddb)
+        writers = [Writer(server.client(), seed * 100 + t, [f"k{t}a", f"k{t}b"],
+                          f"seed {seed} writer {t}") for t in range(3)]
+        background = [Background(w) for w in writers]
+        for b in background:
+            b.await_steps(60)
+    finally:
+        kill(server)
+        # Each writer goes on until a request fails for want of a server.
+        wait_for(lambda: all(b.crashed or b.error or not b.thread.is_alive()
+                             for b in background), timeout=30)
+        for b in background:
+            b.stop()
+    assert all(b.crashed for b in background)
+    server = start(tmp_path)
+    try:
+        ddb = server.client()
+        for w in writers:
+            w.resolve(ddb)
+            w.ddb = ddb
+        model = {k: v for w in writers for k, v in w.model.items()}
+        check_all(ddb, model, INITIAL, rng, f"seed {seed} after SIGKILL during writes")
+        for w in writers:
+            for _ in range(40):
+                w.step()
+        model = {k: v for w in writers for k, v in w.model.items()}
+        check_all(ddb, model, INITIAL, rng, f"seed {seed} after more writes")
+    finally:
+        server.stop()
+
+
 class Background:
-    """A Writer running in a thread until stopped; its failure is re-raised by stop()."""
+    """A Writer running in a thread until stopped or the server goes away (crashed); its
+    failure is re-raised by stop()."""
 
     def __init__(self, writer):
-        self.writer, self.error = writer, None
+        self.writer, self.error, self.crashed = writer, None, False
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run)
         self.thread.start()
@@ -484,12 +572,15 @@ class Background:
                 if self.done.is_set():
                     return
                 self.writer.step()
+        except Crashed:
+            self.crashed = True
         except Exception as e:  # reported by stop()
             self.error = e
 
     def await_steps(self, n, timeout=60):
         target = self.writer.steps + n
-        wait_for(lambda: self.writer.steps >= target or self.error is not None, timeout)
+        wait_for(lambda: self.writer.steps >= target or self.error is not None or self.crashed,
+                 timeout)
 
     def stop(self):
         self.done.set()
