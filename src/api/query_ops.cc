@@ -486,8 +486,6 @@ struct Target {
   std::shared_ptr<const store::TableInfo> table;
   const store::SecondaryIndex* index = nullptr;
   bool global = false;
-  // Arity of an entry's head key tuple inside its subspace.
-  size_t head_arity = 0;
   kv::Subspace subspace;
 };
 
@@ -529,10 +527,8 @@ Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const R
   }
   if (t.index) {
     t.subspace = store::layout::Index(table.id, t.index->id);
-    t.head_arity = 2 + (t.index->key_schema.range ? 1 : 0) + 1 + (table.key_schema.range ? 1 : 0);
   } else {
     t.subspace = store::layout::Items(table.id);
-    t.head_arity = 2 + (table.key_schema.range ? 1 : 0);
   }
   return t;
 }
@@ -560,15 +556,13 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
                           t.index->projection.type != store::ProjectionType::kAll;
-  static const Item kEmpty;
   while (begin < end) {
     kv::RangeOptions ro;
     ro.limit = s.options.read_batch;
     ro.reverse = !r.forward;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
     for (const kv::KeyValue& kv : rr.kvs) {
-      FDYNO_ASSIGN_OR_RETURN(kv::Tuple tuple, t.subspace.Unpack(kv.key));
-      if (tuple.size() != t.head_arity) continue;  // a chunk of a split image
+      if (store::IsItemPart(kv.value)) continue;  // read with its head
       store::ItemAssembler assembler;
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> whole,
                              assembler.Add(kv));
@@ -596,15 +590,21 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
           full = &base;
         }
       }
-      if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
-        ++page.count;
-        if (r.select != Select::kCount) {
-          page.items.push_back(plan.projection ? expr::Project(*full, *plan.projection) : *full);
-        }
-      }
       const bool stop = (r.limit > 0 && page.scanned >= r.limit) ||
                         page.bytes >= s.options.page_bytes ||
                         std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
+      if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+        ++page.count;
+        if (r.select != Select::kCount) {
+          if (plan.projection) {
+            page.items.push_back(expr::Project(*full, *plan.projection));
+          } else if (full == &item && !stop) {
+            page.items.push_back(std::move(item));  // the page goes on: item is not needed
+          } else {
+            page.items.push_back(*full);
+          }
+        }
+      }
       if (stop) {
         page.last_key = PageKeyOf(t, item);
         return Status();
@@ -626,7 +626,6 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
       }
     }
   }
-  (void)kEmpty;
   return Status();
 }
 

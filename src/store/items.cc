@@ -98,6 +98,10 @@ std::string ItemKey(int64_t table_id, std::string_view encoded_hash,
   return layout::Items(table_id).Pack(t);
 }
 
+bool IsItemPart(std::string_view value) {
+  return value.size() >= 2 && static_cast<uint8_t>(value[1]) == kPart;
+}
+
 std::string ItemRangeEnd(std::string_view key) { return std::string(key) + '\xff'; }
 
 Result<std::optional<StoredItem>> ReadItem(kv::Transaction& tx, std::string_view key,

@@ -76,6 +76,10 @@ uint32_t WriteItem(kv::Transaction& tx, std::string_view key, std::string_view i
 // Buffers the removal of the item at `key` (no-op when `old` says it is absent).
 void DeleteItem(kv::Transaction& tx, std::string_view key, const OldItem& old);
 
+// Whether `value` is part i >= 1 of a split image (not an item's whole value or head): a range
+// read over item keys skips parts and reads a split item at its head.
+bool IsItemPart(std::string_view value);
+
 // The key range an item occupies: [key, ItemRangeEnd(key)).
 std::string ItemRangeEnd(std::string_view key);
 

@@ -150,5 +150,26 @@ TEST_F(ItemsTest, AssemblerReassemblesARangeAndReportsPending) {
   EXPECT_EQ(got, want);
 }
 
+TEST_F(ItemsTest, IsItemPartTellsPartsFromHeadsAndWholeValues) {
+  Put(Image(2 * kItemChunkBytes + 1, 5));  // a head and two parts
+  auto tx = db_->CreateTransaction();
+  auto [b, e] = layout::Table(7).Range();
+  auto r = tx->GetRange(b, e);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->kvs.size(), 3u);
+  EXPECT_FALSE(IsItemPart(r->kvs[0].value));  // the head, at the item key
+  EXPECT_TRUE(IsItemPart(r->kvs[1].value));
+  EXPECT_TRUE(IsItemPart(r->kvs[2].value));
+  Put(Image(10, 6));  // one whole value
+  auto whole = Get();
+  ASSERT_TRUE(whole.has_value());
+  auto tx2 = db_->CreateTransaction();
+  auto r2 = tx2->GetRange(b, e);
+  ASSERT_TRUE(r2.ok());
+  ASSERT_EQ(r2->kvs.size(), 1u);
+  EXPECT_FALSE(IsItemPart(r2->kvs[0].value));
+  EXPECT_FALSE(IsItemPart(""));
+}
+
 }  // namespace
 }  // namespace fdyno::store
