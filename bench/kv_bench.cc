@@ -86,7 +86,7 @@ void BM_Commit(benchmark::State& state) {
 }
 BENCHMARK(BM_Commit)
     ->ArgNames({"conc", "fsync"})
-    ->ArgsProduct({{1, 8, 64}, {1, 0}})
+    ->ArgsProduct({{1, 8, 32, 64}, {1, 0}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
