@@ -5,6 +5,8 @@
 # partition, then TransactWriteItems with two Puts against fdyno alone (dynalite has no
 # transactions). Prints every result and the ratios fdyno/dynalite.
 # DYNALITE: path of the dynalite executable (default /tmp/dynalite/node_modules/.bin/dynalite).
+# PIN=1: each server on CPU 1 and the load generator on CPU 0 (taskset), so the ratio compares
+# the servers' work per core instead of how they share cores with the load generator.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -15,14 +17,16 @@ loadgen="$build/tools/loadgen/fdyno-loadgen"
 fdyno="$build/src/main/fdyno"
 keys=1000 # partitions of 10 items: 10,000 items preloaded
 work=$(mktemp -d /tmp/fdyno-vs-dynalite.XXXXXX)
+pin_server=() pin_loadgen=()
+if [[ ${PIN:-0} == 1 ]]; then pin_server=(taskset -c 1) pin_loadgen=(taskset -c 0); fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 dyn_port=$(free_port)
 fdyno_port=$(free_port)
 export AWS_ACCESS_KEY_ID=fdyno AWS_SECRET_ACCESS_KEY=fdyno-secret
 
-"$dynalite" --port "$dyn_port" --path "$work/dynalite" >"$work/dynalite.log" 2>&1 &
+"${pin_server[@]}" "$dynalite" --port "$dyn_port" --path "$work/dynalite" >"$work/dynalite.log" 2>&1 &
 dyn_pid=$!
-"$fdyno" serve --listen "127.0.0.1:$fdyno_port" --data-dir "$work/fdyno" --durability fsync \
+"${pin_server[@]}" "$fdyno" serve --listen "127.0.0.1:$fdyno_port" --data-dir "$work/fdyno" --durability fsync \
   --log-level warn >"$work/fdyno.log" 2>&1 &
 fdyno_pid=$!
 trap 'kill $dyn_pid $fdyno_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
@@ -35,7 +39,7 @@ done
 lg() { # PORT WORKLOAD [extra flags]
   local port=$1 workload=$2
   shift 2
-  "$loadgen" --endpoint "http://127.0.0.1:$port" --workload "$workload" --keys "$keys" \
+  "${pin_loadgen[@]}" "$loadgen" --endpoint "http://127.0.0.1:$port" --workload "$workload" --keys "$keys" \
     --rows-per-key 10 --value-size 100 --concurrency "$concurrency" --json "$@"
 }
 # Create the table and preload every item (a short GetItem run validates the preload).
