@@ -20,25 +20,25 @@
 namespace fdyno::kv {
 
 // FoundationDB error codes (fdb_c's error numbers). Persisted nowhere; stable by contract.
-inline constexpr int kTransactionTooOld = 1007;      // read version older than 5 s
+inline constexpr int kTransactionTooOld = 1007;  // read version older than 5 s
 inline constexpr int kFutureVersion = 1009;
-inline constexpr int kNotCommitted = 1020;           // conflict; nothing committed
-inline constexpr int kCommitUnknownResult = 1021;    // may or may not have committed
+inline constexpr int kNotCommitted = 1020;         // conflict; nothing committed
+inline constexpr int kCommitUnknownResult = 1021;  // may or may not have committed
 inline constexpr int kTransactionCancelled = 1025;
-inline constexpr int kTransactionTimedOut = 1031;    // the transaction's timeout passed
+inline constexpr int kTransactionTimedOut = 1031;  // the transaction's timeout passed
 inline constexpr int kProcessBehind = 1037;
 inline constexpr int kClusterVersionChanged = 1039;
-inline constexpr int kAccessedUnreadable = 1036;    // read of a versionstamped value/key
-inline constexpr int kClientInvalidOperation = 2000; // e.g. bad versionstamp offset
-inline constexpr int kInvertedRange = 2005;          // range begin after end
+inline constexpr int kAccessedUnreadable = 1036;      // read of a versionstamped value/key
+inline constexpr int kClientInvalidOperation = 2000;  // e.g. bad versionstamp offset
+inline constexpr int kInvertedRange = 2005;           // range begin after end
 inline constexpr int kUsedDuringCommit = 2017;
 inline constexpr int kInvalidMutationType = 2018;
-inline constexpr int kNoCommitVersion = 2021;        // committed version asked of a non-commit
-inline constexpr int kTransactionTooLarge = 2101;    // mutations+conflict ranges > 10 MB
-inline constexpr int kKeyTooLarge = 2102;            // key > 10,000 bytes
-inline constexpr int kValueTooLarge = 2103;          // value > 100,000 bytes
+inline constexpr int kNoCommitVersion = 2021;      // committed version asked of a non-commit
+inline constexpr int kTransactionTooLarge = 2101;  // mutations+conflict ranges > 10 MB
+inline constexpr int kKeyTooLarge = 2102;          // key > 10,000 bytes
+inline constexpr int kValueTooLarge = 2103;        // value > 100,000 bytes
 inline constexpr int kInternalError = 4100;
-inline constexpr int kIoError = 1510;                // engine storage failure
+inline constexpr int kIoError = 1510;  // engine storage failure
 
 // FoundationDB's limits.
 inline constexpr size_t kMaxKeyBytes = 10'000;
@@ -65,9 +65,9 @@ struct KeyValue {
 };
 
 struct RangeOptions {
-  int limit = 0;         // 0: no limit (fdb's limit=0)
-  bool reverse = false;  // return the last keys of the range first
-  bool snapshot = false; // snapshot read: adds no read conflict range
+  int limit = 0;          // 0: no limit (fdb's limit=0)
+  bool reverse = false;   // return the last keys of the range first
+  bool snapshot = false;  // snapshot read: adds no read conflict range
 };
 
 struct RangeResult {
@@ -77,10 +77,27 @@ struct RangeResult {
 
 // Atomic mutations, numbered as fdb_c's FDBMutationType. Persisted nowhere.
 enum class MutationType {
-  kAdd = 2,                     // little-endian integer add (param and value up to 8 bytes)
-  kSetVersionstampedKey = 14,   // key: bytes + 4-byte LE offset of a 10-byte placeholder
-  kSetVersionstampedValue = 15, // value: bytes + 4-byte LE offset of a 10-byte placeholder
+  kAdd = 2,                      // little-endian integer add (param and value up to 8 bytes)
+  kSetVersionstampedKey = 14,    // key: bytes + 4-byte LE offset of a 10-byte placeholder
+  kSetVersionstampedValue = 15,  // value: bytes + 4-byte LE offset of a 10-byte placeholder
 };
+
+// The 8-byte little-endian integer that kAdd adds and keeps (a counter's operand and value).
+inline std::string EncodeCounter(int64_t v) {
+  const uint64_t u = static_cast<uint64_t>(v);
+  std::string out(8, '\0');
+  for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((u >> (8 * i)) & 0xFF);
+  return out;
+}
+
+// A counter's value; nullopt unless `bytes` is exactly 8 bytes (callers fail closed).
+inline std::optional<int64_t> DecodeCounter(std::string_view bytes) {
+  if (bytes.size() != 8) return std::nullopt;
+  uint64_t u = 0;
+  for (size_t i = 0; i < 8; ++i)
+    u |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  return static_cast<int64_t>(u);
+}
 
 enum class ConflictRangeType { kRead = 0, kWrite = 1 };
 

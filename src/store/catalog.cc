@@ -302,18 +302,12 @@ Result<std::vector<SecondaryIndex>> ReadIndexes(const rapidjson::Value& obj, con
   return out;
 }
 
-std::string Uint64Le(uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
-  return out;
-}
-
-uint64_t FromLe(std::string_view bytes) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < bytes.size() && i < 8; ++i) {
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
-  }
-  return v;
+// A catalog counter (metadata version, next table id): absent is 0; malformed fails closed.
+Result<uint64_t> CounterValue(const std::optional<std::string>& bytes, const char* what) {
+  if (!bytes) return uint64_t{0};
+  std::optional<int64_t> v = kv::DecodeCounter(*bytes);
+  if (!v) return Error::Internal(std::string("catalog ") + what + " is malformed");
+  return static_cast<uint64_t>(*v);
 }
 
 // A random version-4 UUID for DescribeTable's TableId.
@@ -504,11 +498,11 @@ std::string Catalog::NextTableIdKey() {
 
 Result<uint64_t> Catalog::ReadVersion(kv::Transaction& txn) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> v, txn.Get(layout::MetadataVersionKey()));
-  return v ? FromLe(*v) : 0;
+  return CounterValue(v, "metadata version");
 }
 
 void Catalog::BumpVersion(kv::Transaction& txn) {
-  txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), Uint64Le(1));
+  txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), kv::EncodeCounter(1));
 }
 
 Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
@@ -554,8 +548,9 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, T
   // The id counter is read (not blindly added) so that concurrent creates conflict and each
   // gets a distinct id; creates are rare.
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> counter, txn.Get(NextTableIdKey()));
-  uint64_t id = (counter ? FromLe(*counter) : 0) + 1;
-  txn.Set(NextTableIdKey(), Uint64Le(id));
+  FDYNO_ASSIGN_OR_RETURN(uint64_t last_id, CounterValue(counter, "next table id"));
+  const uint64_t id = last_id + 1;
+  txn.Set(NextTableIdKey(), kv::EncodeCounter(static_cast<int64_t>(id)));
   info.id = static_cast<int64_t>(id);
   info.uuid = NewUuid();
   info.creation_ms = clock_->WallMillis();

@@ -12,28 +12,16 @@
 namespace fdyno::store {
 namespace {
 
-constexpr size_t kSizeValueBytes = 8;
-
-std::string Le64(int64_t v) {
-  uint64_t u = static_cast<uint64_t>(v);
-  std::string out(kSizeValueBytes, '\0');
-  for (size_t i = 0; i < kSizeValueBytes; ++i) out[i] = static_cast<char>((u >> (8 * i)) & 0xff);
-  return out;
-}
-
 // The stored value as a signed integer; nullopt when absent.
 Result<std::optional<int64_t>> ReadRaw(kv::Transaction& tx, std::string_view key) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> value, tx.Get(key, /*snapshot=*/true));
   if (!value) return std::optional<int64_t>();
-  if (value->size() != kSizeValueBytes) {
+  std::optional<int64_t> size = kv::DecodeCounter(*value);
+  if (!size) {
     return Error::Internal("item collection size record is malformed (" +
                            std::to_string(value->size()) + " bytes)");
   }
-  uint64_t u = 0;
-  for (size_t i = 0; i < kSizeValueBytes; ++i) {
-    u |= static_cast<uint64_t>(static_cast<uint8_t>((*value)[i])) << (8 * i);
-  }
-  return std::optional<int64_t>(static_cast<int64_t>(u));
+  return size;
 }
 
 Status AddReadConflict(kv::Transaction& tx, const std::string& key) {
@@ -126,14 +114,14 @@ Result<std::vector<ItemCollectionRef>> ItemCollectionChanges::Apply(kv::Transact
     if (p.raw && *p.raw < 0) {
       // Cannot happen with this code's writes; repair rather than add to a negative count.
       FDYNO_RETURN_IF_ERROR(AddReadConflict(tx, p.key));
-      tx.Set(p.key, Le64(after));
+      tx.Set(p.key, kv::EncodeCounter(after));
       continue;
     }
     if (delta == 0) continue;
     if (delta > 0 && static_cast<uint64_t>(after) + margin > limit_bytes) {
       FDYNO_RETURN_IF_ERROR(AddReadConflict(tx, p.key));
     }
-    tx.AtomicOp(kv::MutationType::kAdd, p.key, Le64(delta));
+    tx.AtomicOp(kv::MutationType::kAdd, p.key, kv::EncodeCounter(delta));
   }
   return exceeded;
 }

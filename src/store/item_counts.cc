@@ -12,25 +12,13 @@
 namespace fdyno::store {
 namespace {
 
-constexpr size_t kCountValueBytes = 8;
-
-std::string Le64(int64_t v) {
-  uint64_t u = static_cast<uint64_t>(v);
-  std::string out(kCountValueBytes, '\0');
-  for (size_t i = 0; i < kCountValueBytes; ++i) out[i] = static_cast<char>((u >> (8 * i)) & 0xff);
-  return out;
-}
-
 Result<int64_t> ParseLe64(std::string_view value, const char* what) {
-  if (value.size() != kCountValueBytes) {
+  std::optional<int64_t> v = kv::DecodeCounter(value);
+  if (!v) {
     return Error::Internal(std::string(what) + " is malformed (" + std::to_string(value.size()) +
                            " bytes)");
   }
-  uint64_t u = 0;
-  for (size_t i = 0; i < kCountValueBytes; ++i) {
-    u |= static_cast<uint64_t>(static_cast<uint8_t>(value[i])) << (8 * i);
-  }
-  return static_cast<int64_t>(u);
+  return *v;
 }
 
 // The part of an item key after the table's items prefix (the journal keys reuse it).
@@ -70,7 +58,7 @@ std::string ItemCountJournalKey(int64_t table_id, int64_t index_id, std::string_
 
 void AddItemCount(kv::Transaction& tx, int64_t table_id, int64_t id, int64_t delta) {
   if (delta == 0) return;
-  tx.AtomicOp(kv::MutationType::kAdd, ItemCountKey(table_id, id), Le64(delta));
+  tx.AtomicOp(kv::MutationType::kAdd, ItemCountKey(table_id, id), kv::EncodeCounter(delta));
 }
 
 void RecordItemCountChange(kv::Transaction& tx, const TableInfo& table, const model::Item* old_item,
@@ -90,7 +78,7 @@ void RecordItemCountChange(kv::Transaction& tx, const TableInfo& table, const mo
       if (index.backfilling) {
         if (!storage_key) storage_key = StorageKeyOf(table, old_item ? *old_item : *new_item);
         tx.AtomicOp(kv::MutationType::kAdd, ItemCountJournalKey(table.id, index.id, *storage_key),
-                    Le64(delta));
+                    kv::EncodeCounter(delta));
       }
     }
   }
