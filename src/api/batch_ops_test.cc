@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/item_ops.h"
+#include "api/testing/call.h"
 #include "api/transact_ops.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
@@ -68,14 +69,7 @@ class BatchCollectionsTest : public ::testing::Test {
   }
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    rapidjson::Document doc;
-    doc.Parse(json.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << json;
-    const Handler* h = registry_.Find(op);
-    EXPECT_NE(h, nullptr) << op;
-    RequestContext ctx;
-    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    return (*h)(ctx, doc);
+    return testing::CallOperation(registry_, op, json);
   }
 
   static std::string ItemJson(const std::string& pk, int sk, const std::string& payload) {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/testing/call.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/run.h"
 #include "model/attribute_value.h"
@@ -229,20 +230,7 @@ struct Instance {
   }
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    rapidjson::Document doc;
-    doc.Parse(json.c_str(), json.size());
-    if (doc.HasParseError()) {
-      ADD_FAILURE() << "bad request JSON: " << json.substr(0, 300);
-      return Error::Validation("bad test request");
-    }
-    const Handler* h = registry.Find(op);
-    if (h == nullptr) {
-      ADD_FAILURE() << op << " is not registered";
-      return Error::Validation("no handler");
-    }
-    RequestContext ctx;
-    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    return (*h)(ctx, doc);
+    return testing::CallOperation(registry, op, json);
   }
 
   kv::Database* db;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/testing/call.h"
 #include "base/metrics.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
@@ -45,14 +46,7 @@ class ItemOpsTest : public ::testing::Test {
   }
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    rapidjson::Document doc;
-    doc.Parse(json.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << json;
-    const Handler* h = registry_.Find(op);
-    EXPECT_NE(h, nullptr) << op;
-    RequestContext ctx;
-    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    return (*h)(ctx, doc);
+    return testing::CallOperation(registry_, op, json);
   }
 
   std::unique_ptr<kv::Database> inner_ = kv::OpenMemoryEngine();
@@ -208,14 +202,7 @@ class ItemCollectionOpsTest : public ::testing::Test {
   }
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    rapidjson::Document doc;
-    doc.Parse(json.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << json;
-    const Handler* h = registry_.Find(op);
-    EXPECT_NE(h, nullptr) << op;
-    RequestContext ctx;
-    ctx.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    return (*h)(ctx, doc);
+    return testing::CallOperation(registry_, op, json);
   }
 
   static std::string Put(const std::string& pk, int sk, const std::string& payload,

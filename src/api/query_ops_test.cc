@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/testing/call.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/catalog.h"
@@ -41,17 +42,7 @@ class QueryOpsTest : public ::testing::Test {
   }
 
   Result<rapidjson::Document> Call(const std::string& op, const std::string& body) {
-    const Handler* h = registry_.Find(op);
-    EXPECT_NE(h, nullptr) << op;
-    rapidjson::Document req;
-    req.Parse(body.c_str());
-    EXPECT_FALSE(req.HasParseError()) << body;
-    Result<std::string> r = (*h)(ctx_, req);
-    if (!r.ok()) return r.error();
-    rapidjson::Document doc;
-    doc.Parse(r->c_str());
-    EXPECT_FALSE(doc.HasParseError()) << *r;
-    return doc;
+    return testing::CallOperationJson(registry_, op, body, ctx_);
   }
 
   void MustCall(const std::string& op, const std::string& body) {

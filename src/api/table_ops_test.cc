@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "api/testing/call.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/catalog.h"
@@ -34,17 +35,7 @@ class TableOpsTest : public ::testing::Test {
 
   // Calls `op` with the JSON body; returns the response JSON or the error.
   Result<rapidjson::Document> Call(const std::string& op, const std::string& body) {
-    const Handler* h = registry_.Find(op);
-    EXPECT_NE(h, nullptr) << op;
-    rapidjson::Document req;
-    req.Parse(body.c_str());
-    EXPECT_FALSE(req.HasParseError()) << body;
-    Result<std::string> r = (*h)(ctx_, req);
-    if (!r.ok()) return r.error();
-    rapidjson::Document doc;
-    doc.Parse(r->c_str());
-    EXPECT_FALSE(doc.HasParseError()) << *r;
-    return doc;
+    return testing::CallOperationJson(registry_, op, body, ctx_);
   }
   // The error message of a call that must fail with `type`.
   std::string ErrorOf(const std::string& op, const std::string& body,

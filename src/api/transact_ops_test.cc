@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/item_ops.h"
+#include "api/testing/call.h"
 #include "api/transact_request.h"
 #include "base/metrics.h"
 #include "kv/engines/embedded/embedded.h"
@@ -44,15 +45,10 @@ struct Instance {
     RegisterItemOperations(registry, services, i);
   }
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    rapidjson::Document doc;
-    doc.Parse(json.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << json;
-    const Handler* h = registry.Find(op);
-    EXPECT_NE(h, nullptr) << op;
     RequestContext ctx;
     ctx.account_id = kAccount;
     ctx.deadline = services.clock->Now() + std::chrono::seconds(30);
-    return (*h)(ctx, doc);
+    return testing::CallOperation(registry, op, json, ctx);
   }
   store::Catalog catalog;
   Services services;

@@ -1,0 +1,48 @@
+// Calling operation handlers from tests the way the router does after parsing the body.
+// Test-only: reports bad test input with gtest's ADD_FAILURE.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <chrono>
+#include <string>
+
+#include "api/operation.h"
+#include "base/result.h"
+
+namespace fdyno::api::testing {
+
+// Runs operation `op` of `registry` on the JSON request `json` with `ctx` (a deadline 30 s
+// after ctx.clock's now when it has none). A malformed request or an unregistered operation fails the test.
+inline Result<std::string> CallOperation(const OperationRegistry& registry, const std::string& op,
+                                         const std::string& json, RequestContext ctx = {}) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError()) {
+    ADD_FAILURE() << "bad request JSON: " << json.substr(0, 300);
+    return Error::Validation("bad test request JSON");
+  }
+  const Handler* h = registry.Find(op);
+  if (h == nullptr) {
+    ADD_FAILURE() << op << " is not registered";
+    return Error::Validation("no handler for " + op);
+  }
+  if (ctx.deadline == std::chrono::steady_clock::time_point{}) {
+    ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
+  }
+  return (*h)(ctx, doc);
+}
+
+// CallOperation with the response parsed.
+inline Result<rapidjson::Document> CallOperationJson(const OperationRegistry& registry,
+                                                     const std::string& op, const std::string& json,
+                                                     RequestContext ctx = {}) {
+  FDYNO_ASSIGN_OR_RETURN(std::string body, CallOperation(registry, op, json, std::move(ctx)));
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  EXPECT_FALSE(doc.HasParseError()) << body;
+  return doc;
+}
+
+}  // namespace fdyno::api::testing
