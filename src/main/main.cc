@@ -14,6 +14,7 @@
 #include "kv/engines/embedded/embedded.h"
 #include "main/flags.h"
 #include "store/catalog.h"
+#include "store/layout.h"
 #include "workers/backfill.h"
 #include "workers/token_gc.h"
 
@@ -59,6 +60,8 @@ int Serve(const ServeFlags& flags) {
   engine_options.path = flags.data_dir;
   engine_options.durability =
       flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync;
+  // Every operation reads the catalog's metadata version; the engine serves it from memory.
+  engine_options.memory_keys = {store::layout::MetadataVersionKey()};
   Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
   if (!db.ok()) {
     spdlog::error("cannot open the embedded engine in {}: {}", flags.data_dir, db.error().message);

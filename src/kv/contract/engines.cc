@@ -16,6 +16,15 @@ const std::vector<EngineFactory>& ContractEngines() {
        [](const std::string& dir, Clock* clock) {
          return OpenEmbedded({.path = dir, .durability = Durability::kFsync, .clock = clock});
        }},
+      // Keys the contract tests use most, served from the engine's memory copy
+      // (EmbeddedOptions::memory_keys): reads of them must be indistinguishable.
+      {"embedded_memory_keys",
+       [](const std::string& dir, Clock* clock) {
+         return OpenEmbedded({.path = dir,
+                              .durability = Durability::kNone,
+                              .clock = clock,
+                              .memory_keys = {"b", "c", "k", "latest", "n", "s", "x", "zz"}});
+       }},
       // The fault-injecting wrapper with every fault off must be transparent.
       {"faulty_off",
        [](const std::string& dir, Clock* clock) -> Result<std::unique_ptr<Database>> {

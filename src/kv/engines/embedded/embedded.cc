@@ -286,6 +286,18 @@ class EmbeddedDatabase : public Database {
   // Runs r through the commit pipeline; returns when r->status/version are final.
   void Commit(CommitRequest* r);
 
+  // The value of memory key `key` at read version `version` when memory can answer (the key
+  // is a memory key, its copy is known and was written at or before `version`).
+  std::optional<std::optional<std::string>> MemoryRead(std::string_view key, int64_t version) {
+    if (memory_keys_.empty()) return std::nullopt;  // the set is fixed after Open
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    auto it = memory_keys_.find(key);
+    if (it == memory_keys_.end() || !it->second.known || it->second.version > version) {
+      return std::nullopt;
+    }
+    return it->second.value;
+  }
+
  private:
   EmbeddedDatabase() = default;
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
@@ -301,6 +313,16 @@ class EmbeddedDatabase : public Database {
   rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::WriteOptions write_options_;
+
+  // EmbeddedOptions::memory_keys: the latest committed value of each and the version that
+  // wrote it. Updated by the pipeline leader before it publishes that version.
+  struct MemoryKey {
+    bool known = true;  // false after a failed write: read RocksDB instead
+    int64_t version = 0;
+    std::optional<std::string> value;
+  };
+  std::mutex memory_mu_;
+  std::map<std::string, MemoryKey, std::less<>> memory_keys_;
 
   std::mutex view_mu_;
   std::shared_ptr<ReadView> current_;
@@ -407,6 +429,13 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   }
 
   d->write_options_.sync = o.durability == Durability::kFsync;
+  for (const std::string& key : o.memory_keys) {
+    s = d->db_->Get(rocksdb::ReadOptions(), d->data_cf_, key, &value);
+    if (!s.ok() && !s.IsNotFound()) return IoErr("cannot read a memory key", s);
+    MemoryKey& m = d->memory_keys_[key];
+    m.version = d->last_version_;
+    if (s.ok()) m.value = value;
+  }
   d->Publish(d->last_version_);
   return d;
 }
@@ -533,6 +562,17 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     for (const Mutation& m : *r->mutations) track_keys |= m.op == Op::kClearRange;
   }
   std::set<std::string, std::less<>> batch_keys;
+  // The memory keys this batch writes, with their values after it (see MemoryKey).
+  std::map<std::string, MemoryKey, std::less<>> staged;
+  auto stage = [&](std::string_view key) -> MemoryKey* {
+    if (memory_keys_.empty()) return nullptr;
+    auto it = staged.find(key);
+    if (it != staged.end()) return &it->second;
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    auto m = memory_keys_.find(key);
+    if (m == memory_keys_.end()) return nullptr;
+    return &staged.emplace(std::string(key), m->second).first->second;
+  };
   for (CommitRequest* r : batch) {
     if (r->cancelled->load(std::memory_order_relaxed)) {
       r->status = KvErr(kTransactionCancelled);
@@ -567,18 +607,27 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
         case Op::kSet:
           if (track_keys) batch_keys.insert(m.a);
           wb.Put(data_cf_, m.a, m.b).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value = m.b;
           break;
         case Op::kClear:
           wb.Delete(data_cf_, m.a).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value.reset();
           break;
         case Op::kClearRange:
           ClearRangeInto(&wb, m.a, m.b, batch_keys);
+          for (auto k = memory_keys_.lower_bound(m.a); k != memory_keys_.end() && k->first < m.b;
+               ++k) {
+            stage(k->first)->value.reset();
+          }
           break;
         case Op::kAdd: {
           if (track_keys) batch_keys.insert(m.a);
           std::string operand(1, kAddOperandTag);
           operand += m.b;
           wb.Merge(data_cf_, m.a, operand).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a); mk != nullptr && mk->known) {
+            mk->value = ApplyAdd(mk->value, m.b);
+          }
           break;
         }
         case Op::kVersionstampedKey: {
@@ -586,12 +635,16 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
           resolver_.AddPoint(key, version);
           if (track_keys) batch_keys.insert(key);
           wb.Put(data_cf_, key, m.b).PermitUncheckedError();
+          if (MemoryKey* mk = stage(key)) mk->value = m.b;
           break;
         }
-        case Op::kVersionstampedValue:
+        case Op::kVersionstampedValue: {
           if (track_keys) batch_keys.insert(m.a);
-          wb.Put(data_cf_, m.a, SubstituteVersionstamp(m.b, stamp)).PermitUncheckedError();
+          std::string value = SubstituteVersionstamp(m.b, stamp);
+          wb.Put(data_cf_, m.a, value).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value = std::move(value);
           break;
+        }
       }
     }
     written += r->write_points->size() + r->write_ranges->size() + r->mutations->size();
@@ -604,6 +657,17 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   rocksdb::Status s = db_->Write(write_options_, &wb);
   // Versions never repeat, even after a failed write that may have reached the WAL.
   last_version_ = version;
+  if (!staged.empty()) {
+    // Before Publish: a reader of the new version must find the new values. On a failed
+    // write nobody knows whether they were applied, so those keys are read from RocksDB.
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    for (auto& [key, m] : staged) {
+      MemoryKey& entry = memory_keys_[key];
+      entry.known = s.ok() && m.known;
+      entry.version = version;
+      entry.value = std::move(m.value);
+    }
+  }
   if (!s.ok()) {
     for (CommitRequest* r : accepted) {
       r->status = Error::Kv(kCommitUnknownResult,
@@ -712,16 +776,20 @@ Result<std::optional<std::string>> EmbeddedTransaction::Get(std::string_view key
     return std::optional<std::string>();
   }
   FDYNO_RETURN_IF_ERROR(EnsureView(now));
-  rocksdb::ReadOptions ro;
-  ro.snapshot = view_->snapshot;
-  rocksdb::PinnableSlice slice;
-  rocksdb::Status s =
-      db_->db()->Get(ro, db_->data(), rocksdb::Slice(key.data(), key.size()), &slice);
   std::optional<std::string> base;
-  if (s.ok()) {
-    base.emplace(slice.data(), slice.size());
-  } else if (!s.IsNotFound()) {
-    return IoErr("read failed", s);
+  if (std::optional<std::optional<std::string>> memory = db_->MemoryRead(key, view_->version)) {
+    base = std::move(*memory);
+  } else {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = view_->snapshot;
+    rocksdb::PinnableSlice slice;
+    rocksdb::Status s =
+        db_->db()->Get(ro, db_->data(), rocksdb::Slice(key.data(), key.size()), &slice);
+    if (s.ok()) {
+      base.emplace(slice.data(), slice.size());
+    } else if (!s.IsNotFound()) {
+      return IoErr("read failed", s);
+    }
   }
   if (!snapshot) {
     read_points_.emplace_back(key);

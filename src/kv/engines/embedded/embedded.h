@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/result.h"
@@ -35,6 +36,12 @@ struct EmbeddedOptions {
   // null: Clock::Real(). Drives the 5 s window and transaction timeouts; must outlive the
   // database.
   Clock* clock = nullptr;
+  // Keys that nearly every transaction reads (the catalog's metadata version). The engine
+  // keeps each one's latest committed value in memory with the version that wrote it, and
+  // serves a read at that version or later from memory instead of RocksDB. Reads still add
+  // conflict ranges; older read versions read RocksDB. Writes of every kind keep the copy
+  // exact; after a failed RocksDB write the key is read from RocksDB from then on.
+  std::vector<std::string> memory_keys = {};
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on

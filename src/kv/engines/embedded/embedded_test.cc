@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -186,6 +187,77 @@ TEST(EmbeddedTest, SetReadVersionSharesASnapshot) {
   auto f = c->Get("k");
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().kv_code, kFutureVersion);
+}
+
+// A memory key reads like any other key: every kind of write, read-your-writes, older read
+// versions (from RocksDB), conflicts, and a reopen.
+TEST(EmbeddedTest, MemoryKeysReadLikeStoredKeys) {
+  TempDir dir;
+  const std::string k = "mv";
+  auto read = [&](Database& db) {
+    auto txn = db.CreateTransaction();
+    auto v = txn->Get(k);
+    EXPECT_TRUE(v.ok()) << v.error().message;
+    return v.ok() ? *v : std::optional<std::string>("<error>");
+  };
+  auto commit = [&](Database& db, const std::function<void(Transaction&)>& f) {
+    auto txn = db.CreateTransaction();
+    f(*txn);
+    EXPECT_TRUE(txn->Commit().ok());
+    return *txn->GetCommittedVersion();
+  };
+  std::string one(8, '\0'), two(8, '\0');
+  one[0] = 1;
+  two[0] = 2;
+  {
+    auto db = OpenEmbedded({.path = dir.path(), .memory_keys = {k}});
+    ASSERT_TRUE(db.ok());
+    EXPECT_EQ(read(**db), std::nullopt);
+    commit(**db, [&](Transaction& t) { t.Set(k, one); });
+    EXPECT_EQ(read(**db), one);
+    auto at_v1 = (*db)->CreateTransaction();  // holds the read version of the Set
+    ASSERT_TRUE(at_v1->GetReadVersion().ok());
+    commit(**db, [&](Transaction& t) {
+      t.AtomicOp(MutationType::kAdd, k, one);
+      t.AtomicOp(MutationType::kAdd, k, one);
+    });
+    std::string three(8, '\0');
+    three[0] = 3;
+    EXPECT_EQ(read(**db), three);
+    EXPECT_EQ(*at_v1->Get(k, /*snapshot=*/true), one);  // older read version: from RocksDB
+    auto at_v2 = (*db)->CreateTransaction();
+    ASSERT_TRUE(at_v2->GetReadVersion().ok());
+    // Read-your-writes over the memory copy.
+    {
+      auto txn = (*db)->CreateTransaction();
+      txn->AtomicOp(MutationType::kAdd, k, one);
+      std::string four(8, '\0');
+      four[0] = 4;
+      EXPECT_EQ(*txn->Get(k), four);
+    }
+    commit(**db, [&](Transaction& t) { t.ClearRange("m", "n"); });
+    EXPECT_EQ(read(**db), std::nullopt);
+    EXPECT_EQ(*at_v2->Get(k, /*snapshot=*/true), three);
+    at_v1.reset();
+    at_v2.reset();
+    commit(**db, [&](Transaction& t) { t.Set(k, two); });
+    commit(**db, [&](Transaction& t) { t.Clear(k); });
+    EXPECT_EQ(read(**db), std::nullopt);
+    commit(**db, [&](Transaction& t) { t.AtomicOp(MutationType::kAdd, k, two); });
+    // A reader of the memory key conflicts with a later writer of it.
+    auto reader = (*db)->CreateTransaction();
+    EXPECT_EQ(*reader->Get(k), two);
+    commit(**db, [&](Transaction& t) { t.AtomicOp(MutationType::kAdd, k, one); });
+    reader->Set("other", "x");
+    Status s = reader->Commit();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().kv_code, kNotCommitted);
+  }
+  auto db = OpenEmbedded({.path = dir.path(), .memory_keys = {k}});
+  ASSERT_TRUE(db.ok());
+  std::string three(8, '\0');
+  three[0] = 3;
+  EXPECT_EQ(read(**db), three);  // loaded from RocksDB at open
 }
 
 }  // namespace
