@@ -165,6 +165,10 @@ rocksdb::Options DataOptions() {
   options.IncreaseParallelism(2);
   options.max_background_jobs = 2;
   options.merge_operator = std::make_shared<AtomicMergeOperator>();
+  // A counter that every write adds to (a table's item count) would otherwise pile up one
+  // merge operand per write in the memtable, and each read of it would fold them all (33 ms
+  // for DescribeTable after 200k inserts). Past 16, RocksDB stores the folded value instead.
+  options.max_successive_merges = 16;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(128 << 20);
