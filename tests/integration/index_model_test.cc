@@ -15,7 +15,7 @@
 // index sort key, then by base key (fdyno's tie order; DynamoDB documents none).
 //
 // Seeds 1..3; FDYNO_FULL=1 runs seeds 1..16 with longer histories; FDYNO_SEED=n replays one
-// seed: FDYNO_SEED=7 build/src/api/api_index_model_test
+// seed: FDYNO_SEED=7 build/tests/integration/integration_index_model_test
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
