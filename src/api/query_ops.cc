@@ -596,12 +596,15 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
       if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
         ++page.count;
         if (r.select != Select::kCount) {
+          // Moved, not copied: below, only PageKeyOf(item) is needed, and only on `stop`.
           if (plan.projection) {
             page.items.push_back(expr::Project(*full, *plan.projection));
-          } else if (full == &item && !stop) {
-            page.items.push_back(std::move(item));  // the page goes on: item is not needed
+          } else if (full == &base) {
+            page.items.push_back(std::move(base));
+          } else if (!stop) {
+            page.items.push_back(std::move(item));
           } else {
-            page.items.push_back(*full);
+            page.items.push_back(item);
           }
         }
       }
