@@ -1,13 +1,16 @@
 // Stored item codec fuzzer: arbitrary bytes never crash the decoder; bytes that decode are the
 // one canonical encoding of what they decode to (so corruption is never silently accepted as a
-// different encoding of some value), and the decoded value is a valid DynamoDB value.
+// different encoding of some value), and the decoded value is a valid DynamoDB value. The JSON
+// transcoder (stored_json.h) accepts exactly the same bytes and writes the same JSON and size.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "model/item_codec.h"
+#include "model/item_size.h"
 #include "model/json.h"
+#include "model/stored_json.h"
 
 using namespace fdyno::model;  // NOLINT: fuzzer brevity
 using fdyno::ErrorType;
@@ -21,6 +24,16 @@ void Check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   auto item = DecodeStoredItem(input);
+  rapidjson::StringBuffer buffer;
+  StringWriter writer(buffer);
+  auto size = WriteStoredItemJson(input, writer);
+  Check(size.ok() == item.ok());
+  if (item.ok()) {
+    Check(*size == ItemSize(*item));
+    Check(std::string_view(buffer.GetString(), buffer.GetSize()) == ItemToJson(*item));
+  } else {
+    Check(size.error().message == item.error().message);
+  }
   if (item.ok()) {
     Check(EncodeStoredItem(*item) == input);
     // What decodes also passes DynamoDB's validation when rendered as JSON, except the

@@ -19,6 +19,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/key_codec.h"
+#include "model/stored_json.h"
 #include "store/indexes.h"
 #include "store/item_collections.h"
 #include "store/items.h"
@@ -174,40 +175,33 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
                               const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(ItemOp::kGetItem, body));
   FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
-  struct Read {
-    std::optional<Item> item;
-    uint64_t size = 0;
-  };
   FDYNO_ASSIGN_OR_RETURN(
-      Read read, kv::Run(*s.db, RunOptionsFor(ctx, s, true),
-                         [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
-                           FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
-                           FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
-                           FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                                                  store::ReadItem(tx, StorageKey(*table, r.item)));
-                           Read out;
-                           if (stored) {
-                             FDYNO_ASSIGN_OR_RETURN(Item item,
-                                                    model::DecodeStoredItem(stored->image));
-                             out.size = model::ItemSize(item);
-                             out.item = std::move(item);
-                           }
-                           return out;
-                         }));
+      std::optional<store::StoredItem> stored,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, true),
+              [&](kv::Transaction& tx,
+                  const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+                FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
+                return store::ReadItem(tx, StorageKey(*table, r.item));
+              }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  if (read.item) {
+  uint64_t size = 0;
+  if (stored) {
     w.Key("Item");
     if (plan.projection) {
-      model::WriteItem(w, expr::Project(*read.item, *plan.projection));
+      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      size = model::ItemSize(item);
+      model::WriteItem(w, expr::Project(item, *plan.projection));
     } else {
-      model::WriteItem(w, *read.item);
+      // Straight from the stored bytes, without building the Item.
+      FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, w));
     }
   }
   ConsumedCapacity c;
   c.table_name = r.table_name;
-  c.table_units = ReadUnits(read.size, r.consistent_read);
+  c.table_units = ReadUnits(size, r.consistent_read);
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());

@@ -23,6 +23,7 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/key_codec.h"
+#include "model/stored_json.h"
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
@@ -426,7 +427,9 @@ struct ReadServices {
 };
 
 struct Page {
-  std::vector<Item> items;  // after filter and projection (empty for COUNT)
+  // The returned items (after filter and projection; none for COUNT) as JSON objects joined
+  // by commas: the elements of the response's Items array.
+  rapidjson::StringBuffer items{nullptr, 16 << 10};
   int64_t count = 0;
   int64_t scanned = 0;
   uint64_t bytes = 0;
@@ -556,6 +559,14 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
                           t.index->projection.type != store::ProjectionType::kAll;
+  // Whole stored items are returned as they are: no filter, projection or base item to add.
+  const bool whole_items =
+      !fetch_base && !plan.filter && !plan.projection && r.select != Select::kCount;
+  // Limit counts items read (before the filter); the 1 MB bound applies to what was read.
+  auto page_ends = [&] {
+    return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
+           std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
+  };
   while (begin < end) {
     kv::RangeOptions ro;
     ro.limit = s.options.read_batch;
@@ -575,42 +586,50 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
         if (!stored) return Error::Internal("split item vanished during a read");
         image = std::move(stored->image);
       }
-      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
-      const uint64_t size = model::ItemSize(item);
       ++page.scanned;
-      page.bytes += size;
-      const Item* full = &item;
-      Item base;
-      if (fetch_base) {
-        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                               store::ReadItem(tx, StorageKey(*t.table, item)));
-        if (stored) {
-          FDYNO_ASSIGN_OR_RETURN(base, model::DecodeStoredItem(stored->image));
-          page.bytes += model::ItemSize(base);
-          full = &base;
-        }
-      }
-      const bool stop = (r.limit > 0 && page.scanned >= r.limit) ||
-                        page.bytes >= s.options.page_bytes ||
-                        std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
-      if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+      if (whole_items) {
+        // Straight from the stored bytes to the response; the item is decoded only when it
+        // ends the page, for its LastEvaluatedKey.
         ++page.count;
-        if (r.select != Select::kCount) {
-          // Moved, not copied: below, only PageKeyOf(item) is needed, and only on `stop`.
-          if (plan.projection) {
-            page.items.push_back(expr::Project(*full, *plan.projection));
-          } else if (full == &base) {
-            page.items.push_back(std::move(base));
-          } else if (!stop) {
-            page.items.push_back(std::move(item));
-          } else {
-            page.items.push_back(item);
+        if (page.items.GetSize() > 0) page.items.Put(',');
+        model::StringWriter iw(page.items);
+        FDYNO_ASSIGN_OR_RETURN(const uint64_t size, model::WriteStoredItemJson(image, iw));
+        page.bytes += size;
+        if (page_ends()) {
+          FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
+          page.last_key = PageKeyOf(t, item);
+          return Status();
+        }
+      } else {
+        FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
+        page.bytes += model::ItemSize(item);
+        const Item* full = &item;
+        Item base;
+        if (fetch_base) {
+          FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                 store::ReadItem(tx, StorageKey(*t.table, item)));
+          if (stored) {
+            FDYNO_ASSIGN_OR_RETURN(base, model::DecodeStoredItem(stored->image));
+            page.bytes += model::ItemSize(base);
+            full = &base;
           }
         }
-      }
-      if (stop) {
-        page.last_key = PageKeyOf(t, item);
-        return Status();
+        if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+          ++page.count;
+          if (r.select != Select::kCount) {
+            if (page.items.GetSize() > 0) page.items.Put(',');
+            model::StringWriter iw(page.items);
+            if (plan.projection) {
+              model::WriteItem(iw, expr::Project(*full, *plan.projection));
+            } else {
+              model::WriteItem(iw, *full);
+            }
+          }
+        }
+        if (page_ends()) {
+          page.last_key = PageKeyOf(t, item);
+          return Status();
+        }
       }
       if (r.forward) {
         begin = store::ItemRangeEnd(kv.key);
@@ -786,15 +805,10 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
         return page;
       }));
 
+  // Everything after the items, as an object: {"Count":...}.
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  if (r.select != Select::kCount) {
-    w.Key("Items");
-    w.StartArray();
-    for (const Item& item : page.items) model::WriteItem(w, item);
-    w.EndArray();
-  }
   w.Key("Count");
   w.Int64(page.count);
   w.Key("ScannedCount");
@@ -815,7 +829,16 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
   }
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  const std::string_view rest(buffer.GetString(), buffer.GetSize());
+  if (r.select == Select::kCount) return std::string(rest);
+  // {"Items":[<the page's items>], then the rest's members: the items were written as JSON
+  // while the page was read, and are copied once.
+  constexpr std::string_view kItems = R"({"Items":[)";
+  const std::string_view items(page.items.GetString(), page.items.GetSize());
+  std::string out;
+  out.reserve(kItems.size() + items.size() + rest.size() + 1);
+  out.append(kItems).append(items).append("],").append(rest.substr(1));
+  return out;
 }
 
 }  // namespace

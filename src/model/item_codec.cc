@@ -1,5 +1,7 @@
 #include "model/item_codec.h"
 
+#include "model/item_reader.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -8,11 +10,6 @@
 
 namespace fdyno::model {
 namespace {
-
-// Deeper than any value DynamoDB accepts (32 levels), so every valid item decodes; the bound
-// keeps corrupt input from recursing without limit.
-constexpr int kMaxDecodeDepth = 64;
-constexpr size_t kMaxNumberDigits = 38;
 
 void PutVarint(uint64_t v, std::string* out) {
   while (v >= 0x80) {
@@ -114,84 +111,15 @@ bool HasDuplicates(const std::vector<T>& members, Less less) {
   return false;
 }
 
-Error Corrupt(std::string_view what) {
-  return Error::Internal("corrupt stored item: " + std::string(what));
-}
-
-class Reader {
+class Reader : public StoredReader {
  public:
-  explicit Reader(std::string_view in) : in_(in) {}
-
-  bool done() const { return pos_ == in_.size(); }
-  size_t remaining() const { return in_.size() - pos_; }
-
-  Result<uint8_t> Byte() {
-    if (pos_ >= in_.size()) return Corrupt("truncated");
-    return static_cast<uint8_t>(in_[pos_++]);
-  }
-
-  Result<uint64_t> Varint() {
-    // Reads bytes directly (no Result per byte): this is the decoder's hottest path.
-    const size_t n = in_.size();
-    if (pos_ < n && static_cast<uint8_t>(in_[pos_]) < 0x80)
-      return static_cast<uint8_t>(in_[pos_++]);
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= n) return Corrupt("truncated");
-      const uint8_t b = static_cast<uint8_t>(in_[pos_++]);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        // Reject overlong encodings so each value has exactly one encoding.
-        if (b == 0 && shift > 0) return Corrupt("overlong varint");
-        return v;
-      }
-    }
-    return Corrupt("varint too long");
-  }
-
-  // A count of elements each taking at least `min_bytes`: bounded by what is left, so corrupt
-  // counts cannot cause huge allocations.
-  Result<size_t> Count(size_t min_bytes) {
-    FDYNO_ASSIGN_OR_RETURN(uint64_t n, Varint());
-    if (n > remaining() / min_bytes) return Corrupt("count exceeds the data");
-    return static_cast<size_t>(n);
-  }
-
-  Result<std::string_view> Bytes() {
-    FDYNO_ASSIGN_OR_RETURN(uint64_t n, Varint());
-    if (n > remaining()) return Corrupt("length exceeds the data");
-    std::string_view s = in_.substr(pos_, static_cast<size_t>(n));
-    pos_ += static_cast<size_t>(n);
-    return s;
-  }
+  using StoredReader::StoredReader;
 
   Result<Number> ReadNumber() {
-    FDYNO_ASSIGN_OR_RETURN(uint8_t flags, Byte());
-    if (flags > 1) return Corrupt("number flags");
-    FDYNO_ASSIGN_OR_RETURN(uint64_t zz, Varint());
-    const int64_t e = static_cast<int64_t>(zz >> 1) ^ -static_cast<int64_t>(zz & 1);
-    FDYNO_ASSIGN_OR_RETURN(uint8_t count, Byte());
-    if (count > kMaxNumberDigits) return Corrupt("too many digits");
-    if (count == 0) {
-      if (flags != 0 || e != 0) return Corrupt("non-canonical zero");
-      return Number();
-    }
-    if (e < -129 || e > 126) return Corrupt("number exponent out of range");
-    std::string digits;
-    digits.resize(count);
-    for (size_t i = 0; i < count; i += 2) {
-      FDYNO_ASSIGN_OR_RETURN(uint8_t b, Byte());
-      const int hi = b >> 4, lo = b & 0xf;
-      if (hi > 9 || lo > 9) return Corrupt("digit out of range");
-      digits[i] = static_cast<char>('0' + hi);
-      if (i + 1 < count) {
-        digits[i + 1] = static_cast<char>('0' + lo);
-      } else if (lo != 0) {
-        return Corrupt("padding digit");
-      }
-    }
-    if (digits.front() == '0' || digits.back() == '0') return Corrupt("non-canonical digits");
-    return Number::FromParts(flags == 1, std::move(digits), static_cast<int>(e));
+    NumberParts n;
+    FDYNO_RETURN_IF_ERROR(ReadNumberParts(&n));
+    if (n.count == 0) return Number();
+    return Number::FromParts(n.negative, std::string(n.digits_view()), n.exponent);
   }
 
   // Reads a map into *m (empty on entry).
@@ -280,19 +208,7 @@ class Reader {
     }
     return Corrupt("unknown type tag " + std::to_string(tag));
   }
-
- private:
-  std::string_view in_;
-  size_t pos_ = 0;
 };
-
-Status CheckVersion(Reader& r) {
-  FDYNO_ASSIGN_OR_RETURN(uint8_t version, r.Byte());
-  if (version != kItemFormatV1) {
-    return Error::Internal("unsupported stored item format version " + std::to_string(version));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -309,7 +225,7 @@ std::string EncodeStoredItem(const Item& item) {
 
 Result<Item> DecodeStoredItem(std::string_view bytes) {
   Reader r(bytes);
-  FDYNO_RETURN_IF_ERROR(CheckVersion(r));
+  FDYNO_RETURN_IF_ERROR(r.CheckVersion());
   Item item;
   FDYNO_RETURN_IF_ERROR(r.ReadMap(0, &item));
   if (!r.done()) return Corrupt("trailing bytes");
@@ -325,7 +241,7 @@ std::string EncodeStoredValue(const AttributeValue& value) {
 
 Result<AttributeValue> DecodeStoredValue(std::string_view bytes) {
   Reader r(bytes);
-  FDYNO_RETURN_IF_ERROR(CheckVersion(r));
+  FDYNO_RETURN_IF_ERROR(r.CheckVersion());
   AttributeValue v;
   FDYNO_RETURN_IF_ERROR(r.ReadValue(0, &v));
   if (!r.done()) return Corrupt("trailing bytes");

@@ -3,14 +3,18 @@
 namespace fdyno::model {
 
 uint64_t NumberSize(const Number& number) {
-  if (number.is_zero()) return 1;
-  const uint64_t n = number.digits().size();
-  // exponent() is for 0.d1d2.. x 10^e; with d1.d2.. x 10^(e-1) the leading digit's power is
+  return NumberSize(number.negative(), number.digits().size(), number.exponent());
+}
+
+uint64_t NumberSize(bool negative, size_t digit_count, int exponent) {
+  if (digit_count == 0) return 1;
+  const uint64_t n = digit_count;
+  // exponent is for 0.d1d2.. x 10^e; with d1.d2.. x 10^(e-1) the leading digit's power is
   // e - 1. When it is even (e odd) and the digit count is even, base-100 pairs straddle the
   // point and one more byte is needed.
-  const int leading_power = number.exponent() - 1;
+  const int leading_power = exponent - 1;
   const bool misaligned = n % 2 == 0 && leading_power % 2 == 0;
-  return 1 + (n + 1) / 2 + (misaligned ? 1 : 0) + (number.negative() ? 1 : 0);
+  return 1 + (n + 1) / 2 + (misaligned ? 1 : 0) + (negative ? 1 : 0);
 }
 
 uint64_t ValueSize(const AttributeValue& value) {

@@ -22,6 +22,9 @@ namespace fdyno::model {
 inline constexpr uint64_t kMaxItemSizeBytes = 409'600;
 
 uint64_t NumberSize(const Number& number);
+// The same for a number given by its parts: digit_count significant digits (0 for zero),
+// value 0.d1d2.. x 10^exponent.
+uint64_t NumberSize(bool negative, size_t digit_count, int exponent);
 uint64_t ValueSize(const AttributeValue& value);
 // Name plus value.
 uint64_t AttributeSize(std::string_view name, const AttributeValue& value);

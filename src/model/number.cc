@@ -115,24 +115,31 @@ Number Number::FromParts(bool negative, std::string digits, int exponent) {
 }
 
 std::string Number::ToString() const {
-  if (digits_.empty()) return "0";
   std::string out;
-  const int len = static_cast<int>(digits_.size());
-  out.reserve(static_cast<size_t>(len + std::abs(exponent_) + 3));
-  if (negative_) out.push_back('-');
-  if (exponent_ <= 0) {
-    out += "0.";
-    out.append(static_cast<size_t>(-exponent_), '0');
-    out += digits_;
-  } else if (exponent_ >= len) {
-    out += digits_;
-    out.append(static_cast<size_t>(exponent_ - len), '0');
-  } else {
-    out.append(digits_, 0, static_cast<size_t>(exponent_));
-    out.push_back('.');
-    out.append(digits_, static_cast<size_t>(exponent_), std::string::npos);
-  }
+  AppendText(negative_, digits_, exponent_, &out);
   return out;
+}
+
+void Number::AppendText(bool negative, std::string_view digits, int exponent, std::string* out) {
+  if (digits.empty()) {
+    out->push_back('0');
+    return;
+  }
+  const int len = static_cast<int>(digits.size());
+  out->reserve(out->size() + static_cast<size_t>(len + std::abs(exponent) + 3));
+  if (negative) out->push_back('-');
+  if (exponent <= 0) {
+    out->append("0.");
+    out->append(static_cast<size_t>(-exponent), '0');
+    out->append(digits);
+  } else if (exponent >= len) {
+    out->append(digits);
+    out->append(static_cast<size_t>(exponent - len), '0');
+  } else {
+    out->append(digits.substr(0, static_cast<size_t>(exponent)));
+    out->push_back('.');
+    out->append(digits.substr(static_cast<size_t>(exponent)));
+  }
 }
 
 namespace {

@@ -22,6 +22,8 @@ class Number {
   // The canonical text DynamoDB returns for this number (e.g. "1E+2" stored is returned as
   // "100"; trailing fractional zeros dropped; "-0" is "0").
   std::string ToString() const;
+  // The same text for a number given by its parts (see digits() and exponent()), appended.
+  static void AppendText(bool negative, std::string_view digits, int exponent, std::string* out);
 
   // Exact arithmetic with DynamoDB's overflow / underflow / precision errors.
   static Result<Number> Add(const Number& a, const Number& b);
