@@ -26,13 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto item = DecodeStoredItem(input);
   rapidjson::StringBuffer buffer;
   StringWriter writer(buffer);
-  auto size = WriteStoredItemJson(input, writer);
-  Check(size.ok() == item.ok());
+  auto written = WriteStoredItemJson(input, writer);
+  Check(written.ok() == item.ok());
   if (item.ok()) {
-    Check(*size == ItemSize(*item));
+    Check(*written == ItemSize(*item));
     Check(std::string_view(buffer.GetString(), buffer.GetSize()) == ItemToJson(*item));
   } else {
-    Check(size.error().message == item.error().message);
+    Check(written.error().message == item.error().message);
   }
   if (item.ok()) {
     Check(EncodeStoredItem(*item) == input);
