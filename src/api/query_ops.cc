@@ -572,20 +572,22 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
     ro.limit = s.options.read_batch;
     ro.reverse = !r.forward;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
+    const std::string* last_item = nullptr;  // the last item key handled in this batch
     for (const kv::KeyValue& kv : rr.kvs) {
       if (store::IsItemPart(kv.value)) continue;  // read with its head
-      store::ItemAssembler assembler;
-      FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> whole,
-                             assembler.Add(kv));
-      std::string image;
+      FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> whole, store::WholeImage(kv.value));
+      std::string_view image;
+      std::string split_image;
       if (whole) {
-        image = std::move(whole->image);
+        image = *whole;
       } else {
         FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                store::ReadItem(tx, kv.key));
         if (!stored) return Error::Internal("split item vanished during a read");
-        image = std::move(stored->image);
+        split_image = std::move(stored->image);
+        image = split_image;
       }
+      last_item = &kv.key;
       ++page.scanned;
       if (whole_items) {
         // Straight from the stored bytes to the response; the item is decoded only when it
@@ -631,10 +633,12 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
           return Status();
         }
       }
+    }
+    if (last_item != nullptr) {
       if (r.forward) {
-        begin = store::ItemRangeEnd(kv.key);
+        begin = store::ItemRangeEnd(*last_item);
       } else {
-        end = kv.key;
+        end = *last_item;
       }
     }
     if (!rr.more) break;

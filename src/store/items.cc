@@ -179,6 +179,12 @@ void DeleteItem(kv::Transaction& tx, std::string_view key, const OldItem& old) {
   }
 }
 
+Result<std::optional<std::string_view>> WholeImage(std::string_view value) {
+  FDYNO_ASSIGN_OR_RETURN(Head head, ParseHead(value));
+  if (head.kind != kWhole) return std::optional<std::string_view>();
+  return std::optional<std::string_view>(head.data);
+}
+
 Result<std::optional<ItemAssembler::Assembled>> ItemAssembler::Add(const kv::KeyValue& kv) {
   if (remaining_ > 0) {
     if (kv.key != ChunkKey(key_, next_index_)) return Corrupt("chunk key out of sequence");

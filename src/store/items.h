@@ -83,6 +83,11 @@ bool IsItemPart(std::string_view value);
 // The key range an item occupies: [key, ItemRangeEnd(key)).
 std::string ItemRangeEnd(std::string_view key);
 
+// The item image in a head value read from an item key when the item is stored whole, as a
+// view into `value`; nullopt when it is split (ReadItem assembles it). A malformed value is
+// InternalServerError. Range reads use it to skip copying each item.
+Result<std::optional<std::string_view>> WholeImage(std::string_view value);
+
 // Reassembles items from a forward range read over item keys (Query/Scan). Feed key-values
 // in key order; each complete item is returned with its key. A range read that stopped
 // inside a split item leaves it pending(): resume the next read at pending_key().
