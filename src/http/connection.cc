@@ -2,9 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -218,24 +220,25 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void Write(HttpResponse response) {
     state_ = State::kWriting;
     if (response.request_id.empty()) response.request_id = NewRequestId();
-    response_.emplace(static_cast<bhttp::status>(response.status),
-                      request_.version() ? request_.version() : 11);
-    response_->set(bhttp::field::content_type, response.content_type);
-    response_->set("x-amzn-RequestId", response.request_id);
-    response_->set("x-amz-crc32", std::to_string(Crc32(response.body)));
-    response_->body() = std::move(response.body);
-    response_->keep_alive(keep_alive_ && !closing_);
-    response_->prepare_payload();
-    if (request_.method() == bhttp::verb::head) response_->body().clear();
+    response_keep_alive_ = keep_alive_ && !closing_;
+    response_head_.clear();
+    AppendResponseHead({response.status, request_.version() == 10 ? 10u : 11u,
+                        response.content_type, response.request_id, Crc32(response.body),
+                        response.body.size(), response_keep_alive_},
+                       &response_head_);
+    response_body_ = std::move(response.body);
+    if (request_.method() == bhttp::verb::head) response_body_.clear();
     Lowest().expires_after(env_.config->write_timeout);
-    bhttp::async_write(
-        stream_, *response_,
+    const std::array<net::const_buffer, 2> buffers{net::buffer(response_head_),
+                                                   net::buffer(response_body_)};
+    net::async_write(
+        stream_, buffers,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
   }
 
   void OnWrite(beast::error_code ec) {
-    bool keep = response_->keep_alive();
-    response_.reset();
+    const bool keep = response_keep_alive_;
+    response_body_ = std::string();  // a page of up to 1 MB is not kept per connection
     request_ = {};
     if (ec) return CloseNow();
     if (drain_after_write_) return DrainAndClose();
@@ -278,7 +281,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   HttpRequest request_;
-  std::optional<bhttp::response<bhttp::string_body>> response_;
+  // The response being written: head (status line and headers) and body.
+  std::string response_head_;
+  std::string response_body_;
+  bool response_keep_alive_ = false;
   std::optional<bhttp::response<bhttp::empty_body>> continue_;
   std::string drain_buffer_;
   size_t drained_ = 0;

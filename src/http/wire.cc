@@ -4,6 +4,9 @@
 #include <rapidjson/writer.h>
 #include <zlib.h>
 
+#include <ostream>  // before Beast: its status header streams
+#include <boost/beast/http/status.hpp>
+
 #include <random>
 
 namespace fdyno::http {
@@ -86,6 +89,19 @@ uint32_t Crc32(std::string_view body) {
     body.remove_prefix(n);
   }
   return static_cast<uint32_t>(crc);
+}
+
+void AppendResponseHead(const ResponseHead& h, std::string* out) {
+  namespace bhttp = boost::beast::http;
+  const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(h.status));
+  out->append(h.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  out->append(std::to_string(h.status)).append(" ").append(reason.data(), reason.size()).append("\r\n");
+  out->append("Content-Type: ").append(h.content_type).append("\r\n");
+  out->append("x-amzn-RequestId: ").append(h.request_id).append("\r\n");
+  out->append("x-amz-crc32: ").append(std::to_string(h.crc32)).append("\r\n");
+  if (h.version == 10 && h.keep_alive) out->append("Connection: keep-alive\r\n");
+  if (h.version != 10 && !h.keep_alive) out->append("Connection: close\r\n");
+  out->append("Content-Length: ").append(std::to_string(h.content_length)).append("\r\n\r\n");
 }
 
 }  // namespace fdyno::http

@@ -27,4 +27,20 @@ std::string NewRequestId();
 // CRC32 (zlib's, as in x-amz-crc32) of a body.
 uint32_t Crc32(std::string_view body);
 
+// A response's status line and headers. AppendResponseHead writes exactly what Beast's
+// serializer writes for the same response (the status's standard reason; Content-Type,
+// x-amzn-RequestId, x-amz-crc32; Connection when keep_alive differs from the version's default;
+// Content-Length), so the connection sends head and body in one gather write without building
+// a Beast message for every response.
+struct ResponseHead {
+  unsigned status = 200;
+  unsigned version = 11;  // 10 or 11
+  std::string_view content_type;
+  std::string_view request_id;
+  uint32_t crc32 = 0;
+  size_t content_length = 0;
+  bool keep_alive = true;
+};
+void AppendResponseHead(const ResponseHead& head, std::string* out);
+
 }  // namespace fdyno::http

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/beast/http.hpp>
 #include <set>
+#include <sstream>
 
 namespace fdyno::http {
 namespace {
@@ -62,6 +64,38 @@ TEST(WireTest, Crc32) {
   EXPECT_EQ(Crc32(""), 0u);
   EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
   EXPECT_EQ(Crc32("{}"), 2745614147u);
+}
+
+// The hand-written head is what Beast's serializer writes for the same response, for every
+// status the server sends, both HTTP versions, keep-alive or not, and a HEAD (empty body).
+TEST(WireTest, ResponseHeadIsBeastsSerialization) {
+  namespace bhttp = boost::beast::http;
+  const std::string body = R"({"Count":0})";
+  for (unsigned status : {200u, 400u, 403u, 404u, 405u, 413u, 500u, 503u}) {
+    for (unsigned version : {10u, 11u}) {
+      for (bool keep : {true, false}) {
+        for (bool head_only : {false, true}) {
+          bhttp::response<bhttp::string_body> res(static_cast<bhttp::status>(status), version);
+          res.set(bhttp::field::content_type, "application/x-amz-json-1.0");
+          res.set("x-amzn-RequestId", "REQ1");
+          res.set("x-amz-crc32", std::to_string(Crc32(body)));
+          res.body() = body;
+          res.keep_alive(keep);
+          res.prepare_payload();
+          if (head_only) res.body().clear();
+          std::ostringstream beast;
+          beast << res;
+
+          std::string ours;
+          AppendResponseHead({status, version, "application/x-amz-json-1.0", "REQ1",
+                              Crc32(body), body.size(), keep},
+                             &ours);
+          if (!head_only) ours += body;
+          EXPECT_EQ(ours, beast.str()) << status << " " << version << " " << keep;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
