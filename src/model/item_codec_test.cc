@@ -7,6 +7,7 @@
 
 #include "model/json.h"
 #include "model/random_value.h"
+#include "model/stored_json.h"
 
 namespace fdyno::model {
 namespace {
@@ -19,6 +20,14 @@ uint64_t Seed() {
 // Strict equality: same types, same members in the same order (stored order matters).
 bool Identical(const AttributeValue& a, const AttributeValue& b) {
   return AttributeValueToJson(a) == AttributeValueToJson(b);
+}
+
+// The JSON transcoder (stored_json.h) rejects what the decoder rejects, with its message.
+std::string TranscodeError(std::string_view stored) {
+  rapidjson::StringBuffer buffer;
+  StringWriter w(buffer);
+  auto r = WriteStoredItemJson(stored, w);
+  return r.ok() ? "accepted" : r.error().message;
 }
 
 TEST(ItemCodecTest, RandomItemsRoundTrip) {
@@ -100,6 +109,7 @@ TEST(ItemCodecTest, RepeatedSetMembersFailClosed) {
     auto r = DecodeStoredItem(enc);
     ASSERT_FALSE(r.ok()) << json;
     EXPECT_EQ(r.error().message, "corrupt stored item: duplicate set member");
+    EXPECT_EQ(TranscodeError(enc), r.error().message) << json;
   }
 }
 
@@ -113,7 +123,9 @@ TEST(ItemCodecTest, DeepCorruptNestingIsBounded) {
     enc += static_cast<char>(Type::kL);
     enc += '\x01';
   }
-  EXPECT_FALSE(DecodeStoredItem(enc).ok());
+  auto r = DecodeStoredItem(enc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(TranscodeError(enc), r.error().message);
 }
 
 TEST(ItemCodecTest, CompactAndFast) {
