@@ -7,6 +7,8 @@
 # DYNALITE: path of the dynalite executable (default /tmp/dynalite/node_modules/.bin/dynalite).
 # PIN=1: each server on CPU 1 and the load generator on CPU 0 (taskset), so the ratio compares
 # the servers' work per core instead of how they share cores with the load generator.
+# ROUNDS=N (default 1): each workload N times, dynalite and fdyno alternating, so both see the
+# same drift of a shared machine; the summary gives each round's ratio and their median.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -46,30 +48,42 @@ lg() { # PORT WORKLOAD [extra flags]
 for port in "$dyn_port" "$fdyno_port"; do
   lg "$port" get --duration 1 --create-table --preload $((keys * 10)) >/dev/null
 done
-declare -A res
+rounds=${ROUNDS:-1}
+results="$work/results.jsonl"
 for w in get put query; do
-  for target in dynalite fdyno; do
-    port=$dyn_port
-    [[ $target == fdyno ]] && port=$fdyno_port
-    res[$target.$w]=$(lg "$port" "$w" --duration "$seconds")
-    echo "$target $w: ${res[$target.$w]}"
+  for r in $(seq "$rounds"); do
+    for target in dynalite fdyno; do
+      port=$dyn_port
+      [[ $target == fdyno ]] && port=$fdyno_port
+      out=$(lg "$port" "$w" --duration "$seconds")
+      echo "$target $w: $out"
+      echo "{\"target\":\"$target\",\"round\":$r,\"result\":$out}" >>"$results"
+    done
   done
 done
-res[fdyno.transact]=$(lg "$fdyno_port" transact --duration "$seconds")
-echo "fdyno transact: ${res[fdyno.transact]}"
+out=$(lg "$fdyno_port" transact --duration "$seconds")
+echo "fdyno transact: $out"
+echo "{\"target\":\"fdyno\",\"round\":1,\"result\":$out}" >>"$results"
 
-python3 - "${res[dynalite.get]}" "${res[fdyno.get]}" "${res[dynalite.put]}" "${res[fdyno.put]}" \
-  "${res[dynalite.query]}" "${res[fdyno.query]}" "${res[fdyno.transact]}" <<'PY'
-import json, sys
-dg, fg, dp, fp, dq, fq, ft = (json.loads(a) for a in sys.argv[1:8])
-def line(name, f, d, target):
-    r = f["throughput"] / d["throughput"]
-    print(f"{name:28s} fdyno {f['throughput']:8.0f}/s  dynalite {d['throughput']:8.0f}/s  "
-          f"ratio {r:5.2f}x (target >= {target}x)  p99 {f['p99_ms']:.2f} vs {d['p99_ms']:.2f} ms"
-          f"  errors {f['errors']}/{d['errors']}")
-line("GetItem", fg, dg, 3.5)
-line("PutItem (fdyno fsync)", fp, dp, 3)
-line("Query (10-item partition)", fq, dq, 6)
+python3 - "$results" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    runs.setdefault((e["target"], e["result"]["workload"]), []).append(e["result"])
+def line(name, w, target):
+    f, d = runs[("fdyno", w)], runs[("dynalite", w)]
+    ratios = [a["throughput"] / b["throughput"] for a, b in zip(f, d)]
+    each = " ".join(f"{r:.2f}x" for r in ratios) if len(ratios) > 1 else ""
+    r, a, b = statistics.median(ratios), f[-1], d[-1]
+    print(f"{name:28s} fdyno {a['throughput']:8.0f}/s  dynalite {b['throughput']:8.0f}/s  "
+          f"ratio {r:5.2f}x{' (median of ' + each + ')' if each else ''} (target >= {target}x)  "
+          f"p99 {a['p99_ms']:.2f} vs {b['p99_ms']:.2f} ms  "
+          f"errors {sum(x['errors'] for x in f)}/{sum(x['errors'] for x in d)}")
+line("GetItem", "get", 3.5)
+line("PutItem (fdyno fsync)", "put", 3)
+line("Query (10-item partition)", "query", 6)
+fp, ft = runs[("fdyno", "put")][-1], runs[("fdyno", "transact")][0]
 print(f"{'TransactWriteItems 2 Puts':28s} fdyno {ft['throughput']:8.0f} txn/s = "
       f"{2 * ft['throughput']:.0f} items/s vs PutItem {fp['throughput']:.0f} items/s "
       f"(two PutItems: {fp['throughput'] / 2:.0f} pairs/s); p50 {ft['p50_ms']:.2f} p99 "
