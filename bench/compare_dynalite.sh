@@ -7,8 +7,9 @@
 # DYNALITE: path of the dynalite executable (default /tmp/dynalite/node_modules/.bin/dynalite).
 # PIN=1: each server on CPU 1 and the load generator on CPU 0 (taskset), so the ratio compares
 # the servers' work per core instead of how they share cores with the load generator.
-# ROUNDS=N (default 1): each workload N times, dynalite and fdyno alternating, so both see the
-# same drift of a shared machine; the summary gives each round's ratio and their median.
+# ROUNDS=N (default 1): the sequence GetItem, PutItem, Query N times, dynalite and fdyno
+# alternating in each, so both see the same drift of a shared machine and every Query follows
+# one PutItem phase as in a single round; the summary gives each round's ratio and the median.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -50,8 +51,8 @@ for port in "$dyn_port" "$fdyno_port"; do
 done
 rounds=${ROUNDS:-1}
 results="$work/results.jsonl"
-for w in get put query; do
-  for r in $(seq "$rounds"); do
+for r in $(seq "$rounds"); do
+  for w in get put query; do
     for target in dynalite fdyno; do
       port=$dyn_port
       [[ $target == fdyno ]] && port=$fdyno_port
