@@ -176,6 +176,12 @@ rocksdb::Options DataOptions() {
   // GetItem throughput unchanged within noise (bench/README.md).
   options.write_buffer_size = 8 << 20;
   options.level0_file_num_compaction_trigger = 2;
+  // Every commit also writes the last version into the metadata column family. Its memtable
+  // holds a few bytes but keeps every log file since its last flush alive, and RocksDB's
+  // default bound (4x the write buffers, 288 MB) let the logs, and the replay at the next
+  // open, grow with everything written. Past 32 MB RocksDB flushes that column family and
+  // drops the logs.
+  options.max_total_wal_size = 32 << 20;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(128 << 20);
