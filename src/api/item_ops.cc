@@ -177,13 +177,13 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
   FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
   FDYNO_ASSIGN_OR_RETURN(
       std::optional<store::StoredItem> stored,
-      kv::Run(*s.db, RunOptionsFor(ctx, s, true),
-              [&](kv::Transaction& tx,
-                  const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
-                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
-                FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
-                return store::ReadItem(tx, StorageKey(*table, r.item));
-              }));
+      kv::Run(
+          *s.db, RunOptionsFor(ctx, s, true),
+          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
+            FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+            FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
+            return store::ReadItem(tx, StorageKey(*table, r.item));
+          }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

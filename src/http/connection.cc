@@ -222,10 +222,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     if (response.request_id.empty()) response.request_id = NewRequestId();
     response_keep_alive_ = keep_alive_ && !closing_;
     response_head_.clear();
-    AppendResponseHead({response.status, request_.version() == 10 ? 10u : 11u,
-                        response.content_type, response.request_id, Crc32(response.body),
-                        response.body.size(), response_keep_alive_},
-                       &response_head_);
+    AppendResponseHead(
+        {response.status, request_.version() == 10 ? 10u : 11u, response.content_type,
+         response.request_id, Crc32(response.body), response.body.size(), response_keep_alive_},
+        &response_head_);
     response_body_ = std::move(response.body);
     if (request_.method() == bhttp::verb::head) response_body_.clear();
     Lowest().expires_after(env_.config->write_timeout);

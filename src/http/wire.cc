@@ -4,9 +4,7 @@
 #include <rapidjson/writer.h>
 #include <zlib.h>
 
-#include <ostream>  // before Beast: its status header streams
-#include <boost/beast/http/status.hpp>
-
+#include <boost/beast/http.hpp>
 #include <random>
 
 namespace fdyno::http {
@@ -95,7 +93,10 @@ void AppendResponseHead(const ResponseHead& h, std::string* out) {
   namespace bhttp = boost::beast::http;
   const auto reason = bhttp::obsolete_reason(static_cast<bhttp::status>(h.status));
   out->append(h.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-  out->append(std::to_string(h.status)).append(" ").append(reason.data(), reason.size()).append("\r\n");
+  out->append(std::to_string(h.status))
+      .append(" ")
+      .append(reason.data(), reason.size())
+      .append("\r\n");
   out->append("Content-Type: ").append(h.content_type).append("\r\n");
   out->append("x-amzn-RequestId: ").append(h.request_id).append("\r\n");
   out->append("x-amz-crc32: ").append(std::to_string(h.crc32)).append("\r\n");

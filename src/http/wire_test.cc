@@ -87,8 +87,8 @@ TEST(WireTest, ResponseHeadIsBeastsSerialization) {
           beast << res;
 
           std::string ours;
-          AppendResponseHead({status, version, "application/x-amz-json-1.0", "REQ1",
-                              Crc32(body), body.size(), keep},
+          AppendResponseHead({status, version, "application/x-amz-json-1.0", "REQ1", Crc32(body),
+                              body.size(), keep},
                              &ours);
           if (!head_only) ours += body;
           EXPECT_EQ(ours, beast.str()) << status << " " << version << " " << keep;

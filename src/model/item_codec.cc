@@ -1,12 +1,12 @@
 #include "model/item_codec.h"
 
-#include "model/item_reader.h"
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <tuple>
 #include <vector>
+
+#include "model/item_reader.h"
 
 namespace fdyno::model {
 namespace {

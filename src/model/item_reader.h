@@ -121,8 +121,7 @@ class StoredReader {
   Status CheckVersion() {
     FDYNO_ASSIGN_OR_RETURN(uint8_t version, Byte());
     if (version != kItemFormatV1) {
-      return Error::Internal("unsupported stored item format version " +
-                             std::to_string(version));
+      return Error::Internal("unsupported stored item format version " + std::to_string(version));
     }
     return Status::Ok();
   }

@@ -157,7 +157,7 @@ class Transcoder {
 
   StoredReader r_;
   StringWriter& w_;
-  std::string text_;                    // a number's text
+  std::string text_;                       // a number's text
   std::vector<std::string_view> members_;  // the current set's members (sets do not nest)
 };
 

@@ -31,8 +31,8 @@ Result<std::pair<std::string, uint64_t>> Transcode(std::string_view stored) {
 void ExpectAgrees(std::string_view stored) {
   auto decoded = DecodeStoredItem(stored);
   auto written = Transcode(stored);
-  ASSERT_EQ(decoded.ok(), written.ok()) << (decoded.ok() ? written.error().message
-                                                         : decoded.error().message);
+  ASSERT_EQ(decoded.ok(), written.ok())
+      << (decoded.ok() ? written.error().message : decoded.error().message);
   if (decoded.ok()) {
     EXPECT_EQ(written->first, ItemToJson(*decoded));
     EXPECT_EQ(written->second, ItemSize(*decoded));
@@ -82,7 +82,7 @@ TEST(StoredJsonTest, CorruptBytesFailLikeTheDecoder) {
     ASSERT_NO_FATAL_FAILURE(ExpectAgrees(enc)) << i;
   }
   ExpectAgrees("");
-  ExpectAgrees(std::string("\x02\x00", 2));  // unknown version
+  ExpectAgrees(std::string("\x02\x00", 2));      // unknown version
   ExpectAgrees(EncodeStoredItem(Item{}) + "x");  // trailing bytes
 }
 
