@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config clang-format
   librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev valgrind
   python3-boto3 python3-pytest python3-requests
 )
 missing=()
