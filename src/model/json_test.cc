@@ -30,6 +30,35 @@ TEST(JsonTest, RoundTripsEveryType) {
   EXPECT_EQ(Decode(R"({"BS":["YQ==","Yg=="]})"), R"(ok: {"BS":["YQ==","Yg=="]})");
 }
 
+// Every control character is escaped wherever it stands in a string, also in long strings
+// (RapidJSON 1.1.0's SSE2 writer left 0x1A-0x1F raw in strings of 16 bytes or more).
+TEST(JsonTest, ControlCharactersAreEscapedInLongStrings) {
+  for (int c = 0; c < 0x20; ++c) {
+    for (size_t pos : {0, 7, 15, 16, 31}) {
+      std::string s(40, 'x');
+      s[pos] = static_cast<char>(c);
+      const std::string json = AttributeValueToJson(AttributeValue::S(s));
+      for (char ch : json) ASSERT_GE(static_cast<unsigned char>(ch), 0x20) << c << " at " << pos;
+      auto back = AttributeValueFromJson(json);
+      ASSERT_TRUE(back.ok()) << c;
+      EXPECT_EQ(std::get<std::string>(back->v), s);
+    }
+  }
+}
+
+// A raw (unescaped) control character in a request string is malformed JSON, wherever it is.
+TEST(JsonTest, RawControlCharactersAreRejectedInLongStrings) {
+  for (int c : {0x01, 0x19, 0x1A, 0x1F}) {
+    for (size_t pos : {0, 20}) {
+      std::string s(40, 'x');
+      s[pos] = static_cast<char>(c);
+      auto r = AttributeValueFromJson(R"({"S":")" + s + R"("})");
+      ASSERT_FALSE(r.ok()) << c << " at " << pos;
+      EXPECT_EQ(r.error().type, ErrorType::kSerialization);
+    }
+  }
+}
+
 TEST(JsonTest, NullMembersAreAbsentAndUnknownMembersIgnored) {
   EXPECT_EQ(Decode(R"({"S":"a","N":null})"), R"(ok: {"S":"a"})");
   EXPECT_EQ(Decode(R"({"S":"a","Foo":3})"), R"(ok: {"S":"a"})");

@@ -93,6 +93,31 @@ def test_put_get_delete_round_trip(ddb, table):
     assert "Item" not in ddb.get_item(TableName=table, Key=key("rt"))
 
 
+def test_control_characters_round_trip_in_every_read(ddb, composite):
+    """Strings holding every control character, in long strings too, come back escaped: boto3
+    parses responses as strict JSON, which rejects raw control characters (RapidJSON 1.1.0's
+    SSE2 writer used to leave 0x1A-0x1F raw in strings of 16 bytes or more)."""
+    text = "".join(chr(c) for c in range(0x20)) + "x" * 20 + "".join(chr(c) for c in range(0x20))
+    item = {"pk": {"S": "ctl"}, "sk": {"N": "1"}, "lsk": {"S": "ctl" + text}, "s": {"S": text},
+            "ss": {"SS": [text, "y"]}, text: {"S": "name"}}
+    ddb.put_item(TableName=composite, Item=item)
+    k = {"pk": {"S": "ctl"}, "sk": {"N": "1"}}
+    got = ddb.get_item(TableName=composite, Key=k, ConsistentRead=True)["Item"]
+    assert got["s"] == {"S": text} and got[text] == {"S": "name"}
+    assert sorted(got["ss"]["SS"]) == sorted([text, "y"])
+    projected = ddb.get_item(TableName=composite, Key=k, ProjectionExpression="s")["Item"]
+    assert projected == {"s": {"S": text}}
+    for page in (ddb.query(TableName=composite, KeyConditionExpression="pk = :p",
+                           ExpressionAttributeValues={":p": {"S": "ctl"}}),
+                 ddb.query(TableName=composite, IndexName="by_lsk",
+                           KeyConditionExpression="pk = :p",
+                           ExpressionAttributeValues={":p": {"S": "ctl"}}),
+                 ddb.scan(TableName=composite, FilterExpression="pk = :p",
+                          ExpressionAttributeValues={":p": {"S": "ctl"}})):
+        assert page["Items"][0]["s"] == {"S": text}
+    ddb.delete_item(TableName=composite, Key=k)
+
+
 def test_put_return_values_all_old(ddb, table):
     r = ddb.put_item(TableName=table, Item={"pk": {"S": "rv"}, "a": {"N": "1"}},
                      ReturnValues="ALL_OLD")
