@@ -39,7 +39,7 @@ void BM_DecodeThenWriteJson(benchmark::State& state) {
   const std::string stored = StoredShape(state.range(0));
   for (auto _ : state) {
     rapidjson::StringBuffer buffer;
-    StringWriter w(buffer);
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
     auto item = DecodeStoredItem(stored);
     benchmark::DoNotOptimize(ItemSize(*item));
     WriteItem(w, *item);
@@ -53,8 +53,7 @@ void BM_WriteStoredItemJson(benchmark::State& state) {
   const std::string stored = StoredShape(state.range(0));
   for (auto _ : state) {
     rapidjson::StringBuffer buffer;
-    StringWriter w(buffer);
-    benchmark::DoNotOptimize(WriteStoredItemJson(stored, w).value());
+    benchmark::DoNotOptimize(WriteStoredItemJson(stored, buffer).value());
     benchmark::DoNotOptimize(buffer.GetSize());
   }
   state.SetItemsProcessed(state.iterations());

@@ -196,7 +196,9 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
       model::WriteItem(w, expr::Project(item, *plan.projection));
     } else {
       // Straight from the stored bytes, without building the Item.
-      FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, w));
+      rapidjson::StringBuffer item;
+      FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, item));
+      w.RawValue(item.GetString(), item.GetSize(), rapidjson::kObjectType);
     }
   }
   ConsumedCapacity c;

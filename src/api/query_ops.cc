@@ -594,8 +594,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
         // ends the page, for its LastEvaluatedKey.
         ++page.count;
         if (page.items.GetSize() > 0) page.items.Put(',');
-        model::StringWriter iw(page.items);
-        FDYNO_ASSIGN_OR_RETURN(const uint64_t size, model::WriteStoredItemJson(image, iw));
+        FDYNO_ASSIGN_OR_RETURN(const uint64_t size, model::WriteStoredItemJson(image, page.items));
         page.bytes += size;
         if (page_ends()) {
           FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
@@ -620,7 +619,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
           ++page.count;
           if (r.select != Select::kCount) {
             if (page.items.GetSize() > 0) page.items.Put(',');
-            model::StringWriter iw(page.items);
+            Writer iw(page.items);
             if (plan.projection) {
               model::WriteItem(iw, expr::Project(*full, *plan.projection));
             } else {

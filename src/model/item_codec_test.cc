@@ -25,8 +25,7 @@ bool Identical(const AttributeValue& a, const AttributeValue& b) {
 // The JSON transcoder (stored_json.h) rejects what the decoder rejects, with its message.
 std::string TranscodeError(std::string_view stored) {
   rapidjson::StringBuffer buffer;
-  StringWriter w(buffer);
-  auto r = WriteStoredItemJson(stored, w);
+  auto r = WriteStoredItemJson(stored, buffer);
   return r.ok() ? "accepted" : r.error().message;
 }
 

@@ -6,13 +6,14 @@
 // The output and the size are exactly ItemToJson(DecodeStoredItem(b)) and ItemSize(...): the
 // transcoder reads with the decoder's reader (item_reader.h) and accepts exactly the bytes
 // DecodeStoredItem accepts. Bytes it rejects give DecodeStoredItem's InternalServerError;
-// the caller then discards what was written.
+// the caller then discards what was written. The JSON is appended to a RapidJSON buffer
+// directly, without a Writer's per-value bookkeeping, escaping strings exactly as RapidJSON's
+// Writer does (the tests compare byte for byte).
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <cstdint>
 #include <string_view>
@@ -21,9 +22,7 @@
 
 namespace fdyno::model {
 
-using StringWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// Writes the item as a JSON object and returns its DynamoDB size (model::ItemSize).
-Result<uint64_t> WriteStoredItemJson(std::string_view stored, StringWriter& w);
+// Appends the item to `out` as a JSON object and returns its DynamoDB size (model::ItemSize).
+Result<uint64_t> WriteStoredItemJson(std::string_view stored, rapidjson::StringBuffer& out);
 
 }  // namespace fdyno::model

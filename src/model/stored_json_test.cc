@@ -21,8 +21,7 @@ uint64_t Seed() {
 
 Result<std::pair<std::string, uint64_t>> Transcode(std::string_view stored) {
   rapidjson::StringBuffer buffer;
-  StringWriter w(buffer);
-  FDYNO_ASSIGN_OR_RETURN(uint64_t size, WriteStoredItemJson(stored, w));
+  FDYNO_ASSIGN_OR_RETURN(uint64_t size, WriteStoredItemJson(stored, buffer));
   return std::make_pair(std::string(buffer.GetString(), buffer.GetSize()), size);
 }
 
@@ -52,6 +51,24 @@ TEST(StoredJsonTest, RandomItemsMatchTheDecoder) {
     ASSERT_TRUE(written.ok()) << written.error().message;
     ASSERT_EQ(written->first, ItemToJson(item));
     ASSERT_EQ(written->second, ItemSize(item));
+  }
+}
+
+// Strings are escaped as RapidJSON's Writer escapes them, at every position of a long string
+// (the transcoder checks 8 bytes at a time) and for every byte value, in names, values and
+// set members.
+TEST(StoredJsonTest, EveryByteIsEscapedLikeRapidJson) {
+  for (int c = 0; c < 256; ++c) {
+    for (size_t pos : {0, 3, 7, 8, 9, 15, 16, 20}) {
+      std::string s(21, 'x');
+      s[pos] = static_cast<char>(c);
+      Item item{{s, AttributeValue::S(s)},
+                {"set", AttributeValue{StringSet{{s, "y"}}}},
+                {"short", AttributeValue::S(std::string(1, static_cast<char>(c)))}};
+      auto written = Transcode(EncodeStoredItem(item));
+      ASSERT_TRUE(written.ok()) << c;
+      ASSERT_EQ(written->first, ItemToJson(item)) << "byte " << c << " at " << pos;
+    }
   }
 }
 
