@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -138,6 +139,14 @@ class Transaction {
   // A transaction without mutations or write conflict ranges commits trivially (no
   // conflict check, no version), as in FoundationDB.
   virtual Status Commit() = 0;
+  // Commit without waiting (fdb_transaction_commit's future with a callback): `done` runs
+  // exactly once with what Commit() would have returned, on an engine thread or, when the
+  // outcome is known at once, on the calling thread before CommitAsync returns. Until then the
+  // transaction must stay alive and untouched. `done` must be short and must never commit
+  // synchronously on the same database (it may run on the engine's commit thread).
+  // This default commits on the calling thread; engines that can commit without blocking
+  // their caller override it and answer true to Database::CommitsAsynchronously().
+  virtual void CommitAsync(std::function<void(Status)> done) { done(Commit()); }
   // REQUIRES: Commit succeeded. The commit version (-1 for a read-only commit).
   virtual Result<int64_t> GetCommittedVersion() = 0;
   // REQUIRES: Commit succeeded with mutations. The 10-byte versionstamp of this commit.
@@ -154,6 +163,9 @@ class Database {
  public:
   virtual ~Database() = default;
   virtual std::unique_ptr<Transaction> CreateTransaction() = 0;
+  // Whether Transaction::CommitAsync returns before the commit is durable (rather than the
+  // default, which commits on the calling thread).
+  virtual bool CommitsAsynchronously() const { return false; }
 };
 
 }  // namespace fdyno::kv

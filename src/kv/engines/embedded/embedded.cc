@@ -4,13 +4,14 @@
 // Structure:
 // * EmbeddedDatabase owns RocksDB, the published read view (the newest commit version and a
 //   RocksDB snapshot of exactly that state) and the commit pipeline.
-// * The commit pipeline is a leader/follower queue: a committing thread enqueues its request;
-//   if no leader is active it becomes one, takes every queued request, and - alone, so without
-//   locks - checks each against the resolver, assigns one commit version to the batch and a
-//   batch order to each accepted transaction, writes all of them in one RocksDB WriteBatch
-//   (one WAL write, one fsync), publishes the new read view and wakes the followers. Then it
-//   hands leadership to the next queued request. Conflict checking and version assignment are
-//   therefore serialized, and durable throughput grows with concurrency.
+// * The commit pipeline is a queue served by one committer thread: a commit enqueues its
+//   request; the committer takes every queued request and - alone, so without locks - checks
+//   each against the resolver, assigns one commit version to the batch and a batch order to
+//   each accepted transaction, writes all of them in one RocksDB WriteBatch (one WAL write,
+//   one fsync), publishes the new read view, then wakes each waiting Commit() and runs each
+//   CommitAsync callback. Conflict checking and version assignment are therefore serialized,
+//   and durable throughput grows with concurrency. CommitAsync lets a network thread hand
+//   its commit over without blocking, so a durable write costs no thread of its own.
 // * EmbeddedTransaction buffers writes (an ordered map of point entries plus a set of cleared
 //   ranges, and the ordered mutation log that the commit replays) and merges them with
 //   RocksDB reads at its snapshot. Reads take no engine lock.
@@ -33,9 +34,12 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "kv/engines/embedded/atomic.h"
@@ -148,11 +152,14 @@ struct CommitRequest {
   size_t bytes = 0;
   const std::atomic<bool>* cancelled = nullptr;
 
+  // CommitAsync: run on the committer thread once status and version are final. Empty for a
+  // Commit() waiting on cv.
+  std::function<void()> complete;
+
   Status status;
   int64_t version = -1;
   uint16_t batch_order = 0;
   bool done = false;  // guarded by the queue mutex
-  bool lead = false;  // guarded by the queue mutex: this request's thread now leads
   std::condition_variable cv;
 };
 
@@ -211,6 +218,7 @@ class EmbeddedTransaction : public Transaction {
                           ConflictRangeType type) override;
   void SetTimeout(std::chrono::milliseconds timeout) override { timeout_ = timeout; }
   Status Commit() override;
+  void CommitAsync(std::function<void(Status)> done) override;
   Result<int64_t> GetCommittedVersion() override;
   Result<std::string> GetVersionstamp() override;
   void Reset() override;
@@ -229,6 +237,11 @@ class EmbeddedTransaction : public Transaction {
 
   int64_t NowNs() const;
   Status CheckUsable(int64_t now_ns) const;
+  // Fills r for the pipeline, or returns the commit's final status when it needs none (an
+  // error found before committing, or a commit without mutations).
+  std::optional<Status> PrepareCommit(CommitRequest* r);
+  // The status of r after the pipeline, recording the commit version on success.
+  Status FinishCommit(CommitRequest* r);
   Status EnsureView(int64_t now_ns);
   bool InCleared(std::string_view key) const;
   // The cleared range [begin, end) containing key, if any.
@@ -274,6 +287,7 @@ class EmbeddedTransaction : public Transaction {
   bool committed_ = false;
   int64_t committed_version_ = -1;
   std::string versionstamp_;
+  std::unique_ptr<CommitRequest> async_request_;  // CommitAsync's request while it is queued
 };
 
 class EmbeddedDatabase : public Database {
@@ -284,6 +298,7 @@ class EmbeddedDatabase : public Database {
   std::unique_ptr<Transaction> CreateTransaction() override {
     return std::make_unique<EmbeddedTransaction>(this);
   }
+  bool CommitsAsynchronously() const override { return true; }
 
   Clock* clock() const { return clock_; }
   rocksdb::DB* db() const { return db_; }
@@ -300,7 +315,8 @@ class EmbeddedDatabase : public Database {
   // The view at version, and the time from which its age counts.
   Result<std::shared_ptr<ReadView>> ViewAt(int64_t version, int64_t now_ns, int64_t* read_ns);
 
-  // Runs r through the commit pipeline; returns when r->status/version are final.
+  // Runs r through the commit pipeline. Without r->complete: returns when r->status/version
+  // are final. With it: returns at once; the committer runs r->complete when they are.
   void Commit(CommitRequest* r);
 
   // The value of memory key `key` at read version `version` when memory can answer (the key
@@ -317,6 +333,7 @@ class EmbeddedDatabase : public Database {
 
  private:
   EmbeddedDatabase() = default;
+  void CommitterLoop();
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
   void ClearRangeInto(rocksdb::WriteBatch* wb, const std::string& begin, const std::string& end,
                       const std::set<std::string, std::less<>>& batch_keys);
@@ -347,10 +364,12 @@ class EmbeddedDatabase : public Database {
   size_t views_sweep_at_ = 4096;
 
   std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
   std::deque<CommitRequest*> queue_;
-  bool leader_active_ = false;
+  bool stopping_ = false;  // guarded by queue_mu_: the committer drains the queue and exits
+  std::thread committer_;
 
-  // Owned by the pipeline leader (one thread at a time, ordered by queue_mu_).
+  // Owned by the committer thread.
   Resolver resolver_;
   int64_t last_version_ = 0;
   std::deque<std::pair<int64_t, int64_t>> history_;  // (commit version, commit time ns)
@@ -454,10 +473,17 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     if (s.ok()) m.value = value;
   }
   d->Publish(d->last_version_);
+  d->committer_ = std::thread([db = d.get()] { db->CommitterLoop(); });
   return d;
 }
 
 EmbeddedDatabase::~EmbeddedDatabase() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_one();
+  if (committer_.joinable()) committer_.join();
   {
     std::lock_guard<std::mutex> lock(view_mu_);
     current_.reset();
@@ -508,34 +534,53 @@ Result<std::shared_ptr<ReadView>> EmbeddedDatabase::ViewAt(int64_t version, int6
 
 void EmbeddedDatabase::Commit(CommitRequest* r) {
   std::unique_lock<std::mutex> lock(queue_mu_);
+  if (stopping_) {
+    r->status = KvErr(kIoError, "io_error: the database is closing");
+    lock.unlock();
+    if (r->complete) {
+      std::function<void()> complete = std::move(r->complete);  // may destroy r
+      complete();
+    }
+    return;
+  }
+  const bool wake = queue_.empty();  // otherwise the committer is already due to look
   queue_.push_back(r);
-  if (leader_active_) {
-    r->cv.wait(lock, [r] { return r->done || r->lead; });
-    if (r->done) return;
-  }
-  // This thread leads. Invariant: when no leader is active the queue is empty, and a handed-
-  // off leader is at the queue's front, so r is in the batch taken here.
-  leader_active_ = true;
+  if (wake) queue_cv_.notify_one();
+  if (!r->complete) r->cv.wait(lock, [r] { return r->done; });
+}
+
+void EmbeddedDatabase::CommitterLoop() {
   std::vector<CommitRequest*> batch;
-  size_t bytes = 0;
-  while (!queue_.empty() && batch.size() < kMaxBatchRequests &&
-         (batch.empty() || bytes + queue_.front()->bytes <= kMaxBatchBytes)) {
-    bytes += queue_.front()->bytes;
-    batch.push_back(queue_.front());
-    queue_.pop_front();
-  }
-  lock.unlock();
-  ProcessBatch(batch);
-  lock.lock();
-  for (CommitRequest* b : batch) {
-    b->done = true;
-    if (b != r) b->cv.notify_one();
-  }
-  if (queue_.empty()) {
-    leader_active_ = false;
-  } else {
-    queue_.front()->lead = true;
-    queue_.front()->cv.notify_one();
+  std::vector<std::function<void()>> completions;
+  for (;;) {
+    batch.clear();
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every queued commit is answered
+      size_t bytes = 0;
+      while (!queue_.empty() && batch.size() < kMaxBatchRequests &&
+             (batch.empty() || bytes + queue_.front()->bytes <= kMaxBatchBytes)) {
+        bytes += queue_.front()->bytes;
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    ProcessBatch(batch);
+    completions.clear();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      for (CommitRequest* b : batch) {
+        if (b->complete) {
+          // The callback may destroy the request (and its transaction): take it out first.
+          completions.push_back(std::move(b->complete));
+        } else {
+          b->done = true;
+          b->cv.notify_one();  // under the lock: the waiter destroys b once it sees done
+        }
+      }
+    }
+    for (auto& complete : completions) complete();
   }
 }
 
@@ -1033,11 +1078,13 @@ Status EmbeddedTransaction::AddConflictRange(std::string_view begin, std::string
   return Status::Ok();
 }
 
-Status EmbeddedTransaction::Commit() {
+std::optional<Status> EmbeddedTransaction::PrepareCommit(CommitRequest* r) {
   int64_t now = NowNs();
-  FDYNO_RETURN_IF_ERROR(CheckUsable(now));
-  if (committed_) return KvErr(kUsedDuringCommit, "transaction already committed");
-  if (deferred_error_) return *deferred_error_;
+  if (Status usable = CheckUsable(now); !usable.ok()) return usable;
+  if (committed_ || async_request_) {
+    return KvErr(kUsedDuringCommit, "transaction already committed");
+  }
+  if (deferred_error_) return Status(*deferred_error_);
   if (bytes_ > kMaxTransactionBytes) return KvErr(kTransactionTooLarge);
   if (mutations_.empty() && write_points_.empty() && write_ranges_.empty()) {
     committed_ = true;
@@ -1045,24 +1092,47 @@ Status EmbeddedTransaction::Commit() {
     return Status::Ok();
   }
   bool has_reads = !read_points_.empty() || !read_ranges_.empty();
-  if (has_reads && !view_) FDYNO_RETURN_IF_ERROR(EnsureView(now));
+  if (has_reads && !view_) {
+    if (Status view = EnsureView(now); !view.ok()) return view;
+  }
+  r->mutations = &mutations_;
+  r->read_points = &read_points_;
+  r->read_ranges = &read_ranges_;
+  r->write_points = &write_points_;
+  r->write_ranges = &write_ranges_;
+  r->read_version = view_ ? view_->version : -1;
+  r->read_time_ns = read_time_ns_;
+  r->bytes = bytes_;
+  r->cancelled = &cancelled_;
+  return std::nullopt;
+}
 
-  CommitRequest r;
-  r.mutations = &mutations_;
-  r.read_points = &read_points_;
-  r.read_ranges = &read_ranges_;
-  r.write_points = &write_points_;
-  r.write_ranges = &write_ranges_;
-  r.read_version = view_ ? view_->version : -1;
-  r.read_time_ns = read_time_ns_;
-  r.bytes = bytes_;
-  r.cancelled = &cancelled_;
-  db_->Commit(&r);
-  if (!r.status.ok()) return std::move(r.status).error();
+Status EmbeddedTransaction::FinishCommit(CommitRequest* r) {
+  if (!r->status.ok()) return std::move(r->status).error();
   committed_ = true;
-  committed_version_ = r.version;
-  versionstamp_ = MakeVersionstamp(r.version, r.batch_order);
+  committed_version_ = r->version;
+  versionstamp_ = MakeVersionstamp(r->version, r->batch_order);
   return Status::Ok();
+}
+
+Status EmbeddedTransaction::Commit() {
+  CommitRequest r;
+  if (std::optional<Status> early = PrepareCommit(&r)) return std::move(*early);
+  db_->Commit(&r);
+  return FinishCommit(&r);
+}
+
+void EmbeddedTransaction::CommitAsync(std::function<void(Status)> done) {
+  auto r = std::make_unique<CommitRequest>();
+  if (std::optional<Status> early = PrepareCommit(r.get())) return done(std::move(*early));
+  r->complete = [this, done = std::move(done)] {
+    std::unique_ptr<CommitRequest> finished = std::move(async_request_);
+    Status status = FinishCommit(finished.get());
+    finished.reset();
+    done(std::move(status));  // last: done may destroy this transaction
+  };
+  async_request_ = std::move(r);
+  db_->Commit(async_request_.get());
 }
 
 Result<int64_t> EmbeddedTransaction::GetCommittedVersion() {
