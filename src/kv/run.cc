@@ -79,77 +79,148 @@ bool IsTimedOutBeforeCommit(const Error& error) {
 
 namespace internal {
 
-Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body) {
-  Clock* clock = options.clock ? options.clock : Clock::Real();
-  const auto deadline = options.deadline ? *options.deadline : clock->Now() + OperationTimeout();
-  const int max_attempts = std::max(options.max_attempts, 1);
-  auto& metrics = GetMetrics();
+Runner::Runner(Database& db, const RunOptions& options)
+    : options_(options),
+      clock_(options.clock ? options.clock : Clock::Real()),
+      deadline_(options.deadline ? *options.deadline : clock_->Now() + OperationTimeout()),
+      max_attempts_(std::max(options.max_attempts, 1)),
+      backoff_(options.initial_backoff),
+      tr_(db.CreateTransaction()) {}
 
-  std::unique_ptr<Transaction> tr = db.CreateTransaction();
-  Attempt attempt;
-  std::chrono::milliseconds backoff = options.initial_backoff;
+// The run cannot go on: report what may have happened, never a rollback when a commit may
+// have been applied.
+Error Runner::GiveUpOnDeadline() const {
+  if (attempt_.maybe_committed) return OutcomeUnknown(kOutcomeUnknownMessage, attempt_.number);
+  return TimedOutBeforeCommit();
+}
 
-  // The run cannot go on: report what may have happened, never a rollback when a commit may
-  // have been applied.
-  auto give_up_on_deadline = [&]() -> Error {
-    if (attempt.maybe_committed) return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
-    return TimedOutBeforeCommit();
-  };
-  auto give_up_with = [&](Error last, std::string_view unknown_message) -> Error {
-    if (attempt.maybe_committed) return OutcomeUnknown(unknown_message, attempt.number);
-    return last;
-  };
+Error Runner::GiveUpWith(Error last, std::string_view unknown_message) const {
+  if (attempt_.maybe_committed) return OutcomeUnknown(unknown_message, attempt_.number);
+  return last;
+}
 
-  for (;;) {
-    auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock->Now());
-    if (remaining.count() <= 0) return give_up_on_deadline();
-    tr->SetTimeout(remaining);
-    metrics.attempts.Add();
-
-    Error failure;
-    Status result = body(*tr, attempt);
-    if (!result.ok()) {
-      failure = std::move(result).error();
-      if (!failure.is_kv()) return failure;  // a domain error: the body decided
-      if (failure.kv_code == kTransactionTimedOut) return give_up_on_deadline();
-      CountError(failure.kv_code);
-      if (!IsRetryable(failure.kv_code)) {
-        return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
-      }
-    } else {
-      if (options.read_only) return {};
-      Status commit = tr->Commit();
-      if (commit.ok()) return {};
-      failure = std::move(commit).error();
-      if (!failure.is_kv()) return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
-      CountError(failure.kv_code);
-      // The timeout fired with the commit in flight: it may have been applied.
-      if (failure.kv_code == kTransactionTimedOut) {
-        return OutcomeUnknown(kOutcomeUnknownMessage, attempt.number);
-      }
-      if (MaybeCommitted(failure.kv_code)) attempt.maybe_committed = true;
-      if (!IsRetryable(failure.kv_code)) {
-        return give_up_with(std::move(failure), kFailedOutcomeUnknownMessage);
-      }
-    }
-
-    // A retryable failure: back off, then run the body again on a fresh transaction state.
-    if (attempt.number >= max_attempts) {
-      return give_up_with(std::move(failure), kRetryLimitOutcomeUnknownMessage);
-    }
-    auto pause = Jittered(backoff);
-    backoff = std::min(backoff * 2, options.max_backoff);
-    if (clock->Now() + pause >= deadline) return give_up_on_deadline();
-    if (pause.count() > 0) {
-      if (options.sleep) {
-        options.sleep(pause);
-      } else {
-        std::this_thread::sleep_for(pause);
-      }
-    }
-    tr->Reset();
-    ++attempt.number;
+bool Runner::Begin(Status* final) {
+  auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - clock_->Now());
+  if (remaining.count() <= 0) {
+    *final = GiveUpOnDeadline();
+    return false;
   }
+  tr_->SetTimeout(remaining);
+  GetMetrics().attempts.Add();
+  return true;
+}
+
+Runner::Next Runner::AfterBody(Status result, Status* final) {
+  if (result.ok()) {
+    if (!options_.read_only) return Next::kCommit;
+    *final = Status::Ok();
+    return Next::kDone;
+  }
+  failure_ = std::move(result).error();
+  if (!failure_.is_kv()) {  // a domain error: the body decided
+    *final = std::move(failure_);
+    return Next::kDone;
+  }
+  if (failure_.kv_code == kTransactionTimedOut) {
+    *final = GiveUpOnDeadline();
+    return Next::kDone;
+  }
+  CountError(failure_.kv_code);
+  if (!IsRetryable(failure_.kv_code)) {
+    *final = GiveUpWith(std::move(failure_), kFailedOutcomeUnknownMessage);
+    return Next::kDone;
+  }
+  return Next::kRetry;
+}
+
+Runner::Next Runner::AfterCommit(Status commit, Status* final) {
+  if (commit.ok()) {
+    *final = Status::Ok();
+    return Next::kDone;
+  }
+  failure_ = std::move(commit).error();
+  if (!failure_.is_kv()) {
+    *final = GiveUpWith(std::move(failure_), kFailedOutcomeUnknownMessage);
+    return Next::kDone;
+  }
+  CountError(failure_.kv_code);
+  // The timeout fired with the commit in flight: it may have been applied.
+  if (failure_.kv_code == kTransactionTimedOut) {
+    *final = OutcomeUnknown(kOutcomeUnknownMessage, attempt_.number);
+    return Next::kDone;
+  }
+  if (MaybeCommitted(failure_.kv_code)) attempt_.maybe_committed = true;
+  if (!IsRetryable(failure_.kv_code)) {
+    *final = GiveUpWith(std::move(failure_), kFailedOutcomeUnknownMessage);
+    return Next::kDone;
+  }
+  return Next::kRetry;
+}
+
+bool Runner::PrepareRetry(Status* final) {
+  // A retryable failure: back off, then run the body again on a fresh transaction state.
+  if (attempt_.number >= max_attempts_) {
+    *final = GiveUpWith(std::move(failure_), kRetryLimitOutcomeUnknownMessage);
+    return false;
+  }
+  auto pause = Jittered(backoff_);
+  backoff_ = std::min(backoff_ * 2, options_.max_backoff);
+  if (clock_->Now() + pause >= deadline_) {
+    *final = GiveUpOnDeadline();
+    return false;
+  }
+  if (pause.count() > 0) {
+    if (options_.sleep) {
+      options_.sleep(pause);
+    } else {
+      std::this_thread::sleep_for(pause);
+    }
+  }
+  tr_->Reset();
+  ++attempt_.number;
+  return true;
+}
+
+Status Runner::Finish(const AttemptBody& body) {
+  for (;;) {
+    Status final;
+    if (!Begin(&final)) return final;
+    Next next = AfterBody(body(*tr_, attempt_), &final);
+    if (next == Next::kCommit) next = AfterCommit(tr_->Commit(), &final);
+    if (next == Next::kDone) return final;
+    if (!PrepareRetry(&final)) return final;
+  }
+}
+
+Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body) {
+  Runner runner(db, options);
+  return runner.Finish(body);
+}
+
+void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
+                  std::function<void(Status)> done, Blocking blocking) {
+  auto runner = std::make_shared<Runner>(db, options);
+  // The attempts after the first: like Run, on a thread that may wait.
+  auto finish = [runner, body, done, blocking]() {
+    blocking([runner, body, done] {
+      Status final;
+      if (runner->PrepareRetry(&final)) final = runner->Finish(*body);
+      done(std::move(final));
+    });
+  };
+  Status final;
+  if (!runner->Begin(&final)) return done(std::move(final));
+  Runner::Next next = runner->AfterBody((*body)(runner->transaction(), runner->attempt()), &final);
+  if (next == Runner::Next::kDone) return done(std::move(final));
+  if (next == Runner::Next::kRetry) return finish();
+  Transaction& tr = runner->transaction();
+  tr.CommitAsync([runner, done, finish](Status commit) {
+    Status final;
+    if (runner->AfterCommit(std::move(commit), &final) == Runner::Next::kDone) {
+      return done(std::move(final));
+    }
+    finish();
+  });
 }
 
 }  // namespace internal

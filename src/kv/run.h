@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -94,10 +95,51 @@ bool IsOutcomeUnknown(const Error& error);
 // The deadline passed before any commit was attempted: InternalServerError, kv_code 1031.
 bool IsTimedOutBeforeCommit(const Error& error);
 
+// Runs a task on a thread that may block (a worker pool), now or later, never inline on an
+// engine's commit thread.
+using Blocking = std::function<void(std::function<void()>)>;
+
 namespace internal {
 
 using AttemptBody = std::function<Status(Transaction&, const Attempt&)>;
+
+// One run's state across its attempts: the steps of Run, so that an attempt's commit can
+// finish on another thread. Used by one thread at a time.
+class Runner {
+ public:
+  Runner(Database& db, const RunOptions& options);
+  Transaction& transaction() { return *tr_; }
+  const Attempt& attempt() const { return attempt_; }
+
+  enum class Next { kCommit, kRetry, kDone };
+  // Before an attempt: false (with the run's outcome in *final) when no time is left.
+  bool Begin(Status* final);
+  // After the body returned `result`: commit, retry, or done with *final.
+  Next AfterBody(Status result, Status* final);
+  // After the commit returned `commit`: retry, or done with *final.
+  Next AfterCommit(Status commit, Status* final);
+  // Backs off and resets for the next attempt; false (with *final) when the run must stop.
+  bool PrepareRetry(Status* final);
+  // Runs attempts (Begin, body, Commit, PrepareRetry) until the run is decided.
+  Status Finish(const AttemptBody& body);
+
+ private:
+  Error GiveUpOnDeadline() const;
+  Error GiveUpWith(Error last, std::string_view unknown_message) const;
+
+  const RunOptions options_;
+  Clock* const clock_;
+  const std::chrono::steady_clock::time_point deadline_;
+  const int max_attempts_;
+  std::chrono::milliseconds backoff_;
+  std::unique_ptr<Transaction> tr_;
+  Attempt attempt_;
+  Error failure_;  // the last retryable failure
+};
+
 Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body);
+void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
+                  std::function<void(Status)> done, Blocking blocking);
 
 template <typename R>
 struct ResultTraits;
@@ -134,6 +176,40 @@ auto Run(Database& db, const RunOptions& options, Body&& body)
 template <typename Body>
 auto Run(Database& db, Body&& body) {
   return Run(db, RunOptions{}, std::forward<Body>(body));
+}
+
+// RunAsync: Run without waiting for a commit. The first attempt's body runs on the calling
+// thread and commits with Transaction::CommitAsync; `done` gets what Run would have returned.
+// When that attempt decides the run (success, a domain error, no time left), done runs on the
+// engine's commit thread or, if the outcome is known before any commit, on the calling
+// thread before RunAsync returns. When it must be retried, the remaining attempts run as in
+// Run inside a task handed to `blocking`, which then calls done. The body must own what it
+// uses (it may run after RunAsync returns), and done must be short (it may run on the
+// engine's commit thread).
+template <typename Body, typename Done>
+void RunAsync(Database& db, const RunOptions& options, Body body, Done done, Blocking blocking) {
+  using R = std::invoke_result_t<Body&, Transaction&, const Attempt&>;
+  using T = typename internal::ResultTraits<R>::Value;
+  auto out = std::make_shared<std::optional<T>>();
+  auto attempt = std::make_shared<internal::AttemptBody>(
+      [out, body = std::move(body)](Transaction& tr, const Attempt& a) mutable -> Status {
+        out->reset();
+        R r = body(tr, a);
+        if (!r.ok()) return std::move(r).error();
+        out->emplace(std::move(r).value());
+        return {};
+      });
+  internal::RunAsyncLoop(
+      db, options, std::move(attempt),
+      [out, done = std::move(done)](Status status) mutable {
+        if (status.ok()) {
+          done(R(std::move(**out)));
+        } else {
+          Error error = std::move(status).error();
+          done(R(std::move(error)));
+        }
+      },
+      std::move(blocking));
 }
 
 }  // namespace fdyno::kv

@@ -582,3 +582,122 @@ TEST(OperationTimeoutTest, DefaultDeadlineUsesTheEnvironment) {
 
 }  // namespace
 }  // namespace fdyno::kv
+
+namespace fdyno::kv {
+namespace {
+
+// RunAsync with a Blocking that keeps its tasks, so a test sees when the run leaves the
+// calling thread and runs the rest itself.
+class RunAsyncTest : public RunTest {
+ protected:
+  Blocking Keep() {
+    return [this](std::function<void()> task) { blocked_.push_back(std::move(task)); };
+  }
+  void RunBlocked() {
+    while (!blocked_.empty()) {
+      auto task = std::move(blocked_.front());
+      blocked_.erase(blocked_.begin());
+      task();
+    }
+  }
+  std::vector<std::function<void()>> blocked_;
+};
+
+TEST_F(RunAsyncTest, CommitsAndAnswersOnce) {
+  std::vector<Result<std::string>> answers;
+  kv::RunAsync(
+      *inner_, Options(),
+      [this](Transaction& tr, const Attempt&) -> Result<std::string> {
+        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+        return std::string("done");
+      },
+      [&](Result<std::string> r) { answers.push_back(std::move(r)); }, Keep());
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_TRUE(answers[0].ok()) << answers[0].error().message;
+  EXPECT_EQ(*answers[0], "done");
+  EXPECT_TRUE(blocked_.empty());
+  EXPECT_EQ(ReadInt(*inner_, "n"), 1);
+}
+
+TEST_F(RunAsyncTest, DomainErrorAndDeadlineAnswerWithoutCommitting) {
+  std::vector<Result<std::string>> answers;
+  auto record = [&](Result<std::string> r) { answers.push_back(std::move(r)); };
+  kv::RunAsync(
+      *inner_, Options(),
+      [this](Transaction& tr, const Attempt&) -> Result<std::string> {
+        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+        return Error::Validation("no");
+      },
+      record, Keep());
+  kv::RunAsync(
+      *inner_, Options(milliseconds(0)),
+      [](Transaction&, const Attempt&) -> Result<std::string> { return std::string("1"); }, record, Keep());
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].error().message, "no");
+  EXPECT_TRUE(IsTimedOutBeforeCommit(answers[1].error()));
+  EXPECT_TRUE(blocked_.empty());
+  EXPECT_EQ(ReadInt(*inner_, "n"), 0);
+}
+
+// A commit that failed with 1021 after applying: the retry runs on the blocking thread, finds
+// the receipt and replays it; the effect is applied once.
+TEST_F(RunAsyncTest, UnknownResultIsRetriedOnTheBlockingThreadAndAppliesOnce) {
+  FaultOptions f = Faults();
+  f.unknown_applied = 1.0;
+  auto db = WrapFaulty(inner_.get(), f);
+  auto attempts = std::make_shared<std::vector<Attempt>>();
+  std::vector<Result<std::string>> answers;
+  kv::RunAsync(
+      *db, Options(),
+      [this, attempts](Transaction& tr, const Attempt& a) -> Result<std::string> {
+        attempts->push_back(a);
+        if (a.maybe_committed) {
+          FDYNO_ASSIGN_OR_RETURN(auto receipt, tr.Get("receipt/op1"));
+          if (receipt) return "replayed " + *receipt;
+        }
+        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+        tr.Set("receipt/op1", "ok");
+        return std::string("applied");
+      },
+      [&](Result<std::string> r) { answers.push_back(std::move(r)); }, Keep());
+  EXPECT_TRUE(answers.empty());  // the first attempt's outcome was unknown: retried later
+  ASSERT_EQ(blocked_.size(), 1u);
+  RunBlocked();
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_TRUE(answers[0].ok()) << answers[0].error().message;
+  EXPECT_EQ(*answers[0], "replayed ok");
+  EXPECT_EQ(ReadInt(*inner_, "n"), 1);
+  ASSERT_EQ(attempts->size(), 2u);
+  EXPECT_FALSE((*attempts)[0].maybe_committed);
+  EXPECT_TRUE((*attempts)[1].maybe_committed);
+  EXPECT_EQ((*attempts)[1].number, 2);
+  EXPECT_EQ(sleeps_.size(), 1u);  // backed off once, on the blocking thread
+}
+
+// Conflicts at every commit: the retries and the retry limit behave as in Run.
+TEST_F(RunAsyncTest, RetryLimitAfterConflictsIsTheLastKvError) {
+  FaultOptions f = Faults();
+  f.commit_conflict = 1.0;
+  auto db = WrapFaulty(inner_.get(), f);
+  RunOptions o = Options();
+  o.max_attempts = 3;
+  int runs = 0;
+  std::vector<Result<std::string>> answers;
+  kv::RunAsync(
+      *db, o,
+      [this, &runs](Transaction& tr, const Attempt&) -> Result<std::string> {
+        ++runs;
+        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+        return std::string("7");
+      },
+      [&](Result<std::string> r) { answers.push_back(std::move(r)); }, Keep());
+  RunBlocked();
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_FALSE(answers[0].ok());
+  EXPECT_EQ(answers[0].error().kv_code, kNotCommitted);
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(ReadInt(*inner_, "n"), 0);
+}
+
+}  // namespace
+}  // namespace fdyno::kv
