@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "api/capacity.h"
@@ -210,137 +211,181 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
 }
 
 // The common body of PutItem, UpdateItem and DeleteItem.
-Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestContext& ctx,
-                                const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(op, body));
-  if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(r.item));
-  FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+// One write request, decoded and planned: what every attempt of its transaction uses.
+struct WriteJob {
+  ItemOp op;
+  ItemRequest r;
+  Plan plan;
   std::vector<std::string> updated_attributes;
   expr::Projection updated_paths;
-  if (plan.update) {
-    updated_attributes = expr::UpdatedTopLevelAttributes(*plan.update);
-    updated_paths = expr::UpdatedPaths(*plan.update);
-  }
   // One id for every attempt of this request: the receipt written by an attempt whose commit
   // outcome is unknown is found by the next one.
-  const store::OperationId op_id = store::OperationId::New(*s.clock);
+  store::OperationId op_id;
 
-  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteOutcome> {
-    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
-    const store::KeySchema& schema = table->key_schema;
-    if (op == ItemOp::kPutItem) {
-      FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, r.item));
-      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, r.item));
-    } else {
-      FDYNO_RETURN_IF_ERROR(ValidateKey(schema, r.item));
+  Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
+                               const kv::Attempt& attempt) const;
+};
+
+Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServices& s,
+                                                     const rapidjson::Value& body) {
+  auto job = std::make_shared<WriteJob>();
+  job->op = op;
+  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
+  if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
+  FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
+  if (job->plan.update) {
+    job->updated_attributes = expr::UpdatedTopLevelAttributes(*job->plan.update);
+    job->updated_paths = expr::UpdatedPaths(*job->plan.update);
+  }
+  job->op_id = store::OperationId::New(*s.clock);
+  return std::shared_ptr<const WriteJob>(std::move(job));
+}
+
+Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& tx,
+                                       const kv::Attempt& attempt) const {
+  FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+  const store::KeySchema& schema = table->key_schema;
+  if (op == ItemOp::kPutItem) {
+    FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, r.item));
+    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, r.item));
+  } else {
+    FDYNO_RETURN_IF_ERROR(ValidateKey(schema, r.item));
+  }
+  for (const std::string& name : updated_attributes) {
+    if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
+      return Error::Validation(
+          "One or more parameter values were invalid: Cannot update "
+          "attribute " +
+          name + ". This attribute is part of the key");
     }
-    for (const std::string& name : updated_attributes) {
-      if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
-        return Error::Validation(
-            "One or more parameter values were invalid: Cannot update "
-            "attribute " +
-            name + ". This attribute is part of the key");
+  }
+  if (attempt.maybe_committed) {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
+    if (receipt) {
+      FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
+      replayed.item_collection_key = CollectionKey(*table, r.item);
+      if (replayed.item_collection_key) {
+        // The receipt does not keep the size: report the collection as it is now.
+        const store::ItemCollectionRef ref = store::CollectionOf(*table, r.item);
+        FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
+                               store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
       }
+      return replayed;
     }
-    if (attempt.maybe_committed) {
-      FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
-      if (receipt) {
-        FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
-        replayed.item_collection_key = CollectionKey(*table, r.item);
-        if (replayed.item_collection_key) {
-          // The receipt does not keep the size: report the collection as it is now.
-          const store::ItemCollectionRef ref = store::CollectionOf(*table, r.item);
-          FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
-                                 store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
-        }
-        return replayed;
+  }
+  const Item key = op == ItemOp::kPutItem ? KeyOf(schema, r.item) : r.item;
+  const std::string storage_key = StorageKey(*table, key);
+  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                         store::ReadItem(tx, storage_key));
+  std::optional<Item> old;
+  if (stored) {
+    FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
+    old = std::move(decoded);
+  }
+  WriteOutcome out;
+  out.item_collection_key = CollectionKey(*table, r.item);
+  out.old_size = old ? model::ItemSize(*old) : 0;
+  static const Item kEmpty;
+  if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
+    Error e = Error::ConditionalCheckFailed();
+    if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
+    return e;
+  }
+  std::optional<Item> next;
+  switch (op) {
+    case ItemOp::kPutItem:
+      next = r.item;
+      break;
+    case ItemOp::kUpdateItem: {
+      Item base = old ? *old : key;
+      if (plan.update) {
+        FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
+        // An update that only removes (REMOVE, DELETE) does not create a missing item.
+        if (old || !expr::OnlyRemoves(*plan.update)) next = std::move(updated);
+      } else {
+        next = std::move(base);
       }
+      break;
     }
-    const Item key = op == ItemOp::kPutItem ? KeyOf(schema, r.item) : r.item;
-    const std::string storage_key = StorageKey(*table, key);
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                           store::ReadItem(tx, storage_key));
-    std::optional<Item> old;
-    if (stored) {
-      FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
-      old = std::move(decoded);
+    case ItemOp::kDeleteItem:
+    case ItemOp::kGetItem:
+      break;
+  }
+  if (next) {
+    out.new_size = model::ItemSize(*next);
+    if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
+    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, *next));
+  }
+  // Item collection size (tables with local secondary indexes), in this transaction.
+  if (out.item_collection_key) {
+    store::ItemCollectionChanges collections;
+    if (old || next) collections.Record(*table, old ? &*old : nullptr, next ? &*next : nullptr);
+    FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
+                           collections.Apply(tx, s.item_collection_limit));
+    if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
+    if (r.return_item_collection_metrics) {
+      FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
+                             collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
     }
-    WriteOutcome out;
-    out.item_collection_key = CollectionKey(*table, r.item);
-    out.old_size = old ? model::ItemSize(*old) : 0;
-    static const Item kEmpty;
-    if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
-      Error e = Error::ConditionalCheckFailed();
-      if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
-      return e;
-    }
-    std::optional<Item> next;
-    switch (op) {
-      case ItemOp::kPutItem:
-        next = r.item;
-        break;
-      case ItemOp::kUpdateItem: {
-        Item base = old ? *old : key;
-        if (plan.update) {
-          FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
-          // An update that only removes (REMOVE, DELETE) does not create a missing item.
-          if (old || !expr::OnlyRemoves(*plan.update)) next = std::move(updated);
-        } else {
-          next = std::move(base);
-        }
-        break;
-      }
-      case ItemOp::kDeleteItem:
-      case ItemOp::kGetItem:
-        break;
-    }
-    if (next) {
-      out.new_size = model::ItemSize(*next);
-      if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
-      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, *next));
-    }
-    // Item collection size (tables with local secondary indexes), in this transaction.
-    if (out.item_collection_key) {
-      store::ItemCollectionChanges collections;
-      if (old || next) collections.Record(*table, old ? &*old : nullptr, next ? &*next : nullptr);
-      FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
-                             collections.Apply(tx, s.item_collection_limit));
-      if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
-      if (r.return_item_collection_metrics) {
-        FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                               collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
-      }
-    }
-    if (next) {
-      store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
-    } else {
-      store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
-    }
-    // Secondary index entries change in the same transaction as the item (store/indexes.h).
-    store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next ? &*next : nullptr);
-    switch (r.return_values) {
-      case ReturnValues::kNone:
-        break;
-      case ReturnValues::kAllOld:
-        if (old) out.attributes = *old;
-        break;
-      case ReturnValues::kAllNew:
-        if (next) out.attributes = *next;
-        break;
-      case ReturnValues::kUpdatedOld:
-        if (old) out.attributes = expr::Project(*old, updated_paths);
-        break;
-      case ReturnValues::kUpdatedNew:
-        if (next) out.attributes = expr::Project(*next, updated_paths);
-        break;
-    }
-    s.receipts->ClearExpired(tx, s.clock->WallMillis());
-    s.receipts->Write(tx, op_id, ToReceipt(op, out));
-    return out;
-  };
-  FDYNO_ASSIGN_OR_RETURN(WriteOutcome outcome,
-                         kv::Run(*s.db, RunOptionsFor(ctx, s, false), body_fn));
-  return RenderWrite(r, outcome);
+  }
+  if (next) {
+    store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
+  } else {
+    store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
+  }
+  // Secondary index entries change in the same transaction as the item (store/indexes.h).
+  store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next ? &*next : nullptr);
+  switch (r.return_values) {
+    case ReturnValues::kNone:
+      break;
+    case ReturnValues::kAllOld:
+      if (old) out.attributes = *old;
+      break;
+    case ReturnValues::kAllNew:
+      if (next) out.attributes = *next;
+      break;
+    case ReturnValues::kUpdatedOld:
+      if (old) out.attributes = expr::Project(*old, updated_paths);
+      break;
+    case ReturnValues::kUpdatedNew:
+      if (next) out.attributes = expr::Project(*next, updated_paths);
+      break;
+  }
+  s.receipts->ClearExpired(tx, s.clock->WallMillis());
+  s.receipts->Write(tx, op_id, ToReceipt(op, out));
+  return out;
+}
+
+Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestContext& ctx,
+                                const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const WriteJob> job, PrepareWrite(op, s, body));
+  FDYNO_ASSIGN_OR_RETURN(
+      WriteOutcome outcome,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+              [&](kv::Transaction& tx, const kv::Attempt& a) { return job->Attempt(s, tx, a); }));
+  return RenderWrite(job->r, outcome);
+}
+
+// The same write, answered through `respond` once its commit is done, without waiting for it
+// on the calling thread (kv::RunAsync). Retries run on ctx.blocking.
+void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const RequestContext& ctx,
+                    const rapidjson::Value& body, Respond respond) {
+  Result<std::shared_ptr<const WriteJob>> prepared = PrepareWrite(op, *s, body);
+  if (!prepared.ok()) return respond(std::move(prepared).error());
+  std::shared_ptr<const WriteJob> job = std::move(prepared).value();
+  kv::Blocking blocking = ctx.blocking;
+  if (!blocking) {
+    // Never the engine's commit thread, where a retry's Commit() would wait for itself.
+    blocking = [](std::function<void()> task) { std::thread(std::move(task)).detach(); };
+  }
+  kv::RunAsync(
+      *s->db, RunOptionsFor(ctx, *s, false),
+      [s, job](kv::Transaction& tx, const kv::Attempt& a) { return job->Attempt(*s, tx, a); },
+      [job, respond = std::move(respond)](Result<WriteOutcome> outcome) {
+        if (!outcome.ok()) return respond(std::move(outcome).error());
+        respond(RenderWrite(job->r, *outcome));
+      },
+      std::move(blocking));
 }
 
 }  // namespace
@@ -361,6 +406,10 @@ void RegisterItemOperations(OperationRegistry& registry, Services& services, Ite
                       [s, op](const RequestContext& ctx, const rapidjson::Value& body) {
                         return WriteItemOp(op, *s, ctx, body);
                       });
+    registry.RegisterAsync(ItemOpName(op), [s, op](const RequestContext& ctx,
+                                                   const rapidjson::Value& body, Respond respond) {
+      WriteItemAsync(op, s, ctx, body, std::move(respond));
+    });
   }
 }
 

@@ -54,6 +54,7 @@ class ItemOpsTest : public ::testing::Test {
   store::Catalog catalog_;
   Services services_;
   OperationRegistry registry_;
+  std::vector<std::string> sync_answers_;
 };
 
 TEST_F(ItemOpsTest, PutGetUpdateDeleteRoundTrip) {
@@ -158,6 +159,76 @@ TEST_F(ItemOpsTest, ReplayReturnsTheOriginalResult) {
     }
   }
   EXPECT_GT(faulty_->counts().unknown_applied, 50);
+}
+
+// ---- the asynchronous form (network-thread writes) -----------------------------------------
+
+// Each write answers exactly as its synchronous form does, errors included.
+TEST_F(ItemOpsTest, AsyncWritesAnswerLikeTheSynchronousForm) {
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"},"v":{"N":"1"}}})"},
+      {"PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"},"v":{"N":"2"}},)"
+                  R"("ReturnValues":"ALL_OLD","ReturnConsumedCapacity":"TOTAL"})"},
+      {"UpdateItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"UpdateExpression":"ADD v :one",)"
+                     R"("ExpressionAttributeValues":{":one":{"N":"1"}},"ReturnValues":"ALL_NEW"})"},
+      {"PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"}},"ConditionExpression":)"
+                  R"x("attribute_not_exists(pk)"})x"},
+      {"UpdateItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET pk = :x",)"
+                     R"("ExpressionAttributeValues":{":x":{"S":"b"}}})"},
+      {"PutItem", R"({"TableName":"missing","Item":{"pk":{"S":"a"}}})"},
+      {"PutItem", R"({"TableName":"tbl","Item":{"v":{"S":"no key"}}})"},
+      {"DeleteItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"ReturnValues":"ALL_OLD"})"},
+  };
+  // The same sequence (it ends by deleting the item) once synchronously, then asynchronously.
+  for (bool async : {false, true}) {
+    SCOPED_TRACE(async ? "async" : "sync");
+    std::vector<std::string> answers;
+    for (const auto& [op, json] : requests) {
+      auto r = async ? testing::CallOperationAsync(registry_, op, json) : Call(op, json);
+      answers.push_back(r.ok() ? *r : r.error().message);
+    }
+    if (!async) {
+      sync_answers_ = answers;
+    } else {
+      EXPECT_EQ(answers, sync_answers_);
+    }
+  }
+  EXPECT_EQ(sync_answers_[0], "{}");
+  EXPECT_EQ(sync_answers_[3], "The conditional request failed");
+  EXPECT_EQ(sync_answers_[5], "Requested resource not found");
+}
+
+// 1021s at the asynchronous commit: every retry runs on ctx.blocking, and every request that
+// succeeds has added exactly once.
+TEST_F(ItemOpsTest, AsyncUnknownCommitResultsRetryOnTheBlockingThreadAndApplyOnce) {
+  kv::FaultOptions faults;
+  faults.seed = 99;
+  faults.unknown_applied = 0.35;
+  faults.unknown_not_applied = 0.35;
+  faulty_->SetOptions(faults);
+  std::atomic<int> blocking_tasks{0};
+  RequestContext ctx;
+  ctx.blocking = [&](std::function<void()> task) {
+    ++blocking_tasks;
+    std::thread(std::move(task)).detach();
+  };
+  constexpr int kRequests = 600;
+  for (int i = 0; i < kRequests; ++i) {
+    auto r = testing::CallOperationAsync(
+        registry_, "UpdateItem",
+        R"({"TableName":"tbl","Key":{"pk":{"S":"n"}},"UpdateExpression":"ADD n :one",)"
+        R"("ExpressionAttributeValues":{":one":{"N":"1"}}})",
+        ctx);
+    ASSERT_TRUE(r.ok()) << "request " << i << ": " << r.error().message;
+  }
+  kv::FaultCounts counts = faulty_->counts();
+  EXPECT_GT(counts.unknown_applied, 100);
+  EXPECT_GT(counts.unknown_not_applied, 100);
+  EXPECT_GE(blocking_tasks.load(), 200);  // every first attempt that met a 1021
+  faulty_->SetOptions(kv::FaultOptions{});
+  auto get = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"n"}}})");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(*get, R"({"Item":{"n":{"N":")" + std::to_string(kRequests) + R"("},"pk":{"S":"n"}}})");
 }
 
 // ---- item collections (tables with local secondary indexes) ------------------------------

@@ -14,6 +14,18 @@ void OperationRegistry::Register(Service service, std::string name, Handler hand
   assert(inserted);
 }
 
+void OperationRegistry::RegisterAsync(std::string_view name, AsyncHandler handler) {
+  assert(Find(name) != nullptr);
+  [[maybe_unused]] bool inserted =
+      async_handlers_.emplace(std::string(name), std::move(handler)).second;
+  assert(inserted);
+}
+
+const AsyncHandler* OperationRegistry::FindAsync(std::string_view name) const {
+  auto it = async_handlers_.find(name);
+  return it == async_handlers_.end() ? nullptr : &it->second;
+}
+
 const Handler* OperationRegistry::Find(std::string_view name) const {
   return Find(Service::kDynamoDB, name);
 }

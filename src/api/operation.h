@@ -26,11 +26,22 @@ struct RequestContext {
   std::string endpoint_host;  // the Host header the client used (DescribeEndpoints answers it)
   std::chrono::steady_clock::time_point deadline;  // whole-operation budget
   Clock* clock = Clock::Real();
+  // Runs a task on a thread that may block (the worker pool). Null: on the calling thread.
+  std::function<void(std::function<void()>)> blocking;
 };
 
 // Returns the response body (JSON text) or a DynamoDB error.
 using Handler =
     std::function<Result<std::string>(const RequestContext& ctx, const rapidjson::Value& body)>;
+
+// Receives what a Handler would have returned. Called exactly once, possibly on another thread
+// (an engine's commit thread) after the handler returned, so it must be short.
+using Respond = std::function<void(Result<std::string>)>;
+// The same operation answering through `respond` without waiting for its commit: it runs up
+// to the commit on the calling thread (a network thread). Everything it needs from ctx and
+// body is copied before it returns.
+using AsyncHandler =
+    std::function<void(const RequestContext& ctx, const rapidjson::Value& body, Respond respond)>;
 
 // Which X-Amz-Target prefix an operation answers to.
 enum class Service {
@@ -45,15 +56,20 @@ class OperationRegistry {
   void Register(std::string name, Handler handler);
   // An operation of the given service. REQUIRES: not yet registered for that service.
   void Register(Service service, std::string name, Handler handler);
+  // The asynchronous form of a DynamoDB operation. REQUIRES: Register(name, ...) before.
+  void RegisterAsync(std::string_view name, AsyncHandler handler);
   // Null when the operation is not (yet) implemented.
   const Handler* Find(std::string_view name) const;
   const Handler* Find(Service service, std::string_view name) const;
+  // Null when the DynamoDB operation has no asynchronous form.
+  const AsyncHandler* FindAsync(std::string_view name) const;
   // Registered operation names of a service, sorted.
   std::vector<std::string> Names(Service service) const;
 
  private:
   std::map<std::string, Handler, std::less<>> handlers_;
   std::map<std::string, Handler, std::less<>> streams_handlers_;
+  std::map<std::string, AsyncHandler, std::less<>> async_handlers_;
 };
 
 }  // namespace fdyno::api

@@ -35,6 +35,10 @@ struct ServerConfig {
   // GetItem runs on the network thread instead of a worker: a bounded single-item read that
   // never waits for a commit, so the handoff to a worker and back would cost more than it.
   bool inline_reads = true;
+  // PutItem, UpdateItem and DeleteItem run on the network thread up to their commit, which the
+  // engine finishes without holding a thread (Transaction::CommitAsync); retries go to a
+  // worker. Only worth it, and only set, for an engine that commits asynchronously.
+  bool inline_writes = true;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request

@@ -192,6 +192,24 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       router.in_flight().Add(-1);
       return Write(std::move(response));
     }
+    if (env_.config->inline_writes && router.HasAsyncForm(request_)) {
+      // Runs here up to its commit; the answer comes from the engine's commit thread (or from
+      // a worker, after a retry) and is posted back to this connection.
+      router.in_flight().Add(1);
+      router.HandleApiAsync(
+          request_, [self = this->shared_from_this(),
+                     guard = net::make_work_guard(stream_.get_executor())](
+                        HttpResponse response) mutable {
+            const Router& router = *self->env_.router;
+            auto executor = self->stream_.get_executor();
+            net::post(executor, [self = std::move(self), response = std::move(response),
+                                 guard = std::move(guard)]() mutable {
+              self->Write(std::move(response));
+            });
+            router.in_flight().Add(-1);  // after the post: shutdown waits for it (server.cc)
+          });
+      return;
+    }
     // The work guard keeps the io_context running while the operation is on a worker.
     router.in_flight().Add(1);
     auto task = [self = this->shared_from_this(),

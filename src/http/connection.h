@@ -1,7 +1,8 @@
 // One client connection: HTTP/1.1 with keep-alive over plain TCP or TLS. It reads a request
 // under a header-size limit, a body limit and timeouts (idle, header, body, write), hands API
 // calls to the worker pool (answering ThrottlingException when its queue is full; GetItem
-// runs on the network thread when ServerConfig::inline_reads is set), writes
+// runs on the network thread when ServerConfig::inline_reads is set, and the single-item
+// writes up to their commit when ServerConfig::inline_writes is set), writes
 // the response with x-amzn-RequestId and x-amz-crc32, and closes cleanly on shutdown once the
 // request in flight is answered.
 #pragma once

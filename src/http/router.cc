@@ -257,16 +257,45 @@ HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target
 }
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
+  std::optional<HttpResponse> response;
+  HandleApiAsyncOrNot(request, nullptr, &response);
+  return std::move(*response);
+}
+
+void Router::HandleApiAsync(const HttpRequest& request,
+                            std::function<void(HttpResponse)> respond) const {
+  HandleApiAsyncOrNot(request, &respond, nullptr);
+}
+
+void Router::HandleApiAsyncOrNot(const HttpRequest& request,
+                                 const std::function<void(HttpResponse)>* respond,
+                                 std::optional<HttpResponse>* out) const {
   auto start = std::chrono::steady_clock::now();
   std::string request_id = NewRequestId();
   std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
   std::string_view content_type = media_type == "application/x-amz-json-1.1"
                                       ? "application/x-amz-json-1.1"
                                       : "application/x-amz-json-1.0";
+  // Counts the request and its latency, then answers: into *out (HandleApi), or through
+  // respond, now or from an operation that answers after Run returned (HandleApiAsync).
+  Later answer = [this, start, out,
+                  respond = respond != nullptr ? *respond : std::function<void(HttpResponse)>()](
+                     std::string_view label, HttpResponse response) {
+    const OperationMetrics& m = MetricsFor(label);
+    m.requests->Add();
+    m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+    if (out != nullptr) {
+      *out = std::move(response);
+    } else {
+      respond(std::move(response));
+    }
+  };
   std::string_view label = kUnknownLabel;
-  HttpResponse response;
+  std::optional<HttpResponse> response;
   try {
-    response = Run(request, content_type, request_id, label);
+    response = Run(request, content_type, request_id, label, respond ? &answer : nullptr);
   } catch (const std::exception& e) {
     internal_errors_->Add();
     spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
@@ -278,16 +307,28 @@ HttpResponse Router::HandleApi(const HttpRequest& request) const {
     response =
         Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
   }
-  const OperationMetrics& m = MetricsFor(label);
-  m.requests->Add();
-  m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::steady_clock::now() - start)
-                         .count());
-  return response;
+  if (response) answer(label, std::move(*response));
 }
 
-HttpResponse Router::Run(const HttpRequest& request, std::string_view content_type,
-                         std::string request_id, std::string_view& label) const {
+bool Router::HasAsyncForm(const HttpRequest& request) const {
+  Target target = ParseTarget(Header(request, "x-amz-target"));
+  return target.service == api::Service::kDynamoDB &&
+         registry_.FindAsync(target.operation) != nullptr;
+}
+
+HttpResponse Router::Render(std::string_view label, Result<std::string> result,
+                            std::string_view content_type, std::string request_id) const {
+  if (!result.ok()) return Error(label, result.error(), content_type, std::move(request_id));
+  HttpResponse r;
+  r.content_type = std::string(content_type);
+  r.body = std::move(result).value();
+  r.request_id = std::move(request_id);
+  return r;
+}
+
+std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_view content_type,
+                                        std::string request_id, std::string_view& label,
+                                        const Later* later) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
 
@@ -365,13 +406,21 @@ HttpResponse Router::Run(const HttpRequest& request, std::string_view content_ty
   ctx.endpoint_host = std::string(Header(request, bhttp::field::host));
   ctx.clock = options_.clock;
   ctx.deadline = options_.clock->Now() + options_.operation_timeout;
-  Result<std::string> result = (*handler)(ctx, document);
-  if (!result.ok()) return fail(result.error());
-  HttpResponse r;
-  r.content_type = std::string(content_type);
-  r.body = std::move(result).value();
-  r.request_id = std::move(request_id);
-  return r;
+  ctx.blocking = options_.blocking;
+  const api::AsyncHandler* async = nullptr;
+  if (later != nullptr && target.service == api::Service::kDynamoDB) {
+    async = registry_.FindAsync(target.operation);
+  }
+  if (async != nullptr) {
+    (*async)(ctx, document,
+             [this, later = *later, label = std::string(label),
+              content_type = std::string(content_type),
+              request_id = std::move(request_id)](Result<std::string> result) mutable {
+               later(label, Render(label, std::move(result), content_type, std::move(request_id)));
+             });
+    return std::nullopt;
+  }
+  return Render(label, (*handler)(ctx, document), content_type, std::move(request_id));
 }
 
 }  // namespace fdyno::http

@@ -10,7 +10,9 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +40,8 @@ struct RouterOptions {
   std::chrono::milliseconds operation_timeout{30'000};
   Clock* clock = nullptr;      // null: Clock::Real()
   Metrics* metrics = nullptr;  // null: Metrics::Global()
+  // Where operations run work that may block (RequestContext::blocking).
+  std::function<void(std::function<void()>)> blocking;
 };
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2
@@ -63,6 +67,16 @@ class Router {
   // The whole API pipeline. Never throws: anything unexpected becomes InternalServerError,
   // counted in fdyno_internal_errors_total.
   HttpResponse HandleApi(const HttpRequest& request) const;
+
+  // Whether the request's operation has an asynchronous form (api::AsyncHandler: the
+  // single-item writes), which HandleApiAsync runs without waiting for its commit.
+  bool HasAsyncForm(const HttpRequest& request) const;
+
+  // HandleApi answering through `respond`: called exactly once, on this thread before
+  // HandleApiAsync returns or later on an engine's commit thread (so it must be short). The
+  // request may be destroyed once this returns.
+  void HandleApiAsync(const HttpRequest& request,
+                      std::function<void(HttpResponse)> respond) const;
 
   // The answer when the worker pool's queue is full: ThrottlingException, counted.
   HttpResponse Throttled(const HttpRequest& request) const;
@@ -90,8 +104,19 @@ class Router {
   const OperationMetrics& MetricsFor(std::string_view label) const;
   HttpResponse Error(std::string_view label, const fdyno::Error& error,
                      std::string_view content_type, std::string request_id) const;
-  HttpResponse Run(const HttpRequest& request, std::string_view content_type,
-                   std::string request_id, std::string_view& label) const;
+  // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
+  void HandleApiAsyncOrNot(const HttpRequest& request,
+                           const std::function<void(HttpResponse)>* respond,
+                           std::optional<HttpResponse>* out) const;
+  // Receives an operation's response with its metrics label (HandleApiAsync).
+  using Later = std::function<void(std::string_view label, HttpResponse response)>;
+  // The API pipeline. With `later`, an operation that has an asynchronous form answers
+  // through it, and Run returns nullopt.
+  std::optional<HttpResponse> Run(const HttpRequest& request, std::string_view content_type,
+                                  std::string request_id, std::string_view& label,
+                                  const Later* later) const;
+  HttpResponse Render(std::string_view label, Result<std::string> result,
+                      std::string_view content_type, std::string request_id) const;
 
   const api::OperationRegistry& registry_;
   RouterOptions options_;

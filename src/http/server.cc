@@ -92,6 +92,8 @@ class ServerImpl : public Server {
         pool_(std::max<size_t>(1, config.workers), config.queue_bound) {
     RouterOptions data_options = router_options;
     data_options.max_body_bytes = config.max_body_bytes;
+    // Retries of network-thread writes, which must not be refused: past the queue bound.
+    data_options.blocking = [this](std::function<void()> task) { pool_.Submit(std::move(task)); };
     data_options.serve_metrics = !config.admin_listen.has_value();
     data_router_ = std::make_unique<Router>(registry, data_options);
     RouterOptions admin_options = router_options;
@@ -165,6 +167,17 @@ class ServerImpl : public Server {
     if (!tracker_.WaitEmpty(deadline)) {
       spdlog::warn("shutdown: {} connection(s) still open after {} ms, closing them",
                    tracker_.size(), config_.drain_timeout.count());
+    }
+    // A write whose commit is still in the engine answers into this io_context: it must stay
+    // alive until then. Commits finish (the engine drains its queue), so this ends.
+    for (int waited_s = 0; data_router_->in_flight().value() > 0; ++waited_s) {
+      if (waited_s % 5 == 4) {
+        spdlog::warn("shutdown: waiting for {} operation(s) in flight",
+                     data_router_->in_flight().value());
+      }
+      for (int i = 0; i < 100 && data_router_->in_flight().value() > 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     }
     ioc_.stop();
     for (auto& t : threads_) t.join();

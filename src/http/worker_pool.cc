@@ -22,6 +22,18 @@ bool WorkerPool::TrySubmit(std::function<void()> task) {
   return true;
 }
 
+void WorkerPool::Submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(task));
+      cv_.notify_one();
+      return;
+    }
+  }
+  std::thread(std::move(task)).detach();
+}
+
 void WorkerPool::Stop() {
   {
     std::lock_guard lock(mu_);

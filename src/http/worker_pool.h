@@ -26,6 +26,9 @@ class WorkerPool {
 
   // Queues a task. False when queue_bound tasks are already waiting, or after Stop().
   bool TrySubmit(std::function<void()> task);
+  // Queues a task past the bound: work that must not be refused, such as the retry of a
+  // write whose commit may have been applied. After Stop() it runs on a thread of its own.
+  void Submit(std::function<void()> task);
 
   // Refuses new tasks, runs the ones already queued, and joins the threads. Idempotent.
   void Stop();

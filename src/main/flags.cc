@@ -66,6 +66,13 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_INLINE_READS")
       ->capture_default_str();
   serve
+      .add_option("--inline-writes", f.inline_writes,
+                  "Run PutItem, UpdateItem and DeleteItem on the network thread up to their "
+                  "commit, which completes without a waiting thread (engines that commit "
+                  "asynchronously); retries run on a worker")
+      ->envname("DYNODB_INLINE_WRITES")
+      ->capture_default_str();
+  serve
       .add_option("--queue-bound", f.queue_bound,
                   "Operations that may wait for a worker; beyond it requests get "
                   "ThrottlingException")
@@ -132,6 +139,7 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
   c.workers = f.workers ? f.workers : std::max<size_t>(32, 16 * cores);
   c.queue_bound = f.queue_bound;
   c.inline_reads = f.inline_reads;
+  c.inline_writes = f.inline_writes;
   c.idle_timeout = Millis(f.idle_timeout_s);
   c.header_timeout = Millis(f.header_timeout_s);
   c.body_timeout = std::max(c.header_timeout, std::chrono::milliseconds(60'000));

@@ -27,6 +27,7 @@ struct ServeFlags {
   size_t workers = 0;     // 0: 16 per core, at least 32
   size_t queue_bound = 1024;
   bool inline_reads = true;
+  bool inline_writes = true;
   double operation_timeout_s = 30;
   double idle_timeout_s = 60;
   double header_timeout_s = 10;

@@ -68,6 +68,9 @@ int Serve(const ServeFlags& flags) {
     return 1;
   }
 
+  // Writes on the network thread need a commit that does not hold it.
+  config->inline_writes = config->inline_writes && (*db)->CommitsAsynchronously();
+
   PreRegisterMetrics();
   int exit_code = 0;
   {

@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <atomic>
 #include <chrono>
+#include <future>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "api/operation.h"
 #include "base/result.h"
@@ -32,6 +36,38 @@ inline Result<std::string> CallOperation(const OperationRegistry& registry, cons
     ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
   }
   return (*h)(ctx, doc);
+}
+
+// CallOperation through the operation's asynchronous form (OperationRegistry::FindAsync),
+// waiting for its answer; fails the test unless respond is called exactly once.
+inline Result<std::string> CallOperationAsync(const OperationRegistry& registry,
+                                              const std::string& op, const std::string& json,
+                                              RequestContext ctx = {}) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError()) {
+    ADD_FAILURE() << "bad request JSON: " << json.substr(0, 300);
+    return Error::Validation("bad test request JSON");
+  }
+  const AsyncHandler* h = registry.FindAsync(op);
+  if (h == nullptr) {
+    ADD_FAILURE() << op << " has no asynchronous form";
+    return Error::Validation("no asynchronous handler for " + op);
+  }
+  if (ctx.deadline == std::chrono::steady_clock::time_point{}) {
+    ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
+  }
+  auto answer = std::make_shared<std::promise<Result<std::string>>>();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  std::future<Result<std::string>> result = answer->get_future();
+  (*h)(ctx, doc, [answer, calls](Result<std::string> r) {
+    if (calls->fetch_add(1) == 0) answer->set_value(std::move(r));
+  });
+  doc.SetNull();  // the handler copied what it needs before returning
+  Result<std::string> r = result.get();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(calls->load(), 1) << op << " answered more than once";
+  return r;
 }
 
 // CallOperation with the response parsed.

@@ -432,6 +432,24 @@ TEST_P(ContractTest, CommitAsyncCommitsLikeCommit) {
   EXPECT_EQ(Code(CommitAndWait(*big)), kValueTooLarge);
 }
 
+// The callback (and what it holds: a network connection, in the server) is released once it
+// has run, without waiting for another commit to come along.
+TEST_P(ContractTest, CommitAsyncReleasesItsCallbackOnceRun) {
+  auto held = std::make_shared<int>(0);
+  std::promise<void> ran;
+  auto t = Txn();
+  t->Set("k", "v");
+  t->CommitAsync([held, &ran](Status s) {
+    EXPECT_TRUE(s.ok());
+    ran.set_value();
+  });
+  ran.get_future().get();
+  for (int i = 0; i < 200 && held.use_count() > 1; ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(held.use_count(), 1);
+}
+
 TEST_P(ContractTest, CommitAsyncReportsConflicts) {
   Put("k", "0");
   auto reader = Txn();

@@ -349,7 +349,7 @@ class EmbeddedDatabase : public Database {
   rocksdb::WriteOptions write_options_;
 
   // EmbeddedOptions::memory_keys: the latest committed value of each and the version that
-  // wrote it. Updated by the pipeline leader before it publishes that version.
+  // wrote it. Updated by the committer thread before it publishes that version.
   struct MemoryKey {
     bool known = true;  // false after a failed write: read RocksDB instead
     int64_t version = 0;
@@ -580,7 +580,9 @@ void EmbeddedDatabase::CommitterLoop() {
         }
       }
     }
-    for (auto& complete : completions) complete();
+    // Destroyed once run: they hold what their callers keep alive until answered.
+    for (auto& complete : completions) std::exchange(complete, nullptr)();
+    completions.clear();
   }
 }
 
@@ -589,7 +591,7 @@ void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string
                                       const std::set<std::string, std::less<>>& batch_keys) {
   // RocksDB range tombstones make every later read in their memtable and files slower (each
   // read consults the fragmented tombstones), so a range that holds few keys is cleared with
-  // point deletes instead. The leader is the only writer, so the latest state read here plus
+  // point deletes instead. The committer is the only writer, so the latest state read here plus
   // the keys written earlier in this batch are exactly what the range holds when it applies.
   rocksdb::ReadOptions ro;
   rocksdb::Slice upper(end);

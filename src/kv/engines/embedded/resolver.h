@@ -9,7 +9,7 @@
 // visits the boundaries inside the range. Prune() forgets versions at or below a horizon so
 // the map holds only recent history.
 //
-// Thread-safety: none; the commit pipeline's leader is its only user.
+// Thread-safety: none; the commit pipeline's committer thread is its only user.
 #pragma once
 
 #include <cstdint>
