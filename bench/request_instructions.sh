@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # request_instructions.sh [BUILD_DIR] [WORKLOAD=get] [SECONDS=5]: instructions the server spends
-# per request on its request path (network threads and workers), counted by valgrind's
+# per request on its request path (network threads, workers and the engine's committer
+# thread), counted by valgrind's
 # callgrind. Unlike throughput, instruction counts barely move with the load of a shared
 # machine, so they compare two builds or two commits reliably.
 #
@@ -59,10 +60,11 @@ run() { # NAME: "load" runs the workload, "idle" only waits
 run load
 run idle
 
-# Inclusive counts of the network threads' and the workers' entry functions.
+# Inclusive counts of the entry functions of the network threads, the workers and the embedded
+# engine's committer thread.
 request_path() {
   callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-    { grep -v "=>" | grep -E 'std_thread.h:std::thread::_State_impl<std::thread::_Invoker<std::tuple<fdyno::http::\(anonymous namespace\)::ServerImpl::Run|worker_pool.cc:fdyno::http::WorkerPool::Loop\(\)' || true; } |
+    { grep -v "=>" | grep -E 'std_thread.h:std::thread::_State_impl<std::thread::_Invoker<std::tuple<fdyno::http::\(anonymous namespace\)::ServerImpl::Run|worker_pool.cc:fdyno::http::WorkerPool::Loop\(\)|std_thread.h:std::thread::_State_impl<std::thread::_Invoker<std::tuple<fdyno::kv::embedded::\(anonymous namespace\)::EmbeddedDatabase::Open' || true; } |
     awk '{gsub(",", "", $1); s += $1} END {print s + 0}'
 }
 load=$(request_path "$work/load.out")
