@@ -54,7 +54,8 @@ struct ConnectionEnv {
   bool admin = false;  // the admin listener: metrics and health only, no API calls
 };
 
-// Starts serving an accepted socket. The socket's executor must be a strand.
+// Starts serving an accepted socket. The socket's executor must run one handler at a time: a
+// strand, or an io_context run by one thread.
 void StartPlainSession(boost::asio::ip::tcp::socket socket, const ConnectionEnv& env);
 void StartTlsSession(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& tls,
                      const ConnectionEnv& env);

@@ -22,14 +22,17 @@ namespace {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+// Accepts connections on the first network thread's io_context and spreads them over all of
+// them, round robin: each connection then runs on one thread, without a strand.
 class Listener {
  public:
-  Listener(net::io_context& ioc, const ConnectionEnv& env, net::ssl::context* tls)
-      : ioc_(ioc), acceptor_(net::make_strand(ioc)), env_(env), tls_(tls) {}
+  Listener(const std::vector<std::unique_ptr<net::io_context>>& iocs, const ConnectionEnv& env,
+           net::ssl::context* tls)
+      : iocs_(iocs), acceptor_(*iocs.front()), env_(env), tls_(tls) {}
 
   Status Bind(const Endpoint& endpoint) {
     boost::system::error_code ec;
-    tcp::resolver resolver(ioc_);
+    tcp::resolver resolver(*iocs_.front());
     auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port),
                                     tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (ec || results.empty()) {
@@ -59,7 +62,8 @@ class Listener {
 
  private:
   void Accept() {
-    acceptor_.async_accept(net::make_strand(ioc_),
+    net::io_context& target = *iocs_[next_++ % iocs_.size()];
+    acceptor_.async_accept(target,
                            [this](boost::system::error_code ec, tcp::socket socket) {
                              if (ec == net::error::operation_aborted || !acceptor_.is_open())
                                return;
@@ -76,7 +80,8 @@ class Listener {
                            });
   }
 
-  net::io_context& ioc_;
+  const std::vector<std::unique_ptr<net::io_context>>& iocs_;
+  size_t next_ = 0;  // used by the first io_context's thread only
   tcp::acceptor acceptor_;
   ConnectionEnv env_;
   net::ssl::context* tls_;
@@ -87,9 +92,14 @@ class ServerImpl : public Server {
  public:
   ServerImpl(const ServerConfig& config, const api::OperationRegistry& registry,
              const RouterOptions& router_options)
-      : config_(config),
-        ioc_(static_cast<int>(std::max<size_t>(1, config.io_threads))),
-        pool_(std::max<size_t>(1, config.workers), config.queue_bound) {
+      : config_(config), pool_(std::max<size_t>(1, config.workers), config.queue_bound) {
+    // One io_context per network thread: a connection's handlers all run on its thread, so
+    // they need no strand, and each thread waits on its own epoll set.
+    for (size_t i = 0; i < std::max<size_t>(1, config.io_threads); ++i) {
+      iocs_.push_back(std::make_unique<net::io_context>(1));
+      // Keeps run() going while a thread has no connection yet.
+      keep_running_.push_back(net::make_work_guard(*iocs_.back()));
+    }
     RouterOptions data_options = router_options;
     data_options.max_body_bytes = config.max_body_bytes;
     // Retries of network-thread writes, which must not be refused: past the queue bound.
@@ -103,7 +113,7 @@ class ServerImpl : public Server {
 
   ~ServerImpl() override {
     Shutdown();
-    ioc_.stop();
+    StopNetwork();
     for (auto& t : threads_) {
       if (t.joinable()) t.join();
     }
@@ -119,15 +129,15 @@ class ServerImpl : public Server {
                              MakeServerTlsContext(config_.tls_cert_file, config_.tls_key_file));
     }
     ConnectionEnv data_env{data_router_.get(), &pool_, &config_, &tracker_, false};
-    data_ = std::make_unique<Listener>(ioc_, data_env, tls_.get());
+    data_ = std::make_unique<Listener>(iocs_, data_env, tls_.get());
     FDYNO_RETURN_IF_ERROR(data_->Bind(config_.listen));
     if (config_.admin_listen) {
       ConnectionEnv admin_env{admin_router_.get(), &pool_, &config_, &tracker_, true};
-      admin_ = std::make_unique<Listener>(ioc_, admin_env, tls_.get());
+      admin_ = std::make_unique<Listener>(iocs_, admin_env, tls_.get());
       FDYNO_RETURN_IF_ERROR(admin_->Bind(*config_.admin_listen));
     }
     if (handle_signals) {
-      signals_ = std::make_unique<net::signal_set>(ioc_, SIGINT, SIGTERM);
+      signals_ = std::make_unique<net::signal_set>(*iocs_.front(), SIGINT, SIGTERM);
       signals_->async_wait([this](boost::system::error_code ec, int signal) {
         if (ec) return;
         spdlog::info("received signal {}, shutting down", signal);
@@ -146,8 +156,7 @@ class ServerImpl : public Server {
   void Run() override {
     data_->Start();
     if (admin_) admin_->Start();
-    size_t n = std::max<size_t>(1, config_.io_threads);
-    for (size_t i = 0; i < n; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    for (auto& ioc : iocs_) threads_.emplace_back([ioc = ioc.get()] { ioc->run(); });
 
     {
       std::unique_lock lock(mu_);
@@ -157,7 +166,7 @@ class ServerImpl : public Server {
     data_->Close();
     if (admin_) admin_->Close();
     if (signals_) {
-      net::post(ioc_, [this] {
+      net::post(*iocs_.front(), [this] {
         boost::system::error_code ec;
         signals_->cancel(ec);
       });
@@ -179,10 +188,18 @@ class ServerImpl : public Server {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     }
-    ioc_.stop();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
+    StopNetwork();
     pool_.Stop();
+  }
+
+  // Stops the network threads and joins them. Idempotent.
+  void StopNetwork() {
+    keep_running_.clear();
+    for (auto& ioc : iocs_) ioc->stop();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+    threads_.clear();
   }
 
   void Shutdown() override {
@@ -203,7 +220,8 @@ class ServerImpl : public Server {
   std::unique_ptr<Router> data_router_;
   std::unique_ptr<Router> admin_router_;
   std::unique_ptr<net::ssl::context> tls_;
-  net::io_context ioc_;
+  std::vector<std::unique_ptr<net::io_context>> iocs_;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
   WorkerPool pool_;
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<Listener> data_;
