@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_name.h"
 #include "http/connection.h"
 #include "http/tls.h"
 #include "http/worker_pool.h"
@@ -156,7 +157,12 @@ class ServerImpl : public Server {
   void Run() override {
     data_->Start();
     if (admin_) admin_->Start();
-    for (auto& ioc : iocs_) threads_.emplace_back([ioc = ioc.get()] { ioc->run(); });
+    for (auto& ioc : iocs_) {
+      threads_.emplace_back([ioc = ioc.get()] {
+        SetThreadName("fdyno-net");
+        ioc->run();
+      });
+    }
 
     {
       std::unique_lock lock(mu_);

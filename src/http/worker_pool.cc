@@ -2,12 +2,19 @@
 
 #include <cassert>
 
+#include "base/thread_name.h"
+
 namespace fdyno::http {
 
 WorkerPool::WorkerPool(size_t threads, size_t queue_bound) : queue_bound_(queue_bound) {
   assert(threads >= 1);
   threads_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      SetThreadName("fdyno-worker");
+      Loop();
+    });
+  }
 }
 
 WorkerPool::~WorkerPool() { Stop(); }

@@ -42,6 +42,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/thread_name.h"
 #include "kv/engines/embedded/atomic.h"
 #include "kv/engines/embedded/resolver.h"
 #include "kv/engines/embedded/rocks_options.h"
@@ -473,7 +474,10 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     if (s.ok()) m.value = value;
   }
   d->Publish(d->last_version_);
-  d->committer_ = std::thread([db = d.get()] { db->CommitterLoop(); });
+  d->committer_ = std::thread([db = d.get()] {
+    SetThreadName("fdyno-commit");
+    db->CommitterLoop();
+  });
   return d;
 }
 
