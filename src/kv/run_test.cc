@@ -61,6 +61,18 @@ class RunTest : public ::testing::Test {
     return {};
   }
 
+  // An increment of "n" made idempotent by a receipt: it writes receipt/op1 with the effect,
+  // and an attempt whose predecessor may have committed replays the receipt if it is there.
+  static Result<std::string> IncrementWithReceipt(Transaction& tr, const Attempt& a) {
+    if (a.maybe_committed) {
+      FDYNO_ASSIGN_OR_RETURN(auto receipt, tr.Get("receipt/op1"));
+      if (receipt) return "replayed " + *receipt;
+    }
+    FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+    tr.Set("receipt/op1", "ok");
+    return std::string("applied");
+  }
+
   ManualClock clock_;
   std::unique_ptr<Database> inner_;
   std::vector<milliseconds> sleeps_;
@@ -341,13 +353,7 @@ TEST_F(RunTest, UnknownResultAppliedWithReceiptAppliesOnce) {
   Result<std::string> r =
       kv::Run(*db, Options(), [&](Transaction& tr, const Attempt& a) -> Result<std::string> {
         attempts.push_back(a);
-        if (a.maybe_committed) {
-          FDYNO_ASSIGN_OR_RETURN(auto receipt, tr.Get("receipt/op1"));
-          if (receipt) return "replayed " + *receipt;
-        }
-        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
-        tr.Set("receipt/op1", "ok");
-        return std::string("applied");
+        return IncrementWithReceipt(tr, a);
       });
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(*r, "replayed ok");
@@ -649,15 +655,9 @@ TEST_F(RunAsyncTest, UnknownResultIsRetriedOnTheBlockingThreadAndAppliesOnce) {
   std::vector<Result<std::string>> answers;
   kv::RunAsync(
       *db, Options(),
-      [this, attempts](Transaction& tr, const Attempt& a) -> Result<std::string> {
+      [attempts](Transaction& tr, const Attempt& a) -> Result<std::string> {
         attempts->push_back(a);
-        if (a.maybe_committed) {
-          FDYNO_ASSIGN_OR_RETURN(auto receipt, tr.Get("receipt/op1"));
-          if (receipt) return "replayed " + *receipt;
-        }
-        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
-        tr.Set("receipt/op1", "ok");
-        return std::string("applied");
+        return IncrementWithReceipt(tr, a);
       },
       [&](Result<std::string> r) { answers.push_back(std::move(r)); }, Keep());
   EXPECT_TRUE(answers.empty());  // the first attempt's outcome was unknown: retried later

@@ -19,21 +19,27 @@ namespace fdyno::api::testing {
 
 // Runs operation `op` of `registry` on the JSON request `json` with `ctx` (a deadline 30 s
 // after ctx.clock's now when it has none). A malformed request or an unregistered operation fails the test.
-inline Result<std::string> CallOperation(const OperationRegistry& registry, const std::string& op,
-                                         const std::string& json, RequestContext ctx = {}) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) {
+// Parses a test request (failing the test when it is malformed) and gives ctx its deadline.
+inline Status PrepareCall(const std::string& json, rapidjson::Document* doc, RequestContext* ctx) {
+  doc->Parse(json.c_str(), json.size());
+  if (doc->HasParseError()) {
     ADD_FAILURE() << "bad request JSON: " << json.substr(0, 300);
     return Error::Validation("bad test request JSON");
   }
+  if (ctx->deadline == std::chrono::steady_clock::time_point{}) {
+    ctx->deadline = ctx->clock->Now() + std::chrono::seconds(30);
+  }
+  return Status::Ok();
+}
+
+inline Result<std::string> CallOperation(const OperationRegistry& registry, const std::string& op,
+                                         const std::string& json, RequestContext ctx = {}) {
+  rapidjson::Document doc;
+  FDYNO_RETURN_IF_ERROR(PrepareCall(json, &doc, &ctx));
   const Handler* h = registry.Find(op);
   if (h == nullptr) {
     ADD_FAILURE() << op << " is not registered";
     return Error::Validation("no handler for " + op);
-  }
-  if (ctx.deadline == std::chrono::steady_clock::time_point{}) {
-    ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
   }
   return (*h)(ctx, doc);
 }
@@ -44,18 +50,11 @@ inline Result<std::string> CallOperationAsync(const OperationRegistry& registry,
                                               const std::string& op, const std::string& json,
                                               RequestContext ctx = {}) {
   rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) {
-    ADD_FAILURE() << "bad request JSON: " << json.substr(0, 300);
-    return Error::Validation("bad test request JSON");
-  }
+  FDYNO_RETURN_IF_ERROR(PrepareCall(json, &doc, &ctx));
   const AsyncHandler* h = registry.FindAsync(op);
   if (h == nullptr) {
     ADD_FAILURE() << op << " has no asynchronous form";
     return Error::Validation("no asynchronous handler for " + op);
-  }
-  if (ctx.deadline == std::chrono::steady_clock::time_point{}) {
-    ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
   }
   auto answer = std::make_shared<std::promise<Result<std::string>>>();
   auto calls = std::make_shared<std::atomic<int>>(0);
