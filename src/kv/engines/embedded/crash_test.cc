@@ -68,14 +68,17 @@ struct Child {
 };
 
 Child Spawn(const std::vector<std::string>& args) {
+  // Built before fork: the child of a multithreaded process may only make async-signal-safe
+  // calls until it execs. An allocation there can wait forever on an allocator lock that
+  // another thread (the engine's committer, RocksDB's) held at the fork.
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   int fds[2];
   EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(fds[1], 1);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     ::execv(FDYNO_KV_CRASH_CHILD, argv.data());
     ::_exit(127);
   }
