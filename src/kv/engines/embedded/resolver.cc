@@ -12,7 +12,9 @@ int64_t Resolver::VersionAt(std::string_view key) const {
 }
 
 bool Resolver::PointConflicts(std::string_view key, int64_t read_version) const {
-  return VersionAt(key) > read_version;
+  if (VersionAt(key) > read_version) return true;
+  auto it = points_.find(key);
+  return it != points_.end() && it->second > read_version;
 }
 
 bool Resolver::RangeConflicts(std::string_view begin, std::string_view end,
@@ -23,6 +25,10 @@ bool Resolver::RangeConflicts(std::string_view begin, std::string_view end,
   // Every boundary strictly inside (begin, end) starts a step that intersects the range.
   for (; it != steps_.end() && std::string_view(it->first) < end; ++it) {
     if (it->second > read_version) return true;
+  }
+  for (auto p = points_.lower_bound(begin); p != points_.end() && std::string_view(p->first) < end;
+       ++p) {
+    if (p->second > read_version) return true;
   }
   return false;
 }
@@ -41,41 +47,36 @@ void Resolver::AddRange(std::string_view begin, std::string_view end, int64_t ve
 }
 
 void Resolver::AddPoint(std::string_view key, int64_t version) {
-  // [key, key + '\0') holds no other key, so one lookup finds everything this needs: the
-  // boundary at key (if any), and right after it the boundary at key + '\0' (if any).
-  auto is_after_key = [key](const std::string& b) {
-    return b.size() == key.size() + 1 && b.back() == '\0' && b.compare(0, key.size(), key) == 0;
-  };
-  auto it = steps_.lower_bound(key);
-  if (it != steps_.end() && it->first == key) {
-    auto next = std::next(it);
-    if (next == steps_.end() || !is_after_key(next->first)) {
-      steps_.emplace_hint(next, KeyAfter(key), it->second);
-    }
+  auto it = points_.lower_bound(key);
+  if (it != points_.end() && it->first == key) {
     it->second = version;
-    return;
+  } else {
+    points_.emplace_hint(it, std::string(key), version);
   }
-  int64_t before = it == steps_.begin() ? 0 : std::prev(it)->second;
-  if (it == steps_.end() || !is_after_key(it->first)) {
-    it = steps_.emplace_hint(it, KeyAfter(key), before);
-  }
-  steps_.emplace_hint(it, std::string(key), version);
 }
 
 void Resolver::Prune(int64_t horizon) {
   SetPendingHorizon(horizon);
   do {
-    PruneStep(steps_.size() + 1);
-  } while (sweeping_ || pending_horizon_ > horizon_);
+    PruneStep(boundaries() + 1);
+  } while (sweep_ != Sweep::kIdle || pending_horizon_ > horizon_);
 }
 
 void Resolver::PruneStep(size_t budget) {
-  if (!sweeping_) {
+  if (sweep_ == Sweep::kIdle) {
     if (pending_horizon_ <= horizon_) return;
     horizon_ = pending_horizon_;
-    sweeping_ = true;
+    sweep_ = Sweep::kSteps;
     sweep_cursor_.clear();
   }
+  if (sweep_ == Sweep::kSteps) {
+    budget = SweepSteps(budget);
+    if (sweep_ == Sweep::kSteps) return;
+  }
+  SweepPoints(budget);
+}
+
+size_t Resolver::SweepSteps(size_t budget) {
   auto it = steps_.lower_bound(sweep_cursor_);
   int64_t prev = it == steps_.begin() ? 0 : std::prev(it)->second;
   for (; budget > 0 && it != steps_.end(); --budget) {
@@ -88,10 +89,29 @@ void Resolver::PruneStep(size_t budget) {
     }
   }
   if (it == steps_.end()) {
-    sweeping_ = false;
+    sweep_ = Sweep::kPoints;
+    sweep_cursor_.clear();
   } else {
     sweep_cursor_ = it->first;
   }
+  return budget;
+}
+
+size_t Resolver::SweepPoints(size_t budget) {
+  auto it = points_.lower_bound(sweep_cursor_);
+  for (; budget > 0 && it != points_.end(); --budget) {
+    if (it->second <= horizon_) {
+      it = points_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (it == points_.end()) {
+    sweep_ = Sweep::kIdle;
+  } else {
+    sweep_cursor_ = it->first;
+  }
+  return budget;
 }
 
 }  // namespace fdyno::kv::embedded

@@ -3,11 +3,14 @@
 // answers whether a transaction's read conflict ranges intersect a write newer than its read
 // version.
 //
-// Representation: a step function over the key space. Each boundary key b maps to the newest
-// write version of every key in [b, next boundary); keys before the first boundary have
-// version 0 ("no write remembered"). A point check is one ordered-map lookup; a range check
-// visits the boundaries inside the range. Prune() forgets versions at or below a horizon so
-// the map holds only recent history.
+// Representation: range writes are a step function over the key space: each boundary key b
+// maps to the newest range-write version of every key in [b, next boundary); keys before the
+// first boundary have version 0 ("no write remembered"). Point writes, nearly all writes, are
+// kept apart: one entry per key with its newest version (a point written as a step would need
+// two boundaries, key and key + '\0', in a map twice as deep). A key's newest write is the
+// newer of its step and its point. A point check is two ordered-map lookups; a range check
+// visits the boundaries and the points inside the range. Prune() forgets versions at or below
+// a horizon so the maps hold only recent history.
 //
 // Thread-safety: none; the commit pipeline's committer thread is its only user.
 #pragma once
@@ -53,17 +56,24 @@ class Resolver {
   void PruneStep(size_t budget);
 
   int64_t horizon() const { return horizon_; }
-  size_t boundaries() const { return steps_.size(); }
+  // Entries held: step boundaries and points.
+  size_t boundaries() const { return steps_.size() + points_.size(); }
 
  private:
   // Version of the step that contains key.
   int64_t VersionAt(std::string_view key) const;
+  // One bounded part of a sweep over steps_ (forgetting) and then points_ (erasing); returns
+  // the budget left.
+  size_t SweepSteps(size_t budget);
+  size_t SweepPoints(size_t budget);
 
   std::map<std::string, int64_t, std::less<>> steps_;
+  std::map<std::string, int64_t, std::less<>> points_;
   int64_t horizon_ = 0;          // read versions below it are too old
   int64_t pending_horizon_ = 0;  // the next sweep's target
-  bool sweeping_ = false;
-  std::string sweep_cursor_;  // the sweep resumes at the first boundary >= this key
+  enum class Sweep { kIdle, kSteps, kPoints };
+  Sweep sweep_ = Sweep::kIdle;
+  std::string sweep_cursor_;  // the sweep resumes at the first entry >= this key
 };
 
 // The smallest key greater than every key with prefix key: key + '\0'.
