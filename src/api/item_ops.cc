@@ -391,7 +391,7 @@ void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const Requ
         }
         respond(RenderWrite(job->r, *outcome));
       },
-      blocking);
+      blocking, ctx.resume);
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct RequestContext {
   Clock* clock = Clock::Real();
   // Runs a task on a thread that may block (the worker pool). Null: on the calling thread.
   std::function<void(std::function<void()>)> blocking;
+  // AsyncHandler only: runs a task later on this request's network thread, so the work after
+  // a commit happens there, not on the engine's commit thread. Null: wherever the commit ends.
+  std::function<void(std::function<void()>)> resume;
 };
 
 // Returns the response body (JSON text) or a DynamoDB error.

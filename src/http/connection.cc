@@ -193,21 +193,25 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       return Write(std::move(response));
     }
     if (env_.config->inline_writes && router.HasAsyncForm(request_)) {
-      // Runs here up to its commit; the answer comes from the engine's commit thread (or from
-      // a worker, after a retry) and is posted back to this connection.
+      // Runs here up to its commit. The engine's commit thread only hands the rest back to
+      // this connection's thread (resume), which finishes the operation and writes the answer;
+      // after a retry the answer comes from a worker and is posted here.
       router.in_flight().Add(1);
+      auto executor = stream_.get_executor();
       router.HandleApiAsync(
-          request_, [self = this->shared_from_this(),
-                     guard = net::make_work_guard(stream_.get_executor())](
-                        HttpResponse response) mutable {
+          request_,
+          [self = this->shared_from_this(),
+           guard = net::make_work_guard(executor)](HttpResponse response) mutable {
             const Router& router = *self->env_.router;
             auto executor = self->stream_.get_executor();
-            net::post(executor, [self = std::move(self), response = std::move(response),
-                                 guard = std::move(guard)]() mutable {
+            // On this connection's thread it writes now; from a worker it is posted.
+            net::dispatch(executor, [self = std::move(self), response = std::move(response),
+                                     guard = std::move(guard)]() mutable {
               self->Write(std::move(response));
             });
-            router.in_flight().Add(-1);  // after the post: shutdown waits for it (server.cc)
-          });
+            router.in_flight().Add(-1);  // after the hand-over: shutdown waits for it (server.cc)
+          },
+          [executor](std::function<void()> task) { net::post(executor, std::move(task)); });
       return;
     }
     // The work guard keeps the io_context running while the operation is on a worker.

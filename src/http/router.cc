@@ -258,17 +258,17 @@ HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
   std::optional<HttpResponse> response;
-  HandleApiAsyncOrNot(request, nullptr, &response);
+  HandleApiAsyncOrNot(request, nullptr, nullptr, &response);
   return std::move(*response);
 }
 
-void Router::HandleApiAsync(const HttpRequest& request,
-                            std::function<void(HttpResponse)> respond) const {
-  HandleApiAsyncOrNot(request, &respond, nullptr);
+void Router::HandleApiAsync(const HttpRequest& request, std::function<void(HttpResponse)> respond,
+                            Resume resume) const {
+  HandleApiAsyncOrNot(request, &respond, std::move(resume), nullptr);
 }
 
 void Router::HandleApiAsyncOrNot(const HttpRequest& request,
-                                 const std::function<void(HttpResponse)>* respond,
+                                 const std::function<void(HttpResponse)>* respond, Resume resume,
                                  std::optional<HttpResponse>* out) const {
   auto start = std::chrono::steady_clock::now();
   std::string request_id = NewRequestId();
@@ -295,7 +295,8 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
   std::string_view label = kUnknownLabel;
   std::optional<HttpResponse> response;
   try {
-    response = Run(request, content_type, request_id, label, respond ? &answer : nullptr);
+    response = Run(request, content_type, request_id, label, respond ? &answer : nullptr,
+                   std::move(resume));
   } catch (const std::exception& e) {
     internal_errors_->Add();
     spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
@@ -328,7 +329,7 @@ HttpResponse Router::Render(std::string_view label, Result<std::string> result,
 
 std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_view content_type,
                                         std::string request_id, std::string_view& label,
-                                        const Later* later) const {
+                                        const Later* later, Resume resume) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
 
@@ -407,6 +408,7 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   ctx.clock = options_.clock;
   ctx.deadline = options_.clock->Now() + options_.operation_timeout;
   ctx.blocking = options_.blocking;
+  ctx.resume = std::move(resume);
   const api::AsyncHandler* async = nullptr;
   if (later != nullptr && target.service == api::Service::kDynamoDB) {
     async = registry_.FindAsync(target.operation);

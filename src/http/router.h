@@ -72,11 +72,14 @@ class Router {
   // single-item writes), which HandleApiAsync runs without waiting for its commit.
   bool HasAsyncForm(const HttpRequest& request) const;
 
+  // Runs a task later on the calling connection's network thread.
+  using Resume = std::function<void(std::function<void()>)>;
+
   // HandleApi answering through `respond`: called exactly once, on this thread before
-  // HandleApiAsync returns or later on an engine's commit thread (so it must be short). The
-  // request may be destroyed once this returns.
-  void HandleApiAsync(const HttpRequest& request,
-                      std::function<void(HttpResponse)> respond) const;
+  // HandleApiAsync returns, or later on a task handed to `resume` (or, after a retry, on a
+  // worker). The request may be destroyed once this returns.
+  void HandleApiAsync(const HttpRequest& request, std::function<void(HttpResponse)> respond,
+                      Resume resume) const;
 
   // The answer when the worker pool's queue is full: ThrottlingException, counted.
   HttpResponse Throttled(const HttpRequest& request) const;
@@ -106,7 +109,7 @@ class Router {
                      std::string_view content_type, std::string request_id) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
   void HandleApiAsyncOrNot(const HttpRequest& request,
-                           const std::function<void(HttpResponse)>* respond,
+                           const std::function<void(HttpResponse)>* respond, Resume resume,
                            std::optional<HttpResponse>* out) const;
   // Receives an operation's response with its metrics label (HandleApiAsync).
   using Later = std::function<void(std::string_view label, HttpResponse response)>;
@@ -114,7 +117,7 @@ class Router {
   // through it, and Run returns nullopt.
   std::optional<HttpResponse> Run(const HttpRequest& request, std::string_view content_type,
                                   std::string request_id, std::string_view& label,
-                                  const Later* later) const;
+                                  const Later* later, Resume resume) const;
   HttpResponse Render(std::string_view label, Result<std::string> result,
                       std::string_view content_type, std::string request_id) const;
 

@@ -198,7 +198,7 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
 }
 
 void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
-                  std::function<void(Status)> done, Blocking blocking) {
+                  std::function<void(Status)> done, Blocking blocking, Resume resume) {
   auto runner = std::make_shared<Runner>(db, options);
   // The attempts after the first: like Run, on a thread that may wait.
   auto finish = [runner, body, done, blocking]() {
@@ -214,12 +214,18 @@ void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<Attem
   if (next == Runner::Next::kDone) return done(std::move(final));
   if (next == Runner::Next::kRetry) return finish();
   Transaction& tr = runner->transaction();
-  tr.CommitAsync([runner, done, finish](Status commit) {
-    Status final;
-    if (runner->AfterCommit(std::move(commit), &final) == Runner::Next::kDone) {
-      return done(std::move(final));
-    }
-    finish();
+  tr.CommitAsync([runner, done, finish, resume](Status commit) mutable {
+    // Moved, not copied, into the continuation: what the run holds is freed where it ends.
+    auto after_commit = [runner = std::move(runner), done = std::move(done),
+                         finish = std::move(finish), commit = std::move(commit)]() mutable {
+      Status final;
+      if (runner->AfterCommit(std::move(commit), &final) == Runner::Next::kDone) {
+        return done(std::move(final));
+      }
+      finish();
+    };
+    if (resume) return resume(std::move(after_commit));
+    after_commit();
   });
 }
 

@@ -98,6 +98,8 @@ bool IsTimedOutBeforeCommit(const Error& error);
 // Runs a task on a thread that may block (a worker pool), now or later, never inline on an
 // engine's commit thread.
 using Blocking = std::function<void(std::function<void()>)>;
+// Runs a task later on a chosen thread (a network thread's event loop); must not block.
+using Resume = std::function<void(std::function<void()>)>;
 
 namespace internal {
 
@@ -139,7 +141,7 @@ class Runner {
 
 Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body);
 void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
-                  std::function<void(Status)> done, Blocking blocking);
+                  std::function<void(Status)> done, Blocking blocking, Resume resume);
 
 template <typename R>
 struct ResultTraits;
@@ -184,10 +186,13 @@ auto Run(Database& db, Body&& body) {
 // engine's commit thread or, if the outcome is known before any commit, on the calling
 // thread before RunAsync returns. When it must be retried, the remaining attempts run as in
 // Run inside a task handed to `blocking`, which then calls done. The body must own what it
-// uses (it may run after RunAsync returns), and done must be short (it may run on the
-// engine's commit thread).
+// uses (it may run after RunAsync returns). With `resume`, everything after the first
+// attempt's commit (deciding on it, done, freeing the run) is handed to resume: the engine's
+// commit thread only hands it over, and the caller's own thread does the work and frees what
+// it allocated. Without it, done must be short: it may run on the commit thread.
 template <typename Body, typename Done>
-void RunAsync(Database& db, const RunOptions& options, Body body, Done done, Blocking blocking) {
+void RunAsync(Database& db, const RunOptions& options, Body body, Done done, Blocking blocking,
+              Resume resume = {}) {
   using R = std::invoke_result_t<Body&, Transaction&, const Attempt&>;
   using T = typename internal::ResultTraits<R>::Value;
   auto out = std::make_shared<std::optional<T>>();
@@ -209,7 +214,7 @@ void RunAsync(Database& db, const RunOptions& options, Body body, Done done, Blo
           done(R(std::move(error)));
         }
       },
-      std::move(blocking));
+      std::move(blocking), std::move(resume));
 }
 
 }  // namespace fdyno::kv
