@@ -645,6 +645,27 @@ TEST_F(RunAsyncTest, DomainErrorAndDeadlineAnswerWithoutCommitting) {
   EXPECT_EQ(ReadInt(*inner_, "n"), 0);
 }
 
+// With resume, what follows the commit is handed to resume: no answer until it runs.
+TEST_F(RunAsyncTest, ResumeRunsWhatFollowsTheCommit) {
+  std::vector<std::function<void()>> resumed;
+  std::vector<Result<std::string>> answers;
+  kv::RunAsync(
+      *inner_, Options(),
+      [](Transaction& tr, const Attempt&) -> Result<std::string> {
+        FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
+        return std::string("done");
+      },
+      [&](Result<std::string> r) { answers.push_back(std::move(r)); }, Keep(),
+      [&](std::function<void()> task) { resumed.push_back(std::move(task)); });
+  EXPECT_TRUE(answers.empty());
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(ReadInt(*inner_, "n"), 1);  // committed; only the answer waits
+  resumed[0]();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(*answers[0], "done");
+  EXPECT_TRUE(blocked_.empty());
+}
+
 // A commit that failed with 1021 after applying: the retry runs on the blocking thread, finds
 // the receipt and replays it; the effect is applied once.
 TEST_F(RunAsyncTest, UnknownResultIsRetriedOnTheBlockingThreadAndAppliesOnce) {
