@@ -553,9 +553,18 @@ Item PageKeyOf(const Target& t, const Item& item) {
   return key;
 }
 
-// Reads [begin, end) in the requested direction into `page`.
+// The error a read on a network thread gives up with when its page outgrows the inline bound
+// (QueryOptions::inline_page_bytes); never sent to a client: the page is read on a worker.
+Error OverInlineBound() { return Error::Internal("page larger than the inline read bound"); }
+bool IsOverInlineBound(const Error& e) {
+  return e.type == ErrorType::kInternalServerError && e.message == OverInlineBound().message;
+}
+
+// Reads [begin, end) in the requested direction into `page`. inline_bound > 0: gives up with
+// OverInlineBound() once more than that many bytes were read.
 Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r, const Plan& plan,
-                 const Target& t, std::string begin, std::string end, Page& page) {
+                 const Target& t, std::string begin, std::string end, Page& page,
+                 uint64_t inline_bound) {
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
                           t.index->projection.type != store::ProjectionType::kAll;
@@ -567,6 +576,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
     return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
            std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
   };
+  auto over_bound = [&] { return inline_bound > 0 && page.bytes > inline_bound; };
   while (begin < end) {
     kv::RangeOptions ro;
     ro.limit = s.options.read_batch;
@@ -596,6 +606,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
         if (page.items.GetSize() > 0) page.items.Put(',');
         FDYNO_ASSIGN_OR_RETURN(const uint64_t size, model::WriteStoredItemJson(image, page.items));
         page.bytes += size;
+        if (over_bound()) return OverInlineBound();
         if (page_ends()) {
           FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
           page.last_key = PageKeyOf(t, item);
@@ -627,6 +638,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
             }
           }
         }
+        if (over_bound()) return OverInlineBound();
         if (page_ends()) {
           page.last_key = PageKeyOf(t, item);
           return Status();
@@ -759,14 +771,30 @@ std::pair<std::string, std::string> ScanRange(const Target& t, const ReadRequest
   return {begin, end};
 }
 
-Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestContext& ctx,
-                           const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(ReadRequest r, DecodeReadRequest(is_query, body));
-  FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+// A Query or Scan request, decoded and planned.
+struct ReadJob {
+  ReadRequest r;
+  Plan plan;
+};
+
+Result<std::shared_ptr<const ReadJob>> PrepareRead(bool is_query, const rapidjson::Value& body) {
+  auto job = std::make_shared<ReadJob>();
+  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeReadRequest(is_query, body));
+  FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
+  return std::shared_ptr<const ReadJob>(std::move(job));
+}
+
+// Reads the page and renders the response. inline_bound > 0: one attempt only, giving up with
+// OverInlineBound() past that many bytes (the network-thread try).
+Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const RequestContext& ctx,
+                             uint64_t inline_bound) {
+  const ReadRequest& r = job.r;
+  const Plan& plan = job.plan;
   kv::RunOptions options;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
   options.clock = s.clock;
   options.read_only = true;
+  if (inline_bound > 0) options.max_attempts = 1;  // a retry's backoff must not sleep there
   FDYNO_ASSIGN_OR_RETURN(
       Page page,
       kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
@@ -804,7 +832,7 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
             end = std::min(end, start);
           }
         }
-        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page));
+        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page, inline_bound));
         return page;
       }));
 
@@ -844,6 +872,33 @@ Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestCo
   return out;
 }
 
+Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestContext& ctx,
+                           const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const ReadJob> job, PrepareRead(is_query, body));
+  return ReadPage(s, *job, ctx, 0);
+}
+
+// The asynchronous form, for a network thread: a page of at most inline_page_bytes is read and
+// answered right there; a larger one, or an attempt that meets a retryable engine error, is
+// read again from the start on ctx.blocking (a worker). Reads have no effect, so nothing of the
+// abandoned try shows.
+void ReadAsync(std::shared_ptr<const ReadServices> s, bool is_query, const RequestContext& ctx,
+               const rapidjson::Value& body, Respond respond) {
+  Result<std::shared_ptr<const ReadJob>> prepared = PrepareRead(is_query, body);
+  if (!prepared.ok()) return respond(std::move(prepared).error());
+  std::shared_ptr<const ReadJob> job = std::move(prepared).value();
+  if (ctx.blocking && s->options.inline_page_bytes > 0) {
+    Result<std::string> page = ReadPage(*s, *job, ctx, s->options.inline_page_bytes);
+    if (page.ok() || !(IsOverInlineBound(page.error()) || page.error().is_kv())) {
+      return respond(std::move(page));
+    }
+  }
+  if (!ctx.blocking) return respond(ReadPage(*s, *job, ctx, 0));
+  ctx.blocking([s, job, ctx, respond = std::move(respond)] {
+    respond(ReadPage(*s, *job, ctx, 0));
+  });
+}
+
 }  // namespace
 
 void RegisterQueryOperations(OperationRegistry& registry, const Services& services,
@@ -859,6 +914,13 @@ void RegisterQueryOperations(OperationRegistry& registry, const Services& servic
   registry.Register("Scan", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return ReadOp(*s, false, ctx, body);
   });
+  for (bool is_query : {true, false}) {
+    registry.RegisterAsync(is_query ? "Query" : "Scan",
+                           [s, is_query](const RequestContext& ctx, const rapidjson::Value& body,
+                                         Respond respond) {
+                             ReadAsync(s, is_query, ctx, body, std::move(respond));
+                           });
+  }
 }
 
 }  // namespace fdyno::api

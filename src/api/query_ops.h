@@ -22,6 +22,9 @@ struct QueryOptions {
   std::chrono::milliseconds page_time_budget{3000};
   uint64_t page_bytes = 1024 * 1024;  // DynamoDB's 1 MB
   int read_batch = 256;               // key-values per engine range read
+  // The asynchronous form (run on a network thread) reads at most this much of a page there;
+  // a page that needs more is read again, whole, on a worker.
+  uint64_t inline_page_bytes = 64 * 1024;
 };
 
 // Registers Query and Scan.

@@ -10,6 +10,8 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -426,6 +428,63 @@ TEST_F(QueryOpsTest, ReadingAnIndexThatIsStillBackfilling) {
   EXPECT_EQ(scan.error().type, ErrorType::kValidation);
   EXPECT_EQ(scan.error().message, message);
   EXPECT_TRUE(Call("Scan", R"({"TableName":"qtable"})").ok());
+}
+
+}  // namespace
+}  // namespace fdyno::api
+
+namespace fdyno::api {
+namespace {
+
+// The asynchronous form (network threads): a page of at most 64 KB is answered right away; a
+// larger one is read again, whole, on ctx.blocking. Both answer exactly as the synchronous
+// form does.
+TEST_F(QueryOpsTest, AsyncFormAnswersSmallPagesAtOnceAndLargeOnesOnAWorker) {
+  CreateNumericTable();
+  // Partition "big": 40 items of 4 KB = 160 KB, past the 64 KB inline bound.
+  const std::string pad(4000, 'x');
+  for (int i = 0; i < 40; ++i) {
+    MustCall("PutItem", R"({"TableName":"qtable","Item":{"pk":{"S":"big"},"sk":{"N":")" +
+                            std::to_string(i) + R"("},"p":{"S":")" + pad + R"("}}})");
+  }
+  std::atomic<int> handed_over{0};
+  RequestContext ctx = ctx_;
+  ctx.blocking = [&](std::function<void()> task) {
+    ++handed_over;
+    std::thread(std::move(task)).detach();
+  };
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"Query", R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
+                R"("ExpressionAttributeValues":{":p":{"S":"a"}}})"},
+      {"Query", R"({"TableName":"qtable","IndexName":"by_g","KeyConditionExpression":"g = :p",)"
+                R"("ExpressionAttributeValues":{":p":{"S":"b"}},"Limit":3})"},
+      {"Query", R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
+                R"("ExpressionAttributeValues":{":p":{"S":"nope"}},"Select":"COUNT"})"},
+      {"Query", R"({"TableName":"missing","KeyConditionExpression":"pk = :p",)"
+                R"("ExpressionAttributeValues":{":p":{"S":"a"}}})"},
+  };
+  for (const auto& [op, json] : requests) {
+    auto sync = testing::CallOperation(registry_, op, json, ctx_);
+    auto async = testing::CallOperationAsync(registry_, op, json, ctx);
+    ASSERT_EQ(sync.ok(), async.ok()) << json;
+    EXPECT_EQ(sync.ok() ? *sync : sync.error().message, async.ok() ? *async : async.error().message);
+  }
+  EXPECT_EQ(handed_over.load(), 0);  // every page above was small
+
+  for (const char* op : {"Query", "Scan"}) {
+    const std::string json =
+        std::string(op) == "Query"
+            ? R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
+              R"("ExpressionAttributeValues":{":p":{"S":"big"}}})"
+            : R"({"TableName":"qtable"})";
+    auto sync = testing::CallOperation(registry_, op, json, ctx_);
+    auto async = testing::CallOperationAsync(registry_, op, json, ctx);
+    ASSERT_TRUE(sync.ok()) << sync.error().message;
+    ASSERT_TRUE(async.ok()) << async.error().message;
+    EXPECT_EQ(*sync, *async);
+    EXPECT_GT(sync->size(), 160'000u);
+  }
+  EXPECT_EQ(handed_over.load(), 2);  // the 160 KB Query and the Scan went to the worker
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ struct ServerConfig {
   size_t queue_bound = 1024;  // operations waiting for a worker before ThrottlingException
   // GetItem runs on the network thread instead of a worker: a bounded single-item read that
   // never waits for a commit, so the handoff to a worker and back would cost more than it.
+  // So do Query and Scan pages of at most api::QueryOptions::inline_page_bytes (64 KB); a
+  // larger page gives up there and is read on a worker.
   bool inline_reads = true;
   // PutItem, UpdateItem and DeleteItem run on the network thread up to their commit, which the
   // engine finishes without holding a thread (Transaction::CommitAsync); retries go to a

@@ -192,10 +192,13 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       router.in_flight().Add(-1);
       return Write(std::move(response));
     }
-    if (env_.config->inline_writes && router.HasAsyncForm(request_)) {
-      // Runs here up to its commit. The engine's commit thread only hands the rest back to
-      // this connection's thread (resume), which finishes the operation and writes the answer;
-      // after a retry the answer comes from a worker and is posted here.
+    if (router.HasAsyncForm(request_) && (Router::IsSingleItemWrite(request_)
+                                              ? env_.config->inline_writes
+                                              : env_.config->inline_reads)) {
+      // Runs here: a write up to its commit, whose engine thread then only hands the rest back
+      // to this connection's thread (resume) to finish and answer; a Query or Scan whole when
+      // its page is small. A retry, or a larger page, runs on a worker, whose answer is posted
+      // here.
       router.in_flight().Add(1);
       auto executor = stream_.get_executor();
       router.HandleApiAsync(

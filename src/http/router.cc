@@ -172,6 +172,13 @@ bool Router::IsInlineRead(const HttpRequest& request) {
   return target.service == api::Service::kDynamoDB && target.operation == "GetItem";
 }
 
+bool Router::IsSingleItemWrite(const HttpRequest& request) {
+  Target target = ParseTarget(Header(request, "x-amz-target"));
+  return target.service == api::Service::kDynamoDB &&
+         (target.operation == "PutItem" || target.operation == "UpdateItem" ||
+          target.operation == "DeleteItem");
+}
+
 Router::Target Router::ParseTarget(std::string_view header) {
   Target t;
   if (header.substr(0, kDynamoPrefix.size()) == kDynamoPrefix) {

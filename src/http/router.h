@@ -60,6 +60,10 @@ class Router {
   // most 400 KB, read without waiting for any commit).
   static bool IsInlineRead(const HttpRequest& request);
 
+  // The single-item writes (PutItem, UpdateItem, DeleteItem): their asynchronous form waits
+  // for a commit; the other asynchronous forms (Query, Scan) only read.
+  static bool IsSingleItemWrite(const HttpRequest& request);
+
   // GET / (health), GET /metrics, GET /metrics/prometheus; 404 UnknownOperationException for
   // anything else. Cheap: runs on the IO thread.
   HttpResponse HandleLocal(const HttpRequest& request) const;

@@ -61,8 +61,9 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->capture_default_str();
   serve
       .add_option("--inline-reads", f.inline_reads,
-                  "Run GetItem (one item, at most 400 KB, never waiting for a commit) on the "
-                  "network thread instead of handing it to a worker and back")
+                  "Run GetItem (one item, at most 400 KB, never waiting for a commit), and "
+                  "Query and Scan pages of at most 64 KB, on the network thread instead of "
+                  "handing them to a worker and back")
       ->envname("DYNODB_INLINE_READS")
       ->capture_default_str();
   serve
