@@ -348,11 +348,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
     const std::string storage_key = StorageKey(t, key);
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                            store::ReadItem(tx, storage_key));
-    std::optional<Item> old;
-    if (stored) {
-      FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
-      old = std::move(decoded);
-    }
+    FDYNO_ASSIGN_OR_RETURN(std::optional<Item> old, DecodeIfStored(stored));
     uint64_t old_size = old ? model::ItemSize(*old) : 0;
     if (w->is_put) {
       collections.Record(t, old ? &*old : nullptr, &w->item);

@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "model/item_codec.h"
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/key_codec.h"
@@ -114,6 +115,12 @@ std::string StorageKey(const store::TableInfo& table, const Item& key) {
   std::optional<std::string> range;
   if (schema.range) range = model::EncodeKeyValue(key.at(schema.range->name));
   return store::ItemKey(table.id, hash, range ? &*range : nullptr);
+}
+
+Result<std::optional<model::Item>> DecodeIfStored(const std::optional<store::StoredItem>& stored) {
+  if (!stored) return std::optional<model::Item>();
+  FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
+  return std::optional<model::Item>(std::move(item));
 }
 
 std::string ItemJson(const Item& item) {

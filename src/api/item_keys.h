@@ -17,6 +17,7 @@
 #include "kv/kv.h"
 #include "model/attribute_value.h"
 #include "store/catalog.h"
+#include "store/items.h"
 
 namespace fdyno::api {
 
@@ -36,6 +37,9 @@ model::Item KeyOf(const store::KeySchema& schema, const model::Item& item);
 // The kv key of the item with `key` in `table` (store::ItemKey over the key codec).
 // REQUIRES: ValidateKey passed.
 std::string StorageKey(const store::TableInfo& table, const model::Item& key);
+// The item a stored image holds (nullopt when nothing is stored); InternalServerError for
+// corrupt bytes (model::DecodeStoredItem).
+Result<std::optional<model::Item>> DecodeIfStored(const std::optional<store::StoredItem>& stored);
 // The item collection (partition key) an item belongs to, for ItemCollectionMetrics: only
 // tables with local secondary indexes have one.
 std::optional<model::Item> CollectionKey(const store::TableInfo& table,

@@ -277,11 +277,7 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
   const std::string storage_key = StorageKey(*table, key);
   FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                          store::ReadItem(tx, storage_key));
-  std::optional<Item> old;
-  if (stored) {
-    FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored->image));
-    old = std::move(decoded);
-  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<Item> old, DecodeIfStored(stored));
   WriteOutcome out;
   out.item_collection_key = CollectionKey(*table, r.item);
   out.old_size = old ? model::ItemSize(*old) : 0;
