@@ -4,8 +4,10 @@
 // point and range reads, a resolver holding the write conflict ranges of the last 5 seconds
 // (1020 on conflict, 1007 for older read versions), commit versions and versionstamps that
 // keep increasing across restarts, FoundationDB's limits (2101-2103, reported at Commit),
-// timeouts (1031) and cancellation (1025). Commits go through one pipeline that batches
-// concurrent transactions into one RocksDB write and one fsync (group commit).
+// timeouts (1031) and cancellation (1025). Commits go through one pipeline, served by one
+// committer thread, that batches concurrent transactions into one RocksDB write and one fsync
+// (group commit). CommitAsync returns at once: the committer thread runs its callback once
+// the commit is durable (or failed), so a commit needs no waiting thread of its own.
 //
 // Besides the contract's codes, it answers FoundationDB's 1009 future_version (SetReadVersion
 // ahead of the newest version), 1036 accessed_unreadable (reading a key set with a
