@@ -553,18 +553,18 @@ Item PageKeyOf(const Target& t, const Item& item) {
   return key;
 }
 
-// The error a read on a network thread gives up with when its page outgrows the inline bound
-// (QueryOptions::inline_page_bytes); never sent to a client: the page is read on a worker.
-Error OverInlineBound() { return Error::Internal("page larger than the inline read bound"); }
-bool IsOverInlineBound(const Error& e) {
-  return e.type == ErrorType::kInternalServerError && e.message == OverInlineBound().message;
-}
+// The network-thread try of a page (ReadAsync): it reads at most `bytes` there, and marks
+// `exceeded` when the page needs more (the page is then read on a worker).
+struct InlineBound {
+  uint64_t bytes = 0;
+  bool exceeded = false;
+};
 
-// Reads [begin, end) in the requested direction into `page`. inline_bound > 0: gives up with
-// OverInlineBound() once more than that many bytes were read.
+// Reads [begin, end) in the requested direction into `page`. With `bound`: gives up (an error
+// never sent to a client) once more than bound->bytes were read.
 Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r, const Plan& plan,
                  const Target& t, std::string begin, std::string end, Page& page,
-                 uint64_t inline_bound) {
+                 InlineBound* bound) {
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
                           t.index->projection.type != store::ProjectionType::kAll;
@@ -576,7 +576,12 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
     return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
            std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
   };
-  auto over_bound = [&] { return inline_bound > 0 && page.bytes > inline_bound; };
+  auto over_bound = [&] {
+    if (bound == nullptr || page.bytes <= bound->bytes) return false;
+    bound->exceeded = true;
+    return true;
+  };
+  auto over_bound_error = [] { return Error::Internal("page larger than the inline read bound"); };
   while (begin < end) {
     kv::RangeOptions ro;
     ro.limit = s.options.read_batch;
@@ -606,7 +611,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
         if (page.items.GetSize() > 0) page.items.Put(',');
         FDYNO_ASSIGN_OR_RETURN(const uint64_t size, model::WriteStoredItemJson(image, page.items));
         page.bytes += size;
-        if (over_bound()) return OverInlineBound();
+        if (over_bound()) return over_bound_error();
         if (page_ends()) {
           FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(image));
           page.last_key = PageKeyOf(t, item);
@@ -638,7 +643,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
             }
           }
         }
-        if (over_bound()) return OverInlineBound();
+        if (over_bound()) return over_bound_error();
         if (page_ends()) {
           page.last_key = PageKeyOf(t, item);
           return Status();
@@ -784,17 +789,17 @@ Result<std::shared_ptr<const ReadJob>> PrepareRead(bool is_query, const rapidjso
   return std::shared_ptr<const ReadJob>(std::move(job));
 }
 
-// Reads the page and renders the response. inline_bound > 0: one attempt only, giving up with
-// OverInlineBound() past that many bytes (the network-thread try).
+// Reads the page and renders the response. With `bound` (the network-thread try): one attempt
+// only, giving up past bound->bytes.
 Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const RequestContext& ctx,
-                             uint64_t inline_bound) {
+                             InlineBound* bound) {
   const ReadRequest& r = job.r;
   const Plan& plan = job.plan;
   kv::RunOptions options;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
   options.clock = s.clock;
   options.read_only = true;
-  if (inline_bound > 0) options.max_attempts = 1;  // a retry's backoff must not sleep there
+  if (bound != nullptr) options.max_attempts = 1;  // a retry's backoff must not sleep there
   FDYNO_ASSIGN_OR_RETURN(
       Page page,
       kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
@@ -832,7 +837,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
             end = std::min(end, start);
           }
         }
-        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page, inline_bound));
+        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page, bound));
         return page;
       }));
 
@@ -875,7 +880,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
 Result<std::string> ReadOp(const ReadServices& s, bool is_query, const RequestContext& ctx,
                            const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const ReadJob> job, PrepareRead(is_query, body));
-  return ReadPage(s, *job, ctx, 0);
+  return ReadPage(s, *job, ctx, nullptr);
 }
 
 // The asynchronous form, for a network thread: a page of at most inline_page_bytes is read and
@@ -887,15 +892,14 @@ void ReadAsync(std::shared_ptr<const ReadServices> s, bool is_query, const Reque
   Result<std::shared_ptr<const ReadJob>> prepared = PrepareRead(is_query, body);
   if (!prepared.ok()) return respond(std::move(prepared).error());
   std::shared_ptr<const ReadJob> job = std::move(prepared).value();
-  if (ctx.blocking && s->options.inline_page_bytes > 0) {
-    Result<std::string> page = ReadPage(*s, *job, ctx, s->options.inline_page_bytes);
-    if (page.ok() || !(IsOverInlineBound(page.error()) || page.error().is_kv())) {
-      return respond(std::move(page));
-    }
+  if (!ctx.blocking) return respond(ReadPage(*s, *job, ctx, nullptr));
+  if (s->options.inline_page_bytes > 0) {
+    InlineBound bound{s->options.inline_page_bytes};
+    Result<std::string> page = ReadPage(*s, *job, ctx, &bound);
+    if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
   }
-  if (!ctx.blocking) return respond(ReadPage(*s, *job, ctx, 0));
   ctx.blocking([s, job, ctx, respond = std::move(respond)] {
-    respond(ReadPage(*s, *job, ctx, 0));
+    respond(ReadPage(*s, *job, ctx, nullptr));
   });
 }
 

@@ -192,9 +192,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       router.in_flight().Add(-1);
       return Write(std::move(response));
     }
-    if (router.HasAsyncForm(request_) && (Router::IsSingleItemWrite(request_)
-                                              ? env_.config->inline_writes
-                                              : env_.config->inline_reads)) {
+    const Router::AsyncForm form = router.AsyncFormOf(request_);
+    if ((form == Router::AsyncForm::kWrite && env_.config->inline_writes) ||
+        (form == Router::AsyncForm::kRead && env_.config->inline_reads)) {
       // Runs here: a write up to its commit, whose engine thread then only hands the rest back
       // to this connection's thread (resume) to finish and answer; a Query or Scan whole when
       // its page is small. A retry, or a larger page, runs on a worker, whose answer is posted

@@ -172,13 +172,6 @@ bool Router::IsInlineRead(const HttpRequest& request) {
   return target.service == api::Service::kDynamoDB && target.operation == "GetItem";
 }
 
-bool Router::IsSingleItemWrite(const HttpRequest& request) {
-  Target target = ParseTarget(Header(request, "x-amz-target"));
-  return target.service == api::Service::kDynamoDB &&
-         (target.operation == "PutItem" || target.operation == "UpdateItem" ||
-          target.operation == "DeleteItem");
-}
-
 Router::Target Router::ParseTarget(std::string_view header) {
   Target t;
   if (header.substr(0, kDynamoPrefix.size()) == kDynamoPrefix) {
@@ -318,10 +311,14 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
   if (response) answer(label, std::move(*response));
 }
 
-bool Router::HasAsyncForm(const HttpRequest& request) const {
+Router::AsyncForm Router::AsyncFormOf(const HttpRequest& request) const {
   Target target = ParseTarget(Header(request, "x-amz-target"));
-  return target.service == api::Service::kDynamoDB &&
-         registry_.FindAsync(target.operation) != nullptr;
+  if (target.service != api::Service::kDynamoDB || registry_.FindAsync(target.operation) == nullptr) {
+    return AsyncForm::kNone;
+  }
+  const bool write = target.operation == "PutItem" || target.operation == "UpdateItem" ||
+                     target.operation == "DeleteItem";
+  return write ? AsyncForm::kWrite : AsyncForm::kRead;
 }
 
 HttpResponse Router::Render(std::string_view label, Result<std::string> result,

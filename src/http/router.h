@@ -60,10 +60,6 @@ class Router {
   // most 400 KB, read without waiting for any commit).
   static bool IsInlineRead(const HttpRequest& request);
 
-  // The single-item writes (PutItem, UpdateItem, DeleteItem): their asynchronous form waits
-  // for a commit; the other asynchronous forms (Query, Scan) only read.
-  static bool IsSingleItemWrite(const HttpRequest& request);
-
   // GET / (health), GET /metrics, GET /metrics/prometheus; 404 UnknownOperationException for
   // anything else. Cheap: runs on the IO thread.
   HttpResponse HandleLocal(const HttpRequest& request) const;
@@ -72,9 +68,11 @@ class Router {
   // counted in fdyno_internal_errors_total.
   HttpResponse HandleApi(const HttpRequest& request) const;
 
-  // Whether the request's operation has an asynchronous form (api::AsyncHandler: the
-  // single-item writes), which HandleApiAsync runs without waiting for its commit.
-  bool HasAsyncForm(const HttpRequest& request) const;
+  // Whether the request's operation has an asynchronous form (api::AsyncHandler), which
+  // HandleApiAsync runs on the network thread: kWrite for the single-item writes (up to their
+  // commit, which completes without a waiting thread), kRead for Query and Scan (small pages).
+  enum class AsyncForm { kNone, kRead, kWrite };
+  AsyncForm AsyncFormOf(const HttpRequest& request) const;
 
   // Runs a task later on the calling connection's network thread.
   using Resume = std::function<void(std::function<void()>)>;

@@ -292,5 +292,30 @@ TEST_F(RouterTest, OnlyGetItemRunsInline) {
   EXPECT_FALSE(Router::IsInlineRead(Make("", "{}")));
 }
 
+TEST_F(RouterTest, AsyncFormsAreWritesOrReads) {
+  api::Handler sync = [](const api::RequestContext&, const rapidjson::Value&)
+      -> Result<std::string> { return std::string("{}"); };
+  api::AsyncHandler async = [](const api::RequestContext&, const rapidjson::Value&,
+                               api::Respond respond) { respond(std::string("{}")); };
+  api::OperationRegistry registry;
+  for (const char* op : {"PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "GetItem"}) {
+    registry.Register(op, sync);
+  }
+  for (const char* op : {"PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"}) {
+    registry.RegisterAsync(op, async);
+  }
+  Router router(registry, options_);
+  using Form = Router::AsyncForm;
+  for (const char* op : {"PutItem", "UpdateItem", "DeleteItem"}) {
+    EXPECT_EQ(router.AsyncFormOf(Make(std::string("DynamoDB_20120810.") + op, "{}")), Form::kWrite);
+  }
+  for (const char* op : {"Query", "Scan"}) {
+    EXPECT_EQ(router.AsyncFormOf(Make(std::string("DynamoDB_20120810.") + op, "{}")), Form::kRead);
+  }
+  EXPECT_EQ(router.AsyncFormOf(Make("DynamoDB_20120810.GetItem", "{}")), Form::kNone);
+  EXPECT_EQ(router.AsyncFormOf(Make("DynamoDBStreams_20120810.Query", "{}")), Form::kNone);
+  EXPECT_EQ(router.AsyncFormOf(Make("", "{}")), Form::kNone);
+}
+
 }  // namespace
 }  // namespace fdyno::http
