@@ -377,17 +377,14 @@ void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const Requ
   kv::RunAsync(
       *s->db, RunOptionsFor(ctx, *s, false),
       [s, job](kv::Transaction& tx, const kv::Attempt& a) { return job->Attempt(*s, tx, a); },
-      [job, respond = std::move(respond), blocking](Result<WriteOutcome> outcome) {
+      [job, respond = std::move(respond)](Result<WriteOutcome> outcome) {
         if (!outcome.ok()) return respond(std::move(outcome).error());
-        if (outcome->attributes && !outcome->attributes->empty()) {
-          // ReturnValues: an item of up to 400 KB to render, not on the engine's commit thread.
-          return blocking([job, respond, outcome = std::move(outcome).value()] {
-            respond(RenderWrite(job->r, outcome));
-          });
-        }
         respond(RenderWrite(job->r, *outcome));
       },
-      blocking, ctx.resume);
+      blocking,
+      // What follows the commit (rendering up to 400 KB of ReturnValues among it) never runs on
+      // the engine's commit thread: on the caller's thread, else on a blocking one.
+      ctx.resume ? ctx.resume : blocking);
 }
 
 }  // namespace

@@ -115,9 +115,6 @@ class ServerImpl : public Server {
   ~ServerImpl() override {
     Shutdown();
     StopNetwork();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
     pool_.Stop();
   }
 
@@ -183,8 +180,9 @@ class ServerImpl : public Server {
       spdlog::warn("shutdown: {} connection(s) still open after {} ms, closing them",
                    tracker_.size(), config_.drain_timeout.count());
     }
-    // A write whose commit is still in the engine answers into this io_context: it must stay
-    // alive until then. Commits finish (the engine drains its queue), so this ends.
+    // An operation still in flight (a write whose commit is in the engine, a page a worker is
+    // reading) answers into an io_context: they must stay alive until then. Commits finish
+    // (the engine drains its queue) and workers keep running, so this ends.
     for (int waited_s = 0; data_router_->in_flight().value() > 0; ++waited_s) {
       if (waited_s % 5 == 4) {
         spdlog::warn("shutdown: waiting for {} operation(s) in flight",
