@@ -12,7 +12,7 @@ int64_t Resolver::VersionAt(std::string_view key) const {
 }
 
 bool Resolver::PointConflicts(std::string_view key, int64_t read_version) const {
-  if (VersionAt(key) > read_version) return true;
+  if (!steps_.empty() && VersionAt(key) > read_version) return true;
   auto it = points_.find(key);
   return it != points_.end() && it->second > read_version;
 }
@@ -26,9 +26,8 @@ bool Resolver::RangeConflicts(std::string_view begin, std::string_view end,
   for (; it != steps_.end() && std::string_view(it->first) < end; ++it) {
     if (it->second > read_version) return true;
   }
-  for (auto p = points_.lower_bound(begin); p != points_.end() && std::string_view(p->first) < end;
-       ++p) {
-    if (p->second > read_version) return true;
+  for (auto p = point_log_.rbegin(); p != point_log_.rend() && p->version > read_version; ++p) {
+    if (begin <= p->key && p->key < end) return true;
   }
   return false;
 }
@@ -47,33 +46,44 @@ void Resolver::AddRange(std::string_view begin, std::string_view end, int64_t ve
 }
 
 void Resolver::AddPoint(std::string_view key, int64_t version) {
-  auto it = points_.lower_bound(key);
-  if (it != points_.end() && it->first == key) {
+  auto it = points_.find(key);
+  if (it != points_.end()) {
+    // Commits of one batch share its version: the log has this write already.
+    if (it->second == version) return;
     it->second = version;
   } else {
-    points_.emplace_hint(it, std::string(key), version);
+    it = points_.emplace(std::string(key), version).first;
   }
+  point_log_.push_back({version, it->first});
 }
 
 void Resolver::Prune(int64_t horizon) {
   SetPendingHorizon(horizon);
   do {
-    PruneStep(boundaries() + 1);
-  } while (sweep_ != Sweep::kIdle || pending_horizon_ > horizon_);
+    PruneStep(boundaries() + point_log_.size() + 1);
+  } while (sweeping_ || pending_horizon_ > horizon_ ||
+           (!point_log_.empty() && point_log_.front().version <= horizon_));
 }
 
 void Resolver::PruneStep(size_t budget) {
-  if (sweep_ == Sweep::kIdle) {
-    if (pending_horizon_ <= horizon_) return;
+  if (!sweeping_ && pending_horizon_ > horizon_) {
     horizon_ = pending_horizon_;
-    sweep_ = Sweep::kSteps;
+    sweeping_ = true;
     sweep_cursor_.clear();
   }
-  if (sweep_ == Sweep::kSteps) {
-    budget = SweepSteps(budget);
-    if (sweep_ == Sweep::kSteps) return;
+  budget = ForgetPoints(budget);
+  if (sweeping_) SweepSteps(budget);
+}
+
+size_t Resolver::ForgetPoints(size_t budget) {
+  for (; budget > 0 && !point_log_.empty() && point_log_.front().version <= horizon_; --budget) {
+    const PointWrite& w = point_log_.front();
+    auto it = points_.find(w.key);
+    // Older log entries of a key precede its newest one, so the entry goes with its newest.
+    if (it != points_.end() && it->second == w.version) points_.erase(it);
+    point_log_.pop_front();
   }
-  SweepPoints(budget);
+  return budget;
 }
 
 size_t Resolver::SweepSteps(size_t budget) {
@@ -89,25 +99,7 @@ size_t Resolver::SweepSteps(size_t budget) {
     }
   }
   if (it == steps_.end()) {
-    sweep_ = Sweep::kPoints;
-    sweep_cursor_.clear();
-  } else {
-    sweep_cursor_ = it->first;
-  }
-  return budget;
-}
-
-size_t Resolver::SweepPoints(size_t budget) {
-  auto it = points_.lower_bound(sweep_cursor_);
-  for (; budget > 0 && it != points_.end(); --budget) {
-    if (it->second <= horizon_) {
-      it = points_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (it == points_.end()) {
-    sweep_ = Sweep::kIdle;
+    sweeping_ = false;
   } else {
     sweep_cursor_ = it->first;
   }

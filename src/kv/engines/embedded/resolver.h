@@ -6,19 +6,24 @@
 // Representation: range writes are a step function over the key space: each boundary key b
 // maps to the newest range-write version of every key in [b, next boundary); keys before the
 // first boundary have version 0 ("no write remembered"). Point writes, nearly all writes, are
-// kept apart: one entry per key with its newest version (a point written as a step would need
-// two boundaries, key and key + '\0', in a map twice as deep). A key's newest write is the
-// newer of its step and its point. A point check is two ordered-map lookups; a range check
-// visits the boundaries and the points inside the range. Prune() forgets versions at or below
-// a horizon so the maps hold only recent history.
+// kept apart, in a hash map from key to its newest version, plus a log of (version, key) in
+// commit order. A key's newest write is the newer of its step and its point. A point check is
+// one ordered-map lookup (steps, few) and one hash lookup; a range check visits the boundaries
+// inside the range and the log's writes newer than the read version (its tail: a transaction
+// reads recent versions, so the tail is short; a 5 s old one visits the whole log). Prune()
+// forgets versions at or below a horizon: steps by a sweep, points by popping the log's head,
+// so forgetting a point costs O(1) and never visits the points still remembered.
 //
 // Thread-safety: none; the commit pipeline's committer thread is its only user.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fdyno::kv::embedded {
@@ -58,22 +63,34 @@ class Resolver {
   int64_t horizon() const { return horizon_; }
   // Entries held: step boundaries and points.
   size_t boundaries() const { return steps_.size() + points_.size(); }
+  // Point writes remembered (the log's length): at most one per key and version.
+  size_t point_writes() const { return point_log_.size(); }
 
  private:
   // Version of the step that contains key.
   int64_t VersionAt(std::string_view key) const;
-  // One bounded part of a sweep over steps_ (forgetting) and then points_ (erasing); returns
-  // the budget left.
+  // One bounded part of a sweep over steps_, forgetting; returns the budget left.
   size_t SweepSteps(size_t budget);
-  size_t SweepPoints(size_t budget);
+  // Pops at most `budget` log entries at or below horizon_ (erasing their points when the
+  // entry is the key's newest write); returns the budget left.
+  size_t ForgetPoints(size_t budget);
+
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct PointWrite {
+    int64_t version;
+    std::string_view key;  // the key of its entry in points_ (nodes never move)
+  };
 
   std::map<std::string, int64_t, std::less<>> steps_;
-  std::map<std::string, int64_t, std::less<>> points_;
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> points_;
+  std::deque<PointWrite> point_log_;  // every remembered point write, in version order
   int64_t horizon_ = 0;          // read versions below it are too old
   int64_t pending_horizon_ = 0;  // the next sweep's target
-  enum class Sweep { kIdle, kSteps, kPoints };
-  Sweep sweep_ = Sweep::kIdle;
-  std::string sweep_cursor_;  // the sweep resumes at the first entry >= this key
+  bool sweeping_ = false;        // a sweep of steps_ is under way
+  std::string sweep_cursor_;     // the sweep resumes at the first boundary >= this key
 };
 
 // The smallest key greater than every key with prefix key: key + '\0'.

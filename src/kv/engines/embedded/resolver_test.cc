@@ -56,6 +56,27 @@ TEST(ResolverTest, PruneForgetsOldWritesAndRaisesHorizon) {
   EXPECT_EQ(r.boundaries(), 0u);
 }
 
+// Commits of one batch share a version, so a key can be written twice at one version; the
+// second write adds nothing to forget: a second log entry would outlive the key it names.
+TEST(ResolverTest, SameKeyTwiceAtOneVersionIsForgottenOnce) {
+  Resolver r;
+  r.AddPoint("k", 4);
+  r.AddPoint("k", 4);
+  r.AddPoint("j", 5);
+  EXPECT_EQ(r.point_writes(), 2u);
+  r.Prune(4);
+  EXPECT_EQ(r.boundaries(), 1u);
+  EXPECT_FALSE(r.PointConflicts("k", 4));
+  EXPECT_TRUE(r.PointConflicts("j", 4));
+  EXPECT_TRUE(r.RangeConflicts("a", "z", 4));
+  r.Prune(5);
+  EXPECT_EQ(r.boundaries(), 0u);
+  EXPECT_EQ(r.point_writes(), 0u);
+  EXPECT_FALSE(r.RangeConflicts("a", "z", 5));
+  r.AddPoint("k", 7);
+  EXPECT_TRUE(r.PointConflicts("k", 6));
+}
+
 // Random operations against a brute-force model: a list of (range, version).
 TEST(ResolverTest, MatchesBruteForceModel) {
   std::mt19937 rng(12345);
@@ -72,6 +93,7 @@ TEST(ResolverTest, MatchesBruteForceModel) {
     if (b > e) std::swap(b, e);
     if (rng() % 3 == 0) {
       r.AddPoint(b, v);
+      if (rng() % 4 == 0) r.AddPoint(b, v);  // two commits of one batch
       writes.push_back({b, KeyAfter(b), v});
     } else {
       r.AddRange(b, e, v);
