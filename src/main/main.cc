@@ -62,6 +62,8 @@ int Serve(const ServeFlags& flags) {
       flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync;
   // Every operation reads the catalog's metadata version; the engine serves it from memory.
   engine_options.memory_keys = {store::layout::MetadataVersionKey()};
+  // Operation ids grow with time (store::OperationId), and so do receipt keys.
+  engine_options.increasing_key_prefixes = {store::layout::Receipts().key()};
   Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
   if (!db.ok()) {
     spdlog::error("cannot open the embedded engine in {}: {}", flags.data_dir, db.error().message);

@@ -1,5 +1,6 @@
 #include "store/receipts.h"
 
+#include <atomic>
 #include <random>
 
 #include "base/bytes.h"
@@ -31,9 +32,14 @@ OperationId OperationId::New(const Clock& clock) {
     return std::mt19937_64(seq);
   }());
   OperationId id;
+  // The first half grows with every id this process allocates, from the wall clock in
+  // nanoseconds at the first one, so receipt keys are written in nearly increasing order (the
+  // embedded engine inserts them next to the previous one); the random second half keeps ids
+  // of different processes apart.
+  static std::atomic<uint64_t> sequence{static_cast<uint64_t>(clock.WallMillis()) * 1'000'000};
   id.created_ms = clock.WallMillis();
   id.nonce.reserve(16);
-  PutU64(id.nonce, rng());
+  PutU64(id.nonce, sequence.fetch_add(1, std::memory_order_relaxed));
   PutU64(id.nonce, rng());
   return id;
 }

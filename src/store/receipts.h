@@ -26,11 +26,13 @@
 
 namespace fdyno::store {
 
-// The id of one accepted mutation: its creation time and 16 random bytes. Allocated once per
+// The id of one accepted mutation: its creation time and a 16-byte nonce. Allocated once per
 // request, before the first attempt, and kept across attempts.
 struct OperationId {
   int64_t created_ms = 0;  // wall clock at allocation (Clock::WallMillis)
-  std::string nonce;       // 16 random bytes
+  // 8 bytes (big-endian) of a per-process sequence that starts at the wall clock in ns, then 8
+  // random bytes: unique, and nearly increasing in allocation order.
+  std::string nonce;
 
   static OperationId New(const Clock& clock);
   bool operator==(const OperationId&) const = default;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "kv/testing/memory_engine.h"
 #include "store/layout.h"
 
@@ -50,6 +52,16 @@ TEST_F(ReceiptsTest, IdsAreUnique) {
   OperationId a = OperationId::New(clock_), b = OperationId::New(clock_);
   EXPECT_EQ(a.nonce.size(), 16u);
   EXPECT_NE(a, b);
+}
+
+// Nonces, and so receipt keys within a bucket, grow in the order ids are allocated (the
+// embedded engine's memtable inserts such keys next to the previous one), across threads too.
+TEST_F(ReceiptsTest, NoncesGrowInAllocationOrder) {
+  std::vector<std::string> nonces;
+  for (int i = 0; i < 100; ++i) nonces.push_back(OperationId::New(clock_).nonce);
+  std::thread([&] { nonces.push_back(OperationId::New(clock_).nonce); }).join();
+  nonces.push_back(OperationId::New(clock_).nonce);
+  for (size_t i = 1; i < nonces.size(); ++i) EXPECT_LT(nonces[i - 1], nonces[i]) << i;
 }
 
 TEST_F(ReceiptsTest, SmallPutAndDeleteAreInlineV2) {

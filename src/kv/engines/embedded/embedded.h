@@ -44,6 +44,11 @@ struct EmbeddedOptions {
   // conflict ranges; older read versions read RocksDB. Writes of every kind keep the copy
   // exact; after a failed RocksDB write the key is read from RocksDB from then on.
   std::vector<std::string> memory_keys = {};
+  // Key prefixes under which commits write keys in nearly increasing order (the operation
+  // receipts). The memtable inserts such a key starting from where the previous key under the
+  // same prefix went (RocksDB's insert hint) instead of searching its skiplist from the top.
+  // Keys under other prefixes are inserted as usual. Affects speed only, never results.
+  std::vector<std::string> increasing_key_prefixes = {};
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on
