@@ -23,7 +23,7 @@ struct ServeFlags {
   std::string admin_listen;
   bool allow_anonymous = false;
   std::string region = "us-east-1";
-  size_t io_threads = 0;  // 0: one per core
+  size_t io_threads = 0;  // 0: one per core but one, at least one
   size_t workers = 0;     // 0: 16 per core, at least 32
   size_t queue_bound = 1024;
   bool inline_reads = true;
