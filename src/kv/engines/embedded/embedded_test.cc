@@ -12,6 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "base/metrics.h"
+
 namespace fdyno::kv {
 namespace {
 
@@ -209,6 +211,68 @@ TEST(EmbeddedTest, SetReadVersionSharesASnapshot) {
   auto f = c->Get("k");
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().kv_code, kFutureVersion);
+}
+
+// One read-write commit of key `key` that also reads it (so it goes through the resolver).
+void ReadWrite(Database& db, const std::string& key) {
+  auto t = db.CreateTransaction();
+  ASSERT_TRUE(t->Get(key).ok());
+  t->Set(key, "v");
+  ASSERT_TRUE(t->Commit().ok());
+}
+
+int64_t ResolverWrites() { return Metrics::Global().GetGauge("fdyno_kv_resolver_writes").value(); }
+
+// The resolver forgets writes below the oldest read view a transaction still holds, not only
+// those older than 5 s: with no old transaction alive it holds the last few commits' writes.
+TEST(EmbeddedTest, ResolverForgetsWritesNoLiveTransactionCanConflictWith) {
+  TempDir dir;
+  auto db = OpenEmbedded({.path = dir.path(), .durability = Durability::kNone});
+  ASSERT_TRUE(db.ok());
+  const int64_t before = ResolverWrites();
+  for (int i = 0; i < 2000; ++i) ReadWrite(**db, "k" + std::to_string(i));
+  EXPECT_LT(ResolverWrites() - before, 100);
+}
+
+// A transaction that holds an old read view still sees every conflict after thousands of
+// later commits (they are not too old for it, and they are not forgotten).
+TEST(EmbeddedTest, ALiveReadViewKeepsTheWritesItCanConflictWith) {
+  TempDir dir;
+  auto db = OpenEmbedded({.path = dir.path(), .durability = Durability::kNone});
+  ASSERT_TRUE(db.ok());
+  const int64_t before = ResolverWrites();
+  auto old = (*db)->CreateTransaction();
+  ASSERT_TRUE(old->Get("target").ok());
+  ReadWrite(**db, "target");
+  for (int i = 0; i < 2000; ++i) ReadWrite(**db, "k" + std::to_string(i));
+  EXPECT_GE(ResolverWrites() - before, 2001);
+  old->Set("other", "v");
+  Status s = old->Commit();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kv_code, kNotCommitted);
+  old.reset();
+  // Later commits forget the backlog, a bounded number of writes each.
+  for (int i = 0; i < 200; ++i) ReadWrite(**db, "k" + std::to_string(i));
+  EXPECT_LT(ResolverWrites() - before, 100);
+}
+
+// A read version whose view nobody holds any more cannot be read at: its writes may be gone.
+TEST(EmbeddedTest, AReadVersionWithoutALiveViewIsTooOld) {
+  TempDir dir;
+  auto db = OpenEmbedded({.path = dir.path(), .durability = Durability::kNone});
+  ASSERT_TRUE(db.ok());
+  ReadWrite(**db, "k");
+  int64_t rv = 0;
+  {
+    auto t = (*db)->CreateTransaction();
+    rv = *t->GetReadVersion();
+  }
+  ReadWrite(**db, "k");
+  auto late = (*db)->CreateTransaction();
+  late->SetReadVersion(rv);
+  auto v = late->Get("k");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().kv_code, kTransactionTooOld);
 }
 
 // A memory key reads like any other key: every kind of write, read-your-writes, older read

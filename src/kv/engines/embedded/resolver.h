@@ -1,5 +1,6 @@
 // The embedded engine's conflict resolver: remembers, for every key, the newest commit version
-// that wrote it (through a write conflict range), for the last few seconds of commits, and
+// that wrote it (through a write conflict range), for as long as a live transaction may conflict
+// with it (the commit pipeline sets the horizon: at most 5 s), and
 // answers whether a transaction's read conflict ranges intersect a write newer than its read
 // version.
 //
