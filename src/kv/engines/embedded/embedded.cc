@@ -210,6 +210,13 @@ rocksdb::Options DataOptions() {
   // GetItem throughput unchanged within noise (bench/README.md).
   options.write_buffer_size = 8 << 20;
   options.level0_file_num_compaction_trigger = 2;
+  // A bloom filter over each memtable's keys (160 KB for an 8 MB memtable, ~20 bits a key):
+  // a point read of a key the memtable lacks skips its skiplist walk, mostly cache misses.
+  // Every single-item write reads its item first, and under writes spread over many items
+  // many of those reads miss the active memtable. Same-run A/B, PutItem: network-thread CPU
+  // per request 28.1 -> 23.0 us and 32.3 -> 26.9 us; GetItem and Query unchanged within noise.
+  options.memtable_whole_key_filtering = true;
+  options.memtable_prefix_bloom_size_ratio = 0.02;
   // Every commit also writes the last version into the metadata column family. Its memtable
   // holds a few bytes but keeps every log file since its last flush alive, and RocksDB's
   // default bound (4x the write buffers, 288 MB) let the logs, and the replay at the next
