@@ -5,15 +5,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "http/ascii.h"
+
 namespace fdyno::http {
 namespace {
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 Error TooLarge(size_t max_bytes) {
   return Error::Make(ErrorType::kRequestEntityTooLarge,
@@ -75,9 +70,9 @@ std::optional<ContentEncoding> ParseContentEncoding(std::string_view header) {
     header.remove_prefix(1);
   while (!header.empty() && (header.back() == ' ' || header.back() == '\t'))
     header.remove_suffix(1);
-  if (header.empty() || IEquals(header, "identity")) return ContentEncoding::kIdentity;
-  if (IEquals(header, "gzip") || IEquals(header, "x-gzip")) return ContentEncoding::kGzip;
-  if (IEquals(header, "deflate")) return ContentEncoding::kDeflate;
+  if (header.empty() || AsciiIEquals(header, "identity")) return ContentEncoding::kIdentity;
+  if (AsciiIEquals(header, "gzip") || AsciiIEquals(header, "x-gzip")) return ContentEncoding::kGzip;
+  if (AsciiIEquals(header, "deflate")) return ContentEncoding::kDeflate;
   return std::nullopt;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "http/ascii.h"
 #include "http/compression.h"
 #include "http/metrics_render.h"
 #include "http/wire.h"
@@ -106,9 +107,7 @@ std::string LowerMediaType(std::string_view content_type) {
   std::string_view type = content_type.substr(0, semi);
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
   while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-  std::string out(type);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return AsciiLowered(type);
 }
 
 int JsonDepth(const rapidjson::Value& root) {

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "http/ascii.h"
+
 namespace fdyno::http {
 namespace {
 
@@ -32,22 +34,6 @@ Error Incomplete(std::string message) {
 }
 Error Invalid(std::string message) {
   return Error::Make(ErrorType::kInvalidSignature, std::move(message));
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  }
-  return true;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -73,7 +59,7 @@ void AppendCanonicalValue(std::string& out, std::string_view value) {
 
 const std::string_view* FindHeader(const SignedRequest& r, std::string_view name) {
   for (const auto& [k, v] : r.headers) {
-    if (IEquals(k, name)) return &v;
+    if (AsciiIEquals(k, name)) return &v;
   }
   return nullptr;
 }
@@ -115,7 +101,7 @@ std::vector<std::string> SplitSignedHeaders(std::string_view s) {
   while (!s.empty()) {
     size_t semi = s.find(';');
     std::string_view part = Trim(s.substr(0, semi));
-    if (!part.empty()) out.push_back(Lower(part));
+    if (!part.empty()) out.push_back(AsciiLowered(part));
     if (semi == std::string_view::npos) break;
     s.remove_prefix(semi + 1);
   }
@@ -438,7 +424,7 @@ std::string CanonicalRequest(const SignedRequest& request,
     out.push_back(':');
     bool first = true;
     for (const auto& [k, v] : request.headers) {
-      if (!IEquals(k, name)) continue;
+      if (!AsciiIEquals(k, name)) continue;
       if (!first) out.push_back(',');
       first = false;
       AppendCanonicalValue(out, v);
@@ -510,7 +496,7 @@ std::vector<std::pair<std::string, std::string>> SignHeaders(const SignedRequest
   SignedRequest r = request;
   r.headers.emplace_back("x-amz-date", amz_date);
   std::vector<std::string> names;
-  for (const auto& [k, v] : r.headers) names.push_back(Lower(k));
+  for (const auto& [k, v] : r.headers) names.push_back(AsciiLowered(k));
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::string date = amz_date.substr(0, 8);
@@ -636,7 +622,7 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   if (const std::string_view* h = FindHeader(request, "x-amz-content-sha256")) {
     std::string_view claimed = Trim(*h);
     if (!(p.presigned && claimed == kUnsignedPayload) &&
-        !IEquals(claimed, Sha256Hex(request.body))) {
+        !AsciiIEquals(claimed, Sha256Hex(request.body))) {
       return Invalid(std::string(kSignatureMismatch));
     }
     payload_hash = std::string(claimed);
