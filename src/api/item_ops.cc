@@ -23,6 +23,7 @@
 #include "model/stored_json.h"
 #include "store/indexes.h"
 #include "store/item_collections.h"
+#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -273,34 +274,46 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
       return replayed;
     }
   }
-  const Item key = op == ItemOp::kPutItem ? KeyOf(schema, r.item) : r.item;
-  const std::string storage_key = StorageKey(*table, key);
-  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                         store::ReadItem(tx, storage_key));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<Item> old, DecodeIfStored(stored));
+  // For PutItem r.item is the whole item, for the others the key: either holds the key.
+  const std::string storage_key = StorageKey(*table, r.item);
+  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, storage_key));
   WriteOutcome out;
   out.item_collection_key = CollectionKey(*table, r.item);
-  out.old_size = old ? model::ItemSize(*old) : 0;
+  // The old item's attributes, decoded only when something needs more of it than whether it
+  // exists and its size (capacity and the receipt): an unconditional PutItem or DeleteItem that
+  // returns no old values, on a table without secondary indexes, measures the stored bytes.
+  const bool needs_old = op == ItemOp::kUpdateItem || plan.condition ||
+                         r.return_values != ReturnValues::kNone || !table->local_indexes.empty() ||
+                         !table->global_indexes.empty();
+  std::optional<Item> old;
+  if (stored && needs_old) {
+    FDYNO_ASSIGN_OR_RETURN(old, DecodeIfStored(stored));
+    out.old_size = model::ItemSize(*old);
+  } else if (stored) {
+    FDYNO_ASSIGN_OR_RETURN(out.old_size, model::StoredItemSize(stored->image));
+  }
   static const Item kEmpty;
   if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
     Error e = Error::ConditionalCheckFailed();
     if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
     return e;
   }
-  std::optional<Item> next;
+  std::optional<Item> updated;  // UpdateItem's new image
+  const Item* next = nullptr;
   switch (op) {
     case ItemOp::kPutItem:
-      next = r.item;
+      next = &r.item;
       break;
     case ItemOp::kUpdateItem: {
-      Item base = old ? *old : key;
+      Item base = old ? *old : r.item;
       if (plan.update) {
-        FDYNO_ASSIGN_OR_RETURN(Item updated, expr::ApplyUpdate(*plan.update, base));
+        FDYNO_ASSIGN_OR_RETURN(updated, expr::ApplyUpdate(*plan.update, base));
         // An update that only removes (REMOVE, DELETE) does not create a missing item.
-        if (old || !expr::OnlyRemoves(*plan.update)) next = std::move(updated);
+        if (!old && expr::OnlyRemoves(*plan.update)) updated.reset();
       } else {
-        next = std::move(base);
+        updated = std::move(base);
       }
+      if (updated) next = &*updated;
       break;
     }
     case ItemOp::kDeleteItem:
@@ -315,7 +328,7 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
   // Item collection size (tables with local secondary indexes), in this transaction.
   if (out.item_collection_key) {
     store::ItemCollectionChanges collections;
-    if (old || next) collections.Record(*table, old ? &*old : nullptr, next ? &*next : nullptr);
+    if (old || next) collections.Record(*table, old ? &*old : nullptr, next);
     FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
                            collections.Apply(tx, s.item_collection_limit));
     if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
@@ -329,8 +342,15 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
   } else {
     store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
   }
-  // Secondary index entries change in the same transaction as the item (store/indexes.h).
-  store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next ? &*next : nullptr);
+  if (needs_old) {
+    // Secondary index entries change in the same transaction as the item (store/indexes.h).
+    store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next);
+  } else {
+    // No indexes: only the table's item count moves (what UpdateIndexes would do).
+    store::AddItemCount(
+        tx, table->id, store::kTableCountId,
+        static_cast<int64_t>(next != nullptr) - static_cast<int64_t>(stored.has_value()));
+  }
   switch (r.return_values) {
     case ReturnValues::kNone:
       break;

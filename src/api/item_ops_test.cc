@@ -20,6 +20,7 @@
 #include "model/item_codec.h"
 #include "model/key_codec.h"
 #include "store/item_collections.h"
+#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 
@@ -77,6 +78,45 @@ TEST_F(ItemOpsTest, PutGetUpdateDeleteRoundTrip) {
   get = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}}})");
   ASSERT_TRUE(get.ok());
   EXPECT_EQ(*get, "{}");
+}
+
+// An unconditional PutItem or DeleteItem that returns no old values does not decode the old
+// item; it still counts it (ItemCount) and charges for its size, measured from stored bytes.
+TEST_F(ItemOpsTest, WritesThatNeedNoOldValuesStillCountAndChargeTheOldItem) {
+  auto count = [&]() -> int64_t {
+    auto counts =
+        kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "tbl"));
+          return store::ReadItemCounts(tx, *table);
+        });
+    EXPECT_TRUE(counts.ok());
+    return counts.ok() ? counts->table : -1;
+  };
+  auto write = [&](const std::string& op, const std::string& item) {
+    auto r = Call(op, R"({"TableName":"tbl",)" + item + R"(,"ReturnConsumedCapacity":"TOTAL"})");
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? *r : "";
+  };
+  const std::string big = std::string(2500, 'x');  // an item of 3 write units
+  EXPECT_EQ(write("PutItem", R"("Item":{"pk":{"S":"a"},"v":{"S":")" + big + R"("}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":3.0}})");
+  EXPECT_EQ(count(), 1);
+  // Overwritten by a small item: charged for the larger, old one; still one item.
+  EXPECT_EQ(write("PutItem", R"("Item":{"pk":{"S":"a"},"v":{"S":"y"}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":3.0}})");
+  EXPECT_EQ(count(), 1);
+  EXPECT_EQ(write("PutItem", R"("Item":{"pk":{"S":"b"},"v":{"S":")" + big + R"("}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":3.0}})");
+  EXPECT_EQ(count(), 2);
+  EXPECT_EQ(write("DeleteItem", R"("Key":{"pk":{"S":"b"}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":3.0}})");
+  EXPECT_EQ(count(), 1);
+  EXPECT_EQ(write("DeleteItem", R"("Key":{"pk":{"S":"b"}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":1.0}})");
+  EXPECT_EQ(count(), 1);
+  EXPECT_EQ(write("DeleteItem", R"("Key":{"pk":{"S":"a"}})"),
+            R"({"ConsumedCapacity":{"TableName":"tbl","CapacityUnits":1.0}})");
+  EXPECT_EQ(count(), 0);
 }
 
 TEST_F(ItemOpsTest, ConditionFailureCarriesOldItemWhenAsked) {
@@ -173,8 +213,9 @@ TEST_F(ItemOpsTest, AsyncWritesAnswerLikeTheSynchronousForm) {
                      R"("ExpressionAttributeValues":{":one":{"N":"1"}},"ReturnValues":"ALL_NEW"})"},
       {"PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"}},"ConditionExpression":)"
                   R"x("attribute_not_exists(pk)"})x"},
-      {"UpdateItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET pk = :x",)"
-                     R"("ExpressionAttributeValues":{":x":{"S":"b"}}})"},
+      {"UpdateItem",
+       R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET pk = :x",)"
+       R"("ExpressionAttributeValues":{":x":{"S":"b"}}})"},
       {"PutItem", R"({"TableName":"missing","Item":{"pk":{"S":"a"}}})"},
       {"PutItem", R"({"TableName":"tbl","Item":{"v":{"S":"no key"}}})"},
       {"DeleteItem", R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"ReturnValues":"ALL_OLD"})"},

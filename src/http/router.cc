@@ -312,7 +312,8 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
 
 Router::AsyncForm Router::AsyncFormOf(const HttpRequest& request) const {
   Target target = ParseTarget(Header(request, "x-amz-target"));
-  if (target.service != api::Service::kDynamoDB || registry_.FindAsync(target.operation) == nullptr) {
+  if (target.service != api::Service::kDynamoDB ||
+      registry_.FindAsync(target.operation) == nullptr) {
     return AsyncForm::kNone;
   }
   const bool write = target.operation == "PutItem" || target.operation == "UpdateItem" ||
@@ -417,12 +418,12 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
     async = registry_.FindAsync(target.operation);
   }
   if (async != nullptr) {
-    (*async)(ctx, document,
-             [this, later = *later, label = std::string(label),
-              content_type = std::string(content_type),
-              request_id = std::move(request_id)](Result<std::string> result) mutable {
-               later(label, Render(label, std::move(result), content_type, std::move(request_id)));
-             });
+    (*async)(
+        ctx, document,
+        [this, later = *later, label = std::string(label), content_type = std::string(content_type),
+         request_id = std::move(request_id)](Result<std::string> result) mutable {
+          later(label, Render(label, std::move(result), content_type, std::move(request_id)));
+        });
     return std::nullopt;
   }
   return Render(label, (*handler)(ctx, document), content_type, std::move(request_id));

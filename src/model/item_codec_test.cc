@@ -31,12 +31,16 @@ void ExpectTranscoderAgrees(std::string_view stored) {
   auto written = WriteStoredItemJson(stored, buffer);
   ASSERT_EQ(decoded.ok(), written.ok())
       << (decoded.ok() ? written.error().message : decoded.error().message);
+  auto size = StoredItemSize(stored);
+  ASSERT_EQ(decoded.ok(), size.ok());
   if (decoded.ok()) {
     EXPECT_EQ(std::string_view(buffer.GetString(), buffer.GetSize()), ItemToJson(*decoded));
     EXPECT_EQ(*written, ItemSize(*decoded));
+    EXPECT_EQ(*size, ItemSize(*decoded));
   } else {
     EXPECT_EQ(written.error().type, ErrorType::kInternalServerError);
     EXPECT_EQ(written.error().message, decoded.error().message);
+    EXPECT_EQ(size.error().message, decoded.error().message);
   }
 }
 

@@ -47,9 +47,31 @@ bool AnyEscape8(uint64_t x) {
   return (below_space | ((q - kOnes) & ~q & kHigh) | ((b - kOnes) & ~b & kHigh)) != 0;
 }
 
+// Where the transcoder writes: the JSON into a RapidJSON buffer, or nowhere (only the size).
+class JsonOut {
+ public:
+  static constexpr bool kWrites = true;
+  explicit JsonOut(rapidjson::StringBuffer& b) : b_(b) {}
+  void Put(char c) { b_.Put(c); }
+  void Append(std::string_view s) {
+    if (!s.empty()) std::memcpy(b_.Push(s.size()), s.data(), s.size());
+  }
+
+ private:
+  rapidjson::StringBuffer& b_;
+};
+
+class NoOut {
+ public:
+  static constexpr bool kWrites = false;
+  void Put(char) {}
+  void Append(std::string_view) {}
+};
+
+template <class Out>
 class Transcoder {
  public:
-  Transcoder(std::string_view in, rapidjson::StringBuffer& out) : r_(in), out_(out) {}
+  Transcoder(std::string_view in, Out out) : r_(in), out_(out) {}
 
   Result<uint64_t> WholeItem() {
     FDYNO_RETURN_IF_ERROR(r_.CheckVersion());
@@ -60,11 +82,10 @@ class Transcoder {
   }
 
  private:
-  void Raw(std::string_view s) {
-    if (!s.empty()) std::memcpy(out_.Push(s.size()), s.data(), s.size());
-  }
+  void Raw(std::string_view s) { out_.Append(s); }
 
   void Str(std::string_view s) {
+    if constexpr (!Out::kWrites) return;
     out_.Put('"');
     size_t done = 0, i = 0;
     while (i < s.size()) {
@@ -96,6 +117,7 @@ class Transcoder {
   }
 
   void Base64(std::string_view bytes) {
+    if constexpr (!Out::kWrites) return;
     scratch_.clear();
     Base64EncodeTo(bytes, &scratch_);
     out_.Put('"');
@@ -196,11 +218,13 @@ class Transcoder {
   Result<uint64_t> NumberValue() {
     NumberParts n;
     FDYNO_RETURN_IF_ERROR(r_.ReadNumberParts(&n));
-    scratch_.clear();
-    Number::AppendText(n.negative, n.digits_view(), n.exponent, &scratch_);
-    out_.Put('"');
-    Raw(scratch_);  // digits, '-', '.': no escapes
-    out_.Put('"');
+    if constexpr (Out::kWrites) {
+      scratch_.clear();
+      Number::AppendText(n.negative, n.digits_view(), n.exponent, &scratch_);
+      out_.Put('"');
+      Raw(scratch_);  // digits, '-', '.': no escapes
+      out_.Put('"');
+    }
     return NumberSize(n.negative, n.count, n.exponent);
   }
 
@@ -240,7 +264,7 @@ class Transcoder {
   }
 
   StoredReader r_;
-  rapidjson::StringBuffer& out_;
+  Out out_;
   std::string scratch_;                    // a number's text, a binary's base64
   std::vector<std::string_view> members_;  // the current set's members (sets do not nest)
 };
@@ -248,7 +272,11 @@ class Transcoder {
 }  // namespace
 
 Result<uint64_t> WriteStoredItemJson(std::string_view stored, rapidjson::StringBuffer& out) {
-  return Transcoder(stored, out).WholeItem();
+  return Transcoder<JsonOut>(stored, JsonOut(out)).WholeItem();
+}
+
+Result<uint64_t> StoredItemSize(std::string_view stored) {
+  return Transcoder<NoOut>(stored, NoOut()).WholeItem();
 }
 
 }  // namespace fdyno::model

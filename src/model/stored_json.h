@@ -25,4 +25,8 @@ namespace fdyno::model {
 // Appends the item to `out` as a JSON object and returns its DynamoDB size (model::ItemSize).
 Result<uint64_t> WriteStoredItemJson(std::string_view stored, rapidjson::StringBuffer& out);
 
+// The stored item's DynamoDB size (model::ItemSize), walking its bytes without building an
+// Item or writing anything; rejects exactly what WriteStoredItemJson rejects.
+Result<uint64_t> StoredItemSize(std::string_view stored);
+
 }  // namespace fdyno::model

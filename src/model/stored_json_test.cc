@@ -33,10 +33,14 @@ TEST(StoredJsonTest, RandomItemsMatchTheDecoder) {
   RandomValues gen(seed);
   for (int i = 0; i < 5000; ++i) {
     Item item = gen.RandomItem();
-    auto written = Transcode(EncodeStoredItem(item));
+    const std::string stored = EncodeStoredItem(item);
+    auto written = Transcode(stored);
     ASSERT_TRUE(written.ok()) << written.error().message;
     ASSERT_EQ(written->first, ItemToJson(item));
     ASSERT_EQ(written->second, ItemSize(item));
+    auto size = StoredItemSize(stored);
+    ASSERT_TRUE(size.ok()) << size.error().message;
+    ASSERT_EQ(*size, ItemSize(item));
   }
 }
 
@@ -67,6 +71,7 @@ TEST(StoredJsonTest, NumbersAndSizes) {
     ASSERT_TRUE(written.ok()) << n;
     EXPECT_EQ(written->first, ItemToJson(item)) << n;
     EXPECT_EQ(written->second, ItemSize(item)) << n;
+    EXPECT_EQ(StoredItemSize(EncodeStoredItem(item)).value(), ItemSize(item)) << n;
   }
 }
 
