@@ -12,6 +12,7 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
+#include "http/inbox.h"
 #include "http/wire.h"
 
 namespace fdyno::http {
@@ -214,7 +215,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
             });
             router.in_flight().Add(-1);  // after the hand-over: shutdown waits for it (server.cc)
           },
-          [executor](std::function<void()> task) { net::post(executor, std::move(task)); });
+          [inbox = InboxOfThisThread()](std::function<void()> task) {
+            inbox->Post(std::move(task));
+          });
       return;
     }
     // The work guard keeps the io_context running while the operation is on a worker.
@@ -232,6 +235,16 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       router.in_flight().Add(-1);
       Write(router.Throttled(request_));
     }
+  }
+
+  // The inbox of the io_context this connection runs on (sessions run on an io_context, or a
+  // strand of one).
+  Inbox* InboxOfThisThread() {
+    if (inbox_ == nullptr) {
+      inbox_ = &Inbox::Of(static_cast<net::io_context&>(
+          net::query(stream_.get_executor(), net::execution::context)));
+    }
+    return inbox_;
   }
 
   // Answers a request that cannot be read to its end, then closes after draining what the
@@ -303,6 +316,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
 
   ConnectionEnv env_;
   Stream stream_;
+  Inbox* inbox_ = nullptr;  // InboxOfThisThread()
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   HttpRequest request_;
