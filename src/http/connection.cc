@@ -22,6 +22,7 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
+using PlainStream = beast::basic_stream<tcp, net::io_context::executor_type>;
 
 // Bytes a rejected client may still send before the socket is closed (lingering close keeps
 // the client from seeing a reset before it reads the error).
@@ -64,7 +65,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     kClosed,
   };
 
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  static constexpr bool kTls = !std::is_same_v<Stream, PlainStream>;
 
   auto& Lowest() { return beast::get_lowest_layer(stream_); }
 
@@ -367,16 +368,16 @@ size_t SessionTracker::size() const {
   return sessions_.size();
 }
 
-void StartPlainSession(tcp::socket socket, const ConnectionEnv& env) {
+void StartPlainSession(Socket socket, const ConnectionEnv& env) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
-  std::make_shared<HttpSession<beast::tcp_stream>>(env, std::move(socket))->Start();
+  std::make_shared<HttpSession<PlainStream>>(env, std::move(socket))->Start();
 }
 
-void StartTlsSession(tcp::socket socket, net::ssl::context& tls, const ConnectionEnv& env) {
+void StartTlsSession(Socket socket, net::ssl::context& tls, const ConnectionEnv& env) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
-  std::make_shared<HttpSession<beast::ssl_stream<beast::tcp_stream>>>(env, std::move(socket), tls)
+  std::make_shared<HttpSession<beast::ssl_stream<PlainStream>>>(env, std::move(socket), tls)
       ->Start();
 }
 

@@ -64,21 +64,19 @@ class Listener {
  private:
   void Accept() {
     net::io_context& target = *iocs_[next_++ % iocs_.size()];
-    acceptor_.async_accept(target,
-                           [this](boost::system::error_code ec, tcp::socket socket) {
-                             if (ec == net::error::operation_aborted || !acceptor_.is_open())
-                               return;
-                             if (!ec) {
-                               if (tls_) {
-                                 StartTlsSession(std::move(socket), *tls_, env_);
-                               } else {
-                                 StartPlainSession(std::move(socket), env_);
-                               }
-                             } else {
-                               spdlog::warn("accept: {}", ec.message());
-                             }
-                             Accept();
-                           });
+    acceptor_.async_accept(target, [this](boost::system::error_code ec, Socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) {
+        if (tls_) {
+          StartTlsSession(std::move(socket), *tls_, env_);
+        } else {
+          StartPlainSession(std::move(socket), env_);
+        }
+      } else {
+        spdlog::warn("accept: {}", ec.message());
+      }
+      Accept();
+    });
   }
 
   const std::vector<std::unique_ptr<net::io_context>>& iocs_;
