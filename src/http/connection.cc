@@ -238,8 +238,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     }
   }
 
-  // The inbox of the io_context this connection runs on (sessions run on an io_context, or a
-  // strand of one).
+  // The inbox of the io_context this connection's socket is bound to (Socket's executor).
   Inbox* InboxOfThisThread() {
     if (inbox_ == nullptr) {
       inbox_ = &Inbox::Of(static_cast<net::io_context&>(
