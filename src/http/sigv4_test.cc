@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace fdyno::http {
 namespace {
 
@@ -133,6 +135,26 @@ TEST(SigV4Test, SigningKeyMatchesAwsDocumentation) {
   EXPECT_EQ(HexEncode(SigningKey("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20120215",
                                  "us-east-1", "iam")),
             "f4780e2d9f65fa895f9c67b32ce1baf0b0d8a43505a000a1a9e090d414db404d");
+}
+
+TEST(SigV4Test, DigestsMatchKnownAnswersOnEveryCallAndThread) {
+  // FIPS 180-2 and RFC 4231 (test case 2) vectors. The contexts are reused per thread, so each
+  // is checked again after other inputs and on a second thread.
+  auto check = [] {
+    for (int round = 0; round < 3; ++round) {
+      EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+      EXPECT_EQ(Sha256Hex("abc"),
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+      EXPECT_EQ(HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")),
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+      EXPECT_EQ(HexEncode(HmacSha256(std::string(131, '\xaa'),
+                                     "Test Using Larger Than Block-Size Key - Hash Key First")),
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    }
+  };
+  check();
+  std::thread other(check);
+  other.join();
 }
 
 // A request signed by SignHeaders for DynamoDB, for the error-path tests.
