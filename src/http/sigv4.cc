@@ -6,6 +6,7 @@
 #include <openssl/params.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <ctime>
@@ -138,28 +139,51 @@ Status CheckTime(int64_t request_s, const VerifyOptions& options) {
   return Status::Ok();
 }
 
-// The fields both forms provide, once parsed.
+// Whether a SignedHeaders value names `name` (lower case), without splitting it into strings.
+bool SignsHeader(std::string_view signed_headers, std::string_view name) {
+  while (!signed_headers.empty()) {
+    size_t semi = signed_headers.find(';');
+    if (AsciiIEquals(Trim(signed_headers.substr(0, semi)), name)) return true;
+    if (semi == std::string_view::npos) break;
+    signed_headers.remove_prefix(semi + 1);
+  }
+  return false;
+}
+
+// The fields both forms provide, once parsed. Views point into the request's Authorization
+// header or into the decoded query parameters, which outlive it.
 struct Parsed {
-  std::string algorithm;
-  std::string credential;
-  std::vector<std::string> signed_headers;
-  std::string signature;
-  std::string amz_date;  // as sent (for the string to sign)
+  std::string_view algorithm;
+  std::string_view credential;
+  std::string_view signed_headers;  // the raw SignedHeaders value
+  std::string_view signature;
+  std::string_view amz_date_sent;  // X-Amz-Date as sent, if sent
+  std::string amz_date_made;       // else made from the Date header
   int64_t date_s = 0;
   bool presigned = false;
+
+  // The date for the string to sign.
+  std::string_view amz_date() const {
+    return amz_date_made.empty() ? amz_date_sent : std::string_view(amz_date_made);
+  }
 };
 
-Result<std::vector<std::string>> SplitCredential(std::string_view credential) {
+// key id, date, region, service, terminator
+using CredentialScope = std::array<std::string_view, 5>;
+
+Result<CredentialScope> SplitCredential(std::string_view credential) {
   while (!credential.empty() && credential.back() == '/') credential.remove_suffix(1);
-  std::vector<std::string> parts;
+  CredentialScope parts;
+  size_t n = 0;
   std::string_view rest = credential;
   while (true) {
     size_t slash = rest.find('/');
-    parts.emplace_back(rest.substr(0, slash));
+    if (n < parts.size()) parts[n] = rest.substr(0, slash);
+    ++n;
     if (slash == std::string_view::npos) break;
     rest.remove_prefix(slash + 1);
   }
-  if (parts.size() != 5) {
+  if (n != parts.size()) {
     return Incomplete(
         "Credential must have exactly 5 slash-delimited elements, e.g. "
         "keyid/date/region/service/term, got '" +
@@ -181,7 +205,7 @@ Result<Parsed> ParseHeaderForm(const SignedRequest& request, std::string_view au
   Parsed p;
   std::string_view trimmed = Trim(auth);
   size_t space = trimmed.find(' ');
-  p.algorithm = std::string(trimmed.substr(0, space));
+  p.algorithm = trimmed.substr(0, space);
   std::string_view rest =
       space == std::string_view::npos ? std::string_view() : trimmed.substr(space + 1);
   bool have_credential = false, have_signature = false, have_signed_headers = false;
@@ -199,13 +223,13 @@ Result<Parsed> ParseHeaderForm(const SignedRequest& request, std::string_view au
     std::string_view key = Trim(part.substr(0, eq));
     std::string_view value = Trim(part.substr(eq + 1));
     if (key == "Credential") {
-      p.credential = std::string(value);
+      p.credential = value;
       have_credential = !value.empty();
     } else if (key == "Signature") {
-      p.signature = std::string(value);
+      p.signature = value;
       have_signature = !value.empty();
     } else if (key == "SignedHeaders") {
-      p.signed_headers = SplitSignedHeaders(value);
+      p.signed_headers = value;
       have_signed_headers = !value.empty();
     }
   }
@@ -221,7 +245,11 @@ Result<Parsed> ParseHeaderForm(const SignedRequest& request, std::string_view au
   }
   if (!message.empty()) return Incomplete(message + "Authorization=" + std::string(auth));
   FDYNO_ASSIGN_OR_RETURN(p.date_s, ParseRequestDate(*date, amz_date == nullptr));
-  p.amz_date = amz_date ? std::string(*amz_date) : AmzDate(p.date_s * 1000);
+  if (amz_date != nullptr) {
+    p.amz_date_sent = *amz_date;
+  } else {
+    p.amz_date_made = AmzDate(p.date_s * 1000);
+  }
   return p;
 }
 
@@ -246,8 +274,8 @@ Result<Parsed> ParseQueryForm(const std::vector<std::pair<std::string, std::stri
   p.algorithm = *algorithm;
   p.credential = *credential;
   p.signature = *signature;
-  p.signed_headers = SplitSignedHeaders(*signed_headers);
-  p.amz_date = *date;
+  p.signed_headers = *signed_headers;
+  p.amz_date_sent = *date;
   FDYNO_ASSIGN_OR_RETURN(p.date_s, ParseRequestDate(*date, false));
   return p;
 }
@@ -597,18 +625,17 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   }
   const bool open = store.empty();
 
-  if (std::find(p.signed_headers.begin(), p.signed_headers.end(), "host") ==
-      p.signed_headers.end()) {
+  if (!SignsHeader(p.signed_headers, "host")) {
     return Invalid("'Host' must be a 'SignedHeader' in the AWS Authorization.");
   }
   if (p.algorithm != kAlgorithm) {
-    return Incomplete("Unsupported AWS 'algorithm': '" + p.algorithm +
+    return Incomplete("Unsupported AWS 'algorithm': '" + std::string(p.algorithm) +
                       "' (only AWS4-HMAC-SHA256 for now). ");
   }
-  FDYNO_ASSIGN_OR_RETURN(std::vector<std::string> scope, SplitCredential(p.credential));
+  FDYNO_ASSIGN_OR_RETURN(CredentialScope scope, SplitCredential(p.credential));
   if (open) {
     // DynamoDB Local's behaviour: a well-formed signature from anyone is accepted.
-    return Identity{scope[0], std::string(kDefaultAccount)};
+    return Identity{std::string(scope[0]), std::string(kDefaultAccount)};
   }
 
   if (p.presigned) {
@@ -626,7 +653,7 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
     // A presigned request is valid from its date until date + X-Amz-Expires.
     int64_t now_s = options.now_ms / 1000;
     if (expires != nullptr && now_s > p.date_s + expires_s) {
-      return Invalid("Signature expired: " + p.amz_date + " is now earlier than " +
+      return Invalid("Signature expired: " + std::string(p.amz_date()) + " is now earlier than " +
                      AmzDate((now_s - expires_s) * 1000) + " (" + AmzDate(options.now_ms) + " - " +
                      std::to_string(expires_s) + " sec.)");
     }
@@ -639,21 +666,23 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
 
   std::string scope_errors;
   if (scope[2] != options.region) {
-    scope_errors += "Credential should be scoped to a valid region, not '" + scope[2] + "'. ";
+    scope_errors +=
+        "Credential should be scoped to a valid region, not '" + std::string(scope[2]) + "'. ";
   }
   if (scope[3] != options.service) {
     scope_errors += "Credential should be scoped to correct service: '" + options.service + "'. ";
   }
   if (scope[4] != kTerminator) {
     scope_errors += "Credential should be scoped with a valid terminator: 'aws4_request', not '" +
-                    scope[4] + "'. ";
+                    std::string(scope[4]) + "'. ";
   }
-  std::string http_date = p.amz_date.substr(0, 8);
+  std::string http_date(p.amz_date().substr(0, 8));
   if (scope[1] != http_date) {
     scope_errors +=
         "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from "
         "HTTP: '" +
-        scope[1] + "' != '" + http_date + "', from '" + p.amz_date + "'.";
+        std::string(scope[1]) + "' != '" + http_date + "', from '" + std::string(p.amz_date()) +
+        "'.";
   }
   if (!scope_errors.empty()) {
     while (!scope_errors.empty() && scope_errors.back() == ' ') scope_errors.pop_back();
@@ -686,10 +715,12 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
     payload_hash = Sha256Hex(request.body);
   }
 
-  std::string canonical = CanonicalRequest(request, p.signed_headers, payload_hash,
+  std::string canonical = CanonicalRequest(request, SplitSignedHeaders(p.signed_headers),
+                                           payload_hash,
                                            p.presigned ? "X-Amz-Signature" : "");
-  std::string credential_scope = scope[1] + "/" + scope[2] + "/" + scope[3] + "/" + scope[4];
-  std::string string_to_sign = StringToSign(p.amz_date, credential_scope, canonical);
+  std::string credential_scope = std::string(scope[1]) + "/" + std::string(scope[2]) + "/" +
+                                 std::string(scope[3]) + "/" + std::string(scope[4]);
+  std::string string_to_sign = StringToSign(p.amz_date(), credential_scope, canonical);
   std::string expected = HexEncode(
       HmacSha256(CachedSigningKey(credential->secret_access_key, scope[1], scope[2], scope[3]),
                  string_to_sign));
