@@ -197,35 +197,65 @@ Status RunLoop(Database& db, const RunOptions& options, const AttemptBody& body)
   return runner.Finish(body);
 }
 
+namespace {
+
+// One asynchronous run: everything its continuations need, in one allocation that each of
+// them holds by a single shared_ptr (small enough for std::function to store inline).
+struct AsyncRun {
+  AsyncRun(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
+           std::function<void(Status)> done, Blocking blocking, Resume resume)
+      : runner(db, options),
+        body(std::move(body)),
+        done(std::move(done)),
+        blocking(std::move(blocking)),
+        resume(std::move(resume)) {}
+
+  Runner runner;
+  std::shared_ptr<AttemptBody> body;
+  std::function<void(Status)> done;
+  Blocking blocking;
+  Resume resume;
+  Status commit;  // the first attempt's commit result, once known
+};
+
+// The attempts after the first: like Run, on a thread that may wait.
+void RetryBlocking(std::shared_ptr<AsyncRun> run) {
+  // A copy, so that the task may free the run (and its members) while blocking runs it.
+  Blocking blocking = run->blocking;
+  blocking([run = std::move(run)] {
+    Status final;
+    if (run->runner.PrepareRetry(&final)) final = run->runner.Finish(*run->body);
+    run->done(std::move(final));
+  });
+}
+
+void AfterFirstCommit(std::shared_ptr<AsyncRun> run) {
+  Status final;
+  if (run->runner.AfterCommit(std::move(run->commit), &final) == Runner::Next::kDone) {
+    return run->done(std::move(final));
+  }
+  RetryBlocking(std::move(run));
+}
+
+}  // namespace
+
 void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<AttemptBody> body,
                   std::function<void(Status)> done, Blocking blocking, Resume resume) {
-  auto runner = std::make_shared<Runner>(db, options);
-  // The attempts after the first: like Run, on a thread that may wait.
-  auto finish = [runner, body, done, blocking]() {
-    blocking([runner, body, done] {
-      Status final;
-      if (runner->PrepareRetry(&final)) final = runner->Finish(*body);
-      done(std::move(final));
-    });
-  };
+  auto run = std::make_shared<AsyncRun>(db, options, std::move(body), std::move(done),
+                                        std::move(blocking), std::move(resume));
+  Runner& runner = run->runner;
   Status final;
-  if (!runner->Begin(&final)) return done(std::move(final));
-  Runner::Next next = runner->AfterBody((*body)(runner->transaction(), runner->attempt()), &final);
-  if (next == Runner::Next::kDone) return done(std::move(final));
-  if (next == Runner::Next::kRetry) return finish();
-  Transaction& tr = runner->transaction();
-  tr.CommitAsync([runner, done, finish, resume](Status commit) mutable {
-    // Moved, not copied, into the continuation: what the run holds is freed where it ends.
-    auto after_commit = [runner = std::move(runner), done = std::move(done),
-                         finish = std::move(finish), commit = std::move(commit)]() mutable {
-      Status final;
-      if (runner->AfterCommit(std::move(commit), &final) == Runner::Next::kDone) {
-        return done(std::move(final));
-      }
-      finish();
-    };
-    if (resume) return resume(std::move(after_commit));
-    after_commit();
+  if (!runner.Begin(&final)) return run->done(std::move(final));
+  Runner::Next next = runner.AfterBody((*run->body)(runner.transaction(), runner.attempt()), &final);
+  if (next == Runner::Next::kDone) return run->done(std::move(final));
+  if (next == Runner::Next::kRetry) return RetryBlocking(std::move(run));
+  runner.transaction().CommitAsync([run = std::move(run)](Status commit) mutable {
+    // The run is moved, not copied, into the continuation: what it holds is freed where the
+    // continuation ends, on the caller's thread when there is a resume.
+    run->commit = std::move(commit);
+    if (!run->resume) return AfterFirstCommit(std::move(run));
+    Resume resume = std::move(run->resume);  // the task may free the run while resume runs
+    resume([run = std::move(run)]() mutable { AfterFirstCommit(std::move(run)); });
   });
 }
 
