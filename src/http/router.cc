@@ -102,12 +102,14 @@ std::string_view Header(const HttpRequest& r, std::string_view name) {
   return {it->value().data(), it->value().size()};
 }
 
-std::string LowerMediaType(std::string_view content_type) {
+// The media type of a Content-Type value (parameters and surrounding spaces dropped), to be
+// compared without regard to case.
+std::string_view MediaType(std::string_view content_type) {
   size_t semi = content_type.find(';');
   std::string_view type = content_type.substr(0, semi);
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
   while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-  return AsciiLowered(type);
+  return type;
 }
 
 int JsonDepth(const rapidjson::Value& root) {
@@ -188,7 +190,10 @@ std::string_view Router::Label(const Target& target) const {
   if (!target.valid) return kUnknownLabel;
   if (IsKnownOperation(target.service, target.operation) ||
       registry_.Find(target.service, target.operation) != nullptr) {
-    return target.operation;
+    // The metrics map's own copy of the name, which outlives the request: an asynchronous
+    // answer uses the label after the request is gone.
+    auto it = per_operation_.find(target.operation);
+    if (it != per_operation_.end()) return it->first;
   }
   return kUnknownLabel;
 }
@@ -263,23 +268,28 @@ HttpResponse Router::HandleApi(const HttpRequest& request) const {
 
 void Router::HandleApiAsync(const HttpRequest& request, std::function<void(HttpResponse)> respond,
                             Resume resume) const {
+  // Moved from by HandleApiAsyncOrNot.
   HandleApiAsyncOrNot(request, &respond, std::move(resume), nullptr);
 }
 
 void Router::HandleApiAsyncOrNot(const HttpRequest& request,
-                                 const std::function<void(HttpResponse)>* respond, Resume resume,
+                                 std::function<void(HttpResponse)>* respond, Resume resume,
                                  std::optional<HttpResponse>* out) const {
   auto start = std::chrono::steady_clock::now();
   std::string request_id = NewRequestId();
-  std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
-  std::string_view content_type = media_type == "application/x-amz-json-1.1"
-                                      ? "application/x-amz-json-1.1"
-                                      : "application/x-amz-json-1.0";
+  // A static string: an asynchronous answer may use it after the request is gone.
+  std::string_view content_type =
+      AsciiIEquals(MediaType(Header(request, bhttp::field::content_type)),
+                   "application/x-amz-json-1.1")
+          ? "application/x-amz-json-1.1"
+          : "application/x-amz-json-1.0";
   // Counts the request and its latency, then answers: into *out (HandleApi), or through
   // respond, now or from an operation that answers after Run returned (HandleApiAsync).
-  Later answer = [this, start, out,
-                  respond = respond != nullptr ? *respond : std::function<void(HttpResponse)>()](
-                     std::string_view label, HttpResponse response) {
+  // Shared with such an operation's continuation, and kept here for the exception paths.
+  auto answer = std::make_shared<const Later>(
+      [this, start, out,
+       respond = respond != nullptr ? std::move(*respond) : std::function<void(HttpResponse)>()](
+          std::string_view label, HttpResponse response) {
     const OperationMetrics& m = MetricsFor(label);
     m.requests->Add();
     m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -290,12 +300,12 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
     } else {
       respond(std::move(response));
     }
-  };
+  });
   std::string_view label = kUnknownLabel;
   std::optional<HttpResponse> response;
   try {
-    response = Run(request, content_type, request_id, label, respond ? &answer : nullptr,
-                   std::move(resume));
+    response = Run(request, content_type, request_id, label,
+                   respond != nullptr ? answer : nullptr, std::move(resume));
   } catch (const std::exception& e) {
     internal_errors_->Add();
     spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
@@ -307,7 +317,7 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
     response =
         Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
   }
-  if (response) answer(label, std::move(*response));
+  if (response) (*answer)(label, std::move(*response));
 }
 
 Router::AsyncForm Router::AsyncFormOf(const HttpRequest& request) const {
@@ -333,14 +343,15 @@ HttpResponse Router::Render(std::string_view label, Result<std::string> result,
 
 std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_view content_type,
                                         std::string request_id, std::string_view& label,
-                                        const Later* later, Resume resume) const {
+                                        std::shared_ptr<const Later> later, Resume resume) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
 
   // DynamoDB answers requests that are not its JSON protocol as an unknown operation, 404.
-  std::string media_type = LowerMediaType(Header(request, bhttp::field::content_type));
-  if (!raw.empty() && media_type != "application/x-amz-json-1.0" &&
-      media_type != "application/x-amz-json-1.1" && media_type != "application/json") {
+  std::string_view media_type = MediaType(Header(request, bhttp::field::content_type));
+  if (!raw.empty() && !AsciiIEquals(media_type, "application/x-amz-json-1.0") &&
+      !AsciiIEquals(media_type, "application/x-amz-json-1.1") &&
+      !AsciiIEquals(media_type, "application/json")) {
     HttpResponse r = fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
     r.status = 404;
     return r;
@@ -420,9 +431,10 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   if (async != nullptr) {
     (*async)(
         ctx, document,
-        [this, later = *later, label = std::string(label), content_type = std::string(content_type),
+        // label and content_type are static strings (see Label and HandleApiAsyncOrNot).
+        [this, later = std::move(later), label, content_type,
          request_id = std::move(request_id)](Result<std::string> result) mutable {
-          later(label, Render(label, std::move(result), content_type, std::move(request_id)));
+          (*later)(label, Render(label, std::move(result), content_type, std::move(request_id)));
         });
     return std::nullopt;
   }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,8 +111,9 @@ class Router {
   HttpResponse Error(std::string_view label, const fdyno::Error& error,
                      std::string_view content_type, std::string request_id) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
+  // *respond is moved from.
   void HandleApiAsyncOrNot(const HttpRequest& request,
-                           const std::function<void(HttpResponse)>* respond, Resume resume,
+                           std::function<void(HttpResponse)>* respond, Resume resume,
                            std::optional<HttpResponse>* out) const;
   // Receives an operation's response with its metrics label (HandleApiAsync).
   using Later = std::function<void(std::string_view label, HttpResponse response)>;
@@ -119,7 +121,7 @@ class Router {
   // through it, and Run returns nullopt.
   std::optional<HttpResponse> Run(const HttpRequest& request, std::string_view content_type,
                                   std::string request_id, std::string_view& label,
-                                  const Later* later, Resume resume) const;
+                                  std::shared_ptr<const Later> later, Resume resume) const;
   HttpResponse Render(std::string_view label, Result<std::string> result,
                       std::string_view content_type, std::string request_id) const;
 

@@ -317,5 +317,45 @@ TEST_F(RouterTest, AsyncFormsAreWritesOrReads) {
   EXPECT_EQ(router.AsyncFormOf(Make("", "{}")), Form::kNone);
 }
 
+TEST_F(RouterTest, AsyncAnswerAfterTheRequestIsGone) {
+  // An asynchronous operation answers after HandleApiAsync returned and the request was
+  // destroyed: the answer keeps its operation label, content type and request id, and is given
+  // exactly once. A handler that throws before answering gets one InternalServerError.
+  api::Respond parked;
+  api::OperationRegistry registry;
+  api::Handler sync = [](const api::RequestContext&, const rapidjson::Value&)
+      -> Result<std::string> { return std::string("{}"); };
+  registry.Register("PutItem", sync);
+  registry.RegisterAsync("PutItem", [&](const api::RequestContext&, const rapidjson::Value&,
+                                        api::Respond respond) { parked = std::move(respond); });
+  registry.Register("DeleteItem", sync);
+  registry.RegisterAsync("DeleteItem",
+                         [](const api::RequestContext&, const rapidjson::Value&,
+                            api::Respond) { throw std::runtime_error("boom"); });
+  Router router(registry, options_);
+  std::vector<HttpResponse> answers;
+  auto respond = [&](HttpResponse r) { answers.push_back(std::move(r)); };
+  {
+    auto request = std::make_unique<HttpRequest>(
+        Make("DynamoDB_20120810.PutItem", "{}", true, kSecret, "Application/X-Amz-JSON-1.1"));
+    router.HandleApiAsync(*request, respond, nullptr);
+  }
+  ASSERT_TRUE(parked);
+  EXPECT_TRUE(answers.empty());
+  parked(std::string("{\"late\":true}"));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].status, 200u);
+  EXPECT_EQ(answers[0].body, "{\"late\":true}");
+  EXPECT_EQ(answers[0].content_type, "application/x-amz-json-1.1");
+  EXPECT_EQ(answers[0].request_id.size(), 52u);
+  EXPECT_EQ(Count("fdyno_requests_total", {{"operation", "PutItem"}}), 1);
+
+  router.HandleApiAsync(Make("DynamoDB_20120810.DeleteItem", "{}"), respond, nullptr);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[1].status, 500u);
+  EXPECT_EQ(Type(answers[1]), "InternalServerError");
+  EXPECT_EQ(Count("fdyno_requests_total", {{"operation", "DeleteItem"}}), 1);
+}
+
 }  // namespace
 }  // namespace fdyno::http
