@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <exception>
 #include <iterator>
 #include <utility>
@@ -27,6 +28,8 @@ constexpr std::string_view kUnknownLabel = "unknown";
 // JSON nesting deeper than this is rejected before any handler walks the document (DynamoDB
 // allows 32 levels of nested attributes, which take at most about 70 JSON levels).
 constexpr int kMaxJsonDepth = 100;
+// Request bodies up to this size are parsed in a buffer each thread reuses (see Run).
+constexpr size_t kReusedParseBufferBytes = 64 << 10;
 
 // Sorted, for binary search.
 constexpr std::string_view kDynamoOperations[] = {
@@ -402,9 +405,29 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   }
 
   if (body.empty()) return fail(fdyno::Error::Serialization(""));
+  // A NUL byte is never valid JSON here; past this check the body parses as a C string.
+  if (std::memchr(body.data(), '\0', body.size()) != nullptr) {
+    return fail(fdyno::Error::Serialization(""));
+  }
+  // Parsed in place (RapidJSON's fastest path: no copy of each string), in a copy of the body
+  // that the document's strings point into and that outlives it. Small bodies use a buffer of
+  // this thread's, reused (and guarded against a nested use). Iterative parsing: deeply
+  // nested input cannot exhaust the stack.
+  thread_local std::string reused;
+  thread_local bool reused_busy = false;
+  std::string own;
+  const bool reuse = !reused_busy && body.size() <= kReusedParseBufferBytes;
+  std::string& insitu = reuse ? reused : own;
+  insitu.assign(body);
+  struct Release {
+    bool* busy;
+    ~Release() {
+      if (busy != nullptr) *busy = false;
+    }
+  } release{reuse ? &reused_busy : nullptr};
+  if (reuse) reused_busy = true;
   rapidjson::Document document;
-  // Iterative parsing: deeply nested input cannot exhaust the stack.
-  document.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
+  document.ParseInsitu<rapidjson::kParseIterativeFlag>(insitu.data());
   if (document.HasParseError()) return fail(fdyno::Error::Serialization(""));
   if (document.IsArray()) {
     return fail(fdyno::Error::Serialization("Start of list found where not expected"));

@@ -357,5 +357,38 @@ TEST_F(RouterTest, AsyncAnswerAfterTheRequestIsGone) {
   EXPECT_EQ(Count("fdyno_requests_total", {{"operation", "DeleteItem"}}), 1);
 }
 
+TEST_F(RouterTest, BodiesParseInPlaceWithTheirExactStrings) {
+  // The body is parsed in place, in a buffer reused across requests (or its own copy when
+  // large): strings keep escaped NULs and their lengths, a request does not see the previous
+  // one's bytes, and a raw NUL byte anywhere is a SerializationException.
+  api::OperationRegistry registry;
+  registry.Register("PutItem", [](const api::RequestContext&, const rapidjson::Value& body)
+                                   -> Result<std::string> {
+    const rapidjson::Value& v = body["V"];
+    return "{\"len\":" + std::to_string(v.GetStringLength()) + ",\"head\":\"" +
+           std::string(v.GetString(), std::min<size_t>(v.GetStringLength(), 3)) + "\"}";
+  });
+  Router router(registry, options_);
+  auto call = [&](const std::string& body) {
+    return router.HandleApi(Make("DynamoDB_20120810.PutItem", body));
+  };
+  HttpResponse r = call(R"({"V":"abcdefghij"})");
+  EXPECT_EQ(r.body, R"({"len":10,"head":"abc"})");
+  r = call(R"({"V":"xy"})");
+  EXPECT_EQ(r.body, R"({"len":2,"head":"xy"})");
+  r = call(R"({"V":"a\u0000b"})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body.substr(0, 9), R"({"len":3,)");
+  std::string large = R"({"V":")" + std::string(100 << 10, 'z') + R"("})";
+  r = call(large);
+  EXPECT_EQ(r.body, R"({"len":102400,"head":"zzz"})");
+  r = call(R"({"V":"q"})");
+  EXPECT_EQ(r.body, R"({"len":1,"head":"q"})");
+  r = call(std::string(R"({"V":"a"})") + std::string(1, '\0'));
+  EXPECT_EQ(Type(r), "SerializationException");
+  r = call(std::string(R"({"V":"a)") + std::string(1, '\0') + R"("})");
+  EXPECT_EQ(Type(r), "SerializationException");
+}
+
 }  // namespace
 }  // namespace fdyno::http
