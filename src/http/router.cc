@@ -28,7 +28,7 @@ constexpr std::string_view kUnknownLabel = "unknown";
 // JSON nesting deeper than this is rejected before any handler walks the document (DynamoDB
 // allows 32 levels of nested attributes, which take at most about 70 JSON levels).
 constexpr int kMaxJsonDepth = 100;
-// Request bodies up to this size are parsed in a buffer each thread reuses (see Run).
+// A thread keeps its parse buffer (ParseBuffer) for bodies up to this size.
 constexpr size_t kReusedParseBufferBytes = 64 << 10;
 
 // Sorted, for binary search.
@@ -114,6 +114,27 @@ std::string_view MediaType(std::string_view content_type) {
   while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
   return type;
 }
+
+// A copy of a request body to parse in place. Its storage is this thread's spare buffer, taken
+// here and handed back when the copy dies (after the document that points into it), so small
+// bodies reuse one allocation; a nested use finds no spare and allocates its own.
+struct ParseBuffer {
+  explicit ParseBuffer(std::string_view body) : text(std::exchange(Spare(), {})) {
+    text.assign(body);
+  }
+  ~ParseBuffer() {
+    if (text.capacity() <= kReusedParseBufferBytes) Spare() = std::move(text);
+  }
+  ParseBuffer(const ParseBuffer&) = delete;
+  ParseBuffer& operator=(const ParseBuffer&) = delete;
+
+  static std::string& Spare() {
+    thread_local std::string spare;
+    return spare;
+  }
+
+  std::string text;
+};
 
 int JsonDepth(const rapidjson::Value& root) {
   std::vector<std::pair<const rapidjson::Value*, int>> stack{{&root, 1}};
@@ -410,24 +431,11 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
     return fail(fdyno::Error::Serialization(""));
   }
   // Parsed in place (RapidJSON's fastest path: no copy of each string), in a copy of the body
-  // that the document's strings point into and that outlives it. Small bodies use a buffer of
-  // this thread's, reused (and guarded against a nested use). Iterative parsing: deeply
+  // that the document's strings point into and that outlives it. Iterative parsing: deeply
   // nested input cannot exhaust the stack.
-  thread_local std::string reused;
-  thread_local bool reused_busy = false;
-  std::string own;
-  const bool reuse = !reused_busy && body.size() <= kReusedParseBufferBytes;
-  std::string& insitu = reuse ? reused : own;
-  insitu.assign(body);
-  struct Release {
-    bool* busy;
-    ~Release() {
-      if (busy != nullptr) *busy = false;
-    }
-  } release{reuse ? &reused_busy : nullptr};
-  if (reuse) reused_busy = true;
+  ParseBuffer insitu(body);
   rapidjson::Document document;
-  document.ParseInsitu<rapidjson::kParseIterativeFlag>(insitu.data());
+  document.ParseInsitu<rapidjson::kParseIterativeFlag>(insitu.text.data());
   if (document.HasParseError()) return fail(fdyno::Error::Serialization(""));
   if (document.IsArray()) {
     return fail(fdyno::Error::Serialization("Start of list found where not expected"));
