@@ -16,16 +16,14 @@ const std::vector<EngineFactory>& ContractEngines() {
        [](const std::string& dir, Clock* clock) {
          return OpenEmbedded({.path = dir, .durability = Durability::kFsync, .clock = clock});
        }},
-      // The options that only change speed: keys the contract tests use most served from the
-      // engine's memory copy (EmbeddedOptions::memory_keys), and memtable insert hints for
-      // every key (increasing_key_prefixes): reads must be indistinguishable.
+      // The option that only changes speed: keys the contract tests use most served from the
+      // engine's memory copy (EmbeddedOptions::memory_keys): reads must be indistinguishable.
       {"embedded_memory_keys",
        [](const std::string& dir, Clock* clock) {
          return OpenEmbedded({.path = dir,
                               .durability = Durability::kNone,
                               .clock = clock,
-                              .memory_keys = {"b", "c", "k", "latest", "n", "s", "x", "zz"},
-                              .increasing_key_prefixes = {"", "k"}});
+                              .memory_keys = {"b", "c", "k", "latest", "n", "s", "x", "zz"}});
        }},
       // The fault-injecting wrapper with every fault off must be transparent.
       {"faulty_off",

@@ -21,7 +21,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/options_util.h>
 #include <rocksdb/write_batch.h>
@@ -110,30 +109,6 @@ class AtomicMergeOperator : public rocksdb::MergeOperator {
     return true;
   }
   const char* Name() const override { return "fdyno.atomic.v1"; }
-};
-
-// EmbeddedOptions::increasing_key_prefixes as RocksDB's memtable insert hint extractor: a key
-// under one of the prefixes maps to that prefix (one insert hint per prefix); other keys are
-// outside its domain and get no hint.
-class PrefixListTransform : public rocksdb::SliceTransform {
- public:
-  explicit PrefixListTransform(std::vector<std::string> prefixes)
-      : prefixes_(std::move(prefixes)) {}
-  const char* Name() const override { return "fdyno.increasing_key_prefixes"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    const std::string* p = Find(key);
-    return p != nullptr ? rocksdb::Slice(key.data(), p->size()) : key;
-  }
-  bool InDomain(const rocksdb::Slice& key) const override { return Find(key) != nullptr; }
-
- private:
-  const std::string* Find(const rocksdb::Slice& key) const {
-    for (const std::string& p : prefixes_) {
-      if (key.starts_with(p)) return &p;
-    }
-    return nullptr;
-  }
-  std::vector<std::string> prefixes_;
 };
 
 // A published read version: the newest commit version and a RocksDB snapshot of exactly the
@@ -460,11 +435,10 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     // The pid is only for the error message of a second opener; the lock itself holds.
   }
 
-  rocksdb::Options options = DataOptions();
-  if (!o.increasing_key_prefixes.empty()) {
-    options.memtable_insert_with_hint_prefix_extractor =
-        std::make_shared<PrefixListTransform>(o.increasing_key_prefixes);
-  }
+  // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
+  // them between point keys and range tombstones, which corrupts the memtable and the replay of
+  // its log (docs/format/kv_embedded.md, "RocksDB features").
+  const rocksdb::Options options = DataOptions();
   std::string rocks_path = (std::filesystem::path(o.path) / kRocksSubdir).string();
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path, &existing);

@@ -14,7 +14,10 @@
 // versionstamped value before commit), 2000 client_invalid_operation (malformed versionstamp
 // offset), 2005 inverted_range (begin > end) and 2021 no_commit_version; storage failures are
 // 1510 io_error, and a failed RocksDB write during commit is 1021 commit_unknown_result.
-// What it persists: docs/format/kv_embedded.md.
+// What it persists, and the RocksDB features it uses: docs/format/kv_embedded.md.
+//
+// Changes to this engine land only with the crash test and the soak test passing on them
+// (README.md beside this file).
 #pragma once
 
 #include <memory>
@@ -44,11 +47,6 @@ struct EmbeddedOptions {
   // conflict ranges; older read versions read RocksDB. Writes of every kind keep the copy
   // exact; after a failed RocksDB write the key is read from RocksDB from then on.
   std::vector<std::string> memory_keys = {};
-  // Key prefixes under which commits write keys in nearly increasing order (the operation
-  // receipts). The memtable inserts such a key starting from where the previous key under the
-  // same prefix went (RocksDB's insert hint) instead of searching its skiplist from the top.
-  // Keys under other prefixes are inserted as usual. Affects speed only, never results.
-  std::vector<std::string> increasing_key_prefixes = {};
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on
