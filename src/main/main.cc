@@ -9,9 +9,11 @@
 
 #include "api/api.h"
 #include "base/metrics.h"
+#include "base/scaled_clock.h"
 #include "http/server.h"
 #include "http/sigv4.h"
 #include "kv/engines/embedded/embedded.h"
+#include "main/engine_options.h"
 #include "main/flags.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -31,6 +33,31 @@ void PreRegisterMetrics() {
   }
 }
 
+// The process clock: the real one, or for soak tests a wall clock that runs fast
+// (FDYNO_TEST_CLOCK_RATE, a factor; FDYNO_TEST_CLOCK_START_MS, where it starts, by default now).
+Result<std::unique_ptr<Clock>> TestClockFromEnv() {
+  const char* rate_text = std::getenv("FDYNO_TEST_CLOCK_RATE");
+  if (rate_text == nullptr || *rate_text == '\0') return std::unique_ptr<Clock>();
+  char* end = nullptr;
+  const double rate = std::strtod(rate_text, &end);
+  if (*end != '\0' || !(rate > 0) || rate > 1e6) {
+    return Error::Validation("FDYNO_TEST_CLOCK_RATE must be a positive factor, not '" +
+                             std::string(rate_text) + "'");
+  }
+  int64_t start_ms = Clock::Real()->WallMillis();
+  if (const char* start = std::getenv("FDYNO_TEST_CLOCK_START_MS"); start && *start) {
+    start_ms = std::strtoll(start, &end, 10);
+    if (*end != '\0' || start_ms <= 0) {
+      return Error::Validation("FDYNO_TEST_CLOCK_START_MS must be milliseconds since the epoch");
+    }
+  }
+  spdlog::warn(
+      "test clock: the wall clock runs {}x real time from {} ms (FDYNO_TEST_CLOCK_RATE); for "
+      "tests only",
+      rate, start_ms);
+  return std::unique_ptr<Clock>(std::make_unique<ScaledClock>(rate, start_ms));
+}
+
 int Serve(const ServeFlags& flags) {
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
   Result<http::ServerConfig> config = ToServerConfig(flags);
@@ -41,6 +68,13 @@ int Serve(const ServeFlags& flags) {
   // kv::Run reads the operation budget from the environment; keep it equal to the flag.
   std::string timeout = std::to_string(flags.operation_timeout_s);
   setenv("DYNODB_OPERATION_TIMEOUT", timeout.c_str(), 1);
+
+  Result<std::unique_ptr<Clock>> test_clock = TestClockFromEnv();
+  if (!test_clock.ok()) {
+    spdlog::error("{}", test_clock.error().message);
+    return 2;
+  }
+  Clock* clock = *test_clock ? test_clock->get() : Clock::Real();
 
   http::CredentialStore credentials;
   if (!flags.credentials_file.empty()) {
@@ -56,15 +90,9 @@ int Serve(const ServeFlags& flags) {
     }
   }
 
-  kv::EmbeddedOptions engine_options;
-  engine_options.path = flags.data_dir;
-  engine_options.durability =
-      flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync;
-  // Every operation reads the catalog's metadata version; the engine serves it from memory.
-  engine_options.memory_keys = {store::layout::MetadataVersionKey()};
-  // Operation ids grow with time (store::OperationId), and so do receipt keys.
-  engine_options.increasing_key_prefixes = {store::layout::Receipts().key()};
-  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
+  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(ServerEngineOptions(
+      flags.data_dir, flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync,
+      clock));
   if (!db.ok()) {
     spdlog::error("cannot open the embedded engine in {}: {}", flags.data_dir, db.error().message);
     return 1;
@@ -76,10 +104,10 @@ int Serve(const ServeFlags& flags) {
   PreRegisterMetrics();
   int exit_code = 0;
   {
-    store::Catalog catalog(Clock::Real());  // the table catalog every operation shares
+    store::Catalog catalog(clock);  // the table catalog every operation shares
     api::ApiDeps deps;
     deps.db = db->get();
-    deps.clock = Clock::Real();
+    deps.clock = clock;
     deps.catalog = &catalog;
     deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
@@ -88,7 +116,8 @@ int Serve(const ServeFlags& flags) {
     index_worker.Start();
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
-    Result<std::unique_ptr<workers::TokenGc>> token_gc = workers::StartTokenGcFromEnv(db->get());
+    Result<std::unique_ptr<workers::TokenGc>> token_gc =
+        workers::StartTokenGcFromEnv(db->get(), clock);
     if (!token_gc.ok()) {
       spdlog::error("{}", token_gc.error().message);
       return 2;
@@ -96,7 +125,7 @@ int Serve(const ServeFlags& flags) {
 
     http::RouterOptions router_options;
     router_options.region = flags.region;
-    router_options.credentials = &credentials;
+    router_options.credentials = &credentials;  // signatures are checked against real time
     router_options.operation_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(flags.operation_timeout_s * 1000));
     Result<std::unique_ptr<http::Server>> server =

@@ -118,8 +118,9 @@ void TokenGc::Loop() {
   }
 }
 
-Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db) {
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock) {
   FDYNO_ASSIGN_OR_RETURN(TokenGcOptions options, TokenGcOptionsFromEnv());
+  options.clock = clock;
   if (options.interval.count() <= 0) return std::unique_ptr<TokenGc>();
   auto gc = std::make_unique<TokenGc>(db, store::TokenStore(store::layout::Tokens()), options);
   gc->Start();

@@ -83,6 +83,7 @@ class TokenGc {
 // Wiring for main: reads the environment and, when an interval is set, returns a started
 // worker over the database-wide token subspace (null when disabled). A malformed variable is
 // an error the caller reports at start-up.
-Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db);
+// `clock` (null: Clock::Real()) decides expiry and must outlive the worker.
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock = nullptr);
 
 }  // namespace fdyno::workers
