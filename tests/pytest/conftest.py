@@ -34,7 +34,7 @@ class Server:
     """A running `fdyno serve`: its process, endpoint and captured log."""
 
     def __init__(self, tmp_path, args, credentials=True, tls=None, env=None,
-                 listen_host="127.0.0.1"):
+                 listen_host="127.0.0.1", durability="none"):
         self.port = free_port()
         self.data_dir = str(tmp_path / "data")
         self.log_path = str(tmp_path / "fdyno.log")
@@ -42,7 +42,7 @@ class Server:
         self.host = "localhost" if tls else "127.0.0.1"
         self.endpoint = f"{self.scheme}://{self.host}:{self.port}"
         cmd = [FDYNO_BIN, "serve", "--listen", f"{listen_host}:{self.port}", "--data-dir",
-               self.data_dir, "--durability", "none"]
+               self.data_dir, "--durability", durability]
         if credentials:
             creds = tmp_path / "credentials"
             creds.write_text(f"# test keys\n{ACCESS_KEY} {SECRET_KEY} {ACCOUNT_ID}\n")

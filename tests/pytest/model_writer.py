@@ -1,0 +1,502 @@
+"""A random writer with an exact model of a table with secondary indexes, and the checks that
+compare a server with the model, shared by the black-box tests that crash the server.
+
+Writer issues random PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems
+requests (with conditions) over its own partition keys of TABLE (an LSI and two GSIs, one sparse,
+one with an INCLUDE projection) and keeps the model of those keys. When the server goes away
+during a request (Crashed), resolve() settles from the items what the request did. check_all
+reads the table and every index (Query of every partition in both directions, paginated; parallel
+Scan) and the item counts, and compares them with the model.
+"""
+import os
+import random
+import threading
+import time
+
+import botocore.exceptions
+
+TABLE = "model_table"
+SEEDS = [int(os.environ["FDYNO_SEED"])] if os.environ.get("FDYNO_SEED") else [1, 2]
+NUMERIC = {"sk", "g2", "x"}  # every other attribute is a string
+
+
+class Index:
+    def __init__(self, name, hash_key, range_key, projection, include=(), local=False):
+        self.name, self.hash, self.range = name, hash_key, range_key
+        self.projection, self.include, self.local = projection, tuple(include), local
+
+    def spec(self):
+        schema = [{"AttributeName": self.hash, "KeyType": "HASH"}]
+        if self.range:
+            schema.append({"AttributeName": self.range, "KeyType": "RANGE"})
+        projection = {"ProjectionType": self.projection}
+        if self.include:
+            projection["NonKeyAttributes"] = list(self.include)
+        return {"IndexName": self.name, "KeySchema": schema, "Projection": projection}
+
+    def key_attrs(self):
+        return {"pk", "sk", self.hash} | ({self.range} if self.range else set())
+
+
+BY_LSK = Index("by_lsk", "pk", "lsk", "KEYS_ONLY", local=True)
+SPARSE = Index("sparse", "g", None, "ALL")  # g is on about a third of the items
+INCL = Index("incl", "g2", "g3", "INCLUDE", ("x", "y"))
+LATE = Index("late", "h", "x", "INCLUDE", ("y",))  # created by UpdateTable
+INITIAL = [BY_LSK, SPARSE, INCL]
+
+
+def attr_def(name):
+    return {"AttributeName": name, "AttributeType": "N" if name in NUMERIC else "S"}
+
+
+def value(attr, v):
+    return {"N": str(v)} if attr in NUMERIC else {"S": v}
+
+
+def plain(av):
+    return int(av["N"]) if "N" in av else av["S"]
+
+
+def key_of(item):
+    return (item["pk"]["S"], int(item["sk"]["N"]))
+
+
+def key_item(key):
+    return {"pk": {"S": key[0]}, "sk": {"N": str(key[1])}}
+
+
+def describe(item):
+    return "{" + ", ".join(f"{k}={str(plain(v))[:12]}" for k, v in sorted(item.items())) + "}"
+
+
+def project(index, item):
+    if index.projection == "ALL":
+        return dict(item)
+    keep = index.key_attrs() | set(index.include)
+    return {k: v for k, v in item.items() if k in keep}
+
+
+def expected_index(index, model):
+    """hash value -> [(range value, base key, projected item)] in index order; items lacking an
+    index key attribute have no entry (sparse)."""
+    parts = {}
+    for key, item in model.items():
+        if index.hash not in item or (index.range and index.range not in item):
+            continue
+        r = plain(item[index.range]) if index.range else None
+        parts.setdefault(plain(item[index.hash]), []).append((r, key, project(index, item)))
+    for entries in parts.values():
+        entries.sort(key=lambda e: (e[0] if e[0] is not None else 0, e[1]))
+    return parts
+
+
+def create_table(ddb):
+    ddb.create_table(
+        TableName=TABLE,
+        AttributeDefinitions=[attr_def(a) for a in ("pk", "sk", "lsk", "g", "g2", "g3")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[BY_LSK.spec()],
+        GlobalSecondaryIndexes=[SPARSE.spec(), INCL.spec()],
+        BillingMode="PAY_PER_REQUEST")
+    wait_for(lambda: ddb.describe_table(TableName=TABLE)["Table"]["TableStatus"] == "ACTIVE")
+
+
+def wait_for(predicate, timeout=60):
+    deadline = time.time() + timeout
+    while not predicate():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def gsi(ddb, name):
+    for g in ddb.describe_table(TableName=TABLE)["Table"].get("GlobalSecondaryIndexes", []):
+        if g["IndexName"] == name:
+            return g
+    return None
+
+
+class Crashed(Exception):
+    """The server went away during a request; Writer.resolve settles what it did."""
+
+
+class Writer:
+    """Random write requests over its own partition keys, with an exact model of them.
+
+    Before each request the writer records, per key, the item before and the item if the request
+    is applied (`pending`); when the connection fails (the server was killed) the request may or
+    may not have committed, and resolve() reads the keys back after the restart: each must hold
+    one of the two images, all the same one for a transaction."""
+
+    def __init__(self, ddb, seed, pks, label):
+        self.ddb, self.rng, self.pks, self.label = ddb, random.Random(seed), pks, label
+        self.model, self.steps = {}, 0
+        self.history, self.current = {}, []  # recent requests per key, for failure messages
+        self.pending, self.atomic = None, False
+
+    def note(self, key, what, ok):
+        h = self.history.setdefault(key, [])
+        now = self.model.get(key)
+        h.append(f"step {self.steps} {what} -> {'ok' if ok else 'failed'}; model "
+                 f"{describe(now) if now else 'absent'}")
+        del h[:-6]
+
+    def where(self):
+        lines = [f"{self.label} step {self.steps}"]
+        for key in self.current:
+            lines += [f"  history of {key}:"] + [f"    {h}" for h in self.history.get(key, [])]
+        return "\n".join(lines) + "\n"
+
+    def random_key(self):
+        return (self.rng.choice(self.pks), self.rng.randrange(8))
+
+    def random_value(self, attr):
+        r = self.rng.randrange
+        return value(attr, {"lsk": f"l{r(4)}", "g": f"g{r(3)}", "g2": r(3), "g3": f"v{r(3)}",
+                            "h": f"h{r(3)}", "x": r(100), "y": f"y{r(1000)}",
+                            "z": f"z{r(10)}"}[attr])
+
+    def random_item(self, key):
+        item = key_item(key)
+        for attr, percent in (("lsk", 70), ("g", 30), ("g2", 75), ("g3", 75), ("h", 60),
+                              ("x", 60), ("y", 50), ("z", 50)):
+            if self.rng.randrange(100) < percent:
+                item[attr] = self.random_value(attr)
+        return item
+
+    def random_condition(self, allow_none=True):
+        """(request members, predicate on the old item or None)."""
+        kinds = ["exists", "not_exists", "x_less"] + (["none"] * 2 if allow_none else [])
+        kind = self.rng.choice(kinds)
+        if kind == "none":
+            return {}, lambda old: True
+        if kind == "exists":
+            return ({"ConditionExpression": "attribute_exists(#c)",
+                     "ExpressionAttributeNames": {"#c": "pk"}}, lambda old: old is not None)
+        if kind == "not_exists":
+            return ({"ConditionExpression": "attribute_not_exists(#c)",
+                     "ExpressionAttributeNames": {"#c": "pk"}}, lambda old: old is None)
+        c = self.rng.randrange(100)
+        return ({"ConditionExpression": "#c < :c", "ExpressionAttributeNames": {"#c": "x"},
+                 "ExpressionAttributeValues": {":c": {"N": str(c)}}},
+                lambda old: old is not None and "x" in old and int(old["x"]["N"]) < c)
+
+    def random_update(self):
+        """(request members, function old, key -> new item or None)."""
+        sets, removes = {}, []
+        attrs = ("lsk", "g", "g2", "g3", "h", "x", "y", "z")
+        if self.rng.randrange(8) == 0:
+            # Only removals: on a missing item they create nothing.
+            removes = [a for a in attrs if self.rng.randrange(3) == 0] or ["z"]
+        for attr in attrs if not removes else ():
+            p = self.rng.randrange(10)
+            if p < 3:
+                sets[attr] = self.random_value(attr)
+            elif p < 5:
+                removes.append(attr)
+        if not sets and not removes:
+            sets["x"] = self.random_value("x")
+        names, values, parts = {}, {}, []
+        if sets:
+            actions = []
+            for i, (attr, v) in enumerate(sets.items()):
+                names[f"#u{i}"], values[f":u{i}"] = attr, v
+                actions.append(f"#u{i} = :u{i}")
+            parts.append("SET " + ", ".join(actions))
+        if removes:
+            for i, attr in enumerate(removes):
+                names[f"#r{i}"] = attr
+            parts.append("REMOVE " + ", ".join(f"#r{i}" for i in range(len(removes))))
+        members = {"UpdateExpression": " ".join(parts), "ExpressionAttributeNames": names}
+        if values:
+            members["ExpressionAttributeValues"] = values
+
+        def apply(old, key):
+            if old is None and not sets:
+                return None  # an update that only removes does not create the item
+            item = dict(old) if old is not None else key_item(key)
+            item.update(sets)
+            for attr in removes:
+                item.pop(attr, None)
+            return item
+
+        return members, apply
+
+    @staticmethod
+    def merge(a, b):
+        """Request members of a condition and an update together."""
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = {**out[k], **v} if isinstance(v, dict) and k in out else v
+        return out
+
+    def send(self, call):
+        try:
+            r = call()
+        except (botocore.exceptions.ConnectionError, botocore.exceptions.HTTPClientError) as e:
+            raise Crashed() from e
+        self.pending = None
+        return r
+
+    def resolve(self, ddb):
+        """After a crash and restart: what the interrupted request did, from the items."""
+        if not self.pending:
+            return
+        choices = []
+        for key, (old, new) in self.pending.items():
+            actual = ddb.get_item(TableName=TABLE, Key=key_item(key),
+                                  ConsistentRead=True).get("Item")
+            assert actual in (old, new), \
+                f"{self.where()}{key} after the crash: {actual}, neither {old} nor {new}"
+            choices.append({name for name, v in (("old", old), ("new", new)) if v == actual})
+            self.set(key, actual)
+        if self.atomic:
+            assert set.intersection(*choices), f"{self.where()}a transaction applied in part"
+        self.pending = None
+
+    def expect(self, call, holds, code, what):
+        try:
+            r = self.send(call)
+        except botocore.exceptions.ClientError as e:
+            self.pending = None
+            got = e.response["Error"]["Code"]
+            assert not holds and got == code, \
+                f"{self.where()}{what}: {got}: {e.response['Error']['Message']}"
+            return None
+        assert holds, f"{self.where()}{what} succeeded; the model says {code}"
+        return r
+
+    def step(self):
+        self.steps += 1
+        op = self.rng.randrange(100)
+        if op < 25:
+            key = self.random_key()
+            self.current = [key]
+            item = self.random_item(key)
+            cond, holds = self.random_condition()
+            old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
+            r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
+                                                      ReturnValues="ALL_OLD", **cond),
+                            holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
+            if r is not None:
+                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+                self.model[key] = item
+            self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
+                      r is not None)
+        elif op < 55:
+            key = self.random_key()
+            self.current = [key]
+            cond, holds = self.random_condition()
+            update, apply = self.random_update()
+            old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
+            r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
+                                                         ReturnValues="ALL_NEW",
+                                                         **self.merge(cond, update)),
+                            holds(old), "ConditionalCheckFailedException", f"UpdateItem {key}")
+            if r is not None:
+                new = apply(old, key)
+                assert r.get("Attributes") == new, f"{self.where()}ALL_NEW"
+                self.set(key, new)
+            self.note(key, f"UpdateItem {update['UpdateExpression']} "
+                           f"{cond.get('ConditionExpression', '')}", r is not None)
+        elif op < 70:
+            key = self.random_key()
+            self.current = [key]
+            cond, holds = self.random_condition()
+            old = self.model.get(key)
+            self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
+            r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
+                                                         ReturnValues="ALL_OLD", **cond),
+                            holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
+            if r is not None:
+                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+                self.model.pop(key, None)
+            self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
+        elif op < 85:
+            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                                   1 + self.rng.randrange(6))
+            writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
+            requests = [{"PutRequest": {"Item": w}} if w else
+                        {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
+            self.current = keys
+            self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
+            self.atomic = False  # BatchWriteItem may apply part of the request
+            r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
+            unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
+                                  u["DeleteRequest"]["Key"])
+                           for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
+            for k, w in zip(keys, writes):
+                if k not in unprocessed:
+                    self.set(k, w)
+                self.note(k, f"BatchWriteItem {'put ' + describe(w) if w else 'delete'}",
+                          k not in unprocessed)
+        else:
+            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                                   1 + self.rng.randrange(4))
+            self.current = keys
+            actions, effects, all_hold = [], [], True
+            for k in keys:
+                kind = self.rng.choice(["Put", "Update", "Delete", "ConditionCheck"])
+                cond, holds = self.random_condition(allow_none=kind != "ConditionCheck")
+                all_hold = all_hold and holds(self.model.get(k))
+                body = {"TableName": TABLE, **cond}
+                if kind == "Put":
+                    item = self.random_item(k)
+                    body["Item"] = item
+                    effects.append((k, lambda old, item=item: item))
+                else:
+                    body["Key"] = key_item(k)
+                if kind == "Update":
+                    update, apply = self.random_update()
+                    body = self.merge(body, update)
+                    effects.append((k, lambda old, apply=apply, k=k: apply(old, k)))
+                if kind == "Delete":
+                    effects.append((k, lambda old: None))
+                actions.append({kind: body})
+            self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
+            if all_hold:
+                for k, effect in effects:
+                    self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
+            self.atomic = True
+            r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
+                            all_hold, "TransactionCanceledException", "TransactWriteItems")
+            if r is not None:
+                for k, effect in effects:
+                    self.set(k, effect(self.model.get(k)))
+            for action in actions:
+                (kind, body), = action.items()
+                k = key_of(body.get("Item") or body["Key"])
+                self.note(k, f"TransactWriteItems {kind} {body.get('UpdateExpression', '')} "
+                             f"{body.get('ConditionExpression', '')}", r is not None)
+
+    def set(self, key, item):
+        if item is None:
+            self.model.pop(key, None)
+        else:
+            self.model[key] = item
+
+
+def all_pages(ddb, op, request, limit, key_attrs, where):
+    out, start = [], None
+    for _ in range(10_000):
+        kw = dict(request)
+        if limit:
+            kw["Limit"] = limit
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = getattr(ddb, op)(**kw)
+        if limit:
+            assert len(r["Items"]) <= limit, where
+        out += r["Items"]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            return out
+        assert set(start) == key_attrs, f"{where}: LastEvaluatedKey {start}"
+    raise AssertionError(f"{where}: pagination does not end")
+
+
+def by_key(items, where):
+    out = {}
+    for item in items:
+        assert key_of(item) not in out, f"{where}: {key_of(item)} returned twice"
+        out[key_of(item)] = item
+    return out
+
+
+def assert_same(got, want, where):
+    if got == want:
+        return
+    lines = [f"missing {k} {describe(v)}" for k, v in want.items() if k not in got]
+    lines += [f"extra {k} {describe(v)}" for k, v in got.items() if k not in want]
+    lines += [f"differs {k}: got {describe(got[k])} want {describe(v)}"
+              for k, v in want.items() if k in got and got[k] != v]
+    raise AssertionError(f"{where}:\n  " + "\n  ".join(lines))
+
+
+def scan_all(ddb, index, limit, segments, key_attrs, where):
+    items = []
+    for segment in range(segments):
+        request = {"TableName": TABLE}
+        if index:
+            request["IndexName"] = index
+        if segments > 1:
+            request.update(Segment=segment, TotalSegments=segments)
+        items += all_pages(ddb, "scan", request, limit, key_attrs, f"{where} segment {segment}")
+    return by_key(items, where)
+
+
+def check_item_counts(ddb, model, indexes, where):
+    """fdyno keeps DescribeTable's ItemCount exact (docs/format/item_counts.md)."""
+    table = ddb.describe_table(TableName=TABLE)["Table"]
+    assert table["ItemCount"] == len(model), f"{where}: table ItemCount"
+    described = {i["IndexName"]: i for i in table.get("LocalSecondaryIndexes", []) +
+                 table.get("GlobalSecondaryIndexes", [])}
+    for index in indexes:
+        want = sum(len(e) for e in expected_index(index, model).values())
+        assert described[index.name]["ItemCount"] == want, f"{where}: {index.name} ItemCount"
+
+
+def check_all(ddb, model, indexes, rng, where):
+    limit = rng.choice([1, 3, 7, None] if len(model) <= 100 else [10, 50, None])
+    segments = rng.randrange(1, 5)
+    assert_same(scan_all(ddb, None, limit, segments, {"pk", "sk"}, f"{where} table Scan"),
+                model, f"{where} table Scan (Limit {limit}, TotalSegments {segments})")
+    for index in indexes:
+        expected = expected_index(index, model)
+        w = f"{where} index {index.name}"
+        limit, segments = rng.choice([2, 5, None] if len(model) <= 100 else [10, 50, None]), \
+            rng.randrange(1, 5)
+        flat = {key: image for entries in expected.values() for _, key, image in entries}
+        assert_same(scan_all(ddb, index.name, limit, segments, index.key_attrs(), w), flat,
+                    f"{w} Scan (Limit {limit}, TotalSegments {segments})")
+        absent = 77 if index.hash in NUMERIC else "absent"
+        for h in list(expected) + [absent]:
+            want = [image for _, _, image in expected.get(h, [])]
+            request = {"TableName": TABLE, "IndexName": index.name,
+                       "KeyConditionExpression": "#h = :h",
+                       "ExpressionAttributeNames": {"#h": index.hash},
+                       "ExpressionAttributeValues": {":h": value(index.hash, h)}}
+            for forward in (True, False):
+                limit = rng.choice([1, 2, 3, 5, None] if len(want) <= 40 else [7, 25, None])
+                got = all_pages(ddb, "query", {**request, "ScanIndexForward": forward}, limit,
+                                index.key_attrs(), f"{w} partition {h}")
+                ordered = want if forward else want[::-1]
+                assert [key_of(i) for i in got] == [key_of(i) for i in ordered], \
+                    f"{w} partition {h} forward={forward} Limit {limit}"
+                assert got == ordered, f"{w} partition {h} forward={forward} Limit {limit}"
+    check_item_counts(ddb, model, indexes, where)
+
+
+class Background:
+    """A Writer running in a thread until stopped or the server goes away (crashed); its
+    failure is re-raised by stop()."""
+
+    def __init__(self, writer):
+        self.writer, self.error, self.crashed = writer, None, False
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self):
+        try:
+            for _ in range(100_000):
+                if self.done.is_set():
+                    return
+                self.writer.step()
+        except Crashed:
+            self.crashed = True
+        except Exception as e:  # reported by stop()
+            self.error = e
+
+    def await_steps(self, n, timeout=60):
+        target = self.writer.steps + n
+        wait_for(lambda: self.writer.steps >= target or self.error is not None or self.crashed,
+                 timeout)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
