@@ -25,6 +25,7 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -221,8 +222,14 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                     FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                            store::ReadItem(tx, StorageKey(*table, t.keys[ki])));
                     uint64_t size = 0;
+                    std::optional<Item> found;
                     if (stored) {
-                      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+                      FDYNO_ASSIGN_OR_RETURN(found, model::DecodeStoredItem(stored->image));
+                      // Hidden once its TTL has expired, until the sweeper deletes it.
+                      if (store::ItemExpired(*table, *found, s.clock->WallMillis())) found.reset();
+                    }
+                    if (found) {
+                      Item& item = *found;
                       size = model::ItemSize(item);
                       bytes += size;
                       o.found[ti].push_back(t.projection ? expr::Project(item, *t.projection)
@@ -343,17 +350,16 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   if (validate_only && !any_collections) return out;
   // Every write through the one mutation path. A validation run writes too: its transaction
   // never commits, and the item collection limit is checked the same way.
-  store::Mutation mutation({.now_ms = s.clock->WallMillis(),
-                            .item_collection_limit_bytes = s.item_collection_limit});
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
   for (const WriteRequest* w : writes) {
     const store::TableInfo& t = *infos[w->table];
     const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
     FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                            store::ReadCurrent(tx, t, StorageKey(t, key), false));
-    units[w->table] +=
-        WriteUnits(current.size, w->is_put ? model::ItemSize(w->item) : uint64_t{0});
-    FDYNO_RETURN_IF_ERROR(mutation.Stage(
-        t, std::move(current), w->is_put ? std::optional<Item>(w->item) : std::nullopt));
+    units[w->table] += WriteUnits(current.size, w->is_put ? model::ItemSize(w->item) : uint64_t{0});
+    FDYNO_RETURN_IF_ERROR(mutation.Stage(t, std::move(current),
+                                         w->is_put ? std::optional<Item>(w->item) : std::nullopt));
   }
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) return ItemCollectionSizeLimitExceeded();
@@ -361,8 +367,9 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   for (size_t i = 0; i < writes.size(); ++i) {
     const store::TableInfo& t = *infos[writes[i]->table];
     if (!store::HasItemCollections(t)) continue;
-    FDYNO_ASSIGN_OR_RETURN(out.collection_bytes[i],
-                           mutation.CollectionSizeAfter(tx, store::CollectionOf(t, writes[i]->item)));
+    FDYNO_ASSIGN_OR_RETURN(
+        out.collection_bytes[i],
+        mutation.CollectionSizeAfter(tx, store::CollectionOf(t, writes[i]->item)));
   }
   return out;
 }

@@ -26,6 +26,7 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -184,7 +185,15 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
             FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
-            return store::ReadItem(tx, StorageKey(*table, r.item));
+            FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                   store::ReadItem(tx, StorageKey(*table, r.item)));
+            // An item whose TTL has expired is hidden until the sweeper deletes it.
+            if (stored) {
+              FDYNO_ASSIGN_OR_RETURN(bool expired, store::StoredItemExpired(*table, stored->image,
+                                                                            s.clock->WallMillis()));
+              if (expired) stored.reset();
+            }
+            return stored;
           }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -277,8 +286,8 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
   // For PutItem r.item is the whole item, for the others the key: either holds the key. The old
   // item is decoded when something needs more of it than whether it exists and its size (the
   // mutation path decodes it anyway for what it maintains).
-  const bool decode = op == ItemOp::kUpdateItem || plan.condition ||
-                      r.return_values != ReturnValues::kNone;
+  const bool decode =
+      op == ItemOp::kUpdateItem || plan.condition || r.return_values != ReturnValues::kNone;
   FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                          store::ReadCurrent(tx, *table, StorageKey(*table, r.item), decode));
   WriteOutcome out;
@@ -313,8 +322,8 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
       break;
   }
   if (next) out.new_size = model::ItemSize(*next);
-  store::Mutation mutation({.now_ms = s.clock->WallMillis(),
-                            .item_collection_limit_bytes = s.item_collection_limit});
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
   FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::move(next)));
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) return ItemCollectionSizeLimitExceeded();

@@ -26,6 +26,7 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -456,8 +457,8 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
     run.result.tables = tables.names;
     run.result.nonce = op_id.nonce;
     run.result.actions.resize(n);
-    store::Mutation mutation({.now_ms = s.clock->WallMillis(),
-                              .item_collection_limit_bytes = s.item_collection_limit});
+    store::Mutation mutation(
+        {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
     std::vector<size_t> action_of_change;
     for (size_t i = 0; i < n; ++i) {
       const TransactWriteAction& a = r.actions[i];
@@ -466,8 +467,8 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       out.kind = a.kind;
       out.old_size = current[i].size;
       out.new_size = a.kind == TransactActionKind::kConditionCheck ? out.old_size
-                     : next[i]                                      ? model::ItemSize(*next[i])
-                                                                    : 0;
+                     : next[i]                                     ? model::ItemSize(*next[i])
+                                                                   : 0;
       if (a.kind == TransactActionKind::kConditionCheck) continue;
       const store::TableInfo& table = *tables.infos[tables.of_action[i]];
       if (next[i] || a.kind == TransactActionKind::kDelete) {
@@ -571,6 +572,10 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
                              store::ReadItem(tx, storage[i]));
       if (!stored) continue;
       FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      // Hidden once its TTL has expired, until the sweeper deletes it.
+      if (store::ItemExpired(*tables.infos[tables.of_action[i]], item, s.clock->WallMillis())) {
+        continue;
+      }
       out.sizes[i] = model::ItemSize(item);
       out.items[i] = std::move(item);
     }

@@ -35,6 +35,8 @@ namespace fdyno {
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
   X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)      \
   X(kDuplicateItem, "DuplicateItemException", 400, false)                                  \
+  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                              \
+  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                          \
   X(kSerialization, "SerializationException", 400, false)                                  \
   X(kValidation, "ValidationException", 400, false)                                        \
   X(kUnknownOperation, "UnknownOperationException", 400, false)                            \

@@ -400,6 +400,116 @@ Status DisableStream(kv::Transaction& tx, int64_t stream_id, int64_t now_ms) {
   return Status::Ok();
 }
 
+Status SyncStream(kv::Transaction& tx, const TableInfo* before, TableInfo* after, int slots,
+                  int64_t now_ms) {
+  const bool was = before != nullptr && before->stream.enabled;
+  const bool is = after != nullptr && after->stream.enabled;
+  if (was && (!is || after->stream.label != before->stream.label)) {
+    FDYNO_RETURN_IF_ERROR(DisableStream(tx, before->stream.stream_id, now_ms));
+  }
+  if (is && (!was || after->stream.label != before->stream.label)) {
+    StreamInfo info;
+    info.table_name = after->name;
+    info.table_id = after->id;
+    info.label = after->stream.label;
+    info.view_type = after->stream.view_type;
+    info.key_schema = after->key_schema;
+    info.created_ms = now_ms;
+    info.slots = std::clamp(slots, 1, kMaxStreamSlots);
+    FDYNO_ASSIGN_OR_RETURN(after->stream.stream_id, CreateStream(tx, info));
+    after->stream.slots = info.slots;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The creation time of the record whose first value this is; nullopt for a part of a split
+// record.
+Result<std::optional<int64_t>> RecordCreatedMs(std::string_view value) {
+  if (value.empty()) return Corrupt("empty record value");
+  const uint8_t frame = static_cast<uint8_t>(value[0]);
+  if (frame == kFramePart) return std::optional<int64_t>();
+  ByteReader in(value.substr(1));
+  uint32_t parts = 0, length = 0;
+  if (frame == kFrameHead && (!in.U32(parts) || !in.U32(length))) return Corrupt("record head");
+  if (frame != kFrameWhole && frame != kFrameHead) return Corrupt("record frame");
+  uint8_t version = 0, event = 0, source = 0;
+  uint64_t created = 0;
+  if (!in.U8(version) || version != kRecordVersion || !in.U8(event) || !in.U8(source) ||
+      !in.U64(created)) {
+    return Corrupt("change record header");
+  }
+  return std::optional<int64_t>(static_cast<int64_t>(created));
+}
+
+}  // namespace
+
+Result<bool> RotateStream(kv::Transaction& tx, int64_t stream_id, int64_t now_ms,
+                          int64_t rotation_ms) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<StreamView> view,
+                         ReadStream(tx, stream_id, /*snapshot=*/false));
+  if (!view || view->info.disabled_ms != 0 || view->generations.empty()) return false;
+  const Generation& last = view->generations.back();
+  if (now_ms - last.start_ms < rotation_ms) return false;
+  tx.AtomicOp(kv::MutationType::kSetVersionstampedValue, BoundaryKey(stream_id, last.number + 1),
+              BoundaryParam(now_ms));
+  return true;
+}
+
+Result<int> TrimSlot(kv::Transaction& tx, int64_t stream_id, int slot, int64_t cutoff_ms,
+                     int limit) {
+  auto [begin, end] = SlotRange(stream_id, slot);
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r,
+                         tx.GetRange(begin, end, {.limit = limit, .snapshot = true}));
+  int removed = 0;
+  std::optional<Position> last;
+  std::string stop;  // first key kept
+  for (const kv::KeyValue& kv : r.kvs) {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> created, RecordCreatedMs(kv.value));
+    if (!created) continue;  // a part: removed with its head
+    if (*created >= cutoff_ms) {
+      stop = kv.key;
+      break;
+    }
+    FDYNO_ASSIGN_OR_RETURN(last, RecordPosition(stream_id, slot, kv.key));
+    ++removed;
+  }
+  if (!last) return 0;
+  if (stop.empty()) {
+    // Everything read was old: up to the end of the last record read (its parts included; a
+    // record whose parts lie past this page is removed whole, as the range ends past them).
+    stop = kv::PrefixEnd(RecordKey(stream_id, slot, *last));
+  }
+  tx.ClearRange(begin, stop);
+  tx.Set(TrimKey(stream_id, slot), *last);
+  return removed;
+}
+
+Result<int> ForgetEmptyGenerations(kv::Transaction& tx, const StreamView& view, int64_t cutoff_ms) {
+  int forgotten = 0;
+  for (size_t g = 0; g + 1 < view.generations.size(); ++g) {
+    const Generation& next = view.generations[g + 1];
+    if (next.start_ms >= cutoff_ms) break;
+    for (int slot = 0; slot < view.info.slots; ++slot) {
+      FDYNO_ASSIGN_OR_RETURN(
+          kv::RangeResult r,
+          tx.GetRange(RecordKey(view.info.id, slot, view.generations[g].start),
+                      RecordKey(view.info.id, slot, next.start), {.limit = 1, .snapshot = true}));
+      if (!r.kvs.empty()) return forgotten;
+    }
+    tx.Clear(BoundaryKey(view.info.id, view.generations[g].number));
+    ++forgotten;
+  }
+  return forgotten;
+}
+
+void DeleteStream(kv::Transaction& tx, const StreamInfo& info) {
+  for (const auto& [begin, end] : StreamDataRanges(info.id)) tx.ClearRange(begin, end);
+  tx.Clear(StreamInfoKey(info.id));
+  tx.Clear(TableStreamKey(info.table_name, info.id));
+}
+
 // ---- reading -------------------------------------------------------------------------------
 
 Result<std::optional<StreamView>> ReadStream(kv::Transaction& tx, int64_t stream_id,

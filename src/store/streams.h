@@ -163,6 +163,13 @@ Result<int64_t> CreateStream(kv::Transaction& tx, StreamInfo info);
 // disables it (or drops its table). No-op for id 0 or a stream already disabled.
 Status DisableStream(kv::Transaction& tx, int64_t stream_id, int64_t now_ms);
 
+// The stream side of a table change, in the transaction that makes it: a stream being enabled
+// (`after` enabled, `before` null or not enabled) gets a new stream, whose id and slots are set
+// in `after`; a stream being disabled (`before` enabled, `after` null for a dropped table or
+// not enabled) is disabled. `slots` is the slot count of a new stream.
+Status SyncStream(kv::Transaction& tx, const TableInfo* before, TableInfo* after, int slots,
+                  int64_t now_ms);
+
 // ---- reading -----------------------------------------------------------------------------
 
 struct Generation {
@@ -197,5 +204,22 @@ struct ShardRef {
   int slot = 0;
 };
 std::optional<ShardRef> ParseShardId(std::string_view text);
+
+// ---- maintenance (workers/streams.h) ------------------------------------------------------
+
+// Starts a new generation of an enabled stream at this transaction's versionstamp when the
+// last one started at least `rotation_ms` before now_ms. Conflicts with a concurrent rotation
+// or disable. Returns whether it rotated.
+Result<bool> RotateStream(kv::Transaction& tx, int64_t stream_id, int64_t now_ms,
+                          int64_t rotation_ms);
+// Removes up to `limit` of the oldest records of `slot` created before `cutoff_ms` and moves the
+// slot's trim point past them. Returns how many it removed.
+Result<int> TrimSlot(kv::Transaction& tx, int64_t stream_id, int slot, int64_t cutoff_ms,
+                     int limit);
+// Forgets the generations that ended before `cutoff_ms` and hold no record any more (their
+// shards leave DescribeStream). Returns how many.
+Result<int> ForgetEmptyGenerations(kv::Transaction& tx, const StreamView& view, int64_t cutoff_ms);
+// Removes a stream and everything it owns.
+void DeleteStream(kv::Transaction& tx, const StreamInfo& info);
 
 }  // namespace fdyno::store

@@ -1,8 +1,10 @@
 #include "store/ttl.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "kv/tuple.h"
+#include "model/item_codec.h"
 #include "model/number.h"
 #include "store/layout.h"
 
@@ -47,6 +49,25 @@ bool ItemExpired(const TableInfo& table, const model::Item& item, int64_t now_ms
   return expiry && ExpiredAt(*expiry, now_ms);
 }
 
+Result<bool> StoredItemExpired(const TableInfo& table, std::string_view image, int64_t now_ms) {
+  if (table.ttl.status != TtlStatus::kEnabled) return false;
+  FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(image));
+  return ItemExpired(table, item, now_ms);
+}
+
+bool IndexCarriesTtl(const TableInfo& table, const SecondaryIndex& index) {
+  const std::string& a = table.ttl.attribute;
+  if (index.projection.type == ProjectionType::kAll) return true;
+  const auto is = [&a](const model::KeyAttribute& k) { return k.name == a; };
+  if (is(table.key_schema.hash) || (table.key_schema.range && is(*table.key_schema.range)) ||
+      is(index.key_schema.hash) || (index.key_schema.range && is(*index.key_schema.range))) {
+    return true;
+  }
+  const auto& include = index.projection.non_key_attributes;
+  return index.projection.type == ProjectionType::kInclude &&
+         std::find(include.begin(), include.end(), a) != include.end();
+}
+
 std::string ExpiryKey(int64_t table_id, int64_t expiry_s, std::string_view item_key) {
   return layout::Ttl(table_id).Pack(kv::Tuple{expiry_s, kv::Bytes{std::string(item_key)}});
 }
@@ -64,6 +85,13 @@ void UpdateExpiryIndex(kv::Transaction& tx, const TableInfo& table, std::string_
 std::pair<std::string, std::string> ExpiryRangeBefore(int64_t table_id, int64_t before_s) {
   kv::Subspace ttl = layout::Ttl(table_id);
   return {ttl.Range().first, ttl.Pack(kv::Tuple{before_s})};
+}
+
+std::pair<std::string, std::string> ExpiredRange(int64_t table_id, int64_t now_ms) {
+  const int64_t now_s = now_ms / 1000;
+  kv::Subspace ttl = layout::Ttl(table_id);
+  return {ttl.Pack(kv::Tuple{std::max<int64_t>(0, now_s - kTtlIgnoreOlderThanSeconds)}),
+          ttl.Pack(kv::Tuple{now_s})};
 }
 
 std::pair<std::string, std::string> ExpiryIndexRange(int64_t table_id) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.h"
 #include "kv/kv.h"
 #include "model/attribute_value.h"
 #include "store/catalog.h"
@@ -44,6 +45,14 @@ bool ExpiredAt(int64_t expiry_s, int64_t now_ms);
 // Whether `item` of `table` has expired at `now_ms`: what reads hide and the sweeper deletes.
 bool ItemExpired(const TableInfo& table, const model::Item& item, int64_t now_ms);
 
+// Whether a stored image (model item codec) is an item of `table` that has expired at now_ms;
+// decodes it only when the table's TTL is ENABLED.
+Result<bool> StoredItemExpired(const TableInfo& table, std::string_view image, int64_t now_ms);
+
+// Whether the entries of `index` carry the TTL attribute of `table` (so that reads of the index
+// can tell an expired item without reading its base item).
+bool IndexCarriesTtl(const TableInfo& table, const SecondaryIndex& index);
+
 // The expiry index key of the item stored at `item_key` (store::ItemKey) expiring at expiry_s.
 std::string ExpiryKey(int64_t table_id, int64_t expiry_s, std::string_view item_key);
 
@@ -61,6 +70,9 @@ struct ExpiryEntry {
 // The range of expiry keys of items expiring before `before_s`, from the earliest:
 // [first, second). Entries more than five years before it are included; the sweeper skips them.
 std::pair<std::string, std::string> ExpiryRangeBefore(int64_t table_id, int64_t before_s);
+// The range of expiry keys of the items that have expired at `now_ms` (expiries from five
+// years before it up to it): what the sweeper reads.
+std::pair<std::string, std::string> ExpiredRange(int64_t table_id, int64_t now_ms);
 // The whole expiry index of a table (cleared when TTL is disabled).
 std::pair<std::string, std::string> ExpiryIndexRange(int64_t table_id);
 // Decodes an expiry index key; InternalServerError when it is not one (fail closed).
