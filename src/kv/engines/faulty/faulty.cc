@@ -84,46 +84,21 @@ class FaultyTransaction : public Transaction {
   Status Commit() override {
     // A commit without writes is trivially successful in FoundationDB: nothing to inject.
     if (!has_writes_) return inner_->Commit();
-    if (poisoned_ != 0) return KvError(poisoned_);
-    MaybeDelay();
-    if (TimedOut()) {
-      counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kTransactionTimedOut);
-    }
-    // One draw picks at most one commit fault, so the probabilities add up.
-    double roll = Uniform();
-    double edge = options_.commit_conflict;
-    if (roll < edge) {
-      counts_->conflicts.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kNotCommitted);
-    }
-    if (roll < (edge += options_.unknown_not_applied)) {
-      counts_->unknown_not_applied.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kCommitUnknownResult);
-    }
-    if (roll < (edge += options_.unknown_applied)) {
-      FDYNO_RETURN_IF_ERROR(inner_->Commit());
-      counts_->unknown_applied.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kCommitUnknownResult);
-    }
-    if (roll < (edge += options_.commit_timed_out)) {
-      if (Uniform() < 0.5) {
-        counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
-        return KvError(kTransactionTimedOut);
-      }
-      FDYNO_RETURN_IF_ERROR(inner_->Commit());
-      counts_->commit_timeouts_applied.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kTransactionTimedOut);
-    }
-    FDYNO_RETURN_IF_ERROR(inner_->Commit());
-    // Latency after the commit applied: a timeout that fires now races a successful commit.
-    MaybeDelay();
-    if (TimedOut()) {
-      counts_->commit_timeouts_applied.fetch_add(1, std::memory_order_relaxed);
-      return KvError(kTransactionTimedOut);
-    }
-    counts_->commits_passed.fetch_add(1, std::memory_order_relaxed);
-    return {};
+    CommitPlan plan = PlanCommit();
+    if (!plan.refusal.ok()) return plan.refusal;
+    return AfterInnerCommit(plan, inner_->Commit());
+  }
+
+  // The same faults around the inner engine's own asynchronous commit, so that a caller on
+  // the asynchronous path (kv::RunAsync) meets them where they really arrive: a refusal at
+  // once on the calling thread, the rest on whichever thread the inner engine answers.
+  void CommitAsync(std::function<void(Status)> done) override {
+    if (!has_writes_) return inner_->CommitAsync(std::move(done));
+    CommitPlan plan = PlanCommit();
+    if (!plan.refusal.ok()) return done(plan.refusal);
+    inner_->CommitAsync([this, plan, done = std::move(done)](Status s) {
+      done(AfterInnerCommit(plan, std::move(s)));
+    });
   }
 
   Result<int64_t> GetCommittedVersion() override { return inner_->GetCommittedVersion(); }
@@ -151,6 +126,64 @@ class FaultyTransaction : public Transaction {
     } else {
       std::this_thread::sleep_for(us);
     }
+  }
+
+  // What a commit with writes meets, drawn before the inner commit runs: a refusal returned
+  // without applying anything, or the inner commit followed by `error_after_apply` (0: none)
+  // in place of its success.
+  struct CommitPlan {
+    Status refusal;
+    int error_after_apply = 0;
+  };
+
+  CommitPlan PlanCommit() {
+    if (poisoned_ != 0) return {KvError(poisoned_)};
+    MaybeDelay();
+    if (TimedOut()) {
+      counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
+      return {KvError(kTransactionTimedOut)};
+    }
+    // One draw picks at most one commit fault, so the probabilities add up.
+    double roll = Uniform();
+    double edge = options_.commit_conflict;
+    if (roll < edge) {
+      counts_->conflicts.fetch_add(1, std::memory_order_relaxed);
+      return {KvError(kNotCommitted)};
+    }
+    if (roll < (edge += options_.unknown_not_applied)) {
+      counts_->unknown_not_applied.fetch_add(1, std::memory_order_relaxed);
+      return {KvError(kCommitUnknownResult)};
+    }
+    if (roll < (edge += options_.unknown_applied)) return {{}, kCommitUnknownResult};
+    if (roll < (edge += options_.commit_timed_out)) {
+      if (Uniform() < 0.5) {
+        counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
+        return {KvError(kTransactionTimedOut)};
+      }
+      return {{}, kTransactionTimedOut};
+    }
+    return {};
+  }
+
+  // What the caller sees once the inner commit answered `inner`.
+  Status AfterInnerCommit(const CommitPlan& plan, Status inner) {
+    if (!inner.ok()) return inner;
+    if (plan.error_after_apply == kCommitUnknownResult) {
+      counts_->unknown_applied.fetch_add(1, std::memory_order_relaxed);
+      return KvError(kCommitUnknownResult);
+    }
+    if (plan.error_after_apply == kTransactionTimedOut) {
+      counts_->commit_timeouts_applied.fetch_add(1, std::memory_order_relaxed);
+      return KvError(kTransactionTimedOut);
+    }
+    // Latency after the commit applied: a timeout that fires now races a successful commit.
+    MaybeDelay();
+    if (TimedOut()) {
+      counts_->commit_timeouts_applied.fetch_add(1, std::memory_order_relaxed);
+      return KvError(kTransactionTimedOut);
+    }
+    counts_->commits_passed.fetch_add(1, std::memory_order_relaxed);
+    return {};
   }
 
   bool TimedOut() const { return timeout_.count() > 0 && clock_->Now() - start_ >= timeout_; }
@@ -186,6 +219,8 @@ class FaultyDatabaseImpl : public FaultyDatabase {
  public:
   FaultyDatabaseImpl(Database* inner, std::shared_ptr<Database> owned, const FaultOptions& options)
       : inner_(inner), owned_(std::move(owned)), options_(options) {}
+
+  bool CommitsAsynchronously() const override { return inner_->CommitsAsynchronously(); }
 
   std::unique_ptr<Transaction> CreateTransaction() override {
     FaultOptions options;

@@ -10,6 +10,11 @@
 // * latency before reads and before or after the inner commit,
 // * 1021 commit_unknown_result in both variants: the inner commit really applied, or not.
 //
+// CommitAsync meets the same faults as Commit, around the inner engine's own CommitAsync: a
+// refusal (1020, 1021 not applied, 1031 before applying) answers at once on the calling
+// thread, everything else when the inner commit answers. The wrapper commits asynchronously
+// exactly when its inner engine does (Database::CommitsAsynchronously).
+//
 // It also honours SetTimeout on its own clock (FaultOptions::clock), so that a test with a
 // ManualClock and injected latency sees 1031 exactly when the deadline passes.
 //

@@ -1,7 +1,14 @@
 #include "kv/engines/faulty/faulty.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "kv/engines/embedded/embedded.h"
 #include "kv/testing/memory_engine.h"
 
 namespace fdyno::kv {
@@ -139,6 +146,76 @@ TEST_F(FaultyTest, DeterministicForASeed) {
   };
   EXPECT_EQ(run(1), run(1));
   EXPECT_NE(run(1), run(2));
+}
+
+// Over an engine that commits asynchronously (the embedded engine's committer thread) the
+// wrapper does too, and CommitAsync meets every commit fault: refusals answer at once on the
+// calling thread without applying, applied faults answer from the engine's thread after the
+// write is durable, and each outcome is counted exactly as Commit counts it.
+TEST(FaultyAsyncTest, CommitAsyncInjectsEveryCommitFaultAroundTheInnerAsynchronousCommit) {
+  std::string dir = ::testing::TempDir() + "faulty_async_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  auto inner = OpenEmbedded({.path = dir, .durability = Durability::kNone});
+  ASSERT_TRUE(inner.ok()) << inner.error().message;
+  ASSERT_TRUE((*inner)->CommitsAsynchronously());
+  FaultOptions f;
+  f.seed = 11;
+  f.commit_conflict = 0.2;
+  f.unknown_not_applied = 0.2;
+  f.unknown_applied = 0.2;
+  f.commit_timed_out = 0.2;
+  auto db = WrapFaulty(inner->get(), f);
+  ASSERT_TRUE(db->CommitsAsynchronously());
+
+  const std::thread::id caller = std::this_thread::get_id();
+  int refused_at_once = 0, answered_elsewhere = 0, applied = 0;
+  std::map<int, int> outcomes;  // kv_code (0: success) -> count
+  constexpr int kCommits = 500;
+  for (int i = 0; i < kCommits; ++i) {
+    std::string key = "k" + std::to_string(i);
+    auto tr = db->CreateTransaction();
+    tr->Set(key, "v");
+    std::promise<std::pair<Status, std::thread::id>> answered;
+    tr->CommitAsync([&](Status s) {
+      answered.set_value({std::move(s), std::this_thread::get_id()});
+    });
+    auto [status, thread] = answered.get_future().get();
+    int code = status.ok() ? 0 : status.error().kv_code;
+    ++outcomes[code];
+    auto check = (*inner)->CreateTransaction();
+    bool present = check->Get(key).value().has_value();
+    applied += present;
+    if (thread == caller) {
+      ++refused_at_once;
+      EXPECT_FALSE(present) << "a refusal on the calling thread applied " << key;
+      EXPECT_NE(code, 0);
+    } else {
+      ++answered_elsewhere;
+      EXPECT_TRUE(present) << "an answer from the engine's thread did not apply " << key;
+    }
+    if (code == 0) {
+      EXPECT_TRUE(present) << key;
+    }
+    if (code == kNotCommitted) {
+      EXPECT_FALSE(present) << key;
+    }
+  }
+  FaultCounts c = db->counts();
+  EXPECT_EQ(c.conflicts, outcomes[kNotCommitted]);
+  EXPECT_EQ(c.unknown_applied + c.unknown_not_applied, outcomes[kCommitUnknownResult]);
+  EXPECT_EQ(c.commit_timeouts_applied + c.commit_timeouts_not_applied,
+            outcomes[kTransactionTimedOut]);
+  EXPECT_EQ(c.commits_passed, outcomes[0]);
+  EXPECT_EQ(applied, c.commits_passed + c.unknown_applied + c.commit_timeouts_applied);
+  EXPECT_EQ(refused_at_once, c.conflicts + c.unknown_not_applied + c.commit_timeouts_not_applied);
+  EXPECT_GT(c.unknown_applied, 50);
+  EXPECT_GT(c.unknown_not_applied, 50);
+  EXPECT_GT(c.commit_timeouts_applied, 20);
+  EXPECT_GT(c.commits_passed, 50);
+  EXPECT_GT(answered_elsewhere, 200);
+  db.reset();
+  inner->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
