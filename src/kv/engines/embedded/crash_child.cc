@@ -6,6 +6,9 @@
 //     versionstamped key vs/<stamp> and adds 1 to the key "counter". After each acknowledged
 //     commit it writes one line "ack <cycle> <i> <seq> <stamp hex>\n" to stdout (one write(2)
 //     of less than PIPE_BUF bytes, so lines never interleave).
+//     --power-journal <path>: RocksDB's files go through the power-loss journaling file system
+//     (testing/power_loss.h), so the test can drop what was never synced.
+//     --durability none: commits are not fsynced (the test that power loss then loses data).
 //   kv_crash_child lock-probe <dir>
 //     Tries to open <dir>; exits 3 and prints the error when it is locked, 0 when it opened.
 #include <unistd.h>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "kv/engines/embedded/embedded.h"
+#include "kv/engines/embedded/testing/power_loss.h"
 
 namespace {
 
@@ -81,13 +85,32 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (argc != 5 || std::string(argv[1]) != "run") {
-    std::fprintf(stderr, "usage: kv_crash_child run <dir> <cycle> <threads> | lock-probe <dir>\n");
+  if (argc < 5 || std::string(argv[1]) != "run") {
+    std::fprintf(stderr,
+                 "usage: kv_crash_child run <dir> <cycle> <threads> [--power-journal <path>] "
+                 "[--durability none] | lock-probe <dir>\n");
     return 1;
   }
   int cycle = std::atoi(argv[3]);
   int threads = std::atoi(argv[4]);
-  auto db = fdyno::kv::OpenEmbedded({.path = argv[2]});
+  fdyno::kv::EmbeddedOptions options{.path = argv[2]};
+  for (int i = 5; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--power-journal") {
+      auto fs = fdyno::kv::testing::NewPowerLossJournalingFileSystem(value);
+      if (!fs.ok()) {
+        std::fprintf(stderr, "%s\n", fs.error().message.c_str());
+        return 2;
+      }
+      options.file_system = *fs;
+    } else if (flag == "--durability" && value == "none") {
+      options.durability = fdyno::kv::Durability::kNone;
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 1;
+    }
+  }
+  auto db = fdyno::kv::OpenEmbedded(options);
   if (!db.ok()) {
     std::fprintf(stderr, "open failed: %s\n", db.error().message.c_str());
     return 2;

@@ -19,11 +19,14 @@
 
 #include <fcntl.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/options_util.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -344,19 +347,25 @@ class EmbeddedDatabase : public Database {
   EmbeddedDatabase() = default;
   void CommitterLoop();
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
+  bool WritesResumed(const std::vector<CommitRequest*>& batch);
   void ClearRangeInto(rocksdb::WriteBatch* wb, const std::string& begin, const std::string& end,
                       const std::set<std::string, std::less<>>& batch_keys);
   // Makes version the current read view; returns the oldest version a live view still reads.
   int64_t Publish(int64_t version);
 
   Clock* clock_ = nullptr;
+  std::function<void()> before_batch_;  // EmbeddedOptions::before_batch
   std::string path_;
   int lock_fd_ = -1;
+  std::unique_ptr<rocksdb::Env> env_;  // a test's file system (EmbeddedOptions::file_system)
   rocksdb::DB* db_ = nullptr;
   rocksdb::ColumnFamilyHandle* data_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::WriteOptions write_options_;
+  // Committer thread only: the last RocksDB write failed, so RocksDB refuses writes until
+  // DB::Resume succeeds (see WritesResumed).
+  bool write_failed_ = false;
 
   // EmbeddedOptions::memory_keys: the latest committed value of each and the version that
   // wrote it. Updated by the committer thread before it publishes that version.
@@ -396,6 +405,7 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   if (o.path.empty()) return Error::Kv(kIoError, "io_error: embedded engine: empty data path");
   std::unique_ptr<EmbeddedDatabase> d(new EmbeddedDatabase());
   d->clock_ = o.clock != nullptr ? o.clock : Clock::Real();
+  d->before_batch_ = o.before_batch;
   d->path_ = o.path;
   std::error_code ec;
   std::filesystem::create_directories(o.path, ec);
@@ -438,7 +448,11 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
   // them between point keys and range tombstones, which corrupts the memtable and the replay of
   // its log (docs/format/kv_embedded.md, "RocksDB features").
-  const rocksdb::Options options = DataOptions();
+  rocksdb::Options options = DataOptions();
+  if (o.file_system) {
+    d->env_ = rocksdb::NewCompositeEnv(o.file_system);
+    options.env = d->env_.get();
+  }
   std::string rocks_path = (std::filesystem::path(o.path) / kRocksSubdir).string();
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path, &existing);
@@ -580,6 +594,11 @@ void EmbeddedDatabase::CommitterLoop() {
       std::unique_lock<std::mutex> lock(queue_mu_);
       queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and every queued commit is answered
+      if (before_batch_) {
+        lock.unlock();
+        before_batch_();
+        lock.lock();  // the queue is still not empty: only this thread takes from it
+      }
       size_t bytes = 0;
       while (!queue_.empty() && batch.size() < kMaxBatchRequests &&
              (batch.empty() || bytes + queue_.front()->bytes <= kMaxBatchBytes)) {
@@ -634,7 +653,30 @@ void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string
   for (const std::string& k : keys) wb->Delete(data_cf_, k).PermitUncheckedError();
 }
 
+// A failed write puts RocksDB into its background-error state, in which it refuses every later
+// write until it recovers. RocksDB 7.8 recovers by itself from ENOSPC (its SstFileManager
+// checks the free space every 5 s, then resumes) and from errors it marks retryable, but not
+// from other I/O errors. So before the next batch the committer asks DB::Resume, which
+// recovers (flushing the memtables, starting a new WAL), answers Busy while RocksDB's own
+// recovery is under way, or fails while the fault lasts. Until it succeeds each batch is
+// refused whole before anything is written: io_error, nothing applied. Answers false when it
+// refused the batch.
+bool EmbeddedDatabase::WritesResumed(const std::vector<CommitRequest*>& batch) {
+  if (!write_failed_) return true;
+  rocksdb::Status s = db_->Resume();
+  if (s.ok()) {
+    spdlog::warn("embedded engine: writes resumed after a failed write");
+    write_failed_ = false;
+    return true;
+  }
+  for (CommitRequest* r : batch) {
+    r->status = IoErr("writes are stopped after a failed write", s);
+  }
+  return false;
+}
+
 void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
+  if (!WritesResumed(batch)) return;
   int64_t now = NowNs();
   int64_t version = last_version_ + 1;
   rocksdb::WriteBatch wb;
@@ -755,6 +797,9 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     }
   }
   if (!s.ok()) {
+    write_failed_ = true;
+    spdlog::error("embedded engine: a commit of {} transactions failed: {}", accepted.size(),
+                  s.ToString());
     for (CommitRequest* r : accepted) {
       r->status = Error::Kv(kCommitUnknownResult,
                             "commit_unknown_result: RocksDB write failed: " + s.ToString());

@@ -20,6 +20,7 @@
 // (README.md beside this file).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "kv/kv.h"
+
+namespace rocksdb {
+class FileSystem;
+}
 
 namespace fdyno::kv {
 
@@ -47,6 +52,13 @@ struct EmbeddedOptions {
   // conflict ranges; older read versions read RocksDB. Writes of every kind keep the copy
   // exact; after a failed RocksDB write the key is read from RocksDB from then on.
   std::vector<std::string> memory_keys = {};
+  // Tests only: the file system RocksDB uses (null: the operating system's), e.g. the power-loss
+  // journaling one of testing/power_loss.h. Must stay alive while the database is open.
+  std::shared_ptr<rocksdb::FileSystem> file_system = nullptr;
+  // Tests only: runs on the committer thread (holding no lock) after it woke for queued
+  // commits and before it takes them as one batch. A test that blocks here queues commits
+  // that must then share that batch.
+  std::function<void()> before_batch = nullptr;
 };
 
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on

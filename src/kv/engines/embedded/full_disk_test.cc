@@ -1,0 +1,101 @@
+// The embedded engine on a disk that fills up and frees again (testing/full_disk.h): the write
+// that meets the full disk answers commit_unknown_result (the engine's own 1021: RocksDB may
+// have written part of it), writes while the disk stays full fail without hanging, reads keep
+// working, writes resume once space returns, and a reopen finds every
+// acknowledged commit and nothing of the refused ones.
+#include "kv/engines/embedded/testing/full_disk.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "kv/engines/embedded/embedded.h"
+
+namespace fdyno::kv {
+namespace {
+
+class FullDiskTest : public ::testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Database> Open() {
+    auto db = OpenEmbedded({.path = dir_,
+                            .durability = Durability::kFsync,
+                            .file_system = testing::NewFullDiskFileSystem(space_)});
+    EXPECT_TRUE(db.ok()) << db.error().message;
+    return db.ok() ? std::move(db).value() : nullptr;
+  }
+
+  static Status Put(Database& db, const std::string& key, bool async = false) {
+    auto tr = db.CreateTransaction();
+    tr->Set(key, "v");
+    if (!async) return tr->Commit();
+    std::promise<Status> answered;
+    tr->CommitAsync([&](Status s) { answered.set_value(std::move(s)); });
+    return answered.get_future().get();
+  }
+
+  static std::optional<std::string> Get(Database& db, const std::string& key) {
+    auto tr = db.CreateTransaction();
+    auto v = tr->Get(key);
+    EXPECT_TRUE(v.ok()) << v.error().message;
+    return v.ok() ? *v : std::nullopt;
+  }
+
+  std::string dir_ = ::testing::TempDir() + "/full_disk_" + std::to_string(::getpid());
+  std::shared_ptr<testing::DiskSpace> space_ = std::make_shared<testing::DiskSpace>();
+};
+
+TEST_F(FullDiskTest, AFullDiskAnswersUnknownResultThenErrorsAndWritesResumeWhenSpaceReturns) {
+  auto db = Open();
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(Put(*db, "before").ok());
+
+  space_->full = true;
+  Status first = Put(*db, "refused1");
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().kv_code, kCommitUnknownResult) << first.error().message;
+  for (bool async : {false, true}) {
+    Status later = Put(*db, async ? "refused_async" : "refused2", async);
+    ASSERT_FALSE(later.ok()) << "a write succeeded on a full disk";
+  }
+  EXPECT_GT(space_->refused_writes.load(), 0);
+  EXPECT_EQ(Get(*db, "before"), "v");  // reads keep working
+
+  // Space returns. RocksDB resumes by itself once it sees free space again (it looks every
+  // 5 s); until then writes are refused before anything is written (io_error).
+  space_->full = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  Status after = Put(*db, "after");
+  int refused_after = 0;
+  while (!after.ok() && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(after.error().kv_code, kIoError) << after.error().message;
+    ++refused_after;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = Put(*db, "after");
+  }
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  std::printf("writes resumed after %d refused attempts\n", refused_after);
+  ASSERT_TRUE(Put(*db, "after_async", /*async=*/true).ok());
+  EXPECT_EQ(Get(*db, "after"), "v");
+  EXPECT_EQ(Get(*db, "refused2"), std::nullopt);
+
+  db.reset();
+  db = Open();
+  ASSERT_TRUE(db);
+  for (const char* key : {"before", "after", "after_async"}) EXPECT_EQ(Get(*db, key), "v") << key;
+  for (const char* key : {"refused1", "refused2", "refused_async"}) {
+    EXPECT_EQ(Get(*db, key), std::nullopt) << key;
+  }
+  ASSERT_TRUE(Put(*db, "reopened").ok());
+}
+
+}  // namespace
+}  // namespace fdyno::kv
