@@ -147,7 +147,8 @@ TEST(ItemCodecTest, DeepCorruptNestingIsBounded) {
   ExpectTranscoderAgrees(enc);
 }
 
-TEST(ItemCodecTest, CompactAndFast) {
+// Speed is item_bench's (bench/README.md); this pins the size.
+TEST(ItemCodecTest, ATypicalItemEncodesInUnderSixTenthsOfItsJson) {
   // A typical 100-byte item.
   auto item = ItemFromJson(R"({"pk":{"S":"user#000123"},"sk":{"N":"1700000000"},
     "name":{"S":"Alice Example"},"email":{"S":"alice@example.com"},"age":{"N":"42"},
@@ -156,17 +157,7 @@ TEST(ItemCodecTest, CompactAndFast) {
   std::string enc = EncodeStoredItem(*item);
   const std::string json = ItemToJson(*item);
   EXPECT_LT(enc.size() * 10, json.size() * 6) << enc.size() << " vs json " << json.size();
-  const int kIters = 100000;
-  auto t0 = std::chrono::steady_clock::now();
-  size_t total = 0;
-  for (int i = 0; i < kIters; ++i) total += EncodeStoredItem(*item).size();
-  auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kIters; ++i) total += DecodeStoredItem(enc)->size();
-  auto t2 = std::chrono::steady_clock::now();
-  auto ns = [](auto d) { return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); };
-  std::printf("item codec: %zu bytes (json %zu); encode %.0f ns, decode %.0f ns per item\n",
-              enc.size(), json.size(), double(ns(t1 - t0)) / kIters, double(ns(t2 - t1)) / kIters);
-  EXPECT_GT(total, 0u);
+  EXPECT_EQ(*DecodeStoredItem(enc), *item);
 }
 
 }  // namespace

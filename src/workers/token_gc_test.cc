@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <thread>
+
+#include "base/metrics.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/layout.h"
@@ -85,13 +88,23 @@ TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
   EXPECT_EQ(left->kvs.size(), 6u);  // five live records and the malformed one
 }
 
-TEST(TokenGcTest, BackgroundThreadStartsAndStops) {
+TEST(TokenGcTest, BackgroundThreadRunsPassesUntilStopped) {
   auto db = kv::OpenMemoryEngine();
   TokenGcOptions options;
   options.interval = std::chrono::milliseconds(1);
   TokenGc gc(db.get(), store::TokenStore(store::layout::Tokens()), options);
+  Counter& passes = Metrics::Global().GetCounter("txn_token_gc_passes");
+  const int64_t before = passes.value();
   gc.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (passes.value() < before + 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
   gc.Stop();
+  EXPECT_GE(passes.value(), before + 3) << "the background thread ran no passes";
+  const int64_t stopped = passes.value();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // 20 intervals
+  EXPECT_EQ(passes.value(), stopped) << "passes after Stop";
   TokenGcOptions off;
   TokenGc disabled(db.get(), store::TokenStore(store::layout::Tokens()), off);
   disabled.Start();  // interval 0: no thread

@@ -8,7 +8,10 @@
 //  * for a GSI created by UpdateTable and filled by the backfill worker while other threads
 //    keep writing (each thread owns its partition keys, so its model is exact);
 //  * for a backfill interrupted by a restart after a few pages, which must resume from its
-//    cursor and end exact.
+//    cursor and end exact;
+//  * for four threads writing concurrently while the fault-injecting engine answers commits
+//    with 1021 (after applying and without) and 1020: each request must still take effect
+//    exactly once, so indexes and ItemCounts stay exact.
 //
 // The index definitions, projections (ALL, KEYS_ONLY, INCLUDE), sparseness and entry order
 // are the test's own: it does not call store/indexes.h. Order within an index partition is by
@@ -44,6 +47,7 @@
 #include "api/api.h"
 #include "api/testing/call.h"
 #include "kv/engines/embedded/embedded.h"
+#include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "model/attribute_value.h"
 #include "model/json.h"
@@ -258,10 +262,13 @@ Item DecodeItemOrFail(const rapidjson::Value& v) {
   return item.ok() ? *item : Item{};
 }
 
-// The engine and its services on one directory; Restart closes both and reopens them.
+// The engine and its services on one directory; Restart closes both and reopens them. With
+// `faulty`, the services run on the fault-injecting engine wrapping it (faults off until
+// faulty()->SetOptions).
 class Database {
  public:
-  explicit Database(std::string dir) : dir_(std::move(dir)) {
+  explicit Database(std::string dir, bool faulty = false)
+      : dir_(std::move(dir)), with_faults_(faulty) {
     std::filesystem::remove_all(dir_);
     Open();
   }
@@ -275,6 +282,7 @@ class Database {
   }
   Instance& in() { return *instance_; }
   kv::Database& db() { return *db_; }
+  kv::FaultyDatabase* faulty() { return faulty_.get(); }
 
  private:
   void Open() {
@@ -287,14 +295,18 @@ class Database {
       std::abort();
     }
     db_ = std::move(*db);
-    instance_ = std::make_unique<Instance>(db_.get());
+    if (with_faults_) faulty_ = kv::WrapFaulty(db_.get(), kv::FaultOptions{});
+    instance_ = std::make_unique<Instance>(faulty_ ? faulty_.get() : db_.get());
   }
   void Close() {
     instance_.reset();
+    faulty_.reset();
     db_.reset();
   }
   std::string dir_;
+  bool with_faults_;
   std::unique_ptr<kv::Database> db_;
+  std::unique_ptr<kv::FaultyDatabase> faulty_;
   std::unique_ptr<Instance> instance_;
 };
 
@@ -490,8 +502,9 @@ struct Invalid {
 // each thread has its own.
 class Writer {
  public:
-  Writer(uint64_t seed, std::vector<std::string> pks, std::string label)
-      : rng_(seed), pks_(std::move(pks)), label_(std::move(label)) {}
+  // Writes keys (pk, sk) with pk in `pks` and sk in [0, sort_keys).
+  Writer(uint64_t seed, std::vector<std::string> pks, std::string label, int sort_keys = 8)
+      : rng_(seed), pks_(std::move(pks)), label_(std::move(label)), sort_keys_(sort_keys) {}
 
   const Model& model() const { return model_; }
   int steps() const { return steps_.load(); }
@@ -549,7 +562,7 @@ class Writer {
     if (h.size() > 8) h.erase(h.begin());
   }
 
-  Key RandomKey() { return {pks_[Pick(static_cast<int>(pks_.size()))], Pick(8)}; }
+  Key RandomKey() { return {pks_[Pick(static_cast<int>(pks_.size()))], Pick(sort_keys_)}; }
 
   // `n` distinct random keys.
   std::vector<Key> RandomKeys(int n) {
@@ -905,6 +918,7 @@ class Writer {
   std::mt19937_64 rng_;
   std::vector<std::string> pks_;
   std::string label_;
+  int sort_keys_;
   Model model_;
   std::vector<Key> current_;                         // keys of the request being made
   std::map<Key, std::vector<std::string>> history_;  // recent requests per key
@@ -1199,6 +1213,17 @@ std::string Sizes(const Model& m, const std::vector<const IndexDef*>& indexes) {
   return s;
 }
 
+// A check is only as strong as what it compares: the model holds at least `items` items and
+// every index in `indexes` at least one entry.
+void ExpectLargeEnough(const Model& m, const std::vector<const IndexDef*>& indexes, size_t items) {
+  EXPECT_GE(m.size(), items) << "the model test ended with too few items to prove much";
+  for (const IndexDef* d : indexes) {
+    size_t n = 0;
+    for (const auto& [h, entries] : ExpectedIndex(*d, m)) n += entries.size();
+    EXPECT_GT(n, 0u) << "index " << d->name << " ended empty";
+  }
+}
+
 std::string SeedTrace(uint64_t seed) {
   return "seed " + std::to_string(seed) + " (replay: FDYNO_SEED=" + std::to_string(seed) + ")";
 }
@@ -1213,7 +1238,8 @@ TEST(IndexModelTest, RandomWritesThenRestart) {
     CreateTable(db.in());
     if (::testing::Test::HasFatalFailure()) return;
     std::mt19937_64 rng(seed * 7919);
-    Writer writer(seed, {"p0", "p1", "p2", "p3"}, "seed " + std::to_string(seed));
+    // 4 x 64 keys: the table ends with hundreds of items.
+    Writer writer(seed, {"p0", "p1", "p2", "p3"}, "seed " + std::to_string(seed), 64);
     const HistoryFn history = [&](const Key& k) { return writer.History(k); };
     for (int i = 0; i < steps; ++i) {
       writer.Step(db.in());
@@ -1229,6 +1255,7 @@ TEST(IndexModelTest, RandomWritesThenRestart) {
     }
     CheckAll(db.in(), writer.model(), kInitialIndexes, rng, "after restart and more writes",
              history);
+    ExpectLargeEnough(writer.model(), kInitialIndexes, 100);
     std::cout << "seed " << seed << ": " << writer.Summary() << "; "
               << Sizes(writer.model(), kInitialIndexes) << "\n";
     if (::testing::Test::HasFailure()) return;  // one seed's report is enough
@@ -1238,12 +1265,12 @@ TEST(IndexModelTest, RandomWritesThenRestart) {
 // Threads writing random requests, each over its own partition keys, until stopped.
 class WriterThreads {
  public:
-  WriterThreads(uint64_t seed, int threads) {
+  WriterThreads(uint64_t seed, int threads, int sort_keys = 8) {
     for (int t = 0; t < threads; ++t) {
       const std::string p = "t" + std::to_string(t);
       writers_.push_back(std::make_unique<Writer>(
           seed * 1000 + static_cast<uint64_t>(t), std::vector<std::string>{p + "a", p + "b"},
-          "seed " + std::to_string(seed) + " thread " + std::to_string(t)));
+          "seed " + std::to_string(seed) + " thread " + std::to_string(t), sort_keys));
     }
   }
   ~WriterThreads() { Stop(); }
@@ -1257,6 +1284,18 @@ class WriterThreads {
         for (int i = 0; i < 200'000 && !stop_.load(); ++i) writer->Step(in);
       });
     }
+  }
+  // Every writer makes exactly `steps` requests, concurrently; returns when all are done.
+  // REQUIRES: stopped.
+  void RunSteps(Instance& in, int steps) {
+    for (auto& w : writers_) {
+      Writer* writer = w.get();
+      threads_.emplace_back([writer, &in, steps] {
+        for (int i = 0; i < steps && !::testing::Test::HasFatalFailure(); ++i) writer->Step(in);
+      });
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
   }
   // Waits (up to 20 s) until every writer made `n` more requests than when called.
   void AwaitProgress(int n) {
@@ -1298,6 +1337,43 @@ class WriterThreads {
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_{false};
 };
+
+// Four threads write concurrently, each over its own keys, while the engine answers commits
+// with 1021 after applying, 1021 without applying and 1020. The retry runner and the receipts
+// must turn each request into exactly one effect, so the model of each thread stays exact:
+// the base table, every index (entries and their order) and every ItemCount must equal it.
+TEST(IndexModelTest, ConcurrentWritersUnderUnknownCommitResults) {
+  const int steps = FullRun() ? 1500 : 200;  // per thread
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(SeedTrace(seed));
+    Database db(TempDir("unknown_" + std::to_string(seed)), /*faulty=*/true);
+    CreateTable(db.in());
+    if (::testing::Test::HasFatalFailure()) return;
+    kv::FaultOptions faults;
+    faults.seed = seed;
+    faults.unknown_applied = 0.1;
+    faults.unknown_not_applied = 0.1;
+    faults.commit_conflict = 0.05;
+    db.faulty()->SetOptions(faults);
+    WriterThreads threads(seed, 4, /*sort_keys=*/24);
+    threads.RunSteps(db.in(), steps);
+    db.faulty()->SetOptions(kv::FaultOptions{});
+    const kv::FaultCounts counts = db.faulty()->counts();
+    EXPECT_GT(counts.unknown_applied, 20);
+    EXPECT_GT(counts.unknown_not_applied, 20);
+    const Model m = Merge(threads.models());
+    std::mt19937_64 rng(seed * 31337);
+    CheckAll(db.in(), m, kInitialIndexes, rng, "after concurrent writes under 1021",
+             [&](const Key& k) { return threads.History(k); });
+    ExpectLargeEnough(m, kInitialIndexes, 60);
+    std::cout << "seed " << seed << ": 1021 after applying " << counts.unknown_applied
+              << ", 1021 without " << counts.unknown_not_applied << ", 1020 " << counts.conflicts
+              << "; threads";
+    for (const std::string& t : threads.summaries()) std::cout << " " << t;
+    std::cout << "; " << Sizes(m, kInitialIndexes) << "\n";
+    if (::testing::Test::HasFailure()) return;
+  }
+}
 
 struct Ids {
   int64_t table = 0;
@@ -1419,6 +1495,9 @@ void RunBackfill(uint64_t seed, const IndexDef& late, Driver driver) {
       finished = GsiStatus(db.in(), late.name).first == "ACTIVE";
     }
     worker.Stop();
+    // The worker thread itself finished the backfill: no explicit page may stand in for it.
+    ASSERT_TRUE(finished) << "the IndexWorker did not finish the backfill";
+    ASSERT_EQ(pages, 0);
   }
   while (!finished && pages < 10'000) {
     page();

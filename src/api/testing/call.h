@@ -18,8 +18,9 @@
 namespace fdyno::api::testing {
 
 // Runs operation `op` of `registry` on the JSON request `json` with `ctx` (a deadline 30 s
-// after ctx.clock's now when it has none). A malformed request or an unregistered operation fails the test.
-// Parses a test request (failing the test when it is malformed) and gives ctx its deadline.
+// after ctx.clock's now when it has none). A malformed request or an unregistered operation fails
+// the test. Parses a test request (failing the test when it is malformed) and gives ctx its
+// deadline.
 inline Status PrepareCall(const std::string& json, rapidjson::Document* doc, RequestContext* ctx) {
   doc->Parse(json.c_str(), json.size());
   if (doc->HasParseError()) {
@@ -44,8 +45,16 @@ inline Result<std::string> CallOperation(const OperationRegistry& registry, cons
   return (*h)(ctx, doc);
 }
 
+// Fulfils a promise when destroyed: held by a respond callback, it tells when the handler has
+// let go of every copy of it, after which respond can never be called again.
+struct RespondReleased {
+  std::promise<void> released;
+  ~RespondReleased() { released.set_value(); }
+};
+
 // CallOperation through the operation's asynchronous form (OperationRegistry::FindAsync),
-// waiting for its answer; fails the test unless respond is called exactly once.
+// waiting for its answer; fails the test unless respond is called exactly once (checked once
+// the handler released respond) and released within 30 s of the answer.
 inline Result<std::string> CallOperationAsync(const OperationRegistry& registry,
                                               const std::string& op, const std::string& json,
                                               RequestContext ctx = {}) {
@@ -58,13 +67,17 @@ inline Result<std::string> CallOperationAsync(const OperationRegistry& registry,
   }
   auto answer = std::make_shared<std::promise<Result<std::string>>>();
   auto calls = std::make_shared<std::atomic<int>>(0);
+  auto signal = std::make_shared<RespondReleased>();
+  std::future<void> released = signal->released.get_future();
   std::future<Result<std::string>> result = answer->get_future();
-  (*h)(ctx, doc, [answer, calls](Result<std::string> r) {
+  (*h)(ctx, doc, [answer, calls, signal](Result<std::string> r) {
     if (calls->fetch_add(1) == 0) answer->set_value(std::move(r));
   });
+  signal.reset();
   doc.SetNull();  // the handler copied what it needs before returning
   Result<std::string> r = result.get();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(released.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << op << " kept its respond callback after answering";
   EXPECT_EQ(calls->load(), 1) << op << " answered more than once";
   return r;
 }

@@ -387,25 +387,33 @@ TEST_P(ContractTest, ConcurrentReadModifyWriteIsSerializable) {
   EXPECT_EQ(*Read("counter"), std::to_string(kThreads * kIncrements));
 }
 
+// Fulfils a promise when destroyed: held by a callback, it tells when the engine has released
+// the callback, after which the callback can never run again.
+struct ReleaseSignal {
+  std::promise<void> released;
+  ~ReleaseSignal() { released.set_value(); }
+};
+
+// Waits (up to 10 s: a stuck engine fails the test rather than hanging it) until `f` is ready.
+template <typename Future>
+bool Await(Future& f) {
+  return f.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+}
+
 // CommitAsync answers with exactly what Commit would have: done runs once, and the
-// transaction's committed version and versionstamp are those of the commit.
+// transaction's committed version and versionstamp are those of the commit. "Once" is checked
+// after the engine released the callback, so a second call cannot come later.
 Status CommitAndWait(Transaction& t) {
-  std::mutex mu;
-  std::condition_variable cv;
-  int calls = 0;
+  auto signal = std::make_shared<ReleaseSignal>();
+  std::future<void> released = signal->released.get_future();
+  std::atomic<int> calls{0};
   Status result;
-  t.CommitAsync([&](Status s) {
-    std::lock_guard lock(mu);
-    result = std::move(s);
-    ++calls;
-    cv.notify_all();
+  t.CommitAsync([&, signal](Status s) {
+    if (calls.fetch_add(1) == 0) result = std::move(s);
   });
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return calls > 0; });
-  lock.unlock();
-  std::this_thread::sleep_for(milliseconds(5));  // a second call would show up by now
-  lock.lock();
-  EXPECT_EQ(calls, 1);
+  signal.reset();
+  EXPECT_TRUE(Await(released)) << "the engine kept the callback after answering";
+  EXPECT_EQ(calls.load(), 1);
   return result;
 }
 
@@ -435,19 +443,19 @@ TEST_P(ContractTest, CommitAsyncCommitsLikeCommit) {
 // The callback (and what it holds: a network connection, in the server) is released once it
 // has run, without waiting for another commit to come along.
 TEST_P(ContractTest, CommitAsyncReleasesItsCallbackOnceRun) {
-  auto held = std::make_shared<int>(0);
+  auto signal = std::make_shared<ReleaseSignal>();
+  std::future<void> released = signal->released.get_future();
   std::promise<void> ran;
   auto t = Txn();
   t->Set("k", "v");
-  t->CommitAsync([held, &ran](Status s) {
+  t->CommitAsync([signal, &ran](Status s) {
     EXPECT_TRUE(s.ok());
     ran.set_value();
   });
+  signal.reset();
   ran.get_future().get();
-  for (int i = 0; i < 200 && held.use_count() > 1; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_EQ(held.use_count(), 1);
+  // No other commit comes along: the engine must release it on its own.
+  EXPECT_TRUE(Await(released));
 }
 
 TEST_P(ContractTest, CommitAsyncReportsConflicts) {

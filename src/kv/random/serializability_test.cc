@@ -15,7 +15,7 @@
 // The seed is printed with the one command that replays it (FDYNO_SEED=<seed> ...); it fixes
 // every operation each thread runs and the faults drawn for the n-th transaction, though not
 // the threads' interleaving. FDYNO_FULL=1
-// runs a longer workload (8 x 5000 operations per engine instead of 8 x 300).
+// runs a longer workload (8 x 5000 operations per engine instead of 8 x 1000).
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -176,7 +176,7 @@ std::string CheckReads(const Record& r, const std::map<int64_t, int64_t>& state)
 
 struct Workload {
   int threads = 8;
-  int ops_per_thread = 300;
+  int ops_per_thread = 1000;
   int accounts = 10;
 };
 
