@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# run.sh [seconds] [target...]: builds the libFuzzer targets with clang (ASan+UBSan) in
-# build-fuzz/ and runs each for `seconds` (default 30) from its seed corpus in fuzz/corpus/
-# (copied to a scratch directory, so runs never write into the tree). Exits non-zero on the
-# first crash, leak or sanitizer report; the reproducer is left in the scratch directory.
-# FDYNO_FUZZ_BUILD overrides the build directory.
+# run.sh [seconds] [target...]: builds the libFuzzer targets with clang (ASan+UBSan, UBSan
+# without recovery everywhere) in build-fuzz/ and runs each for `seconds` (default 30) from its
+# seed corpus in fuzz/corpus/<target without _fuzz>/ (copied to a scratch directory, so runs
+# never write into the tree). Fails on anything but a clean run: a non-zero exit of the fuzzer
+# (a crash, a sanitizer report, an out-of-memory, a timeout, a fuzzer that does not start), any
+# artifact file it leaves, or a run that executed no input. The reproducer is kept in the
+# scratch directory, which is printed. FDYNO_FUZZ_BUILD overrides the build directory.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-30}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(number_fuzz key_codec_fuzz attribute_value_json_fuzz item_codec_fuzz expr_fuzz)
+  # Every fdyno_fuzzer() of fuzz/CMakeLists.txt.
+  mapfile -t targets < <(sed -n 's/^ *fdyno_fuzzer(\([a-z0-9_]*\) .*/\1/p' "$root/fuzz/CMakeLists.txt")
 fi
 build=${FDYNO_FUZZ_BUILD:-$root/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
@@ -24,11 +27,15 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   if [ -d "$root/fuzz/corpus/${t%_fuzz}" ]; then cp "$root/fuzz/corpus/${t%_fuzz}"/* "$corpus/"; fi
   echo "== $t for ${seconds}s"
+  status=0
   (cd "$scratch" && "$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 \
-    -artifact_prefix="$scratch/" "$corpus" \
-    2>&1 | grep -E "^Done|stat::number_of_executed_units|ERROR|SUMMARY" || true)
-  if ls "$scratch"/crash-* "$scratch"/leak-* "$scratch"/timeout-* >/dev/null 2>&1; then
-    echo "$t failed; reproducers in $scratch" >&2
+    -artifact_prefix="$scratch/$t-" "$corpus" >"$scratch/$t.log" 2>&1) || status=$?
+  grep -E "^Done|stat::number_of_executed_units|ERROR|SUMMARY|runtime error" "$scratch/$t.log" || true
+  units=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$t.log")
+  if [ "$status" -ne 0 ] || compgen -G "$scratch/$t-*" >/dev/null || [ -z "$units" ] ||
+    [ "$units" -eq 0 ]; then
+    echo "$t failed (exit $status, executed ${units:-no} inputs); log and reproducers in $scratch" >&2
+    tail -30 "$scratch/$t.log" >&2
     exit 1
   fi
 done

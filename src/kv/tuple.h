@@ -64,8 +64,9 @@ class Tuple {
   // Appends every element of other.
   Tuple& Append(const Tuple& other);
 
-  size_t size() const { return elements_.size(); }
-  bool empty() const { return elements_.empty(); }
+  // Defined after TupleElement, which must be complete there (clang requires it).
+  size_t size() const;
+  bool empty() const;
   const TupleElement& operator[](size_t i) const;
   const std::vector<TupleElement>& elements() const { return elements_; }
 
@@ -164,5 +165,8 @@ class Subspace {
  private:
   std::string prefix_;
 };
+
+inline size_t Tuple::size() const { return elements_.size(); }
+inline bool Tuple::empty() const { return elements_.empty(); }
 
 }  // namespace fdyno::kv
