@@ -558,18 +558,22 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
     info = std::make_shared<const TableInfo>(std::move(decoded));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (cache_->version == version) {
-    // Copy-on-write: readers holding the old map keep a consistent snapshot.
-    auto next = std::make_shared<Cache>(*cache_);
-    next->tables.emplace(std::string(name), info);
-    cache_ = std::move(next);
-  } else if (version > cache_->version) {
-    auto next = std::make_shared<Cache>();
-    next->version = version;
-    next->tables.emplace(std::string(name), info);
-    cache_ = std::move(next);
-  }
+  if (version < cache_->version) return info;
+  // Absent names are remembered only up to a bound: names a caller makes up must not grow
+  // the cache (or the copy below) without limit. Past it a miss is one more record read.
+  const bool stale = version > cache_->version;
+  if (!info && !stale && cache_->absent >= kMaxCachedAbsentNames) return info;
+  // Copy-on-write: readers holding the old map keep a consistent snapshot.
+  auto next = stale ? std::make_shared<Cache>() : std::make_shared<Cache>(*cache_);
+  next->version = version;
+  if (next->tables.emplace(std::string(name), info).second && !info) ++next->absent;
+  cache_ = std::move(next);
   return info;
+}
+
+size_t Catalog::CachedNames() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_->tables.size();
 }
 
 Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, TableInfo info,
@@ -655,7 +659,10 @@ Status Catalog::SetTags(kv::Transaction& txn, int64_t table_id, const std::vecto
 namespace fdyno::store {
 
 Result<bool> Catalog::PurgeOne(kv::Database& db, int64_t table_id) {
-  auto [begin, end] = layout::Table(table_id).Range();
+  // Not a structured binding: clang 14 cannot capture one in the lambda.
+  const auto range = layout::Table(table_id).Range();
+  const std::string& begin = range.first;
+  const std::string& end = range.second;
   // One bounded transaction: clear up to purge_batch_keys keys of the table, or, when none
   // are left, forget the pending purge. Nothing writes under a dropped table's id (writers
   // conflict on the metadata version key), so snapshot reads suffice.
@@ -676,7 +683,9 @@ Result<bool> Catalog::PurgeOne(kv::Database& db, int64_t table_id) {
 
 Result<int> Catalog::PurgeDropped(kv::Database& db) {
   kv::Subspace pending = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kPendingPurge)});
-  auto [begin, end] = pending.Range();
+  const auto range = pending.Range();  // not a structured binding: captured below
+  const std::string& begin = range.first;
+  const std::string& end = range.second;
   FDYNO_ASSIGN_OR_RETURN(
       std::vector<int64_t> ids,
       kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<int64_t>> {

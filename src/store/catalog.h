@@ -194,6 +194,9 @@ class Catalog {
   // whose purge completed.
   Result<int> PurgeDropped(kv::Database& db);
 
+  // Names (present or absent) cached at the current metadata version (exposed for tests).
+  size_t CachedNames();
+
   // The record keys (exposed for tests and tools).
   static std::string TableKey(std::string_view name);
   static std::string TagsKey(int64_t table_id);
@@ -205,7 +208,9 @@ class Catalog {
   struct Cache {
     uint64_t version = 0;
     std::map<std::string, std::shared_ptr<const TableInfo>, std::less<>> tables;  // null: absent
+    size_t absent = 0;  // null entries in `tables`, at most kMaxCachedAbsentNames
   };
+  static constexpr size_t kMaxCachedAbsentNames = 256;
 
   Result<uint64_t> ReadVersion(kv::Transaction& txn);
   void BumpVersion(kv::Transaction& txn);

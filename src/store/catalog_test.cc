@@ -111,6 +111,25 @@ TEST_P(CatalogTest, CreateThenFind) {
   EXPECT_EQ(*missing, nullptr);
 }
 
+// Names a caller makes up are looked up, answered absent, and never grow the cache without
+// bound; present tables stay cached beside them, and a created name is found at once.
+TEST_P(CatalogTest, AbsentNamesCachedOnlyUpToABound) {
+  Catalog catalog;
+  ASSERT_TRUE(Create(catalog, SimpleTable("real")).ok());
+  ASSERT_NE(*Find(catalog, "real"), nullptr);
+  for (int i = 0; i < 5000; ++i) {
+    auto r = Find(catalog, "made-up-" + std::to_string(i));
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(*r, nullptr);
+  }
+  EXPECT_LE(catalog.CachedNames(), 1u + 256u);
+  EXPECT_GE(catalog.CachedNames(), 2u);  // absent names are still cached, up to the bound
+  ASSERT_NE(*Find(catalog, "real"), nullptr);
+  ASSERT_TRUE(Create(catalog, SimpleTable("made-up-4999")).ok());
+  ASSERT_NE(*Find(catalog, "made-up-4999"), nullptr);
+  EXPECT_EQ(*Find(catalog, "made-up-10"), nullptr);
+}
+
 TEST_P(CatalogTest, CreateExistingNameIsResourceInUse) {
   Catalog catalog;
   ASSERT_TRUE(Create(catalog, SimpleTable("t1")).ok());
