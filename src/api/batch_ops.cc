@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/batch_receipt.h"
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
@@ -231,6 +232,11 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                     if (found) {
                       Item& item = *found;
                       size = model::ItemSize(item);
+                      if (bytes > 0 && bytes + size > s.options.get_response_bytes) {
+                        // Past the response limit: the caller asks for it again (not charged).
+                        o.unprocessed[ti].push_back(ki);
+                        continue;
+                      }
                       bytes += size;
                       o.found[ti].push_back(t.projection ? expr::Project(item, *t.projection)
                                                          : std::move(item));
@@ -394,24 +400,6 @@ Result<std::vector<uint64_t>> CurrentCollectionSizes(
   return sizes;
 }
 
-std::string EncodeUnits(const std::vector<double>& units) {
-  std::string s;
-  for (double u : units) s += std::to_string(u) + "\n";
-  return s;
-}
-
-std::vector<double> DecodeUnits(const std::string& s, size_t n) {
-  std::vector<double> units(n);
-  size_t pos = 0;
-  for (size_t i = 0; i < n && pos < s.size(); ++i) {
-    size_t nl = s.find('\n', pos);
-    if (nl == std::string::npos) nl = s.size();
-    units[i] = std::strtod(s.substr(pos, nl - pos).c_str(), nullptr);
-    pos = nl + 1;
-  }
-  return units;
-}
-
 // Commits `writes` in one receipt-protected transaction.
 Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                             std::vector<WriteTable>& tables,
@@ -424,7 +412,8 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                                             s.receipts->Read(tx, op_id));
                      if (receipt) {
                        Applied replayed;
-                       replayed.units = DecodeUnits(receipt->result.extra, tables.size());
+                       FDYNO_ASSIGN_OR_RETURN(replayed.units,
+                                              DecodeUnits(receipt->result.extra, tables.size()));
                        FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
                                               CurrentCollectionSizes(s, tx, tables, writes));
                        return replayed;
@@ -439,6 +428,18 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                    s.receipts->Write(tx, op_id, rr);
                    return applied;
                  });
+}
+
+// Whether a group that failed goes back to the caller as UnprocessedItems: only when it
+// certainly did not commit (a conflict or a too-old read at the retry limit, or the deadline
+// passing before its commit) and the same writes sent again may succeed. A group whose commit
+// may have been applied must never be reported as not applied, and a permanent error is the
+// request's error: both end the request with that error (the groups before it stay applied,
+// which a resend of the whole batch repeats harmlessly: puts and deletes set the final state).
+bool CertainlyNotAppliedAndTransient(const Error& error) {
+  if (kv::IsOutcomeUnknown(error)) return false;
+  if (kv::IsTimedOutBeforeCommit(error)) return true;
+  return error.is_kv() && kv::RetryableNotCommitted(error.kv_code);
 }
 
 Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
@@ -583,6 +584,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     for (const auto& group : groups) {
       Result<Applied> g = CommitGroup(s, ctx, tables, group);
       if (!g.ok()) {
+        if (!CertainlyNotAppliedAndTransient(g.error())) return std::move(g).error();
         for (const WriteRequest* w : group) unprocessed.push_back(w);
         continue;
       }

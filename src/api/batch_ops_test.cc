@@ -205,6 +205,63 @@ TEST_F(BatchCollectionsTest, TheGroupPathChecksTheLimitBeforeWriting) {
   EXPECT_EQ(StoredSize("big"), bytes);
 }
 
+// The faulty engine with `faults` switched on from the second transaction: the batch's first
+// (whole) commit reaches the engine and fails as too large, its groups meet the faults.
+class FaultsAfterTheFirstTransaction : public kv::Database {
+ public:
+  FaultsAfterTheFirstTransaction(kv::Database* inner, kv::FaultOptions faults)
+      : faulty_(kv::WrapFaulty(inner, kv::FaultOptions{})), faults_(faults) {}
+  std::unique_ptr<kv::Transaction> CreateTransaction() override {
+    auto tx = faulty_->CreateTransaction();
+    if (++created_ == 1) faulty_->SetOptions(faults_);
+    return tx;
+  }
+  const kv::FaultCounts counts() const { return faulty_->counts(); }
+
+ private:
+  std::unique_ptr<kv::FaultyDatabase> faulty_;
+  kv::FaultOptions faults_;
+  int created_ = 0;
+};
+
+// A batch too large for one transaction commits in groups. A group that certainly did not
+// commit (conflicts up to the retry limit) comes back as UnprocessedItems; a group whose
+// outcome is unknown must not (it may have been applied): the request fails with the outcome
+// unknown error instead.
+TEST_F(BatchCollectionsTest, OnlyGroupsThatCertainlyDidNotCommitAreUnprocessed) {
+  const std::string payload(380 * 1000, 'q');
+  std::string batch = R"({"RequestItems":{"lsi":[)";
+  for (int i = 0; i < 25; ++i) batch += (i ? "," : "") + Put("g", i, payload);
+  batch += "]}}";
+  for (const bool unknown : {false, true}) {
+    kv::FaultOptions faults;
+    faults.seed = 5;
+    (unknown ? faults.unknown_not_applied : faults.commit_conflict) = 1.0;
+    FaultsAfterTheFirstTransaction db(db_.get(), faults);
+    Services services = services_;
+    services.db = &db;
+    services.item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
+    registry_ = OperationRegistry();
+    BatchOptions options;
+    options.sleep = [](std::chrono::milliseconds) {};
+    RegisterBatchOperations(registry_, services, options);
+    auto r = Call("BatchWriteItem", batch);
+    if (unknown) {
+      EXPECT_GT(db.counts().unknown_not_applied, 0);
+      ASSERT_FALSE(r.ok()) << *r;
+      EXPECT_TRUE(kv::IsOutcomeUnknown(r.error())) << r.error().message;
+    } else {
+      EXPECT_GT(db.counts().conflicts, 0);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      rapidjson::Document d;
+      d.Parse(r->c_str());
+      ASSERT_TRUE(d["UnprocessedItems"].HasMember("lsi")) << *r;
+      EXPECT_EQ(d["UnprocessedItems"]["lsi"].Size(), 25u);
+    }
+    EXPECT_EQ(Recomputed("g").second, 0);
+  }
+}
+
 // Seeded random PutItem/UpdateItem/DeleteItem, TransactWriteItems and BatchWriteItem on a few
 // collections, with ambiguous commits (half of them applied) injected: every tracked size
 // equals the size recomputed from the stored items.

@@ -90,3 +90,30 @@ def test_validation(ddb, table):
         {"PutRequest": {"Item": {"pk": {"N": "1"}}}}]})
     assert code == "ValidationException"
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "ok1"}})
+
+
+def _size(item):
+    # DynamoDB's item size for string attributes: name bytes plus value bytes.
+    return sum(len(k.encode()) + len(v["S"].encode()) for k, v in item.items())
+
+
+def test_batch_get_answers_at_most_16_mib_and_the_rest_as_unprocessed_keys(ddb, table):
+    # 100 items of about 399 KB (about 40 MB): one page holds at most 16 MiB of them.
+    for start in range(0, 100, 25):
+        r = ddb.batch_write_item(RequestItems={table: [
+            {"PutRequest": {"Item": {"pk": {"S": f"huge{i:03}"}, "b": {"S": "h" * 399_000}}}}
+            for i in range(start, start + 25)]})
+        assert r["UnprocessedItems"] == {}
+    keys = [{"pk": {"S": f"huge{i:03}"}} for i in range(100)]
+    seen, pages = [], 0
+    request = {table: {"Keys": keys}}
+    while request:
+        r = ddb.batch_get_item(RequestItems=request)
+        got = r["Responses"].get(table, [])
+        assert sum(_size(i) for i in got) <= 16 * 1024 * 1024
+        assert got, "a page must make progress"
+        seen += [i["pk"]["S"] for i in got]
+        pages += 1
+        request = r["UnprocessedKeys"]
+    assert sorted(seen) == [f"huge{i:03}" for i in range(100)]
+    assert pages >= 3
