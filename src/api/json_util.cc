@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "base/utf8.h"
 #include "model/json.h"
 
 namespace fdyno::api {
@@ -236,13 +237,13 @@ void ConstraintErrors::NotNull(std::string_view path, bool present) {
 }
 
 void ConstraintErrors::MinLength(std::string_view path, std::string_view value, size_t min) {
-  if (value.size() < min) {
+  if (Utf16Length(value) < min) {
     Add(path, value, "Member must have length greater than or equal to " + std::to_string(min));
   }
 }
 
 void ConstraintErrors::MaxLength(std::string_view path, std::string_view value, size_t max) {
-  if (value.size() > max) {
+  if (Utf16Length(value) > max) {
     Add(path, value, "Member must have length less than or equal to " + std::to_string(max));
   }
 }

@@ -81,7 +81,8 @@ class ConstraintErrors {
   // Adds "Value at '<path>' failed ..." (DynamoDB omits some values, e.g. lists of keys).
   void AddWithoutValue(std::string_view path, std::string_view constraint);
 
-  // Common constraints. Each adds an error only when violated.
+  // Common constraints. Each adds an error only when violated. Lengths count characters as
+  // DynamoDB does (UTF-16 code units, base/utf8.h), not bytes.
   void NotNull(std::string_view path, bool present);
   void MinLength(std::string_view path, std::string_view value, size_t min);
   void MaxLength(std::string_view path, std::string_view value, size_t max);

@@ -15,6 +15,7 @@
 #include "api/json_util.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
+#include "base/utf8.h"
 #include "kv/run.h"
 #include "store/streams.h"
 
@@ -447,14 +448,14 @@ Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
   std::set<std::string> seen;
   for (const TagIn& t : in) {
     const std::string& key = *t.key;
-    if (key.empty() || key.size() > 128 ||
+    if (key.empty() || Utf16Length(key) > 128 ||
         !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
       return Error::Validation("The Tag Key provided is invalid, Key: " + key);
     }
     if (key.rfind("aws:", 0) == 0) {
       return Error::Validation("Tag Key cannot be prefixed with aws:, Key: " + key);
     }
-    if (!t.value || t.value->size() > 256 ||
+    if (!t.value || Utf16Length(*t.value) > 256 ||
         !std::all_of(t.value->begin(), t.value->end(), [](char c) { return IsValidTagChar(c); })) {
       return Error::Validation("The Tag Value provided is invalid, Value: " +
                                t.value.value_or("null"));

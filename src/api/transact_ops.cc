@@ -567,6 +567,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
     out.table_of = tables.of_action;
     out.items.resize(n);
     out.sizes.resize(n);
+    uint64_t total = 0;  // bytes of the items read
     for (size_t i = 0; i < n; ++i) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                              store::ReadItem(tx, storage[i]));
@@ -578,6 +579,11 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
       }
       out.sizes[i] = model::ItemSize(item);
       out.items[i] = std::move(item);
+      total += out.sizes[i];
+    }
+    // DynamoDB rejects the whole request when the items it reads exceed 4 MB together.
+    if (total > kMaxTransactPayloadBytes) {
+      return Error::Validation(std::string(kTransactGetTooLargeMessage));
     }
     return out;
   };

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/capacity.h"
@@ -32,6 +33,10 @@ namespace fdyno::api {
 
 inline constexpr size_t kMaxTransactActions = 100;
 inline constexpr uint64_t kMaxTransactPayloadBytes = 4 * 1024 * 1024;
+// TransactGetItems whose items add up to more than kMaxTransactPayloadBytes (the API
+// reference's words for the condition).
+inline constexpr std::string_view kTransactGetTooLargeMessage =
+    "The aggregate size of the items in the transaction exceeded 4 MB";
 inline constexpr size_t kMaxClientRequestTokenLength = 36;
 
 enum class TransactActionKind { kConditionCheck, kPut, kDelete, kUpdate };

@@ -536,6 +536,21 @@ def test_tag_untag_list(ddb):
         {"Key": "env", "Value": "prod"}]
 
 
+def test_tag_lengths_count_characters_not_bytes(ddb):
+    # A tag key of 128 characters and a value of 256, each character two bytes in UTF-8.
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    key, value = "\u00e9" * 128, "\u00fc" * 256
+    ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": key, "Value": value}])
+    assert ddb.list_tags_of_resource(ResourceArn=arn(name))["Tags"] == [
+        {"Key": key, "Value": value}]
+    ddb.untag_resource(ResourceArn=arn(name), TagKeys=[key])
+    assert ddb.list_tags_of_resource(ResourceArn=arn(name))["Tags"] == []
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": key + "\u00e9", "Value": "v"}])
+    assert e.value.response["Error"]["Code"] == "ValidationException"
+
+
 @pytest.mark.parametrize("op,args,code,message", [
     ("tag_resource", {"ResourceArn": "not-a-valid-arn", "Tags": [{"Key": "a", "Value": "b"}]},
      "ValidationException", INVALID + "ARNs must start with 'arn:': not-a-valid-arn"),

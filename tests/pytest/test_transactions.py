@@ -211,3 +211,27 @@ def test_token_survives_restart(tmp_path):
         assert _get(ddb, name, {"pk": {"S": "c"}})["n"] == {"N": "1"}
     finally:
         s2.stop()
+
+
+def test_transact_get_over_4_mb_of_items_is_rejected_whole(ddb, table):
+    for i in range(11):
+        ddb.put_item(TableName=table, Item={"pk": {"S": f"big{i}"}, "b": {"S": "b" * 399_000}})
+    gets = [{"Get": {"TableName": table, "Key": {"pk": {"S": f"big{i}"}}}} for i in range(11)]
+    # Ten items (about 3.99 MB) are within the limit.
+    r = ddb.transact_get_items(TransactItems=gets[:10])
+    assert [len(x["Item"]["b"]["S"]) for x in r["Responses"]] == [399_000] * 10
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.transact_get_items(TransactItems=gets)
+    assert _error(e) == ("ValidationException",
+                         "The aggregate size of the items in the transaction exceeded 4 MB")
+
+
+def test_client_request_token_length_counts_characters(ddb, table):
+    # 36 characters of two UTF-8 bytes each: within the limit; 37 characters: not.
+    item = {"Put": {"TableName": table, "Item": {"pk": {"S": "token-chars"}}}}
+    ddb.transact_write_items(ClientRequestToken="\u00e9" * 36, TransactItems=[item])
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.transact_write_items(ClientRequestToken="\u00e9" * 37, TransactItems=[item])
+    code, message = _error(e)
+    assert code == "ValidationException"
+    assert "Member must have length less than or equal to 36" in message
