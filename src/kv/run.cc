@@ -62,8 +62,9 @@ std::chrono::milliseconds OperationTimeout() {
   if (env == nullptr || *env == '\0') return kDefaultOperationTimeout;
   char* end = nullptr;
   double seconds = std::strtod(env, &end);
-  // Reject garbage, non-positive and absurd values (more than a day) alike.
-  if (end == env || *end != '\0' || !(seconds > 0) || seconds > 86'400) {
+  // Reject garbage, non-positive and too long values alike.
+  if (end == env || *end != '\0' || !(seconds > 0) ||
+      seconds * 1000 > static_cast<double>(kMaxOperationTimeout.count())) {
     return kDefaultOperationTimeout;
   }
   return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
@@ -246,7 +247,8 @@ void RunAsyncLoop(Database& db, const RunOptions& options, std::shared_ptr<Attem
   Runner& runner = run->runner;
   Status final;
   if (!runner.Begin(&final)) return run->done(std::move(final));
-  Runner::Next next = runner.AfterBody((*run->body)(runner.transaction(), runner.attempt()), &final);
+  Runner::Next next =
+      runner.AfterBody((*run->body)(runner.transaction(), runner.attempt()), &final);
   if (next == Runner::Next::kDone) return run->done(std::move(final));
   if (next == Runner::Next::kRetry) return RetryBlocking(std::move(run));
   runner.transaction().CommitAsync([run = std::move(run)](Status commit) mutable {

@@ -76,8 +76,14 @@ struct RunOptions {
   std::chrono::milliseconds max_backoff{1000};
 };
 
+// The longest whole-operation budget. An operation's retries look for the receipt its earlier
+// attempt may have written, so receipts must outlive every operation: their lifetime
+// (store/receipts.h, 10 minutes) is asserted to be at least twice this.
+inline constexpr std::chrono::milliseconds kMaxOperationTimeout{5 * 60 * 1000};
+
 // The default whole-operation budget: DYNODB_OPERATION_TIMEOUT seconds (a positive number,
-// fractions allowed) or 30 s when unset or invalid. Read on every call.
+// fractions allowed, at most kMaxOperationTimeout) or 30 s when unset or invalid. Read on
+// every call.
 std::chrono::milliseconds OperationTimeout();
 
 inline constexpr std::string_view kOutcomeUnknownMessage =

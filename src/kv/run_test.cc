@@ -554,7 +554,10 @@ TEST(OperationTimeoutTest, ReadsTheEnvironment) {
   EXPECT_EQ(OperationTimeout(), milliseconds(5'000));
   setenv("DYNODB_OPERATION_TIMEOUT", "0.25", 1);
   EXPECT_EQ(OperationTimeout(), milliseconds(250));
-  for (const char* bad : {"", "abc", "-3", "0", "5s", "nan", "1e9"}) {
+  setenv("DYNODB_OPERATION_TIMEOUT", "300", 1);  // kMaxOperationTimeout
+  EXPECT_EQ(OperationTimeout(), milliseconds(300'000));
+  // Longer than receipts live (a late retry could apply twice): not accepted.
+  for (const char* bad : {"", "abc", "-3", "0", "5s", "nan", "1e9", "300.5", "86400"}) {
     setenv("DYNODB_OPERATION_TIMEOUT", bad, 1);
     EXPECT_EQ(OperationTimeout(), milliseconds(30'000)) << bad;
   }
@@ -637,7 +640,8 @@ TEST_F(RunAsyncTest, DomainErrorAndDeadlineAnswerWithoutCommitting) {
       record, Keep());
   kv::RunAsync(
       *inner_, Options(milliseconds(0)),
-      [](Transaction&, const Attempt&) -> Result<std::string> { return std::string("1"); }, record, Keep());
+      [](Transaction&, const Attempt&) -> Result<std::string> { return std::string("1"); }, record,
+      Keep());
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_EQ(answers[0].error().message, "no");
   EXPECT_TRUE(IsTimedOutBeforeCommit(answers[1].error()));

@@ -53,9 +53,10 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--region", f.region, "Region this server answers for (signature scope)")
       ->envname("DYNODB_REGION")
       ->capture_default_str();
-  serve.add_option("--io-threads", f.io_threads,
-                   "Network threads (0: one per core but one, at least one: the engine's "
-                   "committer thread is busy under writes)")
+  serve
+      .add_option("--io-threads", f.io_threads,
+                  "Network threads (0: one per core but one, at least one: the engine's "
+                  "committer thread is busy under writes)")
       ->envname("DYNODB_IO_THREADS")
       ->capture_default_str();
   serve.add_option("--workers", f.workers, "Operation worker threads (0: 16 per core, >= 32)")
@@ -84,9 +85,10 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->capture_default_str();
   serve
       .add_option("--operation-timeout", f.operation_timeout_s,
-                  "Seconds one operation may take, retries included")
+                  "Seconds one operation may take, retries included (at most 300: receipts "
+                  "that make retries exactly-once live 600)")
       ->envname("DYNODB_OPERATION_TIMEOUT")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(0.001, 300.0))
       ->capture_default_str();
   serve.add_option("--idle-timeout", f.idle_timeout_s, "Seconds a keep-alive connection may idle")
       ->envname("DYNODB_IDLE_TIMEOUT")

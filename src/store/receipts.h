@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "kv/kv.h"
+#include "kv/run.h"
 #include "kv/tuple.h"
 
 namespace fdyno::store {
@@ -71,11 +72,14 @@ struct Receipt {
 
 struct ReceiptOptions {
   // How long a receipt must be kept. Must exceed the longest operation deadline (the
-  // retry loop that reads it); default 10 minutes against a default 30 s deadline.
+  // retry loop that reads it); default 10 minutes against a default 30 s deadline and at
+  // most kv::kMaxOperationTimeout (5 minutes).
   std::chrono::milliseconds ttl{10 * 60 * 1000};
   // Width of one time bucket.
   std::chrono::milliseconds bucket{60 * 1000};
 };
+static_assert(ReceiptOptions{}.ttl >= 2 * kv::kMaxOperationTimeout,
+              "a receipt must outlive every operation whose retries may read it");
 
 // Receipt formats. Persisted: never renumber.
 inline constexpr uint8_t kReceiptFormatChunked = 1;  // v1: header + chunk keys
