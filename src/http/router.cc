@@ -314,22 +314,22 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
       [this, start, out,
        respond = respond != nullptr ? std::move(*respond) : std::function<void(HttpResponse)>()](
           std::string_view label, HttpResponse response) {
-    const OperationMetrics& m = MetricsFor(label);
-    m.requests->Add();
-    m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count());
-    if (out != nullptr) {
-      *out = std::move(response);
-    } else {
-      respond(std::move(response));
-    }
-  });
+        const OperationMetrics& m = MetricsFor(label);
+        m.requests->Add();
+        m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+        if (out != nullptr) {
+          *out = std::move(response);
+        } else {
+          respond(std::move(response));
+        }
+      });
   std::string_view label = kUnknownLabel;
   std::optional<HttpResponse> response;
   try {
-    response = Run(request, content_type, request_id, label,
-                   respond != nullptr ? answer : nullptr, std::move(resume));
+    response = Run(request, content_type, request_id, label, respond != nullptr ? answer : nullptr,
+                   std::move(resume));
   } catch (const std::exception& e) {
     internal_errors_->Add();
     spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
@@ -383,11 +383,9 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
 
   Target target = ParseTarget(Header(request, "x-amz-target"));
   label = Label(target);
-  const api::Handler* handler =
-      target.valid ? registry_.Find(target.service, target.operation) : nullptr;
-  if (handler == nullptr) return fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
 
-  // Authentication comes before any expensive work (decompression, parsing).
+  // Authentication comes before anything else is answered (an unsigned caller learns nothing,
+  // not even which operations exist) and before any expensive work (decompression, parsing).
   SignedRequest signed_request;
   signed_request.method = {request.method_string().data(), request.method_string().size()};
   signed_request.target = {request.target().data(), request.target().size()};
@@ -404,6 +402,9 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
   Result<Identity> identity = Verify(signed_request, store, verify);
   if (!identity.ok()) return fail(identity.error());
+  const api::Handler* handler =
+      target.valid ? registry_.Find(target.service, target.operation) : nullptr;
+  if (handler == nullptr) return fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
 
   if (raw.size() > options_.max_body_bytes) {
     return fail(fdyno::Error::Make(ErrorType::kRequestEntityTooLarge,
@@ -460,13 +461,13 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
     async = registry_.FindAsync(target.operation);
   }
   if (async != nullptr) {
-    (*async)(
-        ctx, document,
-        // label and content_type are static strings (see Label and HandleApiAsyncOrNot).
-        [this, later = std::move(later), label, content_type,
-         request_id = std::move(request_id)](Result<std::string> result) mutable {
-          (*later)(label, Render(label, std::move(result), content_type, std::move(request_id)));
-        });
+    (*async)(ctx, document,
+             // label and content_type are static strings (see Label and HandleApiAsyncOrNot).
+             [this, later = std::move(later), label, content_type,
+              request_id = std::move(request_id)](Result<std::string> result) mutable {
+               (*later)(label,
+                        Render(label, std::move(result), content_type, std::move(request_id)));
+             });
     return std::nullopt;
   }
   return Render(label, (*handler)(ctx, document), content_type, std::move(request_id));

@@ -156,6 +156,13 @@ TEST_F(RouterTest, UnknownAndUnimplementedOperations) {
 TEST_F(RouterTest, AuthenticationErrors) {
   HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}", false));
   EXPECT_EQ(Type(r), "MissingAuthenticationTokenException");
+  // An unsigned or wrongly signed caller learns nothing, not even which operations exist.
+  for (const char* target : {"DynamoDB_20120810.NoSuchOperation", "Other_1.GetItem", ""}) {
+    r = router_->HandleApi(Make(target, "{}", false));
+    EXPECT_EQ(Type(r), "MissingAuthenticationTokenException") << target;
+    r = router_->HandleApi(Make(target, "{}", true, "wrong"));
+    EXPECT_EQ(Type(r), "InvalidSignatureException") << target;
+  }
   r = router_->HandleApi(Make("DynamoDB_20120810.DescribeLimits", "{}", true, "wrong"));
   EXPECT_EQ(Type(r), "InvalidSignatureException");
   HttpRequest tampered = Make("DynamoDB_20120810.GetItem", "{}");
@@ -293,8 +300,10 @@ TEST_F(RouterTest, OnlyGetItemRunsInline) {
 }
 
 TEST_F(RouterTest, AsyncFormsAreWritesOrReads) {
-  api::Handler sync = [](const api::RequestContext&, const rapidjson::Value&)
-      -> Result<std::string> { return std::string("{}"); };
+  api::Handler sync = [](const api::RequestContext&,
+                         const rapidjson::Value&) -> Result<std::string> {
+    return std::string("{}");
+  };
   api::AsyncHandler async = [](const api::RequestContext&, const rapidjson::Value&,
                                api::Respond respond) { respond(std::string("{}")); };
   api::OperationRegistry registry;
@@ -323,15 +332,16 @@ TEST_F(RouterTest, AsyncAnswerAfterTheRequestIsGone) {
   // exactly once. A handler that throws before answering gets one InternalServerError.
   api::Respond parked;
   api::OperationRegistry registry;
-  api::Handler sync = [](const api::RequestContext&, const rapidjson::Value&)
-      -> Result<std::string> { return std::string("{}"); };
+  api::Handler sync = [](const api::RequestContext&,
+                         const rapidjson::Value&) -> Result<std::string> {
+    return std::string("{}");
+  };
   registry.Register("PutItem", sync);
   registry.RegisterAsync("PutItem", [&](const api::RequestContext&, const rapidjson::Value&,
                                         api::Respond respond) { parked = std::move(respond); });
   registry.Register("DeleteItem", sync);
-  registry.RegisterAsync("DeleteItem",
-                         [](const api::RequestContext&, const rapidjson::Value&,
-                            api::Respond) { throw std::runtime_error("boom"); });
+  registry.RegisterAsync("DeleteItem", [](const api::RequestContext&, const rapidjson::Value&,
+                                          api::Respond) { throw std::runtime_error("boom"); });
   Router router(registry, options_);
   std::vector<HttpResponse> answers;
   auto respond = [&](HttpResponse r) { answers.push_back(std::move(r)); };
@@ -362,12 +372,13 @@ TEST_F(RouterTest, BodiesParseInPlaceWithTheirExactStrings) {
   // large): strings keep escaped NULs and their lengths, a request does not see the previous
   // one's bytes, and a raw NUL byte anywhere is a SerializationException.
   api::OperationRegistry registry;
-  registry.Register("PutItem", [](const api::RequestContext&, const rapidjson::Value& body)
-                                   -> Result<std::string> {
-    const rapidjson::Value& v = body["V"];
-    return "{\"len\":" + std::to_string(v.GetStringLength()) + ",\"head\":\"" +
-           std::string(v.GetString(), std::min<size_t>(v.GetStringLength(), 3)) + "\"}";
-  });
+  registry.Register(
+      "PutItem",
+      [](const api::RequestContext&, const rapidjson::Value& body) -> Result<std::string> {
+        const rapidjson::Value& v = body["V"];
+        return "{\"len\":" + std::to_string(v.GetStringLength()) + ",\"head\":\"" +
+               std::string(v.GetString(), std::min<size_t>(v.GetStringLength(), 3)) + "\"}";
+      });
   Router router(registry, options_);
   auto call = [&](const std::string& body) {
     return router.HandleApi(Make("DynamoDB_20120810.PutItem", body));
