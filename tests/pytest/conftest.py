@@ -34,15 +34,16 @@ class Server:
     """A running `fdyno serve`: its process, endpoint and captured log."""
 
     def __init__(self, tmp_path, args, credentials=True, tls=None, env=None,
-                 listen_host="127.0.0.1", durability="none"):
+                 listen_host="127.0.0.1", durability=None):
         self.port = free_port()
         self.data_dir = str(tmp_path / "data")
         self.log_path = str(tmp_path / "fdyno.log")
         self.scheme = "https" if tls else "http"
         self.host = "localhost" if tls else "127.0.0.1"
         self.endpoint = f"{self.scheme}://{self.host}:{self.port}"
+        # The server's default durability (fsync) unless a test asks for another.
         cmd = [FDYNO_BIN, "serve", "--listen", f"{listen_host}:{self.port}", "--data-dir",
-               self.data_dir, "--durability", durability]
+               self.data_dir] + (["--durability", durability] if durability else [])
         if credentials:
             creds = tmp_path / "credentials"
             creds.write_text(f"# test keys\n{ACCESS_KEY} {SECRET_KEY} {ACCOUNT_ID}\n")

@@ -23,7 +23,7 @@ def open_fixture(tmp_path, name):
     for root, dirs, files in os.walk(data):
         for f in dirs + files:
             os.chmod(os.path.join(root, f), 0o755 if f in dirs else 0o644)
-    server = Server(tmp_path, [], durability="fsync")
+    server = Server(tmp_path, [])
     server.wait_ready()
     return server
 
@@ -49,7 +49,7 @@ def test_directory_left_by_the_receipt_expiry_abort_opens_with_every_acknowledge
                             ConsistentRead=True)["Item"] == {"p": {"S": "new"}}
     finally:
         assert server.stop() == 0, server.output()
-    server = Server(tmp_path, [], durability="fsync").wait_ready()
+    server = Server(tmp_path, []).wait_ready()
     try:
         assert len(scan_keys(server.client(), "tbl", "p")) == len(keys) + 1
     finally:

@@ -15,7 +15,7 @@ import botocore.exceptions
 import pytest
 import requests
 
-from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, free_port
+from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port
 from signing import call, error_message, error_type, presigned_call
 
 MIB = 1024 * 1024
@@ -94,6 +94,10 @@ def test_keep_alive_many_requests_one_connection(server):
     with requests.Session() as s:
         for _ in range(50):
             assert call(server, "DescribeEndpoints", session=s).status_code == 200
+        # Every request went over the one connection the pool opened.
+        pool = s.get_adapter(server.endpoint).poolmanager.connection_from_url(server.endpoint)
+        assert pool.num_connections == 1
+        assert pool.num_requests == 50
 
 
 # ---- Authentication ----
@@ -168,9 +172,28 @@ def test_presigned_query_form(server):
     assert error_message(r).startswith("Signature expired")
 
 
-def test_account_scopes_the_request_context(server):
-    # The credentials file names the account; a second key of another account works too.
-    assert server.client().describe_endpoints()["Endpoints"]
+def test_account_scopes_the_request_context(tmp_path):
+    # Each key of the credentials file names its account, and the request context carries the
+    # account of the key that signed: ARNs are rendered in it.
+    creds = tmp_path / "two-accounts"
+    creds.write_text("AKIDACCOUNTONE000001 secret-one 111111111111\n"
+                     "AKIDACCOUNTTWO000002 secret-two 222222222222\n")
+    server = Server(tmp_path, ["--credentials", str(creds)], credentials=False).wait_ready()
+    try:
+        one = server.client(access_key="AKIDACCOUNTONE000001", secret_key="secret-one")
+        two = server.client(access_key="AKIDACCOUNTTWO000002", secret_key="secret-two")
+        created = one.create_table(
+            TableName="acct_ctx", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST")["TableDescription"]
+        assert ":111111111111:table/acct_ctx" in created["TableArn"]
+        seen = two.describe_table(TableName="acct_ctx")["Table"]["TableArn"]
+        assert ":222222222222:table/acct_ctx" in seen
+        with pytest.raises(botocore.exceptions.ClientError):
+            server.client(access_key="AKIDACCOUNTTWO000002", secret_key="secret-one") \
+                .describe_endpoints()
+    finally:
+        server.stop()
 
 
 def test_open_mode_accepts_any_signature(start_server):
@@ -188,6 +211,15 @@ def test_open_mode_refuses_non_loopback(tmp_path):
     assert proc.returncode != 0
     assert "--allow-anonymous" in proc.stderr
     assert "open mode" in proc.stderr
+
+
+def test_operation_timeout_beyond_the_receipt_lifetime_is_refused(tmp_path):
+    # Receipts live ten minutes: an operation allowed longer could apply a late retry twice.
+    proc = subprocess.run([FDYNO_BIN, "serve", "--listen", f"127.0.0.1:{free_port()}",
+                           "--data-dir", str(tmp_path / "d"), "--operation-timeout", "301"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "--operation-timeout" in proc.stderr + proc.stdout
 
 
 def test_open_mode_non_loopback_with_allow_anonymous(start_server):

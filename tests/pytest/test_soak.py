@@ -111,7 +111,7 @@ class SoakWriter(Writer):
 def start(tmp_path, clock):
     env = {"FDYNO_TEST_CLOCK_RATE": str(RATE), "FDYNO_TEST_CLOCK_START_MS": str(clock.now_ms()),
            "DYNODB_TXN_TOKEN_GC_INTERVAL": "0.2", "DYNODB_TXN_TOKEN_GC_MAX_SCAN": "50"}
-    server = Server(tmp_path, [], env=env, durability="fsync")
+    server = Server(tmp_path, [], env=env)
     server.wait_ready()
     assert "test clock" in server.output(), "the server did not take the fast clock"
     return server

@@ -17,7 +17,7 @@ from model_writer import (INITIAL, SEEDS, TABLE, Background, Writer, check_all, 
 
 
 def start(tmp_path):
-    return Server(tmp_path, [], durability="fsync").wait_ready()
+    return Server(tmp_path, []).wait_ready()
 
 
 def kill(server):
