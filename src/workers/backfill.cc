@@ -1,8 +1,12 @@
 #include "workers/backfill.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 #include <vector>
 
+#include "base/log_limiter.h"
+#include "base/metrics.h"
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/item_codec.h"
@@ -25,6 +29,30 @@ store::SecondaryIndex* FindById(store::TableInfo& t, int64_t id) {
 
 bool NeedsBackfill(const store::SecondaryIndex& i) {
   return i.status == store::IndexStatus::kCreating && i.backfilling;
+}
+
+// A lifecycle line while an index's work goes on (backfill or removal) at most this often.
+constexpr std::chrono::seconds kProgressLogPeriod{10};
+
+struct WorkerMetrics {
+  WorkerMetrics() {
+    Metrics& m = Metrics::Global();
+    m.Describe("fdyno_index_backfill_items",
+               "Base items copied into global secondary indexes being backfilled.");
+    m.Describe("fdyno_index_backfills_finished", "Index backfills finished (index ACTIVE).");
+    m.Describe("fdyno_index_removal_keys", "Keys cleared from deleted secondary indexes.");
+    m.Describe("fdyno_index_work_running",
+               "Index backfills and removals in progress in this process.");
+  }
+  Counter& items = Metrics::Global().GetCounter("fdyno_index_backfill_items");
+  Counter& finished = Metrics::Global().GetCounter("fdyno_index_backfills_finished");
+  Counter& removed = Metrics::Global().GetCounter("fdyno_index_removal_keys");
+  Gauge& running = Metrics::Global().GetGauge("fdyno_index_work_running");
+};
+
+WorkerMetrics& GetMetrics() {
+  static WorkerMetrics* metrics = new WorkerMetrics();
+  return *metrics;
 }
 
 Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
@@ -149,36 +177,66 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   struct Work {
     std::string table;
     int64_t index_id;
+    std::string index_name;
+    bool removal;
   };
   FDYNO_ASSIGN_OR_RETURN(
       std::vector<Work> work,
-      kv::Run(db, ReadOnly(),
-              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<Work>> {
-                std::vector<Work> out;
-                std::string start;
-                while (true) {
-                  FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page, catalog.List(tx, start, 100));
-                  for (const std::string& name : page.names) {
-                    FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name));
-                    if (!info) continue;
-                    for (const auto& i : info->global_indexes) {
-                      if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
-                        out.push_back({name, i.id});
-                      }
-                    }
+      kv::Run(
+          db, ReadOnly(),
+          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<Work>> {
+            std::vector<Work> out;
+            std::string start;
+            while (true) {
+              FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page, catalog.List(tx, start, 100));
+              for (const std::string& name : page.names) {
+                FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name));
+                if (!info) continue;
+                for (const auto& i : info->global_indexes) {
+                  if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
+                    out.push_back({name, i.id, i.name, i.status == store::IndexStatus::kDeleting});
                   }
-                  if (!page.more || page.names.empty()) break;
-                  start = page.names.back();
                 }
-                return out;
-              }));
+              }
+              if (!page.more || page.names.empty()) break;
+              start = page.names.back();
+            }
+            return out;
+          }));
   int steps = 0;
+  WorkerMetrics& metrics = GetMetrics();
   for (const Work& w : work) {
+    const char* what = w.removal ? "removal" : "backfill";
+    const auto start = std::chrono::steady_clock::now();
+    auto last_log = start;
+    int64_t items = 0;
+    spdlog::info("index {} of table {}: {} started", w.index_name, w.table, what);
+    metrics.running.Add(1);
     while (true) {
-      FDYNO_ASSIGN_OR_RETURN(StepResult r, RunIndexStep(db, catalog, w.table, w.index_id, options));
+      Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.index_id, options);
+      if (!r.ok()) {
+        metrics.running.Add(-1);
+        return std::move(r).error();
+      }
       ++steps;
-      if (r.finished) break;
+      items += r->items;
+      (w.removal ? metrics.removed : metrics.items).Add(r->items);
+      const auto now = std::chrono::steady_clock::now();
+      if (r->finished) {
+        if (!w.removal) metrics.finished.Add();
+        spdlog::info("index {} of table {}: {} finished: {} {} in {} ms{}", w.index_name, w.table,
+                     what, items, w.removal ? "keys cleared" : "items copied",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+                     w.removal ? "" : ", index ACTIVE");
+        break;
+      }
+      if (now - last_log >= kProgressLogPeriod) {
+        last_log = now;
+        spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name, w.table,
+                     what, items, w.removal ? "keys cleared" : "items copied");
+      }
     }
+    metrics.running.Add(-1);
   }
   return steps;
 }
@@ -209,7 +267,12 @@ void IndexWorker::Loop() {
   while (!stop_) {
     lock.unlock();
     // Errors (conflicts past the retry budget, a dropped table) are retried next round.
-    (void)RunAllIndexWork(*db_, *catalog_, options_);
+    if (Result<int> done = RunAllIndexWork(*db_, *catalog_, options_); !done.ok()) {
+      if (auto left_out = error_log_.Allow()) {
+        spdlog::warn("index worker: {} (retried in {} ms; {} such errors not logged)",
+                     done.error().message, options_.poll.count(), *left_out);
+      }
+    }
     lock.lock();
     cv_.wait_for(lock, options_.poll, [this] { return stop_; });
   }

@@ -13,7 +13,9 @@
 //                                 0 disables the worker.
 //   DYNODB_TXN_TOKEN_GC_MAX_SCAN  keys examined per pass, a positive integer (default 1000).
 //
-// Metrics: txn_token_gc_passes, txn_token_gc_deleted, txn_token_gc_malformed.
+// Metrics: txn_token_gc_passes, txn_token_gc_deleted, txn_token_gc_malformed (exposed as
+// fdyno_txn_token_gc_*_total). Lifecycle lines: one at start, one per pass that removed or
+// found something (debug otherwise), a rate-limited warning per failed pass.
 //
 // Thread-safety: Start/Stop from one owner thread; RunPass is not to be called concurrently
 // with the background thread.
@@ -29,6 +31,7 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "base/log_limiter.h"
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/tokens.h"
@@ -74,6 +77,7 @@ class TokenGc {
   store::TokenStore tokens_;
   TokenGcOptions options_;
   std::string cursor_;  // empty: from the start
+  LogLimiter error_log_{std::chrono::seconds(60)};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
