@@ -389,7 +389,8 @@ def test_prometheus_metrics_parse(server):
     assert types["fdyno_requests_total"] == "counter"
     assert types["fdyno_request_duration_seconds"] == "histogram"
     assert types["fdyno_in_flight_requests"] == "gauge"
-    for name in ("kv_transaction_attempts", "kv_conflicts", "kv_unknown_results"):
+    for name in ("fdyno_kv_transaction_attempts_total", "fdyno_kv_conflicts_total",
+                 "fdyno_kv_unknown_results_total"):
         assert types[name] == "counter", name
     values = {(n, tuple(sorted(l.items()))): v for n, l, v in samples}
     assert values[("fdyno_requests_total", (("operation", "DescribeEndpoints"),))] >= 1
