@@ -63,31 +63,38 @@ void AppendJsonField(std::string& out, std::string_view key, std::string_view va
 }  // namespace
 
 std::string FormatAccessRecord(const AccessRecord& r, bool json) {
+  struct Field {
+    std::string_view json_key;
+    std::string_view text_key;
+    std::string value;
+    bool number;
+  };
+  const Field fields[] = {
+      {"request_id", "request", std::string(r.request_id), false},
+      {"account", "account", std::string(r.account), false},
+      {"operation", "operation", std::string(r.operation), false},
+      {"table", "table", std::string(r.table), false},
+      {"status", "status", std::to_string(r.status), true},
+      {"error_type", "error", std::string(r.error_type), false},
+      {"latency_ms", "latency_ms", Millis(r.latency_us), true},
+      {"bytes_in", "in", std::to_string(r.bytes_in), true},
+      {"bytes_out", "out", std::to_string(r.bytes_out), true},
+  };
   std::string out;
   out.reserve(256);
-  if (json) {
-    out += "{\"time\":\"" + Timestamp(r.time) + "\"";
-    AppendJsonField(out, "request_id", r.request_id);
-    AppendJsonField(out, "account", r.account);
-    AppendJsonField(out, "operation", r.operation);
-    AppendJsonField(out, "table", r.table);
-    out += ",\"status\":" + std::to_string(r.status);
-    AppendJsonField(out, "error_type", r.error_type);
-    out += ",\"latency_ms\":" + Millis(r.latency_us);
-    out += ",\"bytes_in\":" + std::to_string(r.bytes_in);
-    out += ",\"bytes_out\":" + std::to_string(r.bytes_out) + "}";
-    return out;
-  }
+  if (json) out += "{\"time\":\"";
   out += Timestamp(r.time);
-  AppendTextField(out, "request", r.request_id);
-  AppendTextField(out, "account", r.account);
-  AppendTextField(out, "operation", r.operation);
-  AppendTextField(out, "table", r.table);
-  out += " status=" + std::to_string(r.status);
-  AppendTextField(out, "error", r.error_type);
-  out += " latency_ms=" + Millis(r.latency_us);
-  out += " in=" + std::to_string(r.bytes_in);
-  out += " out=" + std::to_string(r.bytes_out);
+  if (json) out += '"';
+  for (const Field& f : fields) {
+    if (!json) {
+      AppendTextField(out, f.text_key, f.value);
+    } else if (f.number) {
+      out.append(",\"").append(f.json_key).append("\":").append(f.value);
+    } else {
+      AppendJsonField(out, f.json_key, f.value);
+    }
+  }
+  if (json) out += '}';
   return out;
 }
 

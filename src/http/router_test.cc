@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <stdexcept>
 
@@ -132,6 +134,24 @@ TEST_F(RouterTest, ExceptionsBecomeInternalServerError) {
   EXPECT_EQ(
       Count("fdyno_errors_total", {{"operation", "Query"}, {"error_type", "InternalServerError"}}),
       1);
+}
+
+TEST_F(RouterTest, FiveHundredsAreLoggedWithTheirCause) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.Query", "{}"));
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(r.status, 500u);
+  EXPECT_EQ(r.body, R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
+                    R"("message":"Internal server error"})");
+  std::vector<std::string> lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("request " + r.request_id +
+                          " (Query) answered 500: unexpected "
+                          "exception: boom"),
+            std::string::npos)
+      << lines[0];
 }
 
 TEST_F(RouterTest, UnknownAndUnimplementedOperations) {

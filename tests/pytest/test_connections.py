@@ -10,18 +10,12 @@ import time
 import pytest
 import requests
 
-from conftest import FDYNO_BIN, free_port
+from conftest import FDYNO_BIN, free_port, self_signed_cert
 
 
 @pytest.fixture(scope="module")
 def cert(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = str(d / "cert.pem"), str(d / "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext",
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True, timeout=60)
-    return cert, key
+    return self_signed_cert(tmp_path_factory.mktemp("tls"))
 
 
 # ---- TLS: responses over one TLS record (16,384 bytes) ----

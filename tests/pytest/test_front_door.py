@@ -15,7 +15,7 @@ import botocore.exceptions
 import pytest
 import requests
 
-from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, free_port
+from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, free_port, self_signed_cert
 from signing import call, error_message, error_type, presigned_call
 
 MIB = 1024 * 1024
@@ -523,11 +523,7 @@ def read_response(sock):
 
 
 def test_tls_round_trip(start_server, tmp_path):
-    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext",
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True, timeout=60)
+    cert, key = self_signed_cert(tmp_path)
     s = start_server(tls=(cert, key))
     ddb = s.client(verify=cert)
     assert ddb.describe_endpoints()["Endpoints"][0]["Address"] == f"localhost:{s.port}"

@@ -8,6 +8,8 @@ import time
 import pytest
 import requests
 
+from conftest import free_port, self_signed_cert
+
 PROMTOOL = shutil.which("promtool")
 
 
@@ -110,12 +112,7 @@ def test_engine_and_worker_figures(start_server):
 
 
 def test_admin_listener_line_says_https_with_tls(start_server, tmp_path):
-    from conftest import free_port
-    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext",
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True, timeout=60)
+    cert, key = self_signed_cert(tmp_path)
     admin = free_port()
     s = start_server("--admin-listen", f"127.0.0.1:{admin}", tls=(cert, key))
     assert f"metrics on https://127.0.0.1:{admin}" in s.output()
