@@ -27,6 +27,7 @@
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -568,9 +569,15 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
                           t.index->projection.type != store::ProjectionType::kAll;
+  // Items whose TTL has expired are hidden until the sweeper deletes them (store/ttl.h); an
+  // index entry without the TTL attribute is checked against its base item.
+  const bool hide_expired = t.table->ttl.status == store::TtlStatus::kEnabled;
+  const bool ttl_from_base = hide_expired && t.index != nullptr && !fetch_base &&
+                             !store::IndexCarriesTtl(*t.table, *t.index);
+  const int64_t now_ms = hide_expired ? s.clock->WallMillis() : 0;
   // Whole stored items are returned as they are: no filter, projection or base item to add.
-  const bool whole_items =
-      !fetch_base && !plan.filter && !plan.projection && r.select != Select::kCount;
+  const bool whole_items = !fetch_base && !hide_expired && !plan.filter && !plan.projection &&
+                           r.select != Select::kCount;
   // Limit counts items read (before the filter); the 1 MB bound applies to what was read.
   auto page_ends = [&] {
     return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
@@ -631,7 +638,16 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
             full = &base;
           }
         }
-        if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+        bool expired = hide_expired && store::ItemExpired(*t.table, *full, now_ms);
+        if (ttl_from_base) {
+          FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                 store::ReadItem(tx, StorageKey(*t.table, item)));
+          if (stored) {
+            FDYNO_ASSIGN_OR_RETURN(Item checked, model::DecodeStoredItem(stored->image));
+            expired = store::ItemExpired(*t.table, checked, now_ms);
+          }
+        }
+        if (!expired && (!plan.filter || expr::EvaluateCondition(*plan.filter, *full))) {
           ++page.count;
           if (r.select != Select::kCount) {
             if (page.items.GetSize() > 0) page.items.Put(',');
@@ -898,9 +914,8 @@ void ReadAsync(std::shared_ptr<const ReadServices> s, bool is_query, const Reque
     Result<std::string> page = ReadPage(*s, *job, ctx, &bound);
     if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
   }
-  ctx.blocking([s, job, ctx, respond = std::move(respond)] {
-    respond(ReadPage(*s, *job, ctx, nullptr));
-  });
+  ctx.blocking(
+      [s, job, ctx, respond = std::move(respond)] { respond(ReadPage(*s, *job, ctx, nullptr)); });
 }
 
 }  // namespace
@@ -919,11 +934,11 @@ void RegisterQueryOperations(OperationRegistry& registry, const Services& servic
     return ReadOp(*s, false, ctx, body);
   });
   for (bool is_query : {true, false}) {
-    registry.RegisterAsync(is_query ? "Query" : "Scan",
-                           [s, is_query](const RequestContext& ctx, const rapidjson::Value& body,
-                                         Respond respond) {
-                             ReadAsync(s, is_query, ctx, body, std::move(respond));
-                           });
+    registry.RegisterAsync(
+        is_query ? "Query" : "Scan",
+        [s, is_query](const RequestContext& ctx, const rapidjson::Value& body, Respond respond) {
+          ReadAsync(s, is_query, ctx, body, std::move(respond));
+        });
   }
 }
 

@@ -43,6 +43,10 @@ struct ServeFlags {
   std::string txn_token_gc_interval;  // passed on as DYNODB_TXN_TOKEN_GC_INTERVAL
   std::string txn_token_gc_max_scan;  // passed on as DYNODB_TXN_TOKEN_GC_MAX_SCAN
   uint64_t item_collection_size_limit = uint64_t{10} << 30;  // bytes (DynamoDB's 10 GB)
+  double ttl_sweep_interval_s = 30;
+  double ttl_update_interval_s = 1800;
+  int stream_shards = 1;
+  double stream_shard_rotation_s = 4 * 3600;
 };
 
 // Binds the serve flags to `flags` (which must outlive parsing).

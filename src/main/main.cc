@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -22,14 +23,16 @@
 #include "store/catalog.h"
 #include "store/layout.h"
 #include "workers/backfill.h"
+#include "workers/streams.h"
 #include "workers/token_gc.h"
+#include "workers/ttl.h"
 
 namespace fdyno::main {
 namespace {
 
 // Metrics that exist from the start, so dashboards and scrapers see zeros rather than gaps,
 // with the help text of those registered where they are counted (kv::Run, the transaction
-// operations, the token GC).
+// operations, the stream and TTL workers).
 void PreRegisterMetrics() {
   Metrics& m = Metrics::Global();
   const std::pair<const char*, const char*> counters[] = {
@@ -47,6 +50,11 @@ void PreRegisterMetrics() {
       {"txn_token_mismatches",
        "ClientRequestToken reused with different parameters (IdempotentParameterMismatch)."},
       {"txn_token_fail_closed", "ClientRequestToken records refused as malformed or unknown."},
+      {"stream_records_trimmed", "Stream records removed after the 24-hour retention."},
+      {"stream_shard_rotations", "Stream shards closed and replaced by their child shards."},
+      {"streams_deleted",
+       "Streams removed 24 hours after they were disabled or their table was deleted."},
+      {"ttl_deleted_items", "Items the Time to Live sweeper deleted because they expired."},
   };
   for (const auto& [name, help] : counters) {
     m.Describe(name, help);
@@ -182,10 +190,33 @@ int Serve(const ServeFlags& flags) {
     deps.clock = clock;
     deps.catalog = &catalog;
     deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
+    deps.stream_slots = flags.stream_shards;
+    deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
     workers::IndexWorker index_worker(db->get(), &catalog);
     index_worker.Start();
+    // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
+    workers::TtlOptions ttl_options;
+    ttl_options.sweep_interval =
+        std::chrono::milliseconds(std::llround(flags.ttl_sweep_interval_s * 1000));
+    ttl_options.clock = clock;
+    workers::TtlWorker ttl_worker(db->get(), &catalog, ttl_options);
+    ttl_worker.Start();
+    // Streams: retention, shard rotation, removal (workers/streams.h). The first pass runs now,
+    // before serving, so that tables whose stream an older binary enabled get theirs recorded.
+    workers::StreamWorkerOptions stream_options;
+    stream_options.rotation =
+        std::chrono::milliseconds(std::llround(flags.stream_shard_rotation_s * 1000));
+    stream_options.slots = flags.stream_shards;
+    stream_options.clock = clock;
+    if (Result<workers::StreamStats> first = workers::RunStreamPass(**db, catalog, stream_options);
+        !first.ok()) {
+      spdlog::error("streams: {}", first.error().message);
+      return 1;
+    }
+    workers::StreamWorker stream_worker(db->get(), &catalog, stream_options);
+    stream_worker.Start();
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
     Result<std::unique_ptr<workers::TokenGc>> token_gc =

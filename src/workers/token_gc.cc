@@ -63,7 +63,12 @@ Result<TokenGcOptions> TokenGcOptionsFromEnv() {
 }
 
 TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions options)
-    : db_(db), tokens_(std::move(tokens)), options_(options) {
+    : db_(db),
+      tokens_(std::move(tokens)),
+      options_(options),
+      periodic_(
+          "fdyno-token-gc", options.interval, [this] { RunPassAndLog(); },
+          /*run_first=*/false) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   if (options_.max_scan <= 0) options_.max_scan = 1;
   Metrics& m = Metrics::Global();
@@ -71,6 +76,25 @@ TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions opti
   m.Describe("txn_token_gc_deleted", "Expired ClientRequestToken records the GC removed.");
   m.Describe("txn_token_gc_malformed",
              "ClientRequestToken records the GC found malformed and kept (fail closed).");
+}
+
+void TokenGc::RunPassAndLog() {
+  // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
+  Result<Stats> pass = RunPass();
+  if (!pass.ok()) {
+    if (auto left_out = error_log_.Allow()) {
+      spdlog::warn("token GC pass failed: {} (retried in {} ms; {} such errors not logged)",
+                   pass.error().message, options_.interval.count(), *left_out);
+    }
+    return;
+  }
+  // A pass that removed or found something is worth a line; an idle one is not.
+  const auto level =
+      pass->deleted + pass->malformed > 0 ? spdlog::level::info : spdlog::level::debug;
+  spdlog::log(level,
+              "token GC pass: {} record(s) examined, {} expired removed, {} malformed kept{}",
+              pass->scanned, pass->deleted, pass->malformed,
+              pass->wrapped ? ", end of the token records reached" : "");
 }
 
 TokenGc::~TokenGc() { Stop(); }
@@ -96,48 +120,9 @@ Result<TokenGc::Stats> TokenGc::RunPass() {
   return stats;
 }
 
-void TokenGc::Start() {
-  if (options_.interval.count() <= 0 || thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
-}
+void TokenGc::Start() { periodic_.Start(); }
 
-void TokenGc::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void TokenGc::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    if (cv_.wait_for(lock, options_.interval, [this] { return stop_; })) break;
-    lock.unlock();
-    // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
-    Result<Stats> pass = RunPass();
-    if (!pass.ok()) {
-      if (auto left_out = error_log_.Allow()) {
-        spdlog::warn("token GC pass failed: {} (retried in {} ms; {} such errors not logged)",
-                     pass.error().message, options_.interval.count(), *left_out);
-      }
-    } else {
-      // A pass that removed or found something is worth a line; an idle one is not.
-      const auto level =
-          pass->deleted + pass->malformed > 0 ? spdlog::level::info : spdlog::level::debug;
-      spdlog::log(level,
-                  "token GC pass: {} record(s) examined, {} expired removed, {} malformed kept{}",
-                  pass->scanned, pass->deleted, pass->malformed,
-                  pass->wrapped ? ", end of the token records reached" : "");
-    }
-    lock.lock();
-  }
-}
+void TokenGc::Stop() { periodic_.Stop(); }
 
 Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock) {
   FDYNO_ASSIGN_OR_RETURN(TokenGcOptions options, TokenGcOptionsFromEnv());

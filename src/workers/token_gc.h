@@ -22,19 +22,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/log_limiter.h"
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/tokens.h"
+#include "workers/periodic.h"
 
 namespace fdyno::workers {
 
@@ -61,6 +59,8 @@ class TokenGc {
   // `db` must outlive the worker.
   TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions options);
   ~TokenGc();  // stops the thread
+  TokenGc(const TokenGc&) = delete;
+  TokenGc& operator=(const TokenGc&) = delete;
 
   // One bounded pass (one transaction through kv::Run).
   Result<Stats> RunPass();
@@ -71,17 +71,15 @@ class TokenGc {
   void Stop();
 
  private:
-  void Loop();
+  // One pass, and its lifecycle line (or a rate-limited warning when it failed).
+  void RunPassAndLog();
 
   kv::Database* db_;
   store::TokenStore tokens_;
   TokenGcOptions options_;
   std::string cursor_;  // empty: from the start
   LogLimiter error_log_{std::chrono::seconds(60)};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;  // last: stopped before the rest is destroyed
 };
 
 // Wiring for main: reads the environment and, when an interval is set, returns a started

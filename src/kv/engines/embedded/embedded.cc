@@ -1008,6 +1008,9 @@ void EmbeddedDatabase::RegisterMetrics() {
   m.Describe("fdyno_kv_write_stopped", "1 while RocksDB stops writes, else 0.");
   m.Describe("fdyno_kv_delayed_write_rate_bytes",
              "The write rate RocksDB allows while it slows writes (bytes a second); 0 when not.");
+  m.Describe("fdyno_kv_resolver_writes",
+             "Point writes the conflict resolvers of the open databases remember (those newer "
+             "than the oldest live read view).");
   m.Describe("fdyno_kv_memory_limit_bytes",
              "In memory: the bytes stored data may take (--in-memory-limit); 0 when unbounded.");
   batch_transactions_ =
