@@ -155,16 +155,34 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// The table of a stream ARN (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>),
+// or "" when `arn` is not shaped like one.
+std::string_view TableOfStreamArn(std::string_view arn) {
+  const size_t begin = arn.find(":table/");
+  if (begin == std::string_view::npos) return {};
+  std::string_view rest = arn.substr(begin + 7);
+  const size_t end = rest.find("/stream/");
+  return end == std::string_view::npos ? std::string_view() : rest.substr(0, end);
+}
+
 // The table(s) a request names, for the access log: TableName, the keys of RequestItems
-// (batches), the TableName of each TransactItems action. Names only, never keys or values.
+// (batches), the TableName of each TransactItems action, the table of a StreamArn. Names only,
+// never keys or values (a GetRecords ShardIterator is not looked into).
 std::string TablesOf(const rapidjson::Value& document) {
   std::vector<std::string_view> names;
-  auto add = [&](const rapidjson::Value& v) {
-    if (!v.IsString()) return;
-    std::string_view name(v.GetString(), std::min<size_t>(v.GetStringLength(), 255));
+  auto add_name = [&](std::string_view name) {
+    name = name.substr(0, 255);
+    if (name.empty()) return;
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   };
+  auto add = [&](const rapidjson::Value& v) {
+    if (v.IsString()) add_name({v.GetString(), v.GetStringLength()});
+  };
   if (auto it = document.FindMember("TableName"); it != document.MemberEnd()) add(it->value);
+  if (auto it = document.FindMember("StreamArn");
+      it != document.MemberEnd() && it->value.IsString()) {
+    add_name(TableOfStreamArn({it->value.GetString(), it->value.GetStringLength()}));
+  }
   if (auto it = document.FindMember("RequestItems");
       it != document.MemberEnd() && it->value.IsObject()) {
     for (const auto& m : it->value.GetObject()) add(m.name);

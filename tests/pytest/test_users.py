@@ -161,6 +161,27 @@ def test_access_log_json(start_server, tmp_path):
     assert SECRET_PAYLOAD not in open(path).read()
 
 
+def test_access_log_names_the_table_of_a_stream(start_server, tmp_path):
+    path = str(tmp_path / "access.log")
+    s = start_server("--access-log", path)
+    ddb, streams = s.client(), s.client("dynamodbstreams")
+    arn = ddb.create_table(
+        TableName="streamed", BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
+    )["TableDescription"]["LatestStreamArn"]
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                          ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+    streams.get_records(ShardIterator=iterator)
+    lines = _read_access_log(path, 4)
+    fields = [dict(kv.split("=", 1) for kv in line.split(" ")[1:]) for line in lines]
+    assert [(f["operation"], f["table"]) for f in fields] == [
+        ("CreateTable", "streamed"), ("DescribeStream", "streamed"),
+        ("GetShardIterator", "streamed"), ("GetRecords", "-")], lines
+
+
 def test_lifecycle_lines_for_tables(server):
     ddb = server.client()
     ddb.create_table(TableName="lifecycle", BillingMode="PAY_PER_REQUEST",
