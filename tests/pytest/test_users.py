@@ -211,6 +211,26 @@ def _scan_page(server, n_items, headers):
                 stream=True)
 
 
+def test_lifecycle_lines_for_time_to_live(start_server):
+    s = start_server("--ttl-sweep-interval", "0.2")
+    ddb = s.client()
+    ddb.create_table(TableName="expiring", BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    for i in range(3):
+        ddb.put_item(TableName="expiring", Item={"pk": {"S": f"k{i}"},
+                                                 "exp": {"N": str(int(time.time()) - 60)}})
+    ddb.update_time_to_live(TableName="expiring", TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": "exp"})
+    deadline = time.time() + 20
+    while "TTL sweep of table expiring" not in s.output():
+        assert time.time() < deadline, s.output()
+        time.sleep(0.05)
+    out = s.output()
+    assert "TTL enabled on table expiring" in out, out
+    assert "TTL sweep of table expiring: 3 expired item(s) deleted" in out, out
+
+
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 def test_large_responses_are_compressed_when_asked(server, encoding):
     r = _scan_page(server, 110, {"Accept-Encoding": encoding})
