@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages fdyno needs to build, test and benchmark. Idempotent: apt is
-# only called when something is missing.
+# setup.sh [serve|all]: installs the Debian 12 packages fdyno needs. Idempotent: apt is only
+# called when something is missing.
+#   serve  what building and running the server needs: the compiler, CMake and the libraries
+#          it links (scripts/serve.sh, scripts/package.sh)
+#   all    (default) also what the tests, benchmarks, fuzzers and packaging need
+#          (scripts/test.sh)
 set -euo pipefail
-packages=(
-  cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config clang-format
+profile=${1:-all}
+build=(
+  cmake ninja-build g++ pkg-config
   librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev valgrind
-  python3-boto3 python3-pytest python3-requests
+  libgoogle-perftools-dev
 )
+tests=(
+  ccache clang libclang-rt-14-dev clang-format libgtest-dev libgmock-dev libbenchmark-dev valgrind
+  python3-boto3 python3-botocore python3-pytest python3-requests prometheus dpkg-dev file
+)
+case "$profile" in
+  serve) packages=("${build[@]}") ;;
+  all) packages=("${build[@]}" "${tests[@]}") ;;
+  *) echo "setup.sh: unknown profile '$profile' (serve or all)" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,5 +29,6 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
 fi

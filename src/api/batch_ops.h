@@ -9,7 +9,7 @@
 // engine reports transaction_too_large it is committed in groups of about
 // `write_group_bytes` (4 MiB, estimated with index entries), each its own receipt-protected
 // transaction; groups that fail come back as UnprocessedItems (the batch API is non-atomic:
-// shared/spec "BatchWriteItem is non-atomic").
+// docs/architecture.md, "Work in several transactions").
 //
 // Thread-safety: handlers are thread-safe.
 #pragma once

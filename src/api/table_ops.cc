@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "api/json_util.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
+#include "base/metrics.h"
 #include "base/utf8.h"
 #include "kv/run.h"
 #include "store/streams.h"
@@ -795,6 +797,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, with_stream));
                 return std::make_shared<const TableInfo>(std::move(with_stream));
               }));
+  spdlog::info("created table {} (id {}, account {})", created->name, created->id, ctx.account_id);
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }
 
@@ -832,6 +835,15 @@ Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const 
   return DescriptionResponse("Table", ctx, *d.table, d.table->status, &d.counts);
 }
 
+// fdyno_table_purges_total: dropped tables whose data was removed.
+Counter& PurgesCounter() {
+  static Counter& purges = []() -> Counter& {
+    Metrics::Global().Describe("fdyno_table_purges", "Dropped tables whose data has been removed.");
+    return Metrics::Global().GetCounter("fdyno_table_purges");
+  }();
+  return purges;
+}
+
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
   FDYNO_ASSIGN_OR_RETURN(
@@ -853,12 +865,20 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                                                         s.clock->WallMillis()));
                 return t;
               }));
+  spdlog::info("deleted table {} (id {}, account {})", name, dropped->id, ctx.account_id);
   if (s.purge_on_delete) {
     // The table is gone for every reader once the drop committed; removing its data is
     // housekeeping. A failure leaves the pending-purge marker for the next PurgeDropped.
+    const auto start = std::chrono::steady_clock::now();
     Result<int> purged = s.catalog->PurgeDropped(*s.db);
     if (!purged.ok()) {
       spdlog::warn("DeleteTable {}: data removal deferred: {}", name, purged.error().message);
+    } else {
+      PurgesCounter().Add(*purged);
+      spdlog::info("purged the data of {} dropped table(s) in {} ms", *purged,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
     }
   }
   return DescriptionResponse("TableDescription", ctx, *dropped, store::TableStatus::kDeleting);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "http/ascii.h"
 
@@ -109,11 +110,11 @@ Result<std::string> Decompress(std::string_view input, ContentEncoding encoding,
   return Corrupt("unknown");
 }
 
-std::string Compress(std::string_view input, ContentEncoding encoding) {
+std::string Compress(std::string_view input, ContentEncoding encoding, int level) {
   if (encoding == ContentEncoding::kIdentity) return std::string(input);
   z_stream zs{};
   int window_bits = encoding == ContentEncoding::kGzip ? 16 + MAX_WBITS : MAX_WBITS;
-  deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, window_bits, 9, Z_DEFAULT_STRATEGY);
+  deflateInit2(&zs, std::clamp(level, 1, 9), Z_DEFLATED, window_bits, 9, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&zs, input.size()) + 32, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   zs.avail_in = static_cast<uInt>(input.size());
@@ -123,6 +124,111 @@ std::string Compress(std::string_view input, ContentEncoding encoding) {
   out.resize(zs.total_out);
   deflateEnd(&zs);
   return out;
+}
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// A quality value ("1", "0.5", "0.001"); values above 1 count as 1. nullopt when malformed.
+std::optional<double> ParseQuality(std::string_view text) {
+  text = Trim(text);
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  double value = 0;
+  size_t i = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    value = value * 10 + (text[i] - '0');
+  }
+  if (i < text.size() && text[i] == '.') {
+    double scale = 0.1;
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      value += (text[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  if (i != text.size()) return std::nullopt;
+  return std::min(value, 1.0);
+}
+
+struct Offer {
+  double quality = -1;  // -1: not mentioned
+  size_t position = 0;  // order of first mention
+};
+
+}  // namespace
+
+std::optional<ContentEncoding> ChooseResponseEncoding(std::string_view header) {
+  Offer gzip, deflate, any;
+  size_t position = 0;
+  while (!header.empty()) {
+    size_t comma = header.find(',');
+    std::string_view entry = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+    size_t semi = entry.find(';');
+    std::string_view coding = Trim(entry.substr(0, semi));
+    double quality = 1;
+    // Parameters: the first well-formed "q=" counts; "q =0" (a space before '=') and
+    // malformed values are ignored, a negative value refuses the coding, as DynamoDB does.
+    std::string_view params =
+        semi == std::string_view::npos ? std::string_view() : entry.substr(semi + 1);
+    while (!params.empty()) {
+      size_t next = params.find(';');
+      std::string_view param = Trim(params.substr(0, next));
+      params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+      if (param.size() < 2 || AsciiLower(param[0]) != 'q' || param[1] != '=') continue;
+      std::string_view value = Trim(param.substr(2));
+      const bool negative = !value.empty() && value.front() == '-';
+      std::optional<double> q = ParseQuality(negative ? value.substr(1) : value);
+      if (!q) continue;
+      quality = negative ? 0 : *q;
+      break;
+    }
+    Offer* offer = nullptr;
+    if (AsciiIEquals(coding, "gzip")) {
+      offer = &gzip;
+    } else if (AsciiIEquals(coding, "deflate")) {
+      offer = &deflate;
+    } else if (coding == "*") {
+      offer = &any;
+    } else {
+      continue;
+    }
+    ++position;
+    if (offer->quality < 0) offer->position = position;
+    offer->quality = std::max(offer->quality, quality);
+  }
+  // A coding not named takes the quality of "*" and comes after every named one.
+  for (Offer* offer : {&gzip, &deflate}) {
+    if (offer->quality < 0 && any.quality >= 0) {
+      offer->quality = any.quality;
+      offer->position = 1000 + (offer == &deflate ? 1 : 0);
+    }
+  }
+  const bool gzip_ok = gzip.quality > 0, deflate_ok = deflate.quality > 0;
+  if (!gzip_ok && !deflate_ok) return std::nullopt;
+  if (gzip_ok && deflate_ok) {
+    if (gzip.quality != deflate.quality) {
+      return gzip.quality > deflate.quality ? ContentEncoding::kGzip : ContentEncoding::kDeflate;
+    }
+    return gzip.position < deflate.position ? ContentEncoding::kGzip : ContentEncoding::kDeflate;
+  }
+  return gzip_ok ? ContentEncoding::kGzip : ContentEncoding::kDeflate;
+}
+
+std::string_view EncodingName(ContentEncoding encoding) {
+  switch (encoding) {
+    case ContentEncoding::kGzip:
+      return "gzip";
+    case ContentEncoding::kDeflate:
+      return "deflate";
+    case ContentEncoding::kIdentity:
+      break;
+  }
+  return {};
 }
 
 }  // namespace fdyno::http

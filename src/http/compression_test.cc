@@ -70,3 +70,74 @@ TEST(CompressionTest, CorruptAndTruncatedRejected) {
 
 }  // namespace
 }  // namespace fdyno::http
+
+namespace fdyno::http {
+namespace {
+
+// Accept-Encoding values with the coding DynamoDB answers with (observed against DynamoDB by
+// ScyllaDB's Alternator test suite, test_compressed_response.py).
+TEST(CompressionTest, ChoosesTheResponseEncodingAsDynamoDBDoes) {
+  const std::optional<ContentEncoding> none, gzip = ContentEncoding::kGzip,
+                                             deflate = ContentEncoding::kDeflate;
+  const std::pair<const char*, std::optional<ContentEncoding>> cases[] = {
+      {"", none},
+      {"identity", none},
+      {"br", none},
+      {"zstd", none},
+      {"compress", none},
+      {"x-gzip", none},
+      {"gzip", gzip},
+      {"deflate", deflate},
+      {"gzip, deflate", gzip},
+      {"br, identity, deflate, gzip", deflate},
+      {"GZIP, identity", gzip},
+      {"dog, gzip ,, cat", gzip},
+      {"gzip;q=0.8, deflate;q=0.5", gzip},
+      {"br, gzip;q=0, deflate; q = 0.5 , identity;q=0", deflate},
+      {"*", gzip},
+      {"*, deflate;q=0.5", gzip},
+      {"*, deflate", deflate},
+      {"*, identity", gzip},
+      {"*, gzip;q=0.5", deflate},
+      {"gzip ;q=0", none},
+      {"identity;q=0", none},
+      {"*;q=0", none},
+      {"*;q=0.5,identity", gzip},
+      {"gzip;q=0.5,identity;q=0.8", gzip},
+      {"br;q=0.8,identity;q=0.5,*;q=0", none},
+      {"\"gzip\"", none},
+      {"gzip br", none},
+      {"gzip:q=1", none},
+      {"deflate;q=0.5, gzip;q=31", gzip},
+      {"gzip;q=31,deflate;q=51", gzip},
+      {"deflate;q=0.5, gzip;q=0.2", deflate},
+      {"deflate;q=0.5, gzip;q=1;q=0.2", gzip},
+      {"deflate;q=0.5,gzip;q=0.", deflate},
+      {"deflate;q=0.5,gzip;q=0.x", gzip},
+      {"deflate;q=0.5,gzip;q=0. x", gzip},
+      {"deflate;q=-0.5,gzip;q=0.2", gzip},
+      {"gzip;q= 0;q=1", none},
+      {"gzip;q =0;q=1", gzip},
+      {"gzip; q=0;q=1", none},
+      {"gzip;q=0, gzip;q=1, gzip;q=0", gzip},
+      {"br,identity;q=0.5,gzip;q=0.0001", gzip},
+  };
+  for (const auto& [header, expected] : cases) {
+    EXPECT_EQ(ChooseResponseEncoding(header), expected) << header;
+  }
+}
+
+TEST(CompressionTest, FastLevelRoundTrips) {
+  std::string body(300'000, 'x');
+  for (size_t i = 0; i < body.size(); i += 7) body[i] = static_cast<char>('a' + i % 26);
+  for (ContentEncoding e : {ContentEncoding::kGzip, ContentEncoding::kDeflate}) {
+    std::string packed = Compress(body, e, 1);
+    EXPECT_LT(packed.size(), body.size() / 3);
+    Result<std::string> back = Decompress(packed, e, body.size());
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, body);
+  }
+}
+
+}  // namespace
+}  // namespace fdyno::http

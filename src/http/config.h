@@ -41,6 +41,9 @@ struct ServerConfig {
   // engine finishes without holding a thread (Transaction::CommitAsync); retries go to a
   // worker. Only worth it, and only set, for an engine that commits asynchronously.
   bool inline_writes = true;
+  // Open connections (both listeners) beyond which a new one is answered 503 and closed;
+  // 0: no limit.
+  size_t max_connections = 0;
   size_t max_header_bytes = 16 * 1024;
   size_t max_body_bytes = 16 * 1024 * 1024;
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request

@@ -28,13 +28,15 @@ using PlainStream = beast::basic_stream<tcp, net::io_context::executor_type>;
 // the client from seeing a reset before it reads the error).
 constexpr size_t kMaxDrainBytes = 64 * 1024 * 1024;
 constexpr std::chrono::seconds kDrainTimeout{5};
+// A connection keeps its response head buffer up to this size (TLS appends the body to it).
+constexpr size_t kKeptHeadBytes = 4096;
 
 template <typename Stream>
 class HttpSession : public Session, public std::enable_shared_from_this<HttpSession<Stream>> {
  public:
   template <typename... Args>
-  HttpSession(const ConnectionEnv& env, Args&&... args)
-      : env_(env), stream_(std::forward<Args>(args)...) {}
+  HttpSession(const ConnectionEnv& env, bool refuse, Args&&... args)
+      : env_(env), refuse_(refuse), stream_(std::forward<Args>(args)...) {}
 
   ~HttpSession() override { env_.tracker->Remove(this); }
 
@@ -141,6 +143,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
     if (ec) return CloseNow();
     auto& header = parser_->get();
+    if (refuse_) return Refuse(header);  // before reading a body that will not be used
     if (auto length = parser_->content_length(); length && *length > env_.config->max_body_bytes) {
       return Reject(TooLarge(), TargetHeader());
     }
@@ -171,6 +174,17 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     return it == header.end() ? std::string() : std::string(it->value());
   }
 
+  // The answer at the connection limit (ServerConfig::max_connections).
+  template <typename Header>
+  void Refuse(const Header& header) {
+    auto it = header.find("x-amz-target");
+    std::string target = it == header.end() ? std::string() : std::string(it->value());
+    Reject(Error::Make(ErrorType::kServiceUnavailable,
+                       "The server is at its connection limit (--max-connections " +
+                           std::to_string(env_.config->max_connections) + "); retry later"),
+           target);
+  }
+
   Error TooLarge() const {
     return Error::Make(ErrorType::kRequestEntityTooLarge,
                        "Request body exceeds the maximum of " +
@@ -184,6 +198,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     parser_.reset();
     keep_alive_ = request_.keep_alive();
     const Router& router = *env_.router;
+    if (refuse_) return Refuse(request_);
     if (env_.admin || !Router::IsApiCall(request_)) {
       return Write(router.HandleLocal(request_));
     }
@@ -261,12 +276,24 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     response_keep_alive_ = keep_alive_ && !closing_;
     response_head_.clear();
     AppendResponseHead(
-        {response.status, request_.version() == 10 ? 10u : 11u, response.content_type,
-         response.request_id, Crc32(response.body), response.body.size(), response_keep_alive_},
+        {response.status, request_.version() == 10 ? 10u : 11u, HttpDate(), response.content_type,
+         response.content_encoding, response.request_id, Crc32(response.body), response.headers,
+         response.body.size(), response_keep_alive_},
         &response_head_);
     response_body_ = std::move(response.body);
     if (request_.method() == bhttp::verb::head) response_body_.clear();
     Lowest().expires_after(env_.config->write_timeout);
+    if constexpr (kTls) {
+      // One buffer: Boost 1.74's beast::flat_stream (under ssl_stream) answers a write whose
+      // first buffer is empty, as the second step of a two-buffer write is once the head is
+      // out, with 0 bytes, and async_write then stops: a body over 16 KiB was never sent.
+      response_head_ += response_body_;
+      response_body_ = std::string();
+      net::async_write(
+          stream_, net::buffer(response_head_),
+          [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
+      return;
+    }
     const std::array<net::const_buffer, 2> buffers{net::buffer(response_head_),
                                                    net::buffer(response_body_)};
     net::async_write(
@@ -277,6 +304,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   void OnWrite(beast::error_code ec) {
     const bool keep = response_keep_alive_;
     response_body_ = std::string();  // a page of up to 1 MB is not kept per connection
+    if (response_head_.capacity() > kKeptHeadBytes) response_head_ = std::string();  // TLS
     request_ = {};
     if (ec) return CloseNow();
     if (drain_after_write_) return DrainAndClose();
@@ -315,6 +343,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   }
 
   ConnectionEnv env_;
+  const bool refuse_;  // at the connection limit: answer 503 and close
   Stream stream_;
   Inbox* inbox_ = nullptr;  // InboxOfThisThread()
   beast::flat_buffer buffer_;
@@ -367,16 +396,16 @@ size_t SessionTracker::size() const {
   return sessions_.size();
 }
 
-void StartPlainSession(Socket socket, const ConnectionEnv& env) {
+void StartPlainSession(Socket socket, const ConnectionEnv& env, bool refuse) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
-  std::make_shared<HttpSession<PlainStream>>(env, std::move(socket))->Start();
+  std::make_shared<HttpSession<PlainStream>>(env, refuse, std::move(socket))->Start();
 }
 
-void StartTlsSession(Socket socket, net::ssl::context& tls, const ConnectionEnv& env) {
+void StartTlsSession(Socket socket, net::ssl::context& tls, const ConnectionEnv& env, bool refuse) {
   beast::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
-  std::make_shared<HttpSession<beast::ssl_stream<PlainStream>>>(env, std::move(socket), tls)
+  std::make_shared<HttpSession<beast::ssl_stream<PlainStream>>>(env, refuse, std::move(socket), tls)
       ->Start();
 }
 

@@ -62,8 +62,10 @@ using Socket =
     boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
 
 // Starts serving an accepted socket. Its io_context must be run by one thread (a connection's
-// handlers run one at a time).
-void StartPlainSession(Socket socket, const ConnectionEnv& env);
-void StartTlsSession(Socket socket, boost::asio::ssl::context& tls, const ConnectionEnv& env);
+// handlers run one at a time). `refuse`: the server is at its connection limit; the session
+// reads one request, answers it with 503 ServiceUnavailable and closes.
+void StartPlainSession(Socket socket, const ConnectionEnv& env, bool refuse = false);
+void StartTlsSession(Socket socket, boost::asio::ssl::context& tls, const ConnectionEnv& env,
+                     bool refuse = false);
 
 }  // namespace fdyno::http

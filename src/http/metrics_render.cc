@@ -91,14 +91,40 @@ std::string Seconds(int64_t us) {
   return out;
 }
 
+bool IsSeconds(const std::string& name) {
+  constexpr std::string_view kSuffix = "_seconds";
+  return name.size() >= kSuffix.size() &&
+         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+// HELP text escaped as the text format wants it (backslash and newline).
+std::string EscapeHelp(const std::string& help) {
+  std::string out;
+  for (char c : help) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 template <typename Entries, typename Fn>
-void RenderFamilies(std::string& out, const Entries& entries, const char* type, Fn&& samples) {
+void RenderFamilies(std::string& out, const Metrics& metrics, const Entries& entries,
+                    const char* type, Fn&& samples) {
   std::string last;
+  std::string name;
   for (const auto& e : entries) {
-    std::string name = SanitizeName(e.name);
-    if (name != last) {
+    if (e.name != last) {
+      last = e.name;
+      name = ExposedName(e.name, std::string_view(type) == "counter");
+      if (std::string help = metrics.Help(e.name); !help.empty()) {
+        out += "# HELP " + name + " " + EscapeHelp(help) + "\n";
+      }
       out += "# TYPE " + name + " " + type + "\n";
-      last = name;
     }
     samples(name, e);
   }
@@ -106,7 +132,18 @@ void RenderFamilies(std::string& out, const Entries& entries, const char* type, 
 
 }  // namespace
 
+std::string ExposedName(const std::string& registered, bool counter) {
+  std::string name = SanitizeName(registered);
+  if (name.rfind("fdyno_", 0) != 0) name = "fdyno_" + name;
+  constexpr std::string_view kTotal = "_total";
+  const bool has_total = name.size() >= kTotal.size() &&
+                         name.compare(name.size() - kTotal.size(), kTotal.size(), kTotal) == 0;
+  if (counter && !has_total) name += kTotal;
+  return name;
+}
+
 std::string RenderMetricsJson(const Metrics& metrics) {
+  metrics.Collect();
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
@@ -138,21 +175,23 @@ std::string RenderMetricsJson(const Metrics& metrics) {
   w.StartArray();
   for (const auto& e : metrics.Histograms()) {
     auto cumulative = e.metric->Cumulative();
+    const auto& bounds = e.metric->bounds();
+    const bool us = IsSeconds(e.name);
     w.StartObject();
     w.Key("name");
     w.String(e.name.c_str());
     WriteLabels(w, e.labels);
     w.Key("count");
     w.Int64(cumulative.back());
-    w.Key("sum_us");
-    w.Int64(e.metric->sum_us());
+    w.Key(us ? "sum_us" : "sum");
+    w.Int64(e.metric->sum());
     w.Key("buckets");
     w.StartArray();
     for (size_t i = 0; i < cumulative.size(); ++i) {
       w.StartObject();
-      w.Key("le_us");
-      if (i < Histogram::kBoundsUs.size()) {
-        w.Int64(Histogram::kBoundsUs[i]);
+      w.Key(us ? "le_us" : "le");
+      if (i < bounds.size()) {
+        w.Int64(bounds[i]);
       } else {
         w.String("+Inf");
       }
@@ -169,36 +208,41 @@ std::string RenderMetricsJson(const Metrics& metrics) {
 }
 
 std::string RenderMetricsPrometheus(const Metrics& metrics) {
+  metrics.Collect();
   std::string out;
   out.reserve(16 * 1024);
-  RenderFamilies(out, metrics.Counters(), "counter", [&](const std::string& name, const auto& e) {
-    out += name;
-    AppendLabels(out, e.labels);
-    out += " " + std::to_string(e.metric->value()) + "\n";
-  });
-  RenderFamilies(out, metrics.Gauges(), "gauge", [&](const std::string& name, const auto& e) {
-    out += name;
-    AppendLabels(out, e.labels);
-    out += " " + std::to_string(e.metric->value()) + "\n";
-  });
-  RenderFamilies(
-      out, metrics.Histograms(), "histogram", [&](const std::string& name, const auto& e) {
-        // Read the buckets once; count is their +Inf total so the sample is coherent.
-        auto cumulative = e.metric->Cumulative();
-        for (size_t i = 0; i < cumulative.size(); ++i) {
-          std::string le = i < Histogram::kBoundsUs.size() ? Seconds(Histogram::kBoundsUs[i])
-                                                           : std::string("+Inf");
-          out += name + "_bucket";
-          AppendLabels(out, e.labels, "le", le);
-          out += " " + std::to_string(cumulative[i]) + "\n";
-        }
-        out += name + "_sum";
-        AppendLabels(out, e.labels);
-        out += " " + Seconds(e.metric->sum_us()) + "\n";
-        out += name + "_count";
-        AppendLabels(out, e.labels);
-        out += " " + std::to_string(cumulative.back()) + "\n";
-      });
+  RenderFamilies(out, metrics, metrics.Counters(), "counter",
+                 [&](const std::string& name, const auto& e) {
+                   out += name;
+                   AppendLabels(out, e.labels);
+                   out += " " + std::to_string(e.metric->value()) + "\n";
+                 });
+  RenderFamilies(out, metrics, metrics.Gauges(), "gauge",
+                 [&](const std::string& name, const auto& e) {
+                   out += name;
+                   AppendLabels(out, e.labels);
+                   out += " " + std::to_string(e.metric->value()) + "\n";
+                 });
+  RenderFamilies(out, metrics, metrics.Histograms(), "histogram",
+                 [&](const std::string& name, const auto& e) {
+                   // Read the buckets once; count is their +Inf total so the sample is coherent.
+                   auto cumulative = e.metric->Cumulative();
+                   const auto& bounds = e.metric->bounds();
+                   const bool us = IsSeconds(e.name);
+                   auto value = [&](int64_t v) { return us ? Seconds(v) : std::to_string(v); };
+                   for (size_t i = 0; i < cumulative.size(); ++i) {
+                     std::string le = i < bounds.size() ? value(bounds[i]) : std::string("+Inf");
+                     out += name + "_bucket";
+                     AppendLabels(out, e.labels, "le", le);
+                     out += " " + std::to_string(cumulative[i]) + "\n";
+                   }
+                   out += name + "_sum";
+                   AppendLabels(out, e.labels);
+                   out += " " + value(e.metric->sum()) + "\n";
+                   out += name + "_count";
+                   AppendLabels(out, e.labels);
+                   out += " " + std::to_string(cumulative.back()) + "\n";
+                 });
   return out;
 }
 

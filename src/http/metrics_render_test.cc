@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <algorithm>
+
 namespace fdyno::http {
 namespace {
 
@@ -23,10 +25,13 @@ TEST(MetricsRenderTest, PrometheusText) {
                       "fdyno_requests_total{operation=\"PutItem\"} 1\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("kv_conflicts 2\n"), std::string::npos);
+  // Prefixed, and a counter gets "_total".
+  EXPECT_NE(text.find("# TYPE fdyno_kv_conflicts_total counter\nfdyno_kv_conflicts_total 2\n"),
+            std::string::npos);
   EXPECT_NE(text.find("# TYPE fdyno_in_flight_requests gauge\nfdyno_in_flight_requests 5\n"),
             std::string::npos);
-  EXPECT_NE(text.find("weird_name{v=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("fdyno_weird_name_total{v=\"a\\\"b\\\\c\\nd\"} 1\n"), std::string::npos)
+      << text;
   EXPECT_NE(
       text.find("fdyno_request_duration_seconds_bucket{operation=\"GetItem\",le=\"0.0001\"} 1\n"),
       std::string::npos)
@@ -43,6 +48,41 @@ TEST(MetricsRenderTest, PrometheusText) {
             std::string::npos)
       << text;
   EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(MetricsRenderTest, HelpCollectorsAndPlainHistograms) {
+  Metrics m;
+  m.Describe("kv_conflicts", "Commits that failed on a conflict.\nRetried.");
+  m.GetCounter("kv_conflicts").Add(1);
+  Gauge& bytes = m.GetGauge("fdyno_kv_memtable_bytes");
+  int collected = 0;
+  uint64_t id = m.AddCollector([&] { bytes.Set(++collected * 1000); });
+  Histogram& batch =
+      m.GetHistogram("fdyno_kv_commit_batch_transactions", {}, Histogram::PowersOfTwoUpTo(8));
+  batch.Observe(3);
+  std::string text = RenderMetricsPrometheus(m);
+  EXPECT_NE(text.find("# HELP fdyno_kv_conflicts_total Commits that failed on a conflict.\\n"
+                      "Retried.\n# TYPE fdyno_kv_conflicts_total counter\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fdyno_kv_memtable_bytes 1000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("fdyno_kv_commit_batch_transactions_bucket{le=\"2\"} 0\n"
+                      "fdyno_kv_commit_batch_transactions_bucket{le=\"4\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fdyno_kv_commit_batch_transactions_sum 3\n"), std::string::npos);
+  m.RemoveCollector(id);
+  RenderMetricsPrometheus(m);
+  EXPECT_EQ(collected, 1);
+}
+
+TEST(MetricsRenderTest, LatencyBucketsReachTheGivenMaximum) {
+  EXPECT_EQ(Histogram::LatencyBoundsUpToUs(30'000'000).back(), 30'000'000);
+  EXPECT_EQ(Histogram::DefaultLatencyBoundsUs().front(), 100);
+  EXPECT_EQ(Histogram::DefaultLatencyBoundsUs().back(), 5'000'000);
+  std::vector<int64_t> day = Histogram::LatencyBoundsUpToUs(86'400'000'000);
+  EXPECT_TRUE(std::is_sorted(day.begin(), day.end()));
+  EXPECT_EQ(day.back(), 86'400'000'000);
 }
 
 TEST(MetricsRenderTest, Json) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "http/access_log.h"
 #include "http/ascii.h"
 #include "http/compression.h"
 #include "http/metrics_render.h"
@@ -136,6 +137,79 @@ struct ParseBuffer {
   std::string text;
 };
 
+// Names of response headers a browser page may read (CORS).
+constexpr std::string_view kCorsExposed = "x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date";
+constexpr int kCorsMaxAgeSeconds = 7200;  // Chrome's maximum
+constexpr size_t kMaxCorsRequestHeaders = 4096;
+// Paths and hosts echoed into logs and answers are cut to this many bytes.
+constexpr size_t kMaxLoggedPathBytes = 256;
+// zlib level for response bodies: 1 (fastest) compresses DynamoDB JSON about 5x at a fraction
+// of level 6's CPU, and the answer may be compressed on a network thread.
+constexpr int kResponseCompressionLevel = 1;
+// The access log names at most this many tables of one request.
+constexpr size_t kMaxLoggedTables = 4;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The table of a stream ARN (arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>),
+// or "" when `arn` is not shaped like one.
+std::string_view TableOfStreamArn(std::string_view arn) {
+  const size_t begin = arn.find(":table/");
+  if (begin == std::string_view::npos) return {};
+  std::string_view rest = arn.substr(begin + 7);
+  const size_t end = rest.find("/stream/");
+  return end == std::string_view::npos ? std::string_view() : rest.substr(0, end);
+}
+
+// The table(s) a request names, for the access log: TableName, the keys of RequestItems
+// (batches), the TableName of each TransactItems action, the table of a StreamArn. Names only,
+// never keys or values (a GetRecords ShardIterator is not looked into).
+std::string TablesOf(const rapidjson::Value& document) {
+  std::vector<std::string_view> names;
+  auto add_name = [&](std::string_view name) {
+    name = name.substr(0, 255);
+    if (name.empty()) return;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  auto add = [&](const rapidjson::Value& v) {
+    if (v.IsString()) add_name({v.GetString(), v.GetStringLength()});
+  };
+  if (auto it = document.FindMember("TableName"); it != document.MemberEnd()) add(it->value);
+  if (auto it = document.FindMember("StreamArn");
+      it != document.MemberEnd() && it->value.IsString()) {
+    add_name(TableOfStreamArn({it->value.GetString(), it->value.GetStringLength()}));
+  }
+  if (auto it = document.FindMember("RequestItems");
+      it != document.MemberEnd() && it->value.IsObject()) {
+    for (const auto& m : it->value.GetObject()) add(m.name);
+  }
+  if (auto it = document.FindMember("TransactItems");
+      it != document.MemberEnd() && it->value.IsArray()) {
+    for (const auto& action : it->value.GetArray()) {
+      if (!action.IsObject()) continue;
+      for (const auto& kind : action.GetObject()) {
+        if (!kind.value.IsObject()) continue;
+        if (auto t = kind.value.FindMember("TableName"); t != kind.value.MemberEnd()) {
+          add(t->value);
+        }
+      }
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kMaxLoggedTables; ++i) {
+    if (i > 0) out += ',';
+    out += names[i];
+  }
+  if (names.size() > kMaxLoggedTables) {
+    out += ",+" + std::to_string(names.size() - kMaxLoggedTables);
+  }
+  return out;
+}
+
 int JsonDepth(const rapidjson::Value& root) {
   std::vector<std::pair<const rapidjson::Value*, int>> stack{{&root, 1}};
   int max_depth = 0;
@@ -172,14 +246,27 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
     : registry_(registry), options_(std::move(options)) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   metrics_ = options_.metrics ? options_.metrics : &Metrics::Global();
+  metrics_->Describe("fdyno_in_flight_requests",
+                     "API requests read in full and not yet answered (queued or running).");
+  metrics_->Describe("fdyno_internal_errors_total",
+                     "Requests answered 500 because of an unexpected exception (a bug).");
+  metrics_->Describe("fdyno_requests_total", "API requests answered, by operation.");
+  metrics_->Describe("fdyno_errors_total",
+                     "API requests answered with an error, by operation and error type.");
+  metrics_->Describe("fdyno_request_duration_seconds",
+                     "Time from a request's arrival to its answer, by operation; the last finite "
+                     "bucket is the operation timeout.");
   in_flight_ = &metrics_->GetGauge("fdyno_in_flight_requests");
   internal_errors_ = &metrics_->GetCounter("fdyno_internal_errors_total");
+  // Up to the operation timeout, past which no operation runs.
+  const std::vector<int64_t> latency_bounds = Histogram::LatencyBoundsUpToUs(
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.operation_timeout).count());
   auto add = [&](std::string_view name) {
     std::string key(name);
     if (per_operation_.count(key)) return;
-    OperationMetrics m{
-        &metrics_->GetCounter("fdyno_requests_total", {{"operation", key}}),
-        &metrics_->GetHistogram("fdyno_request_duration_seconds", {{"operation", key}})};
+    OperationMetrics m{&metrics_->GetCounter("fdyno_requests_total", {{"operation", key}}),
+                       &metrics_->GetHistogram("fdyno_request_duration_seconds",
+                                               {{"operation", key}}, latency_bounds)};
     per_operation_.emplace(std::move(key), m);
   };
   for (auto name : kDynamoOperations) add(name);
@@ -188,6 +275,13 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
     for (const auto& name : registry_.Names(service)) add(name);
   }
   add(kUnknownLabel);
+  std::string_view origins = options_.cors_origins;
+  while (!origins.empty()) {
+    size_t comma = origins.find(',');
+    std::string_view origin = Trim(origins.substr(0, comma));
+    origins = comma == std::string_view::npos ? std::string_view() : origins.substr(comma + 1);
+    if (!origin.empty()) cors_allowed_.emplace_back(origin);
+  }
 }
 
 bool Router::IsApiCall(const HttpRequest& request) { return request.method() == bhttp::verb::post; }
@@ -229,7 +323,8 @@ const Router::OperationMetrics& Router::MetricsFor(std::string_view label) const
 }
 
 HttpResponse Router::Error(std::string_view label, const fdyno::Error& error,
-                           std::string_view content_type, std::string request_id) const {
+                           std::string_view content_type, std::string request_id,
+                           std::string_view cause) const {
   ErrorType type = error.is_kv() ? ErrorType::kInternalServerError : error.type;
   metrics_
       ->GetCounter("fdyno_errors_total",
@@ -237,20 +332,100 @@ HttpResponse Router::Error(std::string_view label, const fdyno::Error& error,
       .Add();
   HttpResponse r;
   r.status = static_cast<unsigned>(HttpStatus(type));
+  if (r.status == 500) {
+    // The client sees "Internal server error"; the operator sees why.
+    spdlog::error("request {} ({}) answered 500: {}{}", request_id, label,
+                  error.is_kv() ? "engine error " + std::to_string(error.kv_code) + ": " : "",
+                  cause.empty() ? std::string_view(error.message) : cause);
+  }
   r.content_type = std::string(content_type);
   r.body = RenderErrorBody(error);
   r.request_id = std::move(request_id);
+  r.error_type = WireType(type);
   return r;
 }
 
+Router::Exchange Router::Begin(const HttpRequest& request) const {
+  Exchange e;
+  e.start = std::chrono::steady_clock::now();
+  e.bytes_in = request.body().size();
+  if (std::string_view accept = Header(request, bhttp::field::accept_encoding); !accept.empty()) {
+    e.encoding = ChooseResponseEncoding(accept);
+  }
+  std::string_view origin = Header(request, bhttp::field::origin);
+  if (origin.empty() || cors_allowed_.empty()) return e;
+  const bool any = cors_allowed_.front() == "*";
+  if (!any &&
+      std::find(cors_allowed_.begin(), cors_allowed_.end(), origin) == cors_allowed_.end()) {
+    return e;  // not allowed: no CORS headers, so the browser keeps the answer from the page
+  }
+  e.cors_headers = "Access-Control-Allow-Origin: ";
+  e.cors_headers += any ? std::string_view("*") : origin;
+  e.cors_headers += "\r\nAccess-Control-Expose-Headers: " + std::string(kCorsExposed) + "\r\n";
+  if (!any) e.cors_headers += "Vary: Origin\r\n";
+  if (request.method() == bhttp::verb::options) {
+    e.cors_headers += "Access-Control-Allow-Methods: GET, HEAD, POST, OPTIONS\r\n";
+    std::string_view asked = Header(request, bhttp::field::access_control_request_headers);
+    if (!asked.empty() && asked.size() <= kMaxCorsRequestHeaders) {
+      e.cors_headers += "Access-Control-Allow-Headers: " + std::string(asked) + "\r\n";
+    }
+    e.cors_headers += "Access-Control-Max-Age: " + std::to_string(kCorsMaxAgeSeconds) + "\r\n";
+  }
+  return e;
+}
+
+void Router::Finish(const Exchange& e, std::string_view label, HttpResponse& r) const {
+  if (e.encoding && r.body.size() >= options_.compress_min_bytes) {
+    r.body = Compress(r.body, *e.encoding, kResponseCompressionLevel);
+    r.content_encoding = EncodingName(*e.encoding);
+  }
+  r.headers += e.cors_headers;
+  if (options_.access_log == nullptr) return;
+  AccessRecord record;
+  record.time = std::chrono::system_clock::now();
+  record.request_id = r.request_id;
+  record.account = e.account;
+  record.operation = e.operation.empty() ? label : std::string_view(e.operation);
+  record.table = e.table;
+  record.status = r.status;
+  record.error_type = r.error_type;
+  record.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - e.start)
+                          .count();
+  record.bytes_in = e.bytes_in;
+  record.bytes_out = r.body.size();
+  options_.access_log->info(FormatAccessRecord(record, options_.access_log_json));
+}
+
 HttpResponse Router::HandleLocal(const HttpRequest& request) const {
+  Exchange exchange = Begin(request);
   std::string_view target(request.target().data(), request.target().size());
   std::string_view path = target.substr(0, target.find('?'));
+  // The access log names the route, never the query string (a presigned URL's signature).
+  exchange.operation = std::string(request.method_string().data(), request.method_string().size())
+                           .append(" ")
+                           .append(path.substr(0, kMaxLoggedPathBytes));
+  HttpResponse r = Local(request, path);
+  r.request_id = NewRequestId();
+  Finish(exchange, kUnknownLabel, r);
+  return r;
+}
+
+HttpResponse Router::Local(const HttpRequest& request, std::string_view path) const {
   bool get = request.method() == bhttp::verb::get || request.method() == bhttp::verb::head;
   HttpResponse r;
-  if (get && path == "/") {
+  if (request.method() == bhttp::verb::options) {  // a CORS preflight: Finish adds the headers
     r.content_type = "text/plain";
-    r.body = "healthy: dynamodb." + options_.region + ".amazonaws.com ";
+    return r;
+  }
+  if (get && path == "/") {
+    // DynamoDB answers with the host it was asked by ("healthy: dynamodb.us-east-1...").
+    std::string_view host = Header(request, bhttp::field::host);
+    r.content_type = "text/plain";
+    r.body = "healthy: " +
+             (host.empty() ? "dynamodb." + options_.region + ".amazonaws.com"
+                           : std::string(host.substr(0, kMaxLoggedPathBytes))) +
+             " ";
     return r;
   }
   if (get && options_.serve_metrics && path == "/metrics") {
@@ -265,23 +440,31 @@ HttpResponse Router::HandleLocal(const HttpRequest& request) const {
   }
   r.status = 404;
   r.body = RenderErrorBody(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
+  r.error_type = WireType(ErrorType::kUnknownOperation);
   return r;
 }
 
 HttpResponse Router::Throttled(const HttpRequest& request) const {
+  Exchange exchange = Begin(request);
   Target target = ParseTarget(Header(request, "x-amz-target"));
   std::string_view label = Label(target);
   MetricsFor(label).requests->Add();
-  return Error(label,
-               fdyno::Error::Make(ErrorType::kThrottling,
-                                  "Rate of requests exceeds the allowed throughput."),
-               "application/x-amz-json-1.0", NewRequestId());
+  HttpResponse r = Error(label,
+                         fdyno::Error::Make(ErrorType::kThrottling,
+                                            "Rate of requests exceeds the allowed throughput."),
+                         "application/x-amz-json-1.0", NewRequestId());
+  Finish(exchange, label, r);
+  return r;
 }
 
 HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target_header) const {
+  Exchange exchange;
+  exchange.start = std::chrono::steady_clock::now();
   std::string_view label = Label(ParseTarget(target_header));
   MetricsFor(label).requests->Add();
-  return Error(label, error, "application/x-amz-json-1.0", NewRequestId());
+  HttpResponse r = Error(label, error, "application/x-amz-json-1.0", NewRequestId());
+  Finish(exchange, label, r);
+  return r;
 }
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
@@ -310,8 +493,10 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
   // Counts the request and its latency, then answers: into *out (HandleApi), or through
   // respond, now or from an operation that answers after Run returned (HandleApiAsync).
   // Shared with such an operation's continuation, and kept here for the exception paths.
+  auto exchange = std::make_shared<Exchange>(Begin(request));
+  exchange->start = start;
   auto answer = std::make_shared<const Later>(
-      [this, start, out,
+      [this, start, out, exchange,
        respond = respond != nullptr ? std::move(*respond) : std::function<void(HttpResponse)>()](
           std::string_view label, HttpResponse response) {
         const OperationMetrics& m = MetricsFor(label);
@@ -319,6 +504,7 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
         m.latency->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::steady_clock::now() - start)
                                .count());
+        Finish(*exchange, label, response);
         if (out != nullptr) {
           *out = std::move(response);
         } else {
@@ -328,18 +514,16 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
   std::string_view label = kUnknownLabel;
   std::optional<HttpResponse> response;
   try {
-    response = Run(request, content_type, request_id, label, respond != nullptr ? answer : nullptr,
-                   std::move(resume));
+    response = Run(request, content_type, request_id, label, exchange.get(),
+                   respond != nullptr ? answer : nullptr, std::move(resume));
   } catch (const std::exception& e) {
     internal_errors_->Add();
-    spdlog::error("request {}: unexpected exception: {}", request_id, e.what());
-    response =
-        Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
+    response = Error(label, fdyno::Error::Internal("Internal server error"), content_type,
+                     request_id, std::string("unexpected exception: ") + e.what());
   } catch (...) {
     internal_errors_->Add();
-    spdlog::error("request {}: unexpected non-standard exception", request_id);
-    response =
-        Error(label, fdyno::Error::Internal("Internal server error"), content_type, request_id);
+    response = Error(label, fdyno::Error::Internal("Internal server error"), content_type,
+                     request_id, "unexpected non-standard exception");
   }
   if (response) (*answer)(label, std::move(*response));
 }
@@ -367,7 +551,8 @@ HttpResponse Router::Render(std::string_view label, Result<std::string> result,
 
 std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_view content_type,
                                         std::string request_id, std::string_view& label,
-                                        std::shared_ptr<const Later> later, Resume resume) const {
+                                        Exchange* exchange, std::shared_ptr<const Later> later,
+                                        Resume resume) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
 
@@ -402,9 +587,20 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
   Result<Identity> identity = Verify(signed_request, store, verify);
   if (!identity.ok()) return fail(identity.error());
+  exchange->account = identity->account_id;
   const api::Handler* handler =
       target.valid ? registry_.Find(target.service, target.operation) : nullptr;
-  if (handler == nullptr) return fail(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
+  if (handler == nullptr) {
+    // An operation of DynamoDB's API that fdyno lacks says so; any other name gets DynamoDB's
+    // own answer to an unknown operation, which has no message.
+    std::string message;
+    if (IsKnownOperation(target.service, target.operation)) {
+      message = std::string("fdyno does not support the ") +
+                (target.service == api::Service::kStreams ? "DynamoDB Streams" : "DynamoDB") +
+                " operation " + std::string(target.operation);
+    }
+    return fail(fdyno::Error::Make(ErrorType::kUnknownOperation, std::move(message)));
+  }
 
   if (raw.size() > options_.max_body_bytes) {
     return fail(fdyno::Error::Make(ErrorType::kRequestEntityTooLarge,
@@ -445,6 +641,7 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   if (JsonDepth(document) > kMaxJsonDepth) {
     return fail(fdyno::Error::Validation("Nesting Levels have exceeded supported limits"));
   }
+  if (options_.access_log != nullptr) exchange->table = TablesOf(document);
 
   api::RequestContext ctx;
   ctx.account_id = identity->account_id;

@@ -7,6 +7,8 @@
 // Thread-safety: a Router is immutable after construction; every method may run on any thread.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
@@ -16,10 +18,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/operation.h"
 #include "base/clock.h"
 #include "base/metrics.h"
+#include "http/compression.h"
 #include "http/sigv4.h"
 
 namespace fdyno::http {
@@ -29,8 +33,11 @@ using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>
 struct HttpResponse {
   unsigned status = 200;
   std::string content_type = "application/x-amz-json-1.0";
-  std::string body;
-  std::string request_id;  // empty: the connection makes one
+  std::string body;                   // as sent: compressed when content_encoding is set
+  std::string request_id;             // empty: the connection makes one
+  std::string_view error_type;        // the error's wire type; empty on success (static)
+  std::string_view content_encoding;  // "gzip", "deflate" or empty (static)
+  std::string headers;                // further header lines ("Name: value\r\n"), e.g. CORS
 };
 
 struct RouterOptions {
@@ -43,6 +50,15 @@ struct RouterOptions {
   Metrics* metrics = nullptr;  // null: Metrics::Global()
   // Where operations run work that may block (RequestContext::blocking).
   std::function<void(std::function<void()>)> blocking;
+  // Where each answered request is logged (http/access_log.h); null: nowhere.
+  std::shared_ptr<spdlog::logger> access_log;
+  bool access_log_json = false;
+  // Origins a browser may call from (CORS): "*" for any, a comma-separated list of origins
+  // ("https://a.example,http://localhost:3000"), or empty for none.
+  std::string cors_origins = "*";
+  // Response bodies of at least this many bytes are compressed when the request's
+  // Accept-Encoding asks for gzip or deflate (DynamoDB's threshold is 4 KB).
+  size_t compress_min_bytes = 4096;
 };
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2
@@ -61,8 +77,9 @@ class Router {
   // most 400 KB, read without waiting for any commit).
   static bool IsInlineRead(const HttpRequest& request);
 
-  // GET / (health), GET /metrics, GET /metrics/prometheus; 404 UnknownOperationException for
-  // anything else. Cheap: runs on the IO thread.
+  // GET / (health: "healthy: <Host> "), GET /metrics, GET /metrics/prometheus, OPTIONS (a
+  // CORS preflight); 404 UnknownOperationException for anything else, as DynamoDB answers a GET
+  // of another path. Cheap: runs on the IO thread.
   HttpResponse HandleLocal(const HttpRequest& request) const;
 
   // The whole API pipeline. Never throws: anything unexpected becomes InternalServerError,
@@ -100,6 +117,17 @@ class Router {
     Counter* requests;
     Histogram* latency;
   };
+  // What answering a request needs of it once it may be gone: the response encoding it
+  // accepts, its CORS origin, and what the access log says of it.
+  struct Exchange {
+    std::chrono::steady_clock::time_point start;
+    std::optional<ContentEncoding> encoding;  // for the response
+    std::string cors_headers;                 // header lines for an allowed Origin; empty: none
+    uint64_t bytes_in = 0;
+    std::string account;
+    std::string table;
+    std::string operation;  // for the access log when not an API call ("GET /metrics")
+  };
   struct Target {
     api::Service service = api::Service::kDynamoDB;
     std::string_view operation;  // empty: no or malformed X-Amz-Target
@@ -108,20 +136,27 @@ class Router {
   static Target ParseTarget(std::string_view header);
   std::string_view Label(const Target& target) const;
   const OperationMetrics& MetricsFor(std::string_view label) const;
+  // An error response, counted; a 500 is logged with `cause` (default: the error's message,
+  // which for an engine error never reaches the client).
   HttpResponse Error(std::string_view label, const fdyno::Error& error,
-                     std::string_view content_type, std::string request_id) const;
+                     std::string_view content_type, std::string request_id,
+                     std::string_view cause = {}) const;
+  Exchange Begin(const HttpRequest& request) const;
+  HttpResponse Local(const HttpRequest& request, std::string_view path) const;
+  // Compresses the body when the client asked, adds the CORS headers, writes the access log.
+  void Finish(const Exchange& exchange, std::string_view label, HttpResponse& response) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
   // *respond is moved from.
-  void HandleApiAsyncOrNot(const HttpRequest& request,
-                           std::function<void(HttpResponse)>* respond, Resume resume,
-                           std::optional<HttpResponse>* out) const;
+  void HandleApiAsyncOrNot(const HttpRequest& request, std::function<void(HttpResponse)>* respond,
+                           Resume resume, std::optional<HttpResponse>* out) const;
   // Receives an operation's response with its metrics label (HandleApiAsync).
   using Later = std::function<void(std::string_view label, HttpResponse response)>;
   // The API pipeline. With `later`, an operation that has an asynchronous form answers
   // through it, and Run returns nullopt.
   std::optional<HttpResponse> Run(const HttpRequest& request, std::string_view content_type,
                                   std::string request_id, std::string_view& label,
-                                  std::shared_ptr<const Later> later, Resume resume) const;
+                                  Exchange* exchange, std::shared_ptr<const Later> later,
+                                  Resume resume) const;
   HttpResponse Render(std::string_view label, Result<std::string> result,
                       std::string_view content_type, std::string request_id) const;
 
@@ -132,6 +167,7 @@ class Router {
   Gauge* in_flight_;
   Counter* internal_errors_;
   std::map<std::string, OperationMetrics, std::less<>> per_operation_;
+  std::vector<std::string> cors_allowed_;  // options_.cors_origins split; {"*"} for any
 };
 
 }  // namespace fdyno::http

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <stdexcept>
 
@@ -132,6 +134,24 @@ TEST_F(RouterTest, ExceptionsBecomeInternalServerError) {
   EXPECT_EQ(
       Count("fdyno_errors_total", {{"operation", "Query"}, {"error_type", "InternalServerError"}}),
       1);
+}
+
+TEST_F(RouterTest, FiveHundredsAreLoggedWithTheirCause) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.Query", "{}"));
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(r.status, 500u);
+  EXPECT_EQ(r.body, R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
+                    R"("message":"Internal server error"})");
+  std::vector<std::string> lines = sink->last_formatted();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("request " + r.request_id +
+                          " (Query) answered 500: unexpected "
+                          "exception: boom"),
+            std::string::npos)
+      << lines[0];
 }
 
 TEST_F(RouterTest, UnknownAndUnimplementedOperations) {
@@ -399,6 +419,99 @@ TEST_F(RouterTest, BodiesParseInPlaceWithTheirExactStrings) {
   EXPECT_EQ(Type(r), "SerializationException");
   r = call(std::string(R"({"V":"a)") + std::string(1, '\0') + R"("})");
   EXPECT_EQ(Type(r), "SerializationException");
+}
+
+TEST_F(RouterTest, OperationsOfTheApiThatFdynoLacksSaySo) {
+  HttpResponse r = router_->HandleApi(Make("DynamoDB_20120810.CreateBackup", "{}"));
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_EQ(r.body, R"({"__type":"com.amazon.coral.service#UnknownOperationException",)"
+                    R"("message":"fdyno does not support the DynamoDB operation CreateBackup"})");
+  r = router_->HandleApi(Make("DynamoDBStreams_20120810.GetRecords", "{}"));
+  EXPECT_EQ(r.body,
+            R"({"__type":"com.amazon.coral.service#UnknownOperationException",)"
+            R"("message":"fdyno does not support the DynamoDB Streams operation GetRecords"})");
+  // A name outside the API gets DynamoDB's bare answer.
+  r = router_->HandleApi(Make("DynamoDB_20120810.NoSuchOperation", "{}"));
+  EXPECT_EQ(r.body, R"({"__type":"com.amazon.coral.service#UnknownOperationException"})");
+}
+
+TEST_F(RouterTest, ResponsesAreCompressedWhenAskedAndLargeEnough) {
+  api::OperationRegistry registry;
+  registry.Register(
+      "Scan", [](const api::RequestContext&, const rapidjson::Value& body) -> Result<std::string> {
+        return "{\"x\":\"" + std::string(body["N"].GetInt(), 'x') + "\"}";
+      });
+  Router router(registry, options_);
+  auto call = [&](int n, const char* accept) {
+    HttpRequest req = Make("DynamoDB_20120810.Scan", "{\"N\":" + std::to_string(n) + "}");
+    if (accept != nullptr) req.set(bhttp::field::accept_encoding, accept);
+    return router.HandleApi(req);
+  };
+  const std::string big = "{\"x\":\"" + std::string(5000, 'x') + "\"}";
+  for (auto [accept, encoding] : {std::pair{"gzip", ContentEncoding::kGzip},
+                                  std::pair{"deflate", ContentEncoding::kDeflate}}) {
+    HttpResponse r = call(5000, accept);
+    EXPECT_EQ(r.content_encoding, accept);
+    Result<std::string> plain = Decompress(r.body, encoding, 1 << 20);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(*plain, big);
+  }
+  HttpResponse r = call(5000, nullptr);
+  EXPECT_EQ(r.content_encoding, "");
+  EXPECT_EQ(r.body, big);
+  r = call(4000, "gzip");  // a 4,009-byte body: under the 4,096-byte threshold
+  EXPECT_EQ(r.content_encoding, "");
+  r = call(5000, "br, identity");
+  EXPECT_EQ(r.content_encoding, "");
+}
+
+TEST_F(RouterTest, CorsHeadersForAllowedOrigins) {
+  HttpRequest api = Make("DynamoDB_20120810.DescribeLimits", "{}");
+  EXPECT_EQ(router_->HandleApi(api).headers, "");  // no Origin: no CORS headers
+  api.set(bhttp::field::origin, "http://app.example");
+  EXPECT_EQ(router_->HandleApi(api).headers,
+            "Access-Control-Allow-Origin: *\r\n"
+            "Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
+            "\r\n");
+  HttpRequest preflight{bhttp::verb::options, "/", 11};
+  preflight.set(bhttp::field::origin, "http://app.example");
+  preflight.set(bhttp::field::access_control_request_method, "POST");
+  preflight.set(bhttp::field::access_control_request_headers,
+                "authorization,content-type,x-amz-date,x-amz-target");
+  HttpResponse r = router_->HandleLocal(preflight);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.headers,
+            "Access-Control-Allow-Origin: *\r\n"
+            "Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
+            "\r\n"
+            "Access-Control-Allow-Methods: GET, HEAD, POST, OPTIONS\r\n"
+            "Access-Control-Allow-Headers: authorization,content-type,x-amz-date,x-amz-target\r\n"
+            "Access-Control-Max-Age: 7200\r\n");
+
+  RouterOptions listed = options_;
+  listed.cors_origins = "https://a.example, http://localhost:3000";
+  Router router(registry_, listed);
+  api.set(bhttp::field::origin, "http://localhost:3000");
+  EXPECT_EQ(router.HandleApi(api).headers,
+            "Access-Control-Allow-Origin: http://localhost:3000\r\n"
+            "Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amz-crc32,Date"
+            "\r\n"
+            "Vary: Origin\r\n");
+  api.set(bhttp::field::origin, "http://evil.example");
+  EXPECT_EQ(router.HandleApi(api).headers, "");
+
+  RouterOptions none = options_;
+  none.cors_origins = "";
+  Router closed(registry_, none);
+  EXPECT_EQ(closed.HandleLocal(preflight).headers, "");
+}
+
+TEST_F(RouterTest, HealthNamesTheHostAskedFor) {
+  HttpRequest health{bhttp::verb::get, "/", 11};
+  health.set(bhttp::field::host, "localhost:8000");
+  EXPECT_EQ(router_->HandleLocal(health).body, "healthy: localhost:8000 ");
+  EXPECT_EQ(router_->HandleLocal(HttpRequest{bhttp::verb::get, "/index.html", 11}).status, 404u);
 }
 
 }  // namespace

@@ -2,16 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/log_limiter.h"
 #include "base/thread_name.h"
 #include "http/connection.h"
 #include "http/tls.h"
@@ -25,11 +28,18 @@ using tcp = net::ip::tcp;
 
 // Accepts connections on the first network thread's io_context and spreads them over all of
 // them, round robin: each connection then runs on one thread, without a strand.
+//
+// Past ServerConfig::max_connections a connection is still accepted, but only to answer its
+// request with 503 ServiceUnavailable and close, up to kRefusingSessions such answers at once;
+// beyond those it is closed at once. When accept itself fails for want of a file descriptor
+// (or kernel memory), the listener pauses, doubling the pause up to kMaxAcceptPause, instead of
+// retrying at once: the pending connection keeps the socket readable, so an immediate retry
+// spins a core and floods the log.
 class Listener {
  public:
   Listener(const std::vector<std::unique_ptr<net::io_context>>& iocs, const ConnectionEnv& env,
            net::ssl::context* tls)
-      : iocs_(iocs), acceptor_(*iocs.front()), env_(env), tls_(tls) {}
+      : iocs_(iocs), acceptor_(*iocs.front()), pause_(*iocs.front()), env_(env), tls_(tls) {}
 
   Status Bind(const Endpoint& endpoint) {
     boost::system::error_code ec;
@@ -56,32 +66,86 @@ class Listener {
     net::post(acceptor_.get_executor(), [this] {
       boost::system::error_code ec;
       acceptor_.close(ec);
+      pause_.cancel();
     });
   }
 
   const Endpoint& bound() const { return bound_; }
 
  private:
+  static constexpr size_t kRefusingSessions = 64;
+  static constexpr std::chrono::milliseconds kMinAcceptPause{5};
+  static constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
+  static constexpr std::chrono::seconds kLogPeriod{10};
+
   void Accept() {
     net::io_context& target = *iocs_[next_++ % iocs_.size()];
     acceptor_.async_accept(target, [this](boost::system::error_code ec, Socket socket) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) {
-        if (tls_) {
-          StartTlsSession(std::move(socket), *tls_, env_);
-        } else {
-          StartPlainSession(std::move(socket), env_);
-        }
-      } else {
-        spdlog::warn("accept: {}", ec.message());
-      }
+      if (ec) return OnAcceptError(ec);
+      accept_pause_ = std::chrono::milliseconds(0);
+      Serve(std::move(socket));
       Accept();
     });
+  }
+
+  void Serve(Socket socket) {
+    const size_t open = env_.tracker->size();
+    const size_t cap = env_.config->max_connections;
+    bool refuse = false;
+    if (cap != 0 && open >= cap) {
+      if (auto left_out = refused_log_.Allow()) {
+        spdlog::warn(
+            "connection limit reached ({} open, --max-connections {}): new connections get "
+            "503 ServiceUnavailable{}",
+            open, cap, Suppressed(*left_out));
+      }
+      if (open >= cap + kRefusingSessions) return;  // closed by the socket's destructor
+      refuse = true;
+    }
+    if (tls_) {
+      StartTlsSession(std::move(socket), *tls_, env_, refuse);
+    } else {
+      StartPlainSession(std::move(socket), env_, refuse);
+    }
+  }
+
+  void OnAcceptError(boost::system::error_code ec) {
+    const bool out_of_resources = ec == net::error::no_descriptors ||
+                                  ec == boost::system::errc::too_many_files_open_in_system ||
+                                  ec == net::error::no_buffer_space || ec == net::error::no_memory;
+    if (!out_of_resources) {
+      if (auto left_out = error_log_.Allow()) {
+        spdlog::warn("accept: {}{}", ec.message(), Suppressed(*left_out));
+      }
+      return Accept();
+    }
+    accept_pause_ = std::clamp(2 * accept_pause_, kMinAcceptPause, kMaxAcceptPause);
+    if (auto left_out = error_log_.Allow()) {
+      spdlog::warn(
+          "accept: {} (out of file descriptors: {} connections open); pausing accepts for up to "
+          "{} ms at a time{}",
+          ec.message(), env_.tracker->size(), kMaxAcceptPause.count(), Suppressed(*left_out));
+    }
+    pause_.expires_after(accept_pause_);
+    pause_.async_wait([this](boost::system::error_code wait_ec) {
+      if (wait_ec || !acceptor_.is_open()) return;
+      Accept();
+    });
+  }
+
+  static std::string Suppressed(int64_t left_out) {
+    if (left_out == 0) return "";
+    return " (" + std::to_string(left_out) + " more since the last such line)";
   }
 
   const std::vector<std::unique_ptr<net::io_context>>& iocs_;
   size_t next_ = 0;  // used by the first io_context's thread only
   tcp::acceptor acceptor_;
+  net::steady_timer pause_;
+  std::chrono::milliseconds accept_pause_{0};
+  LogLimiter error_log_{kLogPeriod};
+  LogLimiter refused_log_{kLogPeriod};
   ConnectionEnv env_;
   net::ssl::context* tls_;
   Endpoint bound_;

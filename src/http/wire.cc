@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <boost/beast/http.hpp>
+#include <ctime>
 #include <random>
 
 namespace fdyno::http {
@@ -97,12 +98,31 @@ void AppendResponseHead(const ResponseHead& h, std::string* out) {
       .append(" ")
       .append(reason.data(), reason.size())
       .append("\r\n");
+  out->append("Server: ").append(kServerName).append("\r\n");
+  out->append("Date: ").append(h.date).append("\r\n");
   out->append("Content-Type: ").append(h.content_type).append("\r\n");
+  if (!h.content_encoding.empty()) {
+    out->append("Content-Encoding: ").append(h.content_encoding).append("\r\n");
+  }
   out->append("x-amzn-RequestId: ").append(h.request_id).append("\r\n");
   out->append("x-amz-crc32: ").append(std::to_string(h.crc32)).append("\r\n");
+  out->append(h.extra_headers);
   if (h.version == 10 && h.keep_alive) out->append("Connection: keep-alive\r\n");
   if (h.version != 10 && !h.keep_alive) out->append("Connection: close\r\n");
   out->append("Content-Length: ").append(std::to_string(h.content_length)).append("\r\n\r\n");
+}
+
+std::string_view HttpDate() {
+  thread_local std::time_t formatted_second = -1;
+  thread_local char text[40];
+  const std::time_t now = std::time(nullptr);
+  if (now != formatted_second) {
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+    formatted_second = now;
+  }
+  return text;
 }
 
 }  // namespace fdyno::http

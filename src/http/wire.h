@@ -28,19 +28,30 @@ std::string NewRequestId();
 uint32_t Crc32(std::string_view body);
 
 // A response's status line and headers. AppendResponseHead writes exactly what Beast's
-// serializer writes for the same response (the status's standard reason; Content-Type,
-// x-amzn-RequestId, x-amz-crc32; Connection when keep_alive differs from the version's default;
-// Content-Length), so the connection sends head and body in one gather write without building
-// a Beast message for every response.
+// serializer writes for the same response (the status's standard reason; Server, Date,
+// Content-Type, Content-Encoding when set, x-amzn-RequestId, x-amz-crc32, the extra header
+// lines; Connection when keep_alive differs from the version's default; Content-Length), so
+// the connection sends head and body in one gather write without building a Beast message for
+// every response. x-amz-crc32 is of the body as sent (compressed, when it is), as DynamoDB's.
 struct ResponseHead {
   unsigned status = 200;
   unsigned version = 11;  // 10 or 11
+  std::string_view date;  // HttpDate()
   std::string_view content_type;
+  std::string_view content_encoding;  // empty: none
   std::string_view request_id;
   uint32_t crc32 = 0;
+  std::string_view extra_headers;  // complete "Name: value\r\n" lines, or empty
   size_t content_length = 0;
   bool keep_alive = true;
 };
 void AppendResponseHead(const ResponseHead& head, std::string* out);
+
+// The Server header's value.
+inline constexpr std::string_view kServerName = "fdyno";
+
+// The current time as an HTTP Date ("Tue, 01 Dec 2026 15:03:32 GMT"), formatted at most once a
+// second per thread. Valid until the calling thread's next call.
+std::string_view HttpDate();
 
 }  // namespace fdyno::http

@@ -60,6 +60,13 @@ TEST(WireTest, RequestIds) {
   EXPECT_EQ(seen.size(), 1000u);
 }
 
+TEST(WireTest, HttpDateIsRfc9110) {
+  std::string date(HttpDate());
+  ASSERT_EQ(date.size(), 29u) << date;
+  EXPECT_EQ(date.substr(3, 2), ", ");
+  EXPECT_EQ(date.substr(25), " GMT");
+}
+
 TEST(WireTest, Crc32) {
   EXPECT_EQ(Crc32(""), 0u);
   EXPECT_EQ(Crc32("123456789"), 0xCBF43926u);  // the CRC-32 check value
@@ -75,10 +82,16 @@ TEST(WireTest, ResponseHeadIsBeastsSerialization) {
     for (unsigned version : {10u, 11u}) {
       for (bool keep : {true, false}) {
         for (bool head_only : {false, true}) {
+          const bool gzip = status == 200;
+          const std::string extra = status == 200 ? "Access-Control-Allow-Origin: *\r\n" : "";
           bhttp::response<bhttp::string_body> res(static_cast<bhttp::status>(status), version);
+          res.set(bhttp::field::server, "fdyno");
+          res.set(bhttp::field::date, "Tue, 01 Dec 2026 15:03:32 GMT");
           res.set(bhttp::field::content_type, "application/x-amz-json-1.0");
+          if (gzip) res.set(bhttp::field::content_encoding, "gzip");
           res.set("x-amzn-RequestId", "REQ1");
           res.set("x-amz-crc32", std::to_string(Crc32(body)));
+          if (!extra.empty()) res.set("Access-Control-Allow-Origin", "*");
           res.body() = body;
           res.keep_alive(keep);
           res.prepare_payload();
@@ -87,9 +100,10 @@ TEST(WireTest, ResponseHeadIsBeastsSerialization) {
           beast << res;
 
           std::string ours;
-          AppendResponseHead({status, version, "application/x-amz-json-1.0", "REQ1", Crc32(body),
-                              body.size(), keep},
-                             &ours);
+          AppendResponseHead(
+              {status, version, "Tue, 01 Dec 2026 15:03:32 GMT", "application/x-amz-json-1.0",
+               gzip ? "gzip" : "", "REQ1", Crc32(body), extra, body.size(), keep},
+              &ours);
           if (!head_only) ours += body;
           EXPECT_EQ(ours, beast.str()) << status << " " << version << " " << keep;
         }

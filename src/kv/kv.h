@@ -1,5 +1,5 @@
 // The kv contract: a transactional, ordered key-value store with FoundationDB semantics.
-// See shared/ARCHITECTURE.md, "The kv contract". Every engine (embedded, faulty, fdb)
+// See docs/architecture.md, "The kv contract". Every engine (embedded, faulty, fdb)
 // implements exactly this interface, and nothing here has semantics FoundationDB's C API
 // cannot provide: each call maps to one fdb_transaction_* / fdb_database_* call.
 //

@@ -17,6 +17,9 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--listen", f.listen, "Data listener HOST:PORT ([IPv6]:PORT, :PORT)")
       ->envname("DYNODB_LISTEN")
       ->capture_default_str();
+  serve.add_option("--port,-p", f.port, "Port of the data listener (replaces --listen's port)")
+      ->envname("DYNODB_PORT")
+      ->check(CLI::Range(1, 65535));
   serve.add_option("--data-dir", f.data_dir, "Directory of the embedded engine's database")
       ->envname("DYNODB_DATA_DIR")
       ->capture_default_str();
@@ -24,6 +27,19 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_ENGINE")
       ->check(CLI::IsMember({"embedded"}))
       ->capture_default_str();
+  serve
+      .add_flag("--in-memory", f.in_memory,
+                "Keep every table in memory only (like DynamoDB Local's -inMemory): nothing is "
+                "written to disk and everything is lost when fdyno stops; --data-dir and "
+                "--durability do not apply. For tests and CI")
+      ->envname("DYNODB_IN_MEMORY");
+  serve
+      .add_option("--in-memory-limit", f.in_memory_limit,
+                  "With --in-memory: bytes the stored data may take ('512MiB', '2GiB'); a write "
+                  "past it gets LimitExceededException. 0: no limit")
+      ->envname("DYNODB_IN_MEMORY_LIMIT")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("1GiB");
   serve
       .add_option("--durability", f.durability,
                   "fsync: a commit returns once its log write is on disk. none: no fsync "
@@ -144,11 +160,48 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  serve
+      .add_option("--log-format", f.log_format,
+                  "text, or json: one JSON object a line ({\"time\",\"level\",\"msg\"}); also "
+                  "the access log's format")
+      ->envname("DYNODB_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  serve
+      .add_option("--access-log", f.access_log,
+                  "File to append one line per request to (time, request id, account, "
+                  "operation, table, status, error type, latency, bytes; never item data or "
+                  "secrets); '-' for standard output")
+      ->envname("DYNODB_ACCESS_LOG");
+  serve
+      .add_option("--cors", f.cors,
+                  "Origins a browser page may call from (CORS): '*' for any, a comma-separated "
+                  "list, or '' for none. auto: '*' with --credentials (signatures protect every "
+                  "call), none in open mode, where '*' would let any web page a local browser "
+                  "opens read and write every table")
+      ->envname("DYNODB_CORS")
+      ->capture_default_str();
+  serve
+      .add_option("--max-connections", f.max_connections,
+                  "Open connections beyond which new ones get 503 ServiceUnavailable (0: three "
+                  "quarters of the open-file limit, which fdyno raises to its hard limit)")
+      ->envname("DYNODB_MAX_CONNECTIONS")
+      ->capture_default_str();
+  serve
+      .add_option("--txn-token-gc-interval", f.txn_token_gc_interval,
+                  "Time between passes of the ClientRequestToken record GC ('30', '500ms', "
+                  "'30s', '5m', '1h'); unset or 0: no GC (tokens still expire after 10 minutes)")
+      ->envname("DYNODB_TXN_TOKEN_GC_INTERVAL");
+  serve
+      .add_option("--txn-token-gc-max-scan", f.txn_token_gc_max_scan,
+                  "Token records one GC pass examines (default 1000)")
+      ->envname("DYNODB_TXN_TOKEN_GC_MAX_SCAN");
 }
 
-Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
+Result<http::ServerConfig> ToServerConfig(const ServeFlags& f, uint64_t open_files) {
   http::ServerConfig c;
   FDYNO_ASSIGN_OR_RETURN(c.listen, http::ParseEndpoint(f.listen));
+  if (f.port != 0) c.listen.port = static_cast<uint16_t>(f.port);
   if (!f.admin_listen.empty()) {
     FDYNO_ASSIGN_OR_RETURN(http::Endpoint admin, http::ParseEndpoint(f.admin_listen));
     c.admin_listen = admin;
@@ -179,6 +232,10 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f) {
   c.header_timeout = Millis(f.header_timeout_s);
   c.body_timeout = std::max(c.header_timeout, std::chrono::milliseconds(60'000));
   c.drain_timeout = Millis(f.drain_timeout_s);
+  // A quarter of the descriptors stays for the engine's files, the listeners and the log.
+  c.max_connections = f.max_connections
+                          ? f.max_connections
+                          : static_cast<size_t>(std::max<uint64_t>(16, open_files / 4 * 3));
   return c;
 }
 

@@ -14,9 +14,12 @@ namespace fdyno::main {
 // The flags as given (strings and numbers, before validation).
 struct ServeFlags {
   std::string listen = "127.0.0.1:8000";
+  int port = 0;  // 0: the port of --listen
   std::string data_dir = "./fdyno-data";
   std::string engine = "embedded";
   std::string durability = "fsync";
+  bool in_memory = false;
+  uint64_t in_memory_limit = uint64_t{1} << 30;  // bytes
   std::string credentials_file;
   std::string tls_cert;
   std::string tls_key;
@@ -33,6 +36,12 @@ struct ServeFlags {
   double header_timeout_s = 10;
   double drain_timeout_s = 30;
   std::string log_level = "info";
+  std::string log_format = "text";
+  std::string access_log;             // empty: none; "-": standard output
+  std::string cors = "auto";          // CORS origins: "auto", "*", a list, or empty for none
+  size_t max_connections = 0;         // 0: three quarters of the open-file limit
+  std::string txn_token_gc_interval;  // passed on as DYNODB_TXN_TOKEN_GC_INTERVAL
+  std::string txn_token_gc_max_scan;  // passed on as DYNODB_TXN_TOKEN_GC_MAX_SCAN
   uint64_t item_collection_size_limit = uint64_t{10} << 30;  // bytes (DynamoDB's 10 GB)
   double ttl_sweep_interval_s = 30;
   double ttl_update_interval_s = 1800;
@@ -44,6 +53,7 @@ struct ServeFlags {
 void AddServeFlags(CLI::App& serve, ServeFlags& flags);
 
 // What the flags mean, validated: the HTTP server configuration. Errors explain the flag.
-Result<http::ServerConfig> ToServerConfig(const ServeFlags& flags);
+// `open_files`: the process's open-file limit, from which the default connection cap comes.
+Result<http::ServerConfig> ToServerConfig(const ServeFlags& flags, uint64_t open_files);
 
 }  // namespace fdyno::main

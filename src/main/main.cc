@@ -1,11 +1,13 @@
 // fdyno: a DynamoDB-compatible server. `fdyno serve` wires the layers from flags and DYNODB_*
 // environment variables: engine -> operation registry -> HTTP server.
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "api/api.h"
@@ -16,6 +18,8 @@
 #include "kv/engines/embedded/embedded.h"
 #include "main/engine_options.h"
 #include "main/flags.h"
+#include "main/logging.h"
+#include "main/version.h"
 #include "store/catalog.h"
 #include "store/layout.h"
 #include "workers/backfill.h"
@@ -26,13 +30,35 @@
 namespace fdyno::main {
 namespace {
 
-// Metrics that exist from the start, so dashboards and scrapers see zeros rather than gaps:
-// the kv retry runner's counters (kv::Run registers the same names when it first runs).
+// Metrics that exist from the start, so dashboards and scrapers see zeros rather than gaps,
+// with the help text of those registered where they are counted (kv::Run, the transaction
+// operations, the stream and TTL workers).
 void PreRegisterMetrics() {
   Metrics& m = Metrics::Global();
-  for (const char* name : {"kv_transaction_attempts", "kv_conflicts", "kv_unknown_results",
-                           "kv_too_old", "kv_outcome_unknown"}) {
-    m.GetCounter(name);
+  const std::pair<const char*, const char*> counters[] = {
+      {"kv_transaction_attempts", "Transaction attempts run by the kv retry runner."},
+      {"kv_conflicts", "Commits refused for a conflict (1020 not_committed), then retried."},
+      {"kv_unknown_results",
+       "Commits whose outcome was unknown (1021 commit_unknown_result), then retried."},
+      {"kv_too_old", "Transactions older than 5 s (1007 transaction_too_old), then retried."},
+      {"kv_outcome_unknown",
+       "Operations answered 500 because the deadline passed with a commit's outcome unknown."},
+      {"receipt_replays",
+       "Writes whose retry found the receipt of its own earlier commit and replayed it."},
+      {"txn_token_replays",
+       "TransactWriteItems answered from a ClientRequestToken record without a second effect."},
+      {"txn_token_mismatches",
+       "ClientRequestToken reused with different parameters (IdempotentParameterMismatch)."},
+      {"txn_token_fail_closed", "ClientRequestToken records refused as malformed or unknown."},
+      {"stream_records_trimmed", "Stream records removed after the 24-hour retention."},
+      {"stream_shard_rotations", "Stream shards closed and replaced by their child shards."},
+      {"streams_deleted",
+       "Streams removed 24 hours after they were disabled or their table was deleted."},
+      {"ttl_deleted_items", "Items the Time to Live sweeper deleted because they expired."},
+  };
+  for (const auto& [name, help] : counters) {
+    m.Describe(name, help);
+    if (std::string_view(name) != "receipt_replays") m.GetCounter(name);
   }
 }
 
@@ -61,16 +87,58 @@ Result<std::unique_ptr<Clock>> TestClockFromEnv() {
   return std::unique_ptr<Clock>(std::make_unique<ScaledClock>(rate, start_ms));
 }
 
+// Raises the soft open-file limit to the hard one (1024 by default on Linux, too few for a
+// server: every connection is a descriptor) and returns the limit now in force.
+uint64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      spdlog::info("raised the open-file limit from {} to its hard limit {}", before,
+                   limit.rlim_max);
+    } else {
+      spdlog::warn("cannot raise the open-file limit from {} to {}: {}", before, limit.rlim_max,
+                   std::strerror(errno));
+      limit.rlim_cur = before;
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? uint64_t{1} << 20 : limit.rlim_cur;
+}
+
+// Flags read by lower layers from the environment: set it from the flags, which win.
+void ExportToEnvironment(const ServeFlags& flags) {
+  // kv::Run reads the operation budget from the environment; keep it equal to the flag.
+  std::string timeout = std::to_string(flags.operation_timeout_s);
+  setenv("DYNODB_OPERATION_TIMEOUT", timeout.c_str(), 1);
+  if (!flags.txn_token_gc_interval.empty()) {
+    setenv("DYNODB_TXN_TOKEN_GC_INTERVAL", flags.txn_token_gc_interval.c_str(), 1);
+  }
+  if (!flags.txn_token_gc_max_scan.empty()) {
+    setenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN", flags.txn_token_gc_max_scan.c_str(), 1);
+  }
+}
+
 int Serve(const ServeFlags& flags) {
-  spdlog::set_level(spdlog::level::from_str(flags.log_level));
-  Result<http::ServerConfig> config = ToServerConfig(flags);
+  const LogFormat log_format = flags.log_format == "json" ? LogFormat::kJson : LogFormat::kText;
+  ConfigureLogging(log_format, flags.log_level);
+  const uint64_t open_files = RaiseOpenFileLimit();
+  Result<http::ServerConfig> config = ToServerConfig(flags, open_files);
   if (!config.ok()) {
     spdlog::error("{}", config.error().message);
     return 2;
   }
-  // kv::Run reads the operation budget from the environment; keep it equal to the flag.
-  std::string timeout = std::to_string(flags.operation_timeout_s);
-  setenv("DYNODB_OPERATION_TIMEOUT", timeout.c_str(), 1);
+  ExportToEnvironment(flags);
+  std::shared_ptr<spdlog::logger> access_log;
+  if (!flags.access_log.empty()) {
+    Result<std::shared_ptr<spdlog::logger>> opened = OpenAccessLog(flags.access_log);
+    if (!opened.ok()) {
+      spdlog::error("{}", opened.error().message);
+      return 2;
+    }
+    access_log = std::move(opened).value();
+  }
 
   Result<std::unique_ptr<Clock>> test_clock = TestClockFromEnv();
   if (!test_clock.ok()) {
@@ -93,11 +161,20 @@ int Serve(const ServeFlags& flags) {
     }
   }
 
-  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(ServerEngineOptions(
+  kv::EmbeddedOptions engine_options = ServerEngineOptions(
       flags.data_dir, flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync,
-      clock));
+      clock);
+  engine_options.in_memory = flags.in_memory;
+  engine_options.memory_limit_bytes = flags.in_memory_limit;
+  const std::string storage =
+      flags.in_memory
+          ? "in memory, limit " + (flags.in_memory_limit == 0
+                                       ? std::string("none")
+                                       : std::to_string(flags.in_memory_limit >> 20) + " MiB")
+          : "data dir " + flags.data_dir + ", durability " + flags.durability;
+  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
   if (!db.ok()) {
-    spdlog::error("cannot open the embedded engine in {}: {}", flags.data_dir, db.error().message);
+    spdlog::error("cannot open the embedded engine ({}): {}", storage, db.error().message);
     return 1;
   }
 
@@ -154,21 +231,28 @@ int Serve(const ServeFlags& flags) {
     router_options.credentials = &credentials;  // signatures are checked against real time
     router_options.operation_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(flags.operation_timeout_s * 1000));
+    router_options.access_log = access_log;
+    router_options.access_log_json = log_format == LogFormat::kJson;
+    router_options.cors_origins = flags.cors != "auto"  ? flags.cors
+                                  : credentials.empty() ? std::string()
+                                                        : std::string("*");
     Result<std::unique_ptr<http::Server>> server =
         http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
     if (!server.ok()) {
       spdlog::error("{}", server.error().message);
       exit_code = 1;
     } else {
+      // Both listeners speak TLS when it is configured.
       std::string scheme = config->tls_cert_file.empty() ? "http" : "https";
       std::string admin;
-      if (auto a = (*server)->admin_endpoint()) admin = ", metrics on http://" + a->ToString();
-      spdlog::info(
-          "fdyno serving DynamoDB on {}://{} (engine {}, data dir {}, durability {}, {}{})", scheme,
-          (*server)->data_endpoint().ToString(), flags.engine, flags.data_dir, flags.durability,
-          credentials.empty() ? std::string("open mode: any signature accepted")
-                              : std::to_string(credentials.size()) + " credential(s)",
-          admin);
+      if (auto a = (*server)->admin_endpoint()) {
+        admin = ", metrics on " + scheme + "://" + a->ToString();
+      }
+      spdlog::info("fdyno serving DynamoDB on {}://{} (engine {}, {}, {}{})", scheme,
+                   (*server)->data_endpoint().ToString(), flags.engine, storage,
+                   credentials.empty() ? std::string("open mode: any signature accepted")
+                                       : std::to_string(credentials.size()) + " credential(s)",
+                   admin);
       (*server)->Run();
       spdlog::info("all requests answered; closing the engine");
     }
@@ -182,10 +266,10 @@ int Serve(const ServeFlags& flags) {
 }  // namespace fdyno::main
 
 int main(int argc, char** argv) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("fdyno"));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+  fdyno::main::ConfigureLogging(fdyno::main::LogFormat::kText, "info");
 
   CLI::App app{"fdyno: a DynamoDB-compatible database server"};
+  app.set_version_flag("--version", fdyno::main::VersionText());
   app.require_subcommand(1);
   fdyno::main::ServeFlags flags;
   CLI::App* serve = app.add_subcommand("serve", "Serve the DynamoDB API");

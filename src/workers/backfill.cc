@@ -1,8 +1,11 @@
 #include "workers/backfill.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utility>
 #include <vector>
 
+#include "base/metrics.h"
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/item_codec.h"
@@ -26,6 +29,30 @@ store::SecondaryIndex* FindById(store::TableInfo& t, int64_t id) {
 
 bool NeedsBackfill(const store::SecondaryIndex& i) {
   return i.status == store::IndexStatus::kCreating && i.backfilling;
+}
+
+// A lifecycle line while an index's work goes on (backfill or removal) at most this often.
+constexpr std::chrono::seconds kProgressLogPeriod{10};
+
+struct WorkerMetrics {
+  WorkerMetrics() {
+    Metrics& m = Metrics::Global();
+    m.Describe("fdyno_index_backfill_items",
+               "Base items copied into global secondary indexes being backfilled.");
+    m.Describe("fdyno_index_backfills_finished", "Index backfills finished (index ACTIVE).");
+    m.Describe("fdyno_index_removal_keys", "Keys cleared from deleted secondary indexes.");
+    m.Describe("fdyno_index_work_running",
+               "Index backfills and removals in progress in this process.");
+  }
+  Counter& items = Metrics::Global().GetCounter("fdyno_index_backfill_items");
+  Counter& finished = Metrics::Global().GetCounter("fdyno_index_backfills_finished");
+  Counter& removed = Metrics::Global().GetCounter("fdyno_index_removal_keys");
+  Gauge& running = Metrics::Global().GetGauge("fdyno_index_work_running");
+};
+
+WorkerMetrics& GetMetrics() {
+  static WorkerMetrics* metrics = new WorkerMetrics();
+  return *metrics;
 }
 
 Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
@@ -128,31 +155,65 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   struct Work {
     std::string table;
     int64_t index_id;
+    std::string index_name;
+    bool removal;
   };
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   std::vector<Work> work;
   for (const auto& info : tables) {
     for (const auto& i : info->global_indexes) {
       if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
-        work.push_back({info->name, i.id});
+        work.push_back({info->name, i.id, i.name, i.status == store::IndexStatus::kDeleting});
       }
     }
   }
   int steps = 0;
+  WorkerMetrics& metrics = GetMetrics();
   for (const Work& w : work) {
+    const char* what = w.removal ? "removal" : "backfill";
+    const auto start = std::chrono::steady_clock::now();
+    auto last_log = start;
+    int64_t items = 0;
+    spdlog::info("index {} of table {}: {} started", w.index_name, w.table, what);
+    metrics.running.Add(1);
     while (true) {
-      FDYNO_ASSIGN_OR_RETURN(StepResult r, RunIndexStep(db, catalog, w.table, w.index_id, options));
+      Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.index_id, options);
+      if (!r.ok()) {
+        metrics.running.Add(-1);
+        return std::move(r).error();
+      }
       ++steps;
-      if (r.finished) break;
+      items += r->items;
+      (w.removal ? metrics.removed : metrics.items).Add(r->items);
+      const auto now = std::chrono::steady_clock::now();
+      if (r->finished) {
+        if (!w.removal) metrics.finished.Add();
+        spdlog::info("index {} of table {}: {} finished: {} {} in {} ms{}", w.index_name, w.table,
+                     what, items, w.removal ? "keys cleared" : "items copied",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+                     w.removal ? "" : ", index ACTIVE");
+        break;
+      }
+      if (now - last_log >= kProgressLogPeriod) {
+        last_log = now;
+        spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name, w.table,
+                     what, items, w.removal ? "keys cleared" : "items copied");
+      }
     }
+    metrics.running.Add(-1);
   }
   return steps;
 }
 
 IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
-    : periodic_("fdyno-index", options.poll, [db, catalog, options] {
+    : periodic_("fdyno-index", options.poll, [this, db, catalog, options] {
         // Errors (conflicts past the retry budget, a dropped table) are retried next round.
-        (void)RunAllIndexWork(*db, *catalog, options);
+        if (Result<int> done = RunAllIndexWork(*db, *catalog, options); !done.ok()) {
+          if (auto left_out = error_log_.Allow()) {
+            spdlog::warn("index worker: {} (retried in {} ms; {} such errors not logged)",
+                         done.error().message, options.poll.count(), *left_out);
+          }
+        }
       }) {}
 
 void IndexWorker::Start() { periodic_.Start(); }

@@ -1,5 +1,5 @@
 // Online global secondary index changes: the backfill of a new index and the removal of a
-// deleted one, in bounded transactions (shared/spec "Multi-transaction workflows").
+// deleted one, in bounded transactions (docs/architecture.md, "Work in several transactions").
 //
 // Protocol. UpdateTable registers a new GSI in the catalog as CREATING with backfilling=true;
 // from that commit on, every item write maintains it (store::IndexIsMaintained). The worker
@@ -13,6 +13,11 @@
 //
 // Cursor: layout::Leases() + ("index_backfill", table id, index id) -> the kv key to resume at.
 //
+// Lifecycle lines (info): when an index's backfill or removal starts, every 10 s while it goes
+// on, and when it ends. Metrics: fdyno_index_backfill_items_total,
+// fdyno_index_backfills_finished_total, fdyno_index_removal_keys_total,
+// fdyno_index_work_running.
+//
 // Thread-safety: RunStep/RunAll may be called from any thread; IndexWorker owns one thread.
 #pragma once
 
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/log_limiter.h"
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
@@ -59,7 +65,8 @@ class IndexWorker {
   void Stop();  // also on destruction
 
  private:
-  Periodic periodic_;
+  LogLimiter error_log_{std::chrono::seconds(60)};  // failed passes
+  Periodic periodic_;                               // last: stopped before the rest goes
 };
 
 }  // namespace fdyno::workers

@@ -1,5 +1,7 @@
 #include "workers/token_gc.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <utility>
@@ -64,12 +66,35 @@ TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions opti
     : db_(db),
       tokens_(std::move(tokens)),
       options_(options),
-      // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
       periodic_(
-          "fdyno-token-gc", options.interval, [this] { (void)RunPass(); },
+          "fdyno-token-gc", options.interval, [this] { RunPassAndLog(); },
           /*run_first=*/false) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   if (options_.max_scan <= 0) options_.max_scan = 1;
+  Metrics& m = Metrics::Global();
+  m.Describe("txn_token_gc_passes", "Passes of the ClientRequestToken record GC.");
+  m.Describe("txn_token_gc_deleted", "Expired ClientRequestToken records the GC removed.");
+  m.Describe("txn_token_gc_malformed",
+             "ClientRequestToken records the GC found malformed and kept (fail closed).");
+}
+
+void TokenGc::RunPassAndLog() {
+  // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
+  Result<Stats> pass = RunPass();
+  if (!pass.ok()) {
+    if (auto left_out = error_log_.Allow()) {
+      spdlog::warn("token GC pass failed: {} (retried in {} ms; {} such errors not logged)",
+                   pass.error().message, options_.interval.count(), *left_out);
+    }
+    return;
+  }
+  // A pass that removed or found something is worth a line; an idle one is not.
+  const auto level =
+      pass->deleted + pass->malformed > 0 ? spdlog::level::info : spdlog::level::debug;
+  spdlog::log(level,
+              "token GC pass: {} record(s) examined, {} expired removed, {} malformed kept{}",
+              pass->scanned, pass->deleted, pass->malformed,
+              pass->wrapped ? ", end of the token records reached" : "");
 }
 
 TokenGc::~TokenGc() { Stop(); }
@@ -105,6 +130,8 @@ Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* cl
   if (options.interval.count() <= 0) return std::unique_ptr<TokenGc>();
   auto gc = std::make_unique<TokenGc>(db, store::TokenStore(store::layout::Tokens()), options);
   gc->Start();
+  spdlog::info("token GC every {} ms, at most {} record(s) a pass", options.interval.count(),
+               options.max_scan);
   return gc;
 }
 

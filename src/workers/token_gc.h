@@ -13,7 +13,9 @@
 //                                 0 disables the worker.
 //   DYNODB_TXN_TOKEN_GC_MAX_SCAN  keys examined per pass, a positive integer (default 1000).
 //
-// Metrics: txn_token_gc_passes, txn_token_gc_deleted, txn_token_gc_malformed.
+// Metrics: txn_token_gc_passes, txn_token_gc_deleted, txn_token_gc_malformed (exposed as
+// fdyno_txn_token_gc_*_total). Lifecycle lines: one at start, one per pass that removed or
+// found something (debug otherwise), a rate-limited warning per failed pass.
 //
 // Thread-safety: Start/Stop from one owner thread; RunPass is not to be called concurrently
 // with the background thread.
@@ -26,6 +28,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/log_limiter.h"
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/tokens.h"
@@ -68,11 +71,15 @@ class TokenGc {
   void Stop();
 
  private:
+  // One pass, and its lifecycle line (or a rate-limited warning when it failed).
+  void RunPassAndLog();
+
   kv::Database* db_;
   store::TokenStore tokens_;
   TokenGcOptions options_;
   std::string cursor_;  // empty: from the start
-  Periodic periodic_;   // last: stopped before the rest is destroyed
+  LogLimiter error_log_{std::chrono::seconds(60)};
+  Periodic periodic_;  // last: stopped before the rest is destroyed
 };
 
 // Wiring for main: reads the environment and, when an interval is set, returns a started

@@ -158,6 +158,10 @@ Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const Ttl
     total.enabled += r->enabled;
     total.deleted += r->deleted;
     if (r->enabled) spdlog::info("TTL enabled on table {}", table->name);
+    // A sweep that deleted something is worth a line (like a token GC pass); an idle one is not.
+    if (r->deleted > 0) {
+      spdlog::info("TTL sweep of table {}: {} expired item(s) deleted", table->name, r->deleted);
+    }
   }
   if (total.deleted > 0) Metrics::Global().GetCounter("ttl_deleted_items").Add(total.deleted);
   return total;

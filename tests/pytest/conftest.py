@@ -140,3 +140,14 @@ def ddb(request):
         return boto3.client("dynamodb", endpoint_url=endpoint,
                             config=botocore.config.Config(retries={"max_attempts": 0}))
     return request.getfixturevalue("module_server").client()
+
+
+def self_signed_cert(directory):
+    """A self-signed certificate for localhost and 127.0.0.1 in `directory`: (cert, key)."""
+    import subprocess
+    cert, key = str(directory / "cert.pem"), str(directory / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key

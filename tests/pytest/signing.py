@@ -26,7 +26,7 @@ def _at(when):
 
 def call(server, operation, body="{}", *, access_key=ACCESS_KEY, secret_key=SECRET_KEY,
          region=REGION, when=None, headers=None, send_body=None, target=None, sign=True,
-         session=None, verify=None, timeout=60):
+         session=None, verify=None, timeout=60, stream=False):
     """POSTs `body` as X-Amz-Target DynamoDB_20120810.<operation>, signed over `body` (bytes or
     str); `send_body` replaces the body after signing (a tampered request)."""
     if isinstance(body, str):
@@ -42,7 +42,7 @@ def call(server, operation, body="{}", *, access_key=ACCESS_KEY, secret_key=SECR
     data = prepared.body if send_body is None else send_body
     http = session or requests
     return http.post(prepared.url, data=data, headers=dict(prepared.headers), verify=verify,
-                     timeout=timeout)
+                     timeout=timeout, stream=stream)
 
 
 class JsonBodyQueryAuth(SigV4QueryAuth):

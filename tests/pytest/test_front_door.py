@@ -15,7 +15,7 @@ import botocore.exceptions
 import pytest
 import requests
 
-from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port
+from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port, self_signed_cert
 from signing import call, error_message, error_type, presigned_call
 
 MIB = 1024 * 1024
@@ -421,7 +421,8 @@ def test_prometheus_metrics_parse(server):
     assert types["fdyno_requests_total"] == "counter"
     assert types["fdyno_request_duration_seconds"] == "histogram"
     assert types["fdyno_in_flight_requests"] == "gauge"
-    for name in ("kv_transaction_attempts", "kv_conflicts", "kv_unknown_results"):
+    for name in ("fdyno_kv_transaction_attempts_total", "fdyno_kv_conflicts_total",
+                 "fdyno_kv_unknown_results_total"):
         assert types[name] == "counter", name
     values = {(n, tuple(sorted(l.items()))): v for n, l, v in samples}
     assert values[("fdyno_requests_total", (("operation", "DescribeEndpoints"),))] >= 1
@@ -554,11 +555,7 @@ def read_response(sock):
 
 
 def test_tls_round_trip(start_server, tmp_path):
-    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext",
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert],
-                   check=True, capture_output=True, timeout=60)
+    cert, key = self_signed_cert(tmp_path)
     s = start_server(tls=(cert, key))
     ddb = s.client(verify=cert)
     assert ddb.describe_endpoints()["Endpoints"][0]["Address"] == f"localhost:{s.port}"

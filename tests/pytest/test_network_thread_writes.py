@@ -50,7 +50,7 @@ def test_concurrent_adds_to_one_item_apply_exactly_once(start_server, inline):
     assert len(item["seen"]["SS"]) == 8 * per_thread
     # The retry path was taken: the adds conflicted.
     metrics = requests.get(s.endpoint + "/metrics/prometheus").text
-    conflicts = re.search(r"^kv_conflicts (\d+)$", metrics, re.M)
+    conflicts = re.search(r"^fdyno_kv_conflicts_total (\d+)$", metrics, re.M)
     assert conflicts and int(conflicts.group(1)) > 0, metrics
 
 

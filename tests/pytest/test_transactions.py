@@ -184,9 +184,10 @@ def test_token_metrics_are_exported(server, ddb, table):
     ddb.transact_write_items(ClientRequestToken=token, TransactItems=[item])
     ddb.transact_write_items(ClientRequestToken=token, TransactItems=[item])
     text = requests.get(server.endpoint + "/metrics/prometheus", timeout=10).text
-    replays = [line for line in text.splitlines() if line.startswith("txn_token_replays")]
+    replays = [line for line in text.splitlines()
+               if line.startswith("fdyno_txn_token_replays_total")]
     assert replays and float(replays[0].split()[-1]) >= 1
-    assert any(line.startswith("txn_token_mismatches") for line in text.splitlines())
+    assert any(line.startswith("fdyno_txn_token_mismatches_total") for line in text.splitlines())
 
 
 def test_token_survives_restart(tmp_path):

@@ -1,4 +1,4 @@
-// The kv contract suite (kv/kv.h, shared/ARCHITECTURE.md "The kv contract"), run against every
+// The kv contract suite (kv/kv.h, docs/architecture.md "The kv contract"), run against every
 // engine registered in engines.cc. Each test gets a fresh database in its own directory.
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -36,6 +36,16 @@ const std::vector<EngineFactory>& ContractEngines() {
          return std::unique_ptr<Database>(
              WrapFaulty(std::shared_ptr<Database>(std::move(inner)), options));
        }},
+      // The embedded engine in memory (fdyno serve --in-memory), with a memory limit the tests
+      // never reach, so that every commit also goes through the limit's accounting.
+      {"embedded_in_memory",
+       [](const std::string& dir, Clock* clock) {
+         return OpenEmbedded({.path = dir,
+                              .in_memory = true,
+                              .memory_limit_bytes = uint64_t{256} << 20,
+                              .clock = clock});
+       },
+       /*persistent=*/false, /*locks_directory=*/false},
       // The in-memory test engine: nothing survives a reopen and there is no directory.
       {"memory",
        [](const std::string&, Clock* clock) -> Result<std::unique_ptr<Database>> {

@@ -34,6 +34,8 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -50,6 +52,9 @@
 #include "kv/engines/embedded/atomic.h"
 #include "kv/engines/embedded/resolver.h"
 #include "kv/engines/embedded/rocks_options.h"
+
+// gperftools' tcmalloc, when the process is linked with it (fdyno is; the tests are not).
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
 namespace fdyno::kv {
 namespace embedded {
@@ -70,6 +75,20 @@ constexpr size_t kPruneBudget = 16;  // resolver boundaries swept per batch, at 
 constexpr size_t kMaxBatchRequests = 4096;
 constexpr size_t kMaxPointDeletes = 64;  // a ClearRange over more keys stays a range tombstone
 constexpr size_t kMaxBatchBytes = 64 << 20;
+// In memory: the block cache (data already is in memory, so it only saves decoding blocks),
+// the manifest's size before RocksDB starts a new one, and the memtable cost of an entry
+// beyond its key and value.
+constexpr size_t kInMemoryBlockCacheBytes = 8 << 20;
+constexpr uint64_t kInMemoryManifestBytes = 4 << 20;
+constexpr size_t kInMemoryWriteBufferBytes = 4 << 20;
+constexpr size_t kInMemoryMetaWriteBufferBytes = 256 << 10;
+constexpr uint64_t kInMemoryTableFileBytes = 2 << 20;
+constexpr size_t kInMemoryFileBufferBytes = 8 << 20;
+constexpr uint64_t kInMemoryLevelBaseBytes = 8 << 20;
+constexpr uint64_t kEntryOverheadBytes = 32;
+constexpr uint64_t kMinDeleteReserveBytes = 4 << 20;
+constexpr char kInMemoryRoot[] = "/fdyno-in-memory";
+constexpr std::chrono::seconds kMinReclaimInterval{1};
 
 Error KvErr(int code, std::string detail = {}) {
   std::string msg(ErrorName(code));
@@ -156,6 +175,10 @@ struct CommitRequest {
   int64_t read_time_ns = 0;
   size_t bytes = 0;
   const std::atomic<bool>* cancelled = nullptr;
+  // In memory with a limit (EmbeddedOptions::memory_limit_bytes): what the commit adds to the
+  // stored data, and whether it also deletes.
+  uint64_t growth_bytes = 0;
+  bool frees = false;
 
   // CommitAsync: run on the committer thread once status and version are final. Empty for a
   // Commit() waiting on cv.
@@ -170,7 +193,7 @@ struct CommitRequest {
 
 }  // namespace
 
-rocksdb::Options DataOptions() {
+rocksdb::Options DataOptions(size_t block_cache_bytes) {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.create_missing_column_families = true;
@@ -203,7 +226,7 @@ rocksdb::Options DataOptions() {
   options.max_total_wal_size = 32 << 20;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  table.block_cache = rocksdb::NewLRUCache(128 << 20);
+  table.block_cache = rocksdb::NewLRUCache(block_cache_bytes);
   table.whole_key_filtering = true;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return options;
@@ -311,6 +334,7 @@ class EmbeddedDatabase : public Database {
     return std::make_unique<EmbeddedTransaction>(this);
   }
   bool CommitsAsynchronously() const override { return true; }
+  bool memory_limited() const { return memory_limit_ != 0; }
 
   Clock* clock() const { return clock_; }
   rocksdb::DB* db() const { return db_; }
@@ -345,6 +369,14 @@ class EmbeddedDatabase : public Database {
 
  private:
   EmbeddedDatabase() = default;
+  static Result<std::unique_ptr<EmbeddedDatabase>> OpenInMemory(std::unique_ptr<EmbeddedDatabase> d,
+                                                                const EmbeddedOptions& o);
+  // Opens RocksDB at rocks_path with `options` and starts the committer.
+  static Result<std::unique_ptr<EmbeddedDatabase>> OpenRocks(std::unique_ptr<EmbeddedDatabase> d,
+                                                             const EmbeddedOptions& o,
+                                                             const rocksdb::Options& options,
+                                                             const std::string& rocks_path);
+  void RegisterMetrics();
   void CommitterLoop();
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
   bool WritesResumed(const std::vector<CommitRequest*>& batch);
@@ -353,11 +385,47 @@ class EmbeddedDatabase : public Database {
   // Makes version the current read view; returns the oldest version a live view still reads.
   int64_t Publish(int64_t version);
 
+  // Reads RocksDB's sizes and counters into the engine's gauges (a metrics collector).
+  void CollectMetrics();
+  // In memory: the bytes the stored data takes now (memtables and table files).
+  uint64_t MemoryUsed() const;
+  // In memory with a limit: refuses r (LimitExceededException) when accepting it would take the
+  // stored data past the limit; `growth` is what the batch has accepted so far.
+  bool WithinMemoryLimit(CommitRequest* r, uint64_t used, uint64_t growth);
+
   Clock* clock_ = nullptr;
   std::function<void()> before_batch_;  // EmbeddedOptions::before_batch
   std::string path_;
   int lock_fd_ = -1;
   std::unique_ptr<rocksdb::Env> env_;  // a test's file system (EmbeddedOptions::file_system)
+  // In memory: RocksDB's in-memory Env, which must outlive db_.
+  std::unique_ptr<rocksdb::Env> memory_env_;
+  uint64_t memory_limit_ = 0;
+  // In memory with a limit: deletes free memory only once their tombstones are flushed and
+  // compacted with what they delete. The committer asks this thread to do that (Reclaim) when a
+  // write was refused or the data passes three quarters of the limit, if anything was deleted
+  // since the last time.
+  void ReclaimLoop();
+  void RequestReclaim();
+  std::thread reclaimer_;
+  std::mutex reclaim_mu_;
+  std::condition_variable reclaim_cv_;
+  bool reclaim_wanted_ = false;       // guarded by reclaim_mu_
+  bool reclaim_stop_ = false;         // guarded by reclaim_mu_
+  bool freed_since_reclaim_ = false;  // committer thread only
+
+  // Metrics of the commit pipeline, and the id of the collector reading RocksDB's figures.
+  Histogram* batch_transactions_ = nullptr;
+  Histogram* batch_bytes_ = nullptr;
+  Histogram* write_seconds_ = nullptr;
+  uint64_t collector_id_ = 0;
+  // What CollectMetrics last added to the cumulative counters.
+  std::mutex reported_mu_;
+  struct {
+    int64_t compactions = 0;
+    int64_t written = 0;
+    int64_t stalls = 0;
+  } reported_;
   rocksdb::DB* db_ = nullptr;
   rocksdb::ColumnFamilyHandle* data_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
@@ -407,6 +475,7 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   d->clock_ = o.clock != nullptr ? o.clock : Clock::Real();
   d->before_batch_ = o.before_batch;
   d->path_ = o.path;
+  if (o.in_memory) return OpenInMemory(std::move(d), o);
   std::error_code ec;
   std::filesystem::create_directories(o.path, ec);
   if (ec) {
@@ -445,20 +514,55 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     // The pid is only for the error message of a second opener; the lock itself holds.
   }
 
-  // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
-  // them between point keys and range tombstones, which corrupts the memtable and the replay of
-  // its log (docs/format/kv_embedded.md, "RocksDB features").
   rocksdb::Options options = DataOptions();
   if (o.file_system) {
     d->env_ = rocksdb::NewCompositeEnv(o.file_system);
     options.env = d->env_.get();
   }
-  std::string rocks_path = (std::filesystem::path(o.path) / kRocksSubdir).string();
+  return OpenRocks(std::move(d), o, options,
+                   (std::filesystem::path(o.path) / kRocksSubdir).string());
+}
+
+Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenInMemory(
+    std::unique_ptr<EmbeddedDatabase> d, const EmbeddedOptions& o) {
+  d->memory_env_.reset(rocksdb::NewMemEnv(rocksdb::Env::Default()));
+  d->memory_limit_ = o.memory_limit_bytes;
+  rocksdb::Options options = DataOptions(kInMemoryBlockCacheBytes);
+  options.env = d->memory_env_.get();
+  // RocksDB's own log and its statistics dumps would grow in memory without bound.
+  options.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
+  options.stats_dump_period_sec = 0;
+  options.max_manifest_file_size = kInMemoryManifestBytes;
+  // RocksDB's in-memory Env keeps a file in a std::string that grows by doubling as it is
+  // appended to: a file written in several appends can hold up to twice its size. Table files
+  // written in one append hold exactly their size: small memtables and table files, and a
+  // write buffer larger than any of them.
+  options.write_buffer_size = kInMemoryWriteBufferBytes;
+  options.target_file_size_base = kInMemoryTableFileBytes;
+  options.writable_file_max_buffer_size = kInMemoryFileBufferBytes;
+  // A compaction keeps its inputs until its outputs are done, so memory briefly holds both:
+  // small levels (8 MB, 80 MB, ...) keep each compaction, and with it that overlap, small.
+  options.max_bytes_for_level_base = kInMemoryLevelBaseBytes;
+  // Nothing survives the process, so a write-ahead log would only double what memory holds.
+  d->write_options_.disableWAL = true;
+  return OpenRocks(std::move(d), o, options, kInMemoryRoot);
+}
+
+Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenRocks(
+    std::unique_ptr<EmbeddedDatabase> d, const EmbeddedOptions& o, const rocksdb::Options& options,
+    const std::string& rocks_path) {
+  // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
+  // them between point keys and range tombstones, which corrupts the memtable and the replay of
+  // its log (docs/format/kv_embedded.md, "RocksDB features").
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path, &existing);
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options));
-  cfs.emplace_back(kMetaColumnFamily, rocksdb::ColumnFamilyOptions());
+  rocksdb::ColumnFamilyOptions meta;
+  // In memory the metadata memtable (one small key, rewritten by every batch) need not reserve
+  // a 64 MB memtable's arena blocks.
+  if (o.in_memory) meta.write_buffer_size = kInMemoryMetaWriteBufferBytes;
+  cfs.emplace_back(kMetaColumnFamily, meta);
   if (ls.ok()) {
     for (const std::string& name : existing) {
       if (name != rocksdb::kDefaultColumnFamilyName && name != kMetaColumnFamily) {
@@ -495,7 +599,7 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     return IoErr("cannot read last commit version", s);
   }
 
-  d->write_options_.sync = o.durability == Durability::kFsync;
+  d->write_options_.sync = o.durability == Durability::kFsync && !o.in_memory;
   for (const std::string& key : o.memory_keys) {
     s = d->db_->Get(rocksdb::ReadOptions(), d->data_cf_, key, &value);
     if (!s.ok() && !s.IsNotFound()) return IoErr("cannot read a memory key", s);
@@ -504,14 +608,31 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     if (s.ok()) m.value = value;
   }
   d->Publish(d->last_version_);
+  d->RegisterMetrics();
   d->committer_ = std::thread([db = d.get()] {
     SetThreadName("fdyno-commit");
     db->CommitterLoop();
   });
+  if (d->memory_limited()) {
+    d->reclaimer_ = std::thread([db = d.get()] {
+      SetThreadName("fdyno-reclaim");
+      db->ReclaimLoop();
+    });
+  }
   return d;
 }
 
 EmbeddedDatabase::~EmbeddedDatabase() {
+  if (collector_id_ != 0) Metrics::Global().RemoveCollector(collector_id_);
+  if (reclaimer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(reclaim_mu_);
+      reclaim_stop_ = true;
+    }
+    db_->DisableManualCompaction();  // ends a reclaim's compaction early
+    reclaim_cv_.notify_one();
+    reclaimer_.join();
+  }
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
@@ -701,6 +822,9 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     if (m == memory_keys_.end()) return nullptr;
     return &staged.emplace(std::string(key), m->second).first->second;
   };
+  const uint64_t memory_used = memory_limited() ? MemoryUsed() : 0;
+  uint64_t batch_growth = 0;  // in memory with a limit: what the accepted requests add
+  bool refused_for_memory = false;
   for (CommitRequest* r : batch) {
     if (r->cancelled->load(std::memory_order_relaxed)) {
       r->status = KvErr(kTransactionCancelled);
@@ -726,6 +850,14 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
         r->status = KvErr(kNotCommitted);
         continue;
       }
+    }
+    if (memory_limited()) {
+      if (!WithinMemoryLimit(r, memory_used, batch_growth)) {
+        refused_for_memory = true;
+        continue;
+      }
+      batch_growth += r->growth_bytes;
+      freed_since_reclaim_ |= r->frees;
     }
     std::string stamp = MakeVersionstamp(version, order);
     for (const std::string& k : *r->write_points) resolver_.AddPoint(k, version);
@@ -780,9 +912,20 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     r->batch_order = order++;
     accepted.push_back(r);
   }
+  if (memory_limited() && freed_since_reclaim_ &&
+      (refused_for_memory || memory_used + batch_growth > memory_limit_ / 4 * 3)) {
+    freed_since_reclaim_ = false;
+    RequestReclaim();
+  }
   if (accepted.empty()) return;
   wb.Put(meta_cf_, kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
+  batch_transactions_->Observe(static_cast<int64_t>(accepted.size()));
+  batch_bytes_->Observe(static_cast<int64_t>(wb.GetDataSize()));
+  const auto write_start = std::chrono::steady_clock::now();
   rocksdb::Status s = db_->Write(write_options_, &wb);
+  write_seconds_->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - write_start)
+                              .count());
   // Versions never repeat, even after a failed write that may have reached the WAL.
   last_version_ = version;
   if (!staged.empty()) {
@@ -826,6 +969,142 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   resolver_.PruneStep(kPruneBudget + 4 * written);
   const auto remembered = static_cast<int64_t>(resolver_.point_writes());
   resolver_writes_->Add(remembered - std::exchange(resolver_writes_reported_, remembered));
+}
+
+uint64_t EmbeddedDatabase::MemoryUsed() const {
+  uint64_t memtables = 0, tables = 0;
+  // size-all-mem-tables: the active, the immutable and the flushed but still pinned ones.
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
+  return memtables + tables;
+}
+
+bool EmbeddedDatabase::WithinMemoryLimit(CommitRequest* r, uint64_t used, uint64_t growth) {
+  const uint64_t after = used + growth + r->growth_bytes;
+  if (after <= memory_limit_) return true;
+  const uint64_t reserve = std::max(memory_limit_ / 16, kMinDeleteReserveBytes);
+  if (r->frees && after <= memory_limit_ + reserve) return true;
+  constexpr double kMiB = 1 << 20;
+  char message[320];
+  std::snprintf(message, sizeof message,
+                "The in-memory database is full: it holds %.1f MiB of its %.1f MiB limit "
+                "(fdyno serve --in-memory-limit), and this write needs %.1f MiB more. Delete "
+                "items or tables, or restart with a larger limit",
+                static_cast<double>(used + growth) / kMiB,
+                static_cast<double>(memory_limit_) / kMiB,
+                static_cast<double>(r->growth_bytes) / kMiB);
+  r->status = Error::Make(ErrorType::kLimitExceeded, message);
+  return false;
+}
+
+void EmbeddedDatabase::RequestReclaim() {
+  {
+    std::lock_guard<std::mutex> lock(reclaim_mu_);
+    reclaim_wanted_ = true;
+  }
+  reclaim_cv_.notify_one();
+}
+
+void EmbeddedDatabase::ReclaimLoop() {
+  std::unique_lock<std::mutex> lock(reclaim_mu_);
+  for (;;) {
+    reclaim_cv_.wait(lock, [this] { return reclaim_wanted_ || reclaim_stop_; });
+    if (reclaim_stop_) return;
+    reclaim_wanted_ = false;
+    lock.unlock();
+    // Tombstones reach the table files, then one compaction drops them with what they delete.
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    rocksdb::Status s = db_->Flush(flush, handles_);
+    if (s.ok()) {
+      rocksdb::CompactRangeOptions compact;
+      compact.change_level = false;
+      s = db_->CompactRange(compact, data_cf_, nullptr, nullptr);
+    }
+    if (!s.ok() && !s.IsIncomplete()) {  // Incomplete: closing (DisableManualCompaction)
+      spdlog::warn("in-memory engine: reclaiming deleted data failed: {}", s.ToString());
+    }
+    // The freed memory goes back to the system, not only to the allocator's free lists
+    // (tcmalloc keeps what it freed until told; the symbol is absent without tcmalloc).
+    if (MallocExtension_ReleaseFreeMemory != nullptr) MallocExtension_ReleaseFreeMemory();
+    lock.lock();
+    // At most one reclaim a second: deletes near the limit must not keep a core compacting.
+    reclaim_cv_.wait_for(lock, kMinReclaimInterval, [this] { return reclaim_stop_; });
+  }
+}
+
+void EmbeddedDatabase::RegisterMetrics() {
+  Metrics& m = Metrics::Global();
+  m.Describe("fdyno_kv_commit_batch_transactions",
+             "Transactions committed together in one group-commit batch (one RocksDB write).");
+  m.Describe("fdyno_kv_commit_batch_bytes", "Bytes of each group-commit batch's RocksDB write.");
+  m.Describe("fdyno_kv_commit_write_seconds",
+             "Time of each group-commit batch's RocksDB write, the WAL fsync included when "
+             "durability is fsync.");
+  m.Describe("fdyno_kv_memtable_bytes", "Bytes of RocksDB memtables, pinned ones included.");
+  m.Describe("fdyno_kv_sst_bytes", "Bytes of RocksDB table (SST) files of every live version.");
+  m.Describe("fdyno_kv_compactions", "RocksDB compactions finished, of the data column family.");
+  m.Describe("fdyno_kv_compaction_written_bytes",
+             "Bytes RocksDB compactions of the data column family wrote.");
+  m.Describe("fdyno_kv_running_compactions", "RocksDB compactions running now.");
+  m.Describe("fdyno_kv_write_stalls",
+             "Times RocksDB slowed or stopped writes to let compaction catch up.");
+  m.Describe("fdyno_kv_write_stopped", "1 while RocksDB stops writes, else 0.");
+  m.Describe("fdyno_kv_delayed_write_rate_bytes",
+             "The write rate RocksDB allows while it slows writes (bytes a second); 0 when not.");
+  m.Describe("fdyno_kv_resolver_writes",
+             "Point writes the conflict resolvers of the open databases remember (those newer "
+             "than the oldest live read view).");
+  m.Describe("fdyno_kv_memory_limit_bytes",
+             "In memory: the bytes stored data may take (--in-memory-limit); 0 when unbounded.");
+  batch_transactions_ =
+      &m.GetHistogram("fdyno_kv_commit_batch_transactions", {},
+                      Histogram::PowersOfTwoUpTo(static_cast<int64_t>(kMaxBatchRequests)));
+  batch_bytes_ = &m.GetHistogram("fdyno_kv_commit_batch_bytes", {},
+                                 Histogram::PowersOfTwoUpTo(static_cast<int64_t>(kMaxBatchBytes)));
+  write_seconds_ = &m.GetHistogram("fdyno_kv_commit_write_seconds");
+  if (memory_env_)
+    m.GetGauge("fdyno_kv_memory_limit_bytes").Set(static_cast<int64_t>(memory_limit_));
+  collector_id_ = m.AddCollector([this] { CollectMetrics(); });
+}
+
+void EmbeddedDatabase::CollectMetrics() {
+  Metrics& m = Metrics::Global();
+  auto aggregated = [&](const std::string& property) {
+    uint64_t v = 0;
+    db_->GetAggregatedIntProperty(property, &v);
+    return static_cast<int64_t>(v);
+  };
+  auto integer = [&](const std::string& property) {
+    uint64_t v = 0;
+    db_->GetIntProperty(data_cf_, property, &v);
+    return static_cast<int64_t>(v);
+  };
+  m.GetGauge("fdyno_kv_memtable_bytes").Set(aggregated(rocksdb::DB::Properties::kSizeAllMemTables));
+  m.GetGauge("fdyno_kv_sst_bytes").Set(aggregated(rocksdb::DB::Properties::kTotalSstFilesSize));
+  m.GetGauge("fdyno_kv_running_compactions")
+      .Set(integer(rocksdb::DB::Properties::kNumRunningCompactions));
+  m.GetGauge("fdyno_kv_write_stopped").Set(integer(rocksdb::DB::Properties::kIsWriteStopped));
+  m.GetGauge("fdyno_kv_delayed_write_rate_bytes")
+      .Set(integer(rocksdb::DB::Properties::kActualDelayedWriteRate));
+  // Cumulative figures from the column family's statistics map. RocksDB counts them since
+  // open; counters here move by the difference from what was last reported.
+  std::map<std::string, std::string> stats;
+  if (!db_->GetMapProperty(data_cf_, rocksdb::DB::Properties::kCFStats, &stats)) return;
+  auto number = [&](const char* key) {
+    auto it = stats.find(key);
+    return it == stats.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);
+  };
+  const auto compactions = static_cast<int64_t>(number("compaction.Sum.CompCount"));
+  const auto written = static_cast<int64_t>(number("compaction.Sum.WriteGB") * (1 << 30));
+  const auto stalls =
+      static_cast<int64_t>(number("io_stalls.total_stop") + number("io_stalls.total_slowdown"));
+  std::lock_guard<std::mutex> lock(reported_mu_);
+  m.GetCounter("fdyno_kv_compactions")
+      .Add(compactions - std::exchange(reported_.compactions, compactions));
+  m.GetCounter("fdyno_kv_compaction_written_bytes")
+      .Add(std::max<int64_t>(0, written - std::exchange(reported_.written, written)));
+  m.GetCounter("fdyno_kv_write_stalls").Add(stalls - std::exchange(reported_.stalls, stalls));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1182,6 +1461,15 @@ std::optional<Status> EmbeddedTransaction::PrepareCommit(CommitRequest* r) {
   r->read_time_ns = read_time_ns_;
   r->bytes = bytes_;
   r->cancelled = &cancelled_;
+  if (db_->memory_limited()) {
+    for (const Mutation& m : mutations_) {
+      if (m.op == Op::kClear || m.op == Op::kClearRange) {
+        r->frees = true;
+      } else {
+        r->growth_bytes += m.a.size() + m.b.size() + kEntryOverheadBytes;
+      }
+    }
+  }
   return std::nullopt;
 }
 

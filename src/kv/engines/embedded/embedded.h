@@ -41,8 +41,20 @@ enum class Durability {
 };
 
 struct EmbeddedOptions {
-  std::string path;  // data directory, created if missing
+  std::string path;  // data directory, created if missing (in memory: only a name)
   Durability durability = Durability::kFsync;
+  // In memory: RocksDB runs on its in-memory Env (rocksdb::NewMemEnv) without a write-ahead
+  // log; nothing touches the disk, `durability` does not apply, no directory is created or
+  // locked, and everything is gone when the database closes. For tests and CI, like DynamoDB
+  // Local's -inMemory.
+  bool in_memory = false;
+  // In memory, when not 0: the bytes the stored data may take (memtables, pinned ones
+  // included, and table files; see docs/format/kv_embedded.md for the rest of the process). A
+  // commit that would take it past the limit fails with LimitExceededException, a DynamoDB
+  // error rather than a kv code (nothing would come of a retry), and commits nothing; one that
+  // also deletes may use a reserve of a sixteenth of the limit (at least 4 MiB) above it, so a
+  // full database can still be emptied.
+  uint64_t memory_limit_bytes = 0;
   // null: Clock::Real(). Drives the 5 s window and transaction timeouts; must outlive the
   // database.
   Clock* clock = nullptr;
@@ -61,6 +73,13 @@ struct EmbeddedOptions {
   std::function<void()> before_batch = nullptr;
 };
 
+// Metrics (base/metrics.h): fdyno_kv_commit_batch_transactions and _bytes (histograms of
+// group-commit batches), fdyno_kv_commit_write_seconds (each batch's RocksDB write, the WAL
+// fsync included), and, read from RocksDB at each scrape: fdyno_kv_memtable_bytes,
+// fdyno_kv_sst_bytes, fdyno_kv_compactions_total, fdyno_kv_compaction_written_bytes_total,
+// fdyno_kv_running_compactions, fdyno_kv_write_stalls_total, fdyno_kv_write_stopped,
+// fdyno_kv_delayed_write_rate_bytes, and fdyno_kv_memory_limit_bytes in memory.
+//
 // Opens (creating if needed) the database in options.path and takes an exclusive lock on
 // the directory. A second opener, in this or another process, gets an error (kv code 1510,
 // io_error) naming the path and the holder's pid. The lock is released when the Database is

@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -376,6 +377,76 @@ TEST(EmbeddedTest, MemoryKeysReadLikeStoredKeys) {
   std::string three(8, '\0');
   three[0] = 3;
   EXPECT_EQ(read(**db), three);  // loaded from RocksDB at open
+}
+
+TEST(EmbeddedTest, InMemoryTouchesNoDiskAndForgetsOnClose) {
+  TempDir dir;
+  const std::string path = dir.path() + "/never-created";
+  {
+    auto db = OpenEmbedded({.path = path, .in_memory = true});
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    auto txn = (*db)->CreateTransaction();
+    txn->Set("k", "v");
+    ASSERT_TRUE(txn->Commit().ok());
+    auto reader = (*db)->CreateTransaction();
+    EXPECT_EQ(*reader->Get("k"), std::optional<std::string>("v"));
+    // A second in-memory database is its own, not the first one's.
+    auto other = OpenEmbedded({.path = path, .in_memory = true});
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(*(*other)->CreateTransaction()->Get("k"), std::nullopt);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  auto again = OpenEmbedded({.path = path, .in_memory = true});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*(*again)->CreateTransaction()->Get("k"), std::nullopt);
+}
+
+TEST(EmbeddedTest, InMemoryLimitRefusesWritesWhileDeletesStillFreeSpace) {
+  constexpr uint64_t kLimit = 8 << 20;
+  auto db = OpenEmbedded({.path = "mem", .in_memory = true, .memory_limit_bytes = kLimit});
+  ASSERT_TRUE(db.ok());
+  // Incompressible, so that stored bytes (table files are compressed) match the values.
+  std::mt19937_64 rng(7);
+  std::string value(90'000, '\0');
+  for (char& c : value) c = static_cast<char>(rng());
+  auto put = [&](int i) {
+    auto txn = (*db)->CreateTransaction();
+    txn->Set("item/" + std::to_string(i), value);
+    return txn->Commit();
+  };
+  int stored = 0;
+  Status refused = Status::Ok();
+  for (; stored < 1000; ++stored) {
+    refused = put(stored);
+    if (!refused.ok()) break;
+  }
+  ASSERT_FALSE(refused.ok()) << "8 MiB held 1000 values of 90 KB";
+  EXPECT_EQ(refused.error().type, ErrorType::kLimitExceeded);
+  EXPECT_NE(refused.error().message.find("The in-memory database is full"), std::string::npos);
+  EXPECT_GT(stored * value.size(), kLimit * 3 / 4);  // most of the limit is usable
+  EXPECT_LE(stored * value.size(), kLimit);
+  // Nothing of the refused write is there.
+  EXPECT_EQ(*(*db)->CreateTransaction()->Get("item/" + std::to_string(stored)), std::nullopt);
+  // A full database can still be emptied, by deletes that also write a little (as DeleteItem
+  // writes a receipt and a counter).
+  for (int i = 0; i < stored; ++i) {
+    auto txn = (*db)->CreateTransaction();
+    txn->Clear("item/" + std::to_string(i));
+    txn->Set("receipt/" + std::to_string(i), std::string(100, 'r'));
+    Status s = txn->Commit();
+    ASSERT_TRUE(s.ok()) << i << ": " << s.error().message;
+  }
+  // Once the deletes are compacted away (in the background), writes fit again.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int again = 0;
+  while (again < stored / 2) {
+    if (put(1000 + again).ok()) {
+      ++again;
+      continue;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "space never came back";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace

@@ -8,6 +8,6 @@ namespace fdyno::kv::embedded {
 
 // Options for the data column family (bloom filters, block cache, the atomic-op merge
 // operator) and for the DB as a whole.
-rocksdb::Options DataOptions();
+rocksdb::Options DataOptions(size_t block_cache_bytes = 128 << 20);
 
 }  // namespace fdyno::kv::embedded
