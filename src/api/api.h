@@ -31,7 +31,7 @@ struct ApiDeps {
   // Services::stream_slots (0: 1).
   int stream_slots = 0;
   // Services::wake_backups.
-  std::function<void()> wake_backups;
+  std::function<void()> wake_backups = {};
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

@@ -38,7 +38,7 @@ struct Services {
 
   // Tells the backup worker (workers/backups.h) that a backup or restore waits; null: it finds
   // the work at its next poll.
-  std::function<void()> wake_backups;
+  std::function<void()> wake_backups = {};
 };
 
 }  // namespace fdyno::api

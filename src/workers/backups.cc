@@ -30,6 +30,9 @@ bool Stopping(const BackupWorkerOptions& o) {
   return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
 }
 
+// Long work logs its progress every this many chunks or batches.
+constexpr int64_t kLogEvery = 64;
+
 // The pause_after test hook: counts a chunk or restore transaction, then waits for Stop once the
 // count is reached.
 void CountStep(const BackupWorkerOptions& o) {
@@ -187,6 +190,10 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
     if (!mine_still) return false;
     progress = after;
     chunk.Clear();
+    if (progress.chunks % kLogEvery == 0 && !last) {
+      spdlog::info("backup {} of table {}: {} items copied", mine.id, mine.table_name,
+                   progress.items);
+    }
     CountStep(options);
     return true;
   };
@@ -358,7 +365,7 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
                                const BackupWorkerOptions& options) {
   BackupStats stats;
   int batch = std::max(options.restore_items, 1);
-  while (!Stopping(options)) {
+  for (int64_t batches = 1; !Stopping(options); ++batches) {
     Result<std::pair<RestoreStep, int>> step = RestoreBatch(db, catalog, table_id, batch, options);
     if (!step.ok() && step.error().is_kv() && step.error().kv_code == kv::kTransactionTooLarge &&
         batch > 1) {
@@ -374,6 +381,10 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
       return stats;
     }
     stats.items += step->second;
+    if (batches % kLogEvery == 0) {
+      spdlog::info("restore into table id {}: {} items written by this process", table_id,
+                   stats.items);
+    }
     if (step->first == RestoreStep::kMore) CountStep(options);
     if (step->first == RestoreStep::kFinished) {
       spdlog::info("restore into table id {} finished", table_id);

@@ -38,7 +38,9 @@
 namespace fdyno::workers {
 
 struct BackupWorkerOptions {
-  std::chrono::milliseconds poll{200};
+  // How often the worker looks for work it was not woken for (another process's requests, work
+  // left by a restart); this process's requests wake it at once.
+  std::chrono::milliseconds poll{1000};
   size_t chunk_bytes = 512 << 10;  // item image bytes per chunk (one chunk transaction)
   int page_keys = 256;             // kv pairs per snapshot read (values are at most 100 KB)
   int restore_items = 2000;        // items per restore transaction (halved when too large)
