@@ -1,5 +1,6 @@
 #include "api/api.h"
 
+#include "api/backup_ops.h"
 #include "api/batch_ops.h"
 #include "api/item_ops.h"
 #include "api/query_ops.h"
@@ -25,6 +26,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     if (deps.ttl_update_interval_ms >= 0) {
       services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
     }
+    services.wake_backups = deps.wake_backups;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
     RegisterStreamOperations(registry, services);
@@ -32,6 +34,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);
     RegisterBatchOperations(registry, services);
+    RegisterBackupOperations(registry, services);
   }
   return registry;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "api/operation.h"
 #include "base/clock.h"
@@ -29,6 +30,8 @@ struct ApiDeps {
   int64_t ttl_update_interval_ms = -1;
   // Services::stream_slots (0: 1).
   int stream_slots = 0;
+  // Services::wake_backups.
+  std::function<void()> wake_backups = {};
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

@@ -167,7 +167,9 @@ Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& 
                                                                 kv::Transaction& tx,
                                                                 std::string_view name) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table, catalog.Find(tx, name));
-  if (!table || table->status == store::TableStatus::kDeleting) {
+  // A table being restored is CREATING: like DynamoDB, it takes no reads or writes until ACTIVE.
+  if (!table || table->status == store::TableStatus::kDeleting ||
+      table->status == store::TableStatus::kCreating) {
     return Error::ResourceNotFound("Requested resource not found");
   }
   return table;

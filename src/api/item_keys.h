@@ -53,7 +53,7 @@ void WriteItemCollectionMetrics(rapidjson::Writer<rapidjson::StringBuffer>& w,
 Error ItemCollectionSizeLimitExceeded();
 
 // The table for a data-plane operation: ResourceNotFoundException "Requested resource not
-// found" when it does not exist or is being deleted.
+// found" when it does not exist, is being deleted or is being created (restored).
 Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& catalog,
                                                                 kv::Transaction& tx,
                                                                 std::string_view name);

@@ -7,6 +7,8 @@
 // start-up; every pointee is thread-safe. Other operation families may add fields here.
 #pragma once
 
+#include <functional>
+
 #include "base/clock.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
@@ -33,6 +35,10 @@ struct Services {
 
   // Shards open at once in a new stream (store/streams.h "slots"): --stream-shards.
   int stream_slots = 1;
+
+  // Tells the backup worker (workers/backups.h) that a backup or restore waits; null: it finds
+  // the work at its next poll.
+  std::function<void()> wake_backups = {};
 };
 
 }  // namespace fdyno::api

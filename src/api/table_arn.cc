@@ -17,6 +17,11 @@ std::string TableArn(const RequestContext& ctx, std::string_view table) {
   return "arn:aws:dynamodb:" + ctx.region + ":" + ctx.account_id + ":table/" + std::string(table);
 }
 
+std::string BackupArn(const RequestContext& ctx, std::string_view table,
+                      std::string_view backup_id) {
+  return TableArn(ctx, table) + "/backup/" + std::string(backup_id);
+}
+
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation) {
   std::string a(arn);

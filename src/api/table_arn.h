@@ -16,6 +16,10 @@ namespace fdyno::api {
 // arn:aws:dynamodb:<region>:<account>:table/<table> for the caller.
 std::string TableArn(const RequestContext& ctx, std::string_view table);
 
+// arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<backup id> for the caller.
+std::string BackupArn(const RequestContext& ctx, std::string_view table,
+                      std::string_view backup_id);
+
 struct ArnTarget {
   std::string arn;
   std::string table;

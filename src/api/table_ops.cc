@@ -41,6 +41,13 @@ Error Invalid(std::string_view detail) {
   return Error::Validation(std::string(kInvalid) + std::string(detail));
 }
 
+// DeleteTable and UpdateTable of a table still CREATING (being restored).
+Status CheckNotCreating(const TableInfo& t) {
+  if (t.status != store::TableStatus::kCreating) return Status::Ok();
+  return Error::ResourceInUse(
+      "Attempt to change a resource which is still in use: Table is being created: " + t.name);
+}
+
 kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s) {
   kv::RunOptions options;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
@@ -854,6 +861,7 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, name));
                 if (!t) return TableNotFound(name);
+                FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 if (t->deletion_protection) {
                   return Error::Validation(
                       "Resource cannot be deleted as it is currently protected against deletion. "
@@ -1361,6 +1369,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, name));
                 if (!t) return TableNotFound(name);
+                FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
                 FDYNO_RETURN_IF_ERROR(
                     store::SyncStream(txn, t.get(), &plan.first, s.stream_slots, now_ms));

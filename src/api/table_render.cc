@@ -64,6 +64,8 @@ void WriteThroughput(Writer& w, const store::Throughput& t) {
   w.EndObject();
 }
 
+}  // namespace
+
 void WriteProjection(Writer& w, const store::Projection& p) {
   w.StartObject();
   w.Key("ProjectionType");
@@ -78,6 +80,8 @@ void WriteProjection(Writer& w, const store::Projection& p) {
   }
   w.EndObject();
 }
+
+namespace {
 
 std::string_view IndexStatusText(store::IndexStatus s) {
   switch (s) {
@@ -245,16 +249,24 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Key("LatestStreamArn");
     Str(w, arn + "/stream/" + t.stream.label);
   }
+  if (t.restore) {
+    w.Key("RestoreSummary");
+    w.StartObject();
+    if (!t.restore->source_backup_id.empty()) {
+      w.Key("SourceBackupArn");
+      Str(w, BackupArn(ctx, t.restore->source_table_name, t.restore->source_backup_id));
+    }
+    w.Key("SourceTableArn");
+    Str(w, TableArn(ctx, t.restore->source_table_name));
+    w.Key("RestoreDateTime");
+    WriteSeconds(w, t.restore->restore_ms);
+    w.Key("RestoreInProgress");
+    w.Bool(t.restore->in_progress);
+    w.EndObject();
+  }
   if (t.sse.enabled) {
     w.Key("SSEDescription");
-    w.StartObject();
-    w.Key("Status");
-    w.String("ENABLED");
-    w.Key("SSEType");
-    w.String("KMS");
-    w.Key("KMSMasterKeyArn");
-    Str(w, KmsKeyArn(ctx, t.sse.kms_master_key_id));
-    w.EndObject();
+    WriteSseDescription(w, ctx, t.sse);
   }
   if (t.table_class_set) {
     w.Key("TableClassSummary");
@@ -270,6 +282,17 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
 }
 
 }  // namespace
+
+void WriteSseDescription(Writer& w, const RequestContext& ctx, const store::SseSettings& sse) {
+  w.StartObject();
+  w.Key("Status");
+  w.String("ENABLED");
+  w.Key("SSEType");
+  w.String("KMS");
+  w.Key("KMSMasterKeyArn");
+  Str(w, KmsKeyArn(ctx, sse.kms_master_key_id));
+  w.EndObject();
+}
 
 std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
                                 store::TableStatus status, const store::ItemCounts* counts) {

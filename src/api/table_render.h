@@ -20,6 +20,12 @@ void WriteSeconds(rapidjson::Writer<rapidjson::StringBuffer>& w, int64_t ms);
 // A key schema as DynamoDB's KeySchema list ([{"AttributeName":..,"KeyType":"HASH"},...]).
 void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::KeySchema& ks);
 
+// A projection as DynamoDB's Projection ({"ProjectionType": ..., "NonKeyAttributes": [...]}).
+void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::Projection& p);
+// DynamoDB's SSEDescription of a table whose SSE is enabled (KMS).
+void WriteSseDescription(rapidjson::Writer<rapidjson::StringBuffer>& w, const RequestContext& ctx,
+                         const store::SseSettings& sse);
+
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports
 // (CreateTable says CREATING, DeleteTable DELETING); index statuses follow it while the table
 // is CREATING. `counts` gives ItemCount of the table and of each index (store/item_counts.h:

@@ -30,6 +30,9 @@ namespace fdyno {
   X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                        \
   X(kTableInUse, "TableInUseException", 400, false)                                        \
   X(kIndexNotFound, "IndexNotFoundException", 400, false)                                  \
+  X(kBackupNotFound, "BackupNotFoundException", 400, false)                                \
+  X(kBackupInUse, "BackupInUseException", 400, false)                                      \
+  X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)    \
   X(kTransactionCanceled, "TransactionCanceledException", 400, false)                      \
   X(kTransactionConflict, "TransactionConflictException", 400, false)                      \
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
@@ -64,6 +67,8 @@ enum class ErrorCause : uint8_t {
   kIndexKeyMismatch,   // an index key attribute of the item has the wrong type
   kItemTooLarge,       // the item (after an update) exceeds 400 KB
   kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
+  kSnapshotLost,    // a read version shared by many transactions aged out (workers/backups.h)
+  kUnrecoverable,   // long work whose input is corrupt or gone: it can never finish
 };
 
 struct Error {

@@ -1,7 +1,9 @@
 // The kv contract: a transactional, ordered key-value store with FoundationDB semantics.
 // See docs/architecture.md, "The kv contract". Every engine (embedded, faulty, fdb)
 // implements exactly this interface, and nothing here has semantics FoundationDB's C API
-// cannot provide: each call maps to one fdb_transaction_* / fdb_database_* call.
+// cannot provide: each call maps to one fdb_transaction_* / fdb_database_* call. The one
+// exception is optional: Database::CreateSnapshotTransaction, which an engine that cannot
+// provide it (FoundationDB) answers with null.
 //
 // Thread-safety: a Database is thread-safe. A Transaction is used by one thread at a time.
 // Ownership: a Transaction must not outlive the Database that created it.
@@ -166,6 +168,16 @@ class Database {
   // Whether Transaction::CommitAsync returns before the commit is durable (rather than the
   // default, which commits on the calling thread).
   virtual bool CommitsAsynchronously() const { return false; }
+  // A read-only transaction pinned to the newest committed version, whose reads never age out:
+  // no 1007 however long it lives, so one consistent snapshot can be read in many bounded steps
+  // (backups, exports) while writers go on. Its reads add no conflicts; a write makes its
+  // Commit fail with 2000 client_invalid_operation; Reset keeps the pinned version and
+  // SetReadVersion is ignored. It holds storage the engine would otherwise reclaim (the
+  // versions overwritten meanwhile), so destroy it when done; it must not outlive the Database.
+  // Null when the engine cannot hold a version past the 5 s window (FoundationDB): callers
+  // then share a read version across transactions with SetReadVersion and fail, rather than mix
+  // snapshots, when it ages out (1007).
+  virtual std::unique_ptr<Transaction> CreateSnapshotTransaction() { return nullptr; }
 };
 
 }  // namespace fdyno::kv

@@ -23,6 +23,7 @@
 #include "store/catalog.h"
 #include "store/layout.h"
 #include "workers/backfill.h"
+#include "workers/backups.h"
 #include "workers/streams.h"
 #include "workers/token_gc.h"
 #include "workers/ttl.h"
@@ -185,7 +186,17 @@ int Serve(const ServeFlags& flags) {
   int exit_code = 0;
   {
     store::Catalog catalog(clock);  // the table catalog every operation shares
+    // On-demand backups and restores (workers/backups.h). Only this process opens the embedded
+    // engine's directory, so a backup another process owned was abandoned: take it over at once.
+    workers::BackupWorkerOptions backup_options;
+    backup_options.clock = clock;
+    backup_options.takeover = std::chrono::milliseconds(0);
+    if (const char* pause = std::getenv("FDYNO_TEST_BACKUP_PAUSE_AFTER"); pause && *pause) {
+      backup_options.pause_after = std::atoi(pause);  // crash tests: see workers/backups.h
+    }
+    workers::BackupWorker backup_worker(db->get(), &catalog, backup_options);
     api::ApiDeps deps;
+    deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
     deps.db = db->get();
     deps.clock = clock;
     deps.catalog = &catalog;
@@ -217,6 +228,7 @@ int Serve(const ServeFlags& flags) {
     }
     workers::StreamWorker stream_worker(db->get(), &catalog, stream_options);
     stream_worker.Start();
+    backup_worker.Start();
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
     Result<std::unique_ptr<workers::TokenGc>> token_gc =

@@ -416,6 +416,19 @@ std::string EncodeTableInfo(const TableInfo& t) {
   w.Bool(t.deletion_protection);
   w.Key("next_index_id");
   w.Int64(t.next_index_id);
+  if (t.restore) {
+    w.Key("restore");
+    w.StartObject();
+    w.Key("backup");
+    WriteStr(w, t.restore->source_backup_id);
+    w.Key("table");
+    WriteStr(w, t.restore->source_table_name);
+    w.Key("time_ms");
+    w.Int64(t.restore->restore_ms);
+    w.Key("in_progress");
+    w.Bool(t.restore->in_progress);
+    w.EndObject();
+  }
   w.EndObject();
   std::string out(1, static_cast<char>(kTableRecordVersion));
   out.append(buf.GetString(), buf.GetSize());
@@ -473,6 +486,15 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.table_class_set, OptBool(d, "table_class_set", false));
   FDYNO_ASSIGN_OR_RETURN(t.deletion_protection, OptBool(d, "deletion_protection", false));
   FDYNO_ASSIGN_OR_RETURN(t.next_index_id, Int(d, "next_index_id"));
+  if (d.HasMember("restore")) {
+    const rapidjson::Value& r = d["restore"];
+    RestoreSummary summary;
+    FDYNO_ASSIGN_OR_RETURN(summary.source_backup_id, Str(r, "backup"));
+    FDYNO_ASSIGN_OR_RETURN(summary.source_table_name, Str(r, "table"));
+    FDYNO_ASSIGN_OR_RETURN(summary.restore_ms, Int(r, "time_ms"));
+    FDYNO_ASSIGN_OR_RETURN(summary.in_progress, Bool(r, "in_progress"));
+    t.restore = std::move(summary);
+  }
   return t;
 }
 

@@ -112,6 +112,16 @@ struct SseSettings {
   bool operator==(const SseSettings&) const = default;
 };
 
+// Where a restored table came from: DescribeTable's RestoreSummary. The table is CREATING, and
+// unusable, while it is being restored (store/backups.h).
+struct RestoreSummary {
+  std::string source_backup_id;   // the backup restored (store/backups.h)
+  std::string source_table_name;  // the table the backup was taken of
+  int64_t restore_ms = 0;         // RestoreDateTime
+  bool in_progress = false;       // RestoreInProgress
+  bool operator==(const RestoreSummary&) const = default;
+};
+
 struct Tag {
   std::string key;
   std::string value;
@@ -139,6 +149,7 @@ struct TableInfo {
   bool table_class_set = false;  // TableClassSummary is shown once a class was given
   bool deletion_protection = false;
   int64_t next_index_id = 1;
+  std::optional<RestoreSummary> restore;  // set on a table created by a restore
 
   // The index named `name` (local or global), or null.
   const SecondaryIndex* FindIndex(std::string_view name) const;

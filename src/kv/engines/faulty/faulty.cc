@@ -233,6 +233,22 @@ class FaultyDatabaseImpl : public FaultyDatabase {
                                                Mix(options.seed ^ Mix(n)), &counts_);
   }
 
+  // The inner engine's snapshot, with the faults a snapshot can meet: latency and timeouts,
+  // never 1007 (it does not age out).
+  std::unique_ptr<Transaction> CreateSnapshotTransaction() override {
+    std::unique_ptr<Transaction> inner = inner_->CreateSnapshotTransaction();
+    if (!inner) return nullptr;
+    FaultOptions options;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      options = options_;
+    }
+    options.read_too_old = 0;
+    uint64_t n = counts_.transactions.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<FaultyTransaction>(std::move(inner), std::move(options),
+                                               Mix(options.seed ^ Mix(n)), &counts_);
+  }
+
   void SetOptions(const FaultOptions& options) override {
     std::lock_guard<std::mutex> l(mu_);
     uint64_t seed = options_.seed;

@@ -1,0 +1,823 @@
+#include "api/backup_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/json_util.h"
+#include "api/table_arn.h"
+#include "api/table_render.h"
+#include "kv/run.h"
+#include "store/backups.h"
+#include "store/item_counts.h"
+
+namespace fdyno::api {
+namespace {
+
+using rapidjson::Value;
+using store::BackupInfo;
+using store::TableInfo;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
+constexpr int kMaxListBackups = 100;
+
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only = false) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.read_only = read_only;
+  return options;
+}
+
+void Str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string Json(const rapidjson::StringBuffer& b) {
+  return std::string(b.GetString(), b.GetSize());
+}
+
+void Wake(const Services& s) {
+  if (s.wake_backups) s.wake_backups();
+}
+
+Error BackupNotFound(std::string_view arn) {
+  return Error::Make(ErrorType::kBackupNotFound, "Backup not found: " + std::string(arn));
+}
+
+// A name member's constraints (table, backup and index names): length 3..255, the pattern.
+void CheckName(ConstraintErrors& e, std::string_view path, const std::optional<std::string>& v) {
+  e.NotNull(path, v.has_value());
+  if (!v) return;
+  e.MinLength(path, *v, 3);
+  e.MaxLength(path, *v, 255);
+  e.Pattern(path, *v, IsValidTableNameChars(*v), kNamePattern);
+}
+
+Result<std::optional<std::string>> OwnedString(const Value& obj, std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
+  if (!v) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(*v));
+}
+
+// A timestamp member (seconds since the epoch, a JSON number) in ms.
+Result<std::optional<int64_t>> GetTimestampMs(const Value& obj, std::string_view name) {
+  const Value* v = Member(obj, name);
+  if (v == nullptr) return std::optional<int64_t>();
+  FDYNO_RETURN_IF_ERROR(CheckShape(*v, JsonShape::kDouble));
+  if (!v->IsNumber()) return Error::Serialization("Unexpected token received from parser");
+  return std::optional<int64_t>(static_cast<int64_t>(std::llround(v->GetDouble() * 1000.0)));
+}
+
+// ---- backup ARNs ----------------------------------------------------------------------------
+
+struct BackupRef {
+  std::string arn;
+  std::string table;
+  std::string id;
+};
+
+// The backup an ARN names: arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<id> in the
+// caller's account (another account's is AccessDeniedException, as DynamoDB authorizes on the
+// ARN's account first). Anything else names no backup.
+Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn,
+                                 std::string_view operation) {
+  const std::string prefix = "arn:aws:dynamodb:" + ctx.region + ":";
+  std::string_view rest = arn;
+  if (!rest.starts_with(prefix)) return BackupNotFound(arn);
+  rest.remove_prefix(prefix.size());
+  const size_t colon = rest.find(':');
+  if (colon == std::string_view::npos) return BackupNotFound(arn);
+  if (rest.substr(0, colon) != ctx.account_id) {
+    return Error::Make(ErrorType::kAccessDenied,
+                       "User: arn:aws:iam::" + ctx.account_id +
+                           ":root is not authorized to perform: dynamodb:" +
+                           std::string(operation) + " on resource: " + std::string(arn));
+  }
+  rest.remove_prefix(colon + 1);
+  constexpr std::string_view kTable = "table/", kBackup = "/backup/";
+  const size_t at = rest.find(kBackup);
+  if (!rest.starts_with(kTable) || at == std::string_view::npos || at <= kTable.size()) {
+    return BackupNotFound(arn);
+  }
+  BackupRef ref{std::string(arn), std::string(rest.substr(kTable.size(), at - kTable.size())),
+                std::string(rest.substr(at + kBackup.size()))};
+  if (!store::IsBackupId(ref.id)) return BackupNotFound(arn);
+  return ref;
+}
+
+// The BackupArn member, checked against the API model (required, 37..1024 characters).
+Result<BackupRef> ReadBackupArn(const RequestContext& ctx, const Value& body,
+                                std::string_view operation) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> arn, OwnedString(body, "BackupArn"));
+  ConstraintErrors e;
+  e.NotNull("backupArn", arn.has_value());
+  if (arn) {
+    e.MinLength("backupArn", *arn, 37);
+    e.MaxLength("backupArn", *arn, 1024);
+  }
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  return ParseBackupArn(ctx, *arn, operation);
+}
+
+// The backup `ref` names, or BackupNotFoundException.
+Result<BackupInfo> FindBackup(kv::Transaction& tx, const BackupRef& ref) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> info, store::ReadBackup(tx, ref.id));
+  if (!info || info->table_name != ref.table) return BackupNotFound(ref.arn);
+  return std::move(*info);
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+
+std::string_view StatusText(store::BackupStatus s) {
+  return s == store::BackupStatus::kCreating ? "CREATING" : "AVAILABLE";
+}
+std::string_view TypeText(store::BackupType t) {
+  return t == store::BackupType::kUser ? "USER" : "SYSTEM";
+}
+
+// The members BackupDetails and BackupSummary share.
+void WriteBackupMembers(Writer& w, const RequestContext& ctx, const BackupInfo& b,
+                        std::string_view status) {
+  w.Key("BackupArn");
+  Str(w, BackupArn(ctx, b.table_name, b.id));
+  w.Key("BackupName");
+  Str(w, b.name);
+  if (b.status == store::BackupStatus::kAvailable) {
+    w.Key("BackupSizeBytes");
+    w.Int64(b.progress.bytes);
+  }
+  w.Key("BackupStatus");
+  Str(w, status);
+  w.Key("BackupType");
+  Str(w, TypeText(b.type));
+  w.Key("BackupCreationDateTime");
+  WriteSeconds(w, b.created_ms);
+}
+
+void WriteBackupDetails(Writer& w, const RequestContext& ctx, const BackupInfo& b,
+                        std::string_view status) {
+  w.StartObject();
+  WriteBackupMembers(w, ctx, b, status);
+  w.EndObject();
+}
+
+void WriteIndexKeyAndProjection(Writer& w, const store::SecondaryIndex& i) {
+  w.Key("IndexName");
+  Str(w, i.name);
+  w.Key("KeySchema");
+  WriteKeySchema(w, i.key_schema);
+  w.Key("Projection");
+  WriteProjection(w, i.projection);
+}
+
+void WriteUnits(Writer& w, const store::Throughput& t) {
+  w.StartObject();
+  w.Key("ReadCapacityUnits");
+  w.Int64(t.read_capacity_units);
+  w.Key("WriteCapacityUnits");
+  w.Int64(t.write_capacity_units);
+  w.EndObject();
+}
+
+void WriteSourceTableDetails(Writer& w, const RequestContext& ctx, const BackupInfo& b,
+                             const TableInfo& t) {
+  const bool available = b.status == store::BackupStatus::kAvailable;
+  w.StartObject();
+  w.Key("TableName");
+  Str(w, b.table_name);
+  w.Key("TableId");
+  Str(w, b.table_uuid);
+  w.Key("TableArn");
+  Str(w, TableArn(ctx, b.table_name));
+  w.Key("TableSizeBytes");
+  w.Int64(available ? b.progress.bytes : 0);
+  w.Key("KeySchema");
+  WriteKeySchema(w, t.key_schema);
+  w.Key("TableCreationDateTime");
+  WriteSeconds(w, b.table_created_ms);
+  w.Key("ProvisionedThroughput");
+  WriteUnits(w, t.throughput);
+  w.Key("ItemCount");
+  w.Int64(available ? b.progress.items : b.table_item_count);
+  w.Key("BillingMode");
+  w.String(t.billing_mode == store::BillingMode::kPayPerRequest ? "PAY_PER_REQUEST"
+                                                                : "PROVISIONED");
+  w.EndObject();
+}
+
+void WriteSourceTableFeatureDetails(Writer& w, const RequestContext& ctx, const TableInfo& t) {
+  w.StartObject();
+  if (!t.local_indexes.empty()) {
+    w.Key("LocalSecondaryIndexes");
+    w.StartArray();
+    for (const store::SecondaryIndex& i : t.local_indexes) {
+      w.StartObject();
+      WriteIndexKeyAndProjection(w, i);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!t.global_indexes.empty()) {
+    w.Key("GlobalSecondaryIndexes");
+    w.StartArray();
+    for (const store::SecondaryIndex& i : t.global_indexes) {
+      w.StartObject();
+      WriteIndexKeyAndProjection(w, i);
+      w.Key("ProvisionedThroughput");
+      WriteUnits(w, i.throughput);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (t.stream.enabled) {
+    static constexpr std::string_view kViews[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES",
+                                                  "KEYS_ONLY"};
+    w.Key("StreamDescription");
+    w.StartObject();
+    w.Key("StreamEnabled");
+    w.Bool(true);
+    w.Key("StreamViewType");
+    Str(w, kViews[static_cast<int>(t.stream.view_type)]);
+    w.EndObject();
+  }
+  if (t.ttl.status != store::TtlStatus::kDisabled) {
+    static constexpr std::string_view kTtl[] = {"DISABLED", "ENABLING", "ENABLED", "DISABLING"};
+    w.Key("TimeToLiveDescription");
+    w.StartObject();
+    w.Key("TimeToLiveStatus");
+    Str(w, kTtl[static_cast<int>(t.ttl.status)]);
+    w.Key("AttributeName");
+    Str(w, t.ttl.attribute);
+    w.EndObject();
+  }
+  if (t.sse.enabled) {
+    w.Key("SSEDescription");
+    WriteSseDescription(w, ctx, t.sse);
+  }
+  w.EndObject();
+}
+
+std::string BackupDescriptionResponse(const RequestContext& ctx, const BackupInfo& b,
+                                      const TableInfo& table, std::string_view status) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("BackupDescription");
+  w.StartObject();
+  w.Key("BackupDetails");
+  WriteBackupDetails(w, ctx, b, status);
+  w.Key("SourceTableDetails");
+  WriteSourceTableDetails(w, ctx, b, table);
+  w.Key("SourceTableFeatureDetails");
+  WriteSourceTableFeatureDetails(w, ctx, table);
+  w.EndObject();
+  w.EndObject();
+  return Json(buf);
+}
+
+// ==== CreateBackup ==========================================================================
+
+Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string table_name, ReadExistingTableName(ctx, body, "CreateBackup"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> name, OwnedString(body, "BackupName"));
+  ConstraintErrors e;
+  CheckName(e, "backupName", name);
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  const int64_t now_ms = s.clock->WallMillis();
+  FDYNO_ASSIGN_OR_RETURN(
+      BackupInfo created,
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<BackupInfo> {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Find(tx, table_name));
+                if (!t) {
+                  return Error::Make(ErrorType::kTableNotFound, "Table not found: " + table_name);
+                }
+                if (t->status == store::TableStatus::kCreating) {
+                  return Error::Make(ErrorType::kContinuousBackupsUnavailable,
+                                     "Backups are being enabled for the table: " + table_name +
+                                         ". Please retry later");
+                }
+                FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(tx, *t));
+                BackupInfo b;
+                b.id = store::NewBackupId(now_ms);
+                b.name = *name;
+                b.created_ms = now_ms;
+                b.table_name = t->name;
+                b.table_id = t->id;
+                b.table_uuid = t->uuid;
+                b.table_created_ms = t->creation_ms;
+                b.table_item_count = counts.table;
+                store::WriteBackup(tx, b);
+                tx.Set(store::BackupTableKey(b.id), store::EncodeTableInfo(*t));
+                return b;
+              }));
+  Wake(s);
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("BackupDetails");
+  WriteBackupDetails(w, ctx, created, StatusText(created.status));
+  w.EndObject();
+  return Json(buf);
+}
+
+// ==== DescribeBackup, DeleteBackup ==========================================================
+
+Result<std::string> DescribeBackup(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ReadBackupArn(ctx, body, "DescribeBackup"));
+  using Found = std::pair<BackupInfo, TableInfo>;
+  FDYNO_ASSIGN_OR_RETURN(
+      Found found, kv::Run(*s.db, RunOptionsFor(ctx, s, /*read_only=*/true),
+                           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Found> {
+                             FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+                             FDYNO_ASSIGN_OR_RETURN(TableInfo t, store::ReadBackupTable(tx, b.id));
+                             return Found{std::move(b), std::move(t)};
+                           }));
+  return BackupDescriptionResponse(ctx, found.first, found.second, StatusText(found.first.status));
+}
+
+Result<std::string> DeleteBackup(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ReadBackupArn(ctx, body, "DeleteBackup"));
+  using Found = std::pair<BackupInfo, TableInfo>;
+  FDYNO_ASSIGN_OR_RETURN(
+      Found found,
+      kv::Run(
+          *s.db, RunOptionsFor(ctx, s),
+          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Found> {
+            FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+            if (b.status == store::BackupStatus::kCreating) {
+              return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
+            }
+            FDYNO_ASSIGN_OR_RETURN(std::vector<store::RestoreJob> jobs, store::ListRestoreJobs(tx));
+            for (const store::RestoreJob& job : jobs) {
+              if (job.backup_id == b.id) {
+                return Error::Make(ErrorType::kBackupInUse,
+                                   "Backup is being restored to table: " + job.table_name);
+              }
+            }
+            FDYNO_ASSIGN_OR_RETURN(TableInfo t, store::ReadBackupTable(tx, b.id));
+            store::DeleteBackupRecord(tx, b.id);
+            return Found{std::move(b), std::move(t)};
+          }));
+  Wake(s);  // the worker removes the chunks
+  return BackupDescriptionResponse(ctx, found.first, found.second, "DELETED");
+}
+
+// ==== ListBackups ===========================================================================
+
+struct ListBackupsRequest {
+  std::optional<std::string> table;
+  int limit = kMaxListBackups;
+  std::optional<int64_t> lower_ms;  // inclusive
+  std::optional<int64_t> upper_ms;  // exclusive
+  std::string after;                // ExclusiveStartBackupArn's id
+  std::string type = "USER";
+};
+
+Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Value& body) {
+  ListBackupsRequest r;
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> table, GetString(body, "TableName"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
+  FDYNO_ASSIGN_OR_RETURN(r.lower_ms, GetTimestampMs(body, "TimeRangeLowerBound"));
+  FDYNO_ASSIGN_OR_RETURN(r.upper_ms, GetTimestampMs(body, "TimeRangeUpperBound"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> start,
+                         OwnedString(body, "ExclusiveStartBackupArn"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> type, OwnedString(body, "BackupType"));
+  if (table) {
+    FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, table, "ListBackups"));
+    r.table = std::move(name);
+  }
+  ConstraintErrors e;
+  if (limit) {
+    e.MinValue("limit", *limit, 1);
+    e.MaxValue("limit", *limit, kMaxListBackups);
+  }
+  if (start) {
+    e.MinLength("exclusiveStartBackupArn", *start, 37);
+    e.MaxLength("exclusiveStartBackupArn", *start, 1024);
+  }
+  if (type) e.Enum("backupType", *type, {"USER", "SYSTEM", "AWS_BACKUP", "ALL"});
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  if (limit) r.limit = static_cast<int>(*limit);
+  if (type) r.type = *type;
+  if (start) {
+    FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *start, "ListBackups"));
+    r.after = ref.id;
+  }
+  return r;
+}
+
+bool Matches(const ListBackupsRequest& r, const BackupInfo& b) {
+  if (r.table && b.table_name != *r.table) return false;
+  if (r.lower_ms && b.created_ms < *r.lower_ms) return false;
+  if (r.upper_ms && b.created_ms >= *r.upper_ms) return false;
+  return r.type == "ALL" || r.type == TypeText(b.type);
+}
+
+Result<std::string> ListBackups(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ListBackupsRequest r, ParseListBackups(ctx, body));
+  struct Page {
+    std::vector<BackupInfo> backups;
+    bool more = false;
+  };
+  FDYNO_ASSIGN_OR_RETURN(Page page,
+                         kv::Run(*s.db, RunOptionsFor(ctx, s, /*read_only=*/true),
+                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
+                                   Page p;
+                                   FDYNO_ASSIGN_OR_RETURN(std::vector<BackupInfo> all,
+                                                          store::ListBackupRecords(tx, r.after, 0));
+                                   for (BackupInfo& b : all) {
+                                     if (!Matches(r, b)) continue;
+                                     if (static_cast<int>(p.backups.size()) == r.limit) {
+                                       p.more = true;
+                                       break;
+                                     }
+                                     p.backups.push_back(std::move(b));
+                                   }
+                                   return p;
+                                 }));
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("BackupSummaries");
+  w.StartArray();
+  for (const BackupInfo& b : page.backups) {
+    w.StartObject();
+    w.Key("TableName");
+    Str(w, b.table_name);
+    w.Key("TableId");
+    Str(w, b.table_uuid);
+    w.Key("TableArn");
+    Str(w, TableArn(ctx, b.table_name));
+    WriteBackupMembers(w, ctx, b, StatusText(b.status));
+    w.EndObject();
+  }
+  w.EndArray();
+  if (page.more) {
+    w.Key("LastEvaluatedBackupArn");
+    Str(w, BackupArn(ctx, page.backups.back().table_name, page.backups.back().id));
+  }
+  w.EndObject();
+  return Json(buf);
+}
+
+// ==== RestoreTableFromBackup ================================================================
+
+struct IndexOverride {
+  std::optional<std::string> name;
+  std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> key_schema;
+  bool has_key_schema = false;
+  std::optional<std::string> projection_type;
+  std::optional<std::vector<std::string>> non_key;
+  bool has_projection = false;
+  std::optional<int64_t> read, write;
+  bool has_throughput = false;
+};
+
+struct RestoreRequest {
+  std::optional<std::string> target;
+  std::optional<std::string> backup_arn;
+  std::optional<std::string> billing;
+  std::optional<std::vector<IndexOverride>> gsi;
+  std::optional<std::vector<IndexOverride>> lsi;
+  std::optional<int64_t> read, write;
+  bool has_throughput = false;
+  const Value* sse = nullptr;
+  std::optional<bool> sse_enabled;
+  std::optional<std::string> sse_type, sse_key;
+};
+
+Status ParseThroughputInto(const Value& obj, std::optional<int64_t>& read,
+                           std::optional<int64_t>& write, bool& present) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* t,
+                         GetStruct(obj, "ProvisionedThroughput", "ProvisionedThroughput"));
+  if (t == nullptr) return Status::Ok();
+  present = true;
+  FDYNO_ASSIGN_OR_RETURN(read, GetLong(*t, "ReadCapacityUnits"));
+  FDYNO_ASSIGN_OR_RETURN(write, GetLong(*t, "WriteCapacityUnits"));
+  return Status::Ok();
+}
+
+Result<std::optional<std::vector<IndexOverride>>> ParseIndexOverrides(const Value& body,
+                                                                      std::string_view member,
+                                                                      std::string_view type) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(body, member));
+  if (list == nullptr) return std::optional<std::vector<IndexOverride>>();
+  std::vector<IndexOverride> out;
+  for (const Value& v : list->GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type));
+    if (!v.IsObject()) continue;
+    IndexOverride o;
+    FDYNO_ASSIGN_OR_RETURN(o.name, OwnedString(v, "IndexName"));
+    FDYNO_ASSIGN_OR_RETURN(const Value* ks, GetList(v, "KeySchema"));
+    if (ks != nullptr) {
+      o.has_key_schema = true;
+      for (const Value& k : ks->GetArray()) {
+        FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kValueStruct, "KeySchemaElement"));
+        if (!k.IsObject()) continue;
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> n, OwnedString(k, "AttributeName"));
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> t, OwnedString(k, "KeyType"));
+        o.key_schema.emplace_back(std::move(n), std::move(t));
+      }
+    }
+    FDYNO_ASSIGN_OR_RETURN(const Value* p, GetStruct(v, "Projection", "Projection"));
+    if (p != nullptr) {
+      o.has_projection = true;
+      FDYNO_ASSIGN_OR_RETURN(o.projection_type, OwnedString(*p, "ProjectionType"));
+      FDYNO_ASSIGN_OR_RETURN(const Value* nka, GetList(*p, "NonKeyAttributes"));
+      if (nka != nullptr) {
+        std::vector<std::string> names;
+        for (const Value& n : nka->GetArray()) {
+          FDYNO_RETURN_IF_ERROR(CheckShape(n, JsonShape::kString));
+          if (n.IsString()) names.emplace_back(AsStringView(n));
+        }
+        o.non_key = std::move(names);
+      }
+    }
+    FDYNO_RETURN_IF_ERROR(ParseThroughputInto(v, o.read, o.write, o.has_throughput));
+    out.push_back(std::move(o));
+  }
+  return std::optional<std::vector<IndexOverride>>(std::move(out));
+}
+
+Result<RestoreRequest> ParseRestore(const Value& body) {
+  RestoreRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.target, OwnedString(body, "TargetTableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.backup_arn, OwnedString(body, "BackupArn"));
+  FDYNO_ASSIGN_OR_RETURN(r.billing, OwnedString(body, "BillingModeOverride"));
+  FDYNO_ASSIGN_OR_RETURN(
+      r.gsi, ParseIndexOverrides(body, "GlobalSecondaryIndexOverride", "GlobalSecondaryIndex"));
+  FDYNO_ASSIGN_OR_RETURN(
+      r.lsi, ParseIndexOverrides(body, "LocalSecondaryIndexOverride", "LocalSecondaryIndex"));
+  FDYNO_ASSIGN_OR_RETURN(const Value* t,
+                         GetStruct(body, "ProvisionedThroughputOverride", "ProvisionedThroughput"));
+  if (t != nullptr) {
+    r.has_throughput = true;
+    FDYNO_ASSIGN_OR_RETURN(r.read, GetLong(*t, "ReadCapacityUnits"));
+    FDYNO_ASSIGN_OR_RETURN(r.write, GetLong(*t, "WriteCapacityUnits"));
+  }
+  FDYNO_ASSIGN_OR_RETURN(r.sse, GetStruct(body, "SSESpecificationOverride", "SSESpecification"));
+  if (r.sse != nullptr) {
+    FDYNO_ASSIGN_OR_RETURN(r.sse_enabled, GetBool(*r.sse, "Enabled"));
+    FDYNO_ASSIGN_OR_RETURN(r.sse_type, OwnedString(*r.sse, "SSEType"));
+    FDYNO_ASSIGN_OR_RETURN(r.sse_key, OwnedString(*r.sse, "KMSMasterKeyId"));
+  }
+  return r;
+}
+
+void CheckThroughputConstraints(ConstraintErrors& e, std::string_view path, bool present,
+                                const std::optional<int64_t>& read,
+                                const std::optional<int64_t>& write) {
+  if (!present) return;
+  const std::string p(path);
+  e.NotNull(p + ".readCapacityUnits", read.has_value());
+  if (read) e.MinValue(p + ".readCapacityUnits", *read, 1);
+  e.NotNull(p + ".writeCapacityUnits", write.has_value());
+  if (write) e.MinValue(p + ".writeCapacityUnits", *write, 1);
+}
+
+void CheckIndexConstraints(ConstraintErrors& e, std::string_view list,
+                           const std::optional<std::vector<IndexOverride>>& indexes) {
+  if (!indexes) return;
+  for (size_t i = 0; i < indexes->size(); ++i) {
+    const IndexOverride& o = (*indexes)[i];
+    const std::string p = std::string(list) + "." + std::to_string(i + 1) + ".member";
+    CheckName(e, p + ".indexName", o.name);
+    e.NotNull(p + ".keySchema", o.has_key_schema);
+    if (o.has_key_schema && (o.key_schema.empty() || o.key_schema.size() > 2)) {
+      e.AddWithoutValue(p + ".keySchema", o.key_schema.empty()
+                                              ? "Member must have length greater than or equal to 1"
+                                              : "Member must have length less than or equal to 2");
+    }
+    for (size_t k = 0; k < o.key_schema.size(); ++k) {
+      const std::string kp = p + ".keySchema." + std::to_string(k + 1) + ".member";
+      e.NotNull(kp + ".attributeName", o.key_schema[k].first.has_value());
+      e.NotNull(kp + ".keyType", o.key_schema[k].second.has_value());
+      if (o.key_schema[k].second)
+        e.Enum(kp + ".keyType", *o.key_schema[k].second, {"HASH", "RANGE"});
+    }
+    e.NotNull(p + ".projection", o.has_projection);
+    if (o.projection_type) {
+      e.Enum(p + ".projection.projectionType", *o.projection_type, {"ALL", "KEYS_ONLY", "INCLUDE"});
+    }
+    CheckThroughputConstraints(e, p + ".provisionedThroughput", o.has_throughput, o.read, o.write);
+  }
+}
+
+Status CheckRestoreConstraints(const RestoreRequest& r) {
+  ConstraintErrors e;
+  CheckName(e, "targetTableName", r.target);
+  e.NotNull("backupArn", r.backup_arn.has_value());
+  if (r.backup_arn) {
+    e.MinLength("backupArn", *r.backup_arn, 37);
+    e.MaxLength("backupArn", *r.backup_arn, 1024);
+  }
+  if (r.billing) e.Enum("billingModeOverride", *r.billing, {"PROVISIONED", "PAY_PER_REQUEST"});
+  CheckIndexConstraints(e, "globalSecondaryIndexOverride", r.gsi);
+  CheckIndexConstraints(e, "localSecondaryIndexOverride", r.lsi);
+  CheckThroughputConstraints(e, "provisionedThroughputOverride", r.has_throughput, r.read, r.write);
+  if (r.sse_type) e.Enum("sSESpecificationOverride.sSEType", *r.sse_type, {"AES256", "KMS"});
+  return e.ToStatus();
+}
+
+Error Invalid(std::string_view detail) {
+  return Error::Validation(std::string(kInvalid) + std::string(detail));
+}
+
+// The indexes the restored table keeps: the override's, each one of the source's indexes with
+// its key schema, taking the override's projection (and throughput for a global index).
+Result<std::vector<store::SecondaryIndex>> OverrideIndexes(
+    const std::vector<store::SecondaryIndex>& source, const std::vector<IndexOverride>& overrides,
+    bool global) {
+  std::vector<store::SecondaryIndex> out;
+  std::set<std::string> seen;
+  for (const IndexOverride& o : overrides) {
+    auto it = std::find_if(source.begin(), source.end(),
+                           [&](const store::SecondaryIndex& i) { return i.name == *o.name; });
+    if (it == source.end()) {
+      return Invalid(std::string(global ? "Global" : "Local") +
+                     " secondary index override does not match an index of the backup: " + *o.name);
+    }
+    if (!seen.insert(*o.name).second) return Invalid("Duplicate index name: " + *o.name);
+    std::string hash, range;
+    for (const auto& [attr, key_type] : o.key_schema) (*key_type == "HASH" ? hash : range) = *attr;
+    if (hash != it->key_schema.hash.name ||
+        range != (it->key_schema.range ? it->key_schema.range->name : std::string())) {
+      return Invalid("The key schema of index " + *o.name +
+                     " does not match the index's key schema in the backup");
+    }
+    store::SecondaryIndex index = *it;
+    index.status = store::IndexStatus::kActive;
+    index.backfilling = false;
+    const std::string type = o.projection_type.value_or("");
+    index.projection.type = type == "ALL"         ? store::ProjectionType::kAll
+                            : type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
+                                                  : store::ProjectionType::kInclude;
+    index.projection.non_key_attributes.clear();
+    if (index.projection.type == store::ProjectionType::kInclude) {
+      if (!o.non_key || o.non_key->empty()) {
+        return Invalid("NonKeyAttributes must be specified when ProjectionType is INCLUDE");
+      }
+      index.projection.non_key_attributes = *o.non_key;
+    } else if (o.non_key) {
+      return Invalid("NonKeyAttributes can only be specified when ProjectionType is INCLUDE");
+    }
+    if (o.has_throughput) {
+      index.throughput.read_capacity_units = *o.read;
+      index.throughput.write_capacity_units = *o.write;
+    }
+    out.push_back(std::move(index));
+  }
+  return out;
+}
+
+// The table a restore creates from the backup's table record `source`.
+Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreRequest& r,
+                                    int64_t now_ms) {
+  TableInfo t;
+  t.name = *r.target;
+  t.status = store::TableStatus::kCreating;
+  t.key_schema = source.key_schema;
+  t.billing_mode = source.billing_mode;
+  t.throughput = {source.throughput.read_capacity_units, source.throughput.write_capacity_units};
+  t.local_indexes = source.local_indexes;
+  t.global_indexes = source.global_indexes;
+  for (auto* list : {&t.local_indexes, &t.global_indexes}) {
+    std::erase_if(*list, [](const store::SecondaryIndex& i) {
+      return i.status == store::IndexStatus::kDeleting ||
+             (i.status == store::IndexStatus::kCreating && i.backfilling);
+    });
+  }
+  if (r.gsi) {
+    FDYNO_ASSIGN_OR_RETURN(t.global_indexes, OverrideIndexes(source.global_indexes, *r.gsi, true));
+  }
+  if (r.lsi) {
+    FDYNO_ASSIGN_OR_RETURN(t.local_indexes, OverrideIndexes(source.local_indexes, *r.lsi, false));
+  }
+  if (r.billing) {
+    t.billing_mode = *r.billing == "PAY_PER_REQUEST" ? store::BillingMode::kPayPerRequest
+                                                     : store::BillingMode::kProvisioned;
+  }
+  if (t.billing_mode == store::BillingMode::kPayPerRequest) {
+    if (r.has_throughput) {
+      return Invalid(
+          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
+          "PAY_PER_REQUEST");
+    }
+    t.throughput = {};
+    for (store::SecondaryIndex& i : t.global_indexes) i.throughput = {};
+    t.last_update_to_pay_per_request_ms = now_ms;
+  } else {
+    if (r.has_throughput) t.throughput = {*r.read, *r.write};
+    if (t.throughput.read_capacity_units == 0) {
+      return Invalid(
+          "ProvisionedThroughputOverride must be specified when restoring a PAY_PER_REQUEST "
+          "backup with BillingModeOverride PROVISIONED");
+    }
+    for (store::SecondaryIndex& i : t.global_indexes) {
+      if (i.throughput.read_capacity_units == 0)
+        i.throughput = {t.throughput.read_capacity_units, t.throughput.write_capacity_units};
+    }
+  }
+  for (auto* list : {&t.local_indexes, &t.global_indexes}) {
+    for (store::SecondaryIndex& i : *list) {
+      i.status = store::IndexStatus::kActive;
+      i.backfilling = false;
+      i.throughput.last_increase_ms = i.throughput.last_decrease_ms = 0;
+      i.throughput.number_of_decreases_today = 0;
+    }
+  }
+  // The attribute definitions the key schemas that remain use, in the source's order.
+  auto used = [&](const std::string& name) {
+    auto in = [&](const store::KeySchema& k) {
+      return k.hash.name == name || (k.range && k.range->name == name);
+    };
+    if (in(t.key_schema)) return true;
+    for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
+      for (const store::SecondaryIndex& i : *list) {
+        if (in(i.key_schema)) return true;
+      }
+    }
+    return false;
+  };
+  for (const store::AttributeDefinition& a : source.attribute_definitions) {
+    if (used(a.name)) t.attribute_definitions.push_back(a);
+  }
+  t.sse = source.sse;
+  if (r.sse != nullptr) {
+    const bool kms = r.sse_enabled.value_or(false) || (r.sse_type && *r.sse_type == "KMS");
+    if (r.sse_enabled && !*r.sse_enabled && (r.sse_type || r.sse_key)) {
+      return Invalid("SSEType and KMSMasterKeyId can only be specified when SSE is enabled");
+    }
+    t.sse = {kms, kms ? r.sse_key.value_or("") : ""};
+  }
+  t.table_class = source.table_class;
+  t.table_class_set = source.table_class_set;
+  return t;
+}
+
+Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ctx,
+                                           const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(RestoreRequest r, ParseRestore(body));
+  FDYNO_RETURN_IF_ERROR(CheckRestoreConstraints(r));
+  FDYNO_ASSIGN_OR_RETURN(BackupRef ref,
+                         ParseBackupArn(ctx, *r.backup_arn, "RestoreTableFromBackup"));
+  const int64_t now_ms = s.clock->WallMillis();
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<const TableInfo> created,
+      kv::Run(
+          *s.db, RunOptionsFor(ctx, s),
+          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
+            FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+            if (b.status == store::BackupStatus::kCreating) {
+              return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
+            }
+            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
+                                   s.catalog->Find(tx, *r.target));
+            if (existing) {
+              return Error::Make(ErrorType::kTableAlreadyExists,
+                                 "Table already exists: " + *r.target);
+            }
+            FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
+            FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms));
+            plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
+            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                   s.catalog->Create(tx, std::move(plan), {}));
+            store::RestoreJob job;
+            job.table_id = t->id;
+            job.table_name = t->name;
+            job.backup_id = b.id;
+            job.chunks = b.progress.chunks;
+            tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
+            return t;
+          }));
+  Wake(s);
+  return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
+}
+
+}  // namespace
+
+void RegisterBackupOperations(OperationRegistry& registry, const Services& services) {
+  auto s = std::make_shared<Services>(services);
+  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
+    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
+  };
+  registry.Register("CreateBackup", bind(&CreateBackup));
+  registry.Register("DescribeBackup", bind(&DescribeBackup));
+  registry.Register("ListBackups", bind(&ListBackups));
+  registry.Register("DeleteBackup", bind(&DeleteBackup));
+  registry.Register("RestoreTableFromBackup", bind(&RestoreTableFromBackup));
+}
+
+}  // namespace fdyno::api

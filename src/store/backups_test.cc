@@ -1,0 +1,127 @@
+#include "store/backups.h"
+
+#include <gtest/gtest.h>
+
+#include "kv/run.h"
+#include "kv/testing/memory_engine.h"
+#include "store/layout.h"
+
+namespace fdyno::store {
+namespace {
+
+BackupInfo Sample() {
+  BackupInfo b;
+  b.id = "01700000000123-0a1b2c3d";
+  b.name = "nightly";
+  b.type = BackupType::kSystem;
+  b.status = BackupStatus::kAvailable;
+  b.created_ms = 1'700'000'000'123;
+  b.table_name = "orders";
+  b.table_id = 7;
+  b.table_uuid = "2f0b8c1e-0000-4000-8000-000000000001";
+  b.table_created_ms = 1'600'000'000'000;
+  b.table_item_count = 12;
+  b.progress = {"owner-1", 1'700'000'000'999, std::string("\x03\x00\xff", 3), 3, 12, 4096};
+  return b;
+}
+
+TEST(BackupsTest, RecordsRoundTripAndFailClosed) {
+  const BackupInfo b = Sample();
+  const std::string bytes = EncodeBackupInfo(b);
+  Result<BackupInfo> back = DecodeBackupInfo(bytes);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, b);
+  std::string unknown = bytes;
+  unknown[0] = 2;
+  EXPECT_EQ(DecodeBackupInfo(unknown).error().type, ErrorType::kInternalServerError);
+  EXPECT_FALSE(DecodeBackupInfo(bytes.substr(0, bytes.size() - 1)).ok());
+  EXPECT_FALSE(DecodeBackupInfo("").ok());
+
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000};
+  Result<RestoreJob> job_back = DecodeRestoreJob(EncodeRestoreJob(job));
+  ASSERT_TRUE(job_back.ok());
+  EXPECT_EQ(*job_back, job);
+  std::string bad = EncodeRestoreJob(job);
+  bad[0] = 9;
+  EXPECT_FALSE(DecodeRestoreJob(bad).ok());
+}
+
+TEST(BackupsTest, IdsHaveTheArnShapeAndSortByTime) {
+  const std::string a = NewBackupId(1'700'000'000'123);
+  EXPECT_TRUE(IsBackupId(a)) << a;
+  EXPECT_EQ(a.substr(0, 15), "01700000000123-");
+  EXPECT_LT(a, NewBackupId(1'700'000'000'124));
+  EXPECT_FALSE(IsBackupId("01700000000123-0A1B2C3D"));
+  EXPECT_FALSE(IsBackupId("1700000000123-0a1b2c3d"));
+  EXPECT_FALSE(IsBackupId("01700000000123_0a1b2c3d"));
+}
+
+TEST(BackupsTest, ChunksKeepItemsOfAnySizeInOrder) {
+  std::unique_ptr<kv::Database> db = kv::OpenMemoryEngine();
+  ChunkBuilder chunk;
+  std::vector<std::string> images = {"a", std::string(250'000, 'x'), "", std::string(90'000, 'y')};
+  for (const std::string& image : images) chunk.Add(image);
+  EXPECT_GT(chunk.Parts().size(), 3u);  // split over several engine values
+  ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                WriteChunk(tx, "01700000000123-0a1b2c3d", 0, chunk);
+                return Status::Ok();
+              }).ok());
+  auto read = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return ReadChunk(tx, "01700000000123-0a1b2c3d", 0);
+  });
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_TRUE(*read);
+  EXPECT_EQ(**read, images);
+  auto absent = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return ReadChunk(tx, "01700000000123-0a1b2c3d", 1);
+  });
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(*absent);
+  // A missing part fails closed.
+  ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                tx.Clear(ChunkPartKey("01700000000123-0a1b2c3d", 0, 1));
+                return Status::Ok();
+              }).ok());
+  auto broken = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return ReadChunk(tx, "01700000000123-0a1b2c3d", 0);
+  });
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().type, ErrorType::kInternalServerError);
+}
+
+TEST(BackupsTest, DeletingABackupPurgesItsChunksInBoundedSteps) {
+  std::unique_ptr<kv::Database> db = kv::OpenMemoryEngine();
+  const BackupInfo b = Sample();
+  ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                WriteBackup(tx, b);
+                for (int c = 0; c < 10; ++c) {
+                  ChunkBuilder chunk;
+                  chunk.Add("item" + std::to_string(c));
+                  WriteChunk(tx, b.id, c, chunk);
+                }
+                DeleteBackupRecord(tx, b.id);
+                return Status::Ok();
+              }).ok());
+  int steps = 0;
+  for (bool done = false; !done; ++steps) {
+    auto r = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<bool> {
+      FDYNO_ASSIGN_OR_RETURN(std::vector<std::string> pending, PendingBackupPurges(tx));
+      EXPECT_EQ(pending, std::vector<std::string>{b.id});
+      return PurgeBackupChunks(tx, b.id, 3);
+    });
+    ASSERT_TRUE(r.ok());
+    done = *r;
+    ASSERT_LT(steps, 10);
+  }
+  EXPECT_EQ(steps, 5);  // 10 keys, 3 at a time, then the step that finds none
+  auto left = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<size_t> {
+    auto [begin, end] = layout::Backups().Range();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r, tx.GetRange(begin, end));
+    return r.kvs.size();
+  });
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(*left, 0u);
+}
+
+}  // namespace
+}  // namespace fdyno::store

@@ -1,0 +1,484 @@
+#include "workers/backups.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kv/run.h"
+#include "model/item_codec.h"
+#include "model/stored_json.h"
+#include "store/backups.h"
+#include "store/items.h"
+#include "store/layout.h"
+#include "store/mutation.h"
+
+namespace fdyno::workers {
+namespace {
+
+Clock* ClockOf(const BackupWorkerOptions& o) {
+  return o.clock != nullptr ? o.clock : Clock::Real();
+}
+
+bool Stopping(const BackupWorkerOptions& o) {
+  return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
+}
+
+// Long work logs its progress every this many chunks or batches.
+constexpr int64_t kLogEvery = 64;
+
+// The pause_after test hook: counts a chunk or restore transaction, then waits for Stop once the
+// count is reached.
+void CountStep(const BackupWorkerOptions& o) {
+  if (o.pause_after <= 0 || o.steps == nullptr) return;
+  if (o.steps->fetch_add(1) + 1 != o.pause_after) return;
+  spdlog::warn("backup worker paused after {} steps (FDYNO_TEST_BACKUP_PAUSE_AFTER)",
+               o.pause_after);
+  while (!Stopping(o)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// Why a backup cannot be made: the backup is then removed. Never matched by message text.
+struct Unmakeable {
+  std::string reason;
+};
+
+// ---- reading one snapshot -------------------------------------------------------------------
+
+// Reads of one consistent snapshot in many steps: the engine's snapshot transaction, or one
+// pinned read version shared by a transaction per read (reported as kSnapshotLost once it ages
+// out, never retried at a newer version).
+class SnapshotReader {
+ public:
+  explicit SnapshotReader(kv::Database& db) : db_(db), snapshot_(db.CreateSnapshotTransaction()) {}
+
+  Result<kv::RangeResult> GetRange(std::string_view begin, std::string_view end, int limit) {
+    kv::RangeOptions ro{.limit = limit, .snapshot = true};
+    if (snapshot_) return Checked(snapshot_->GetRange(begin, end, ro));
+    std::unique_ptr<kv::Transaction> tx = db_.CreateTransaction();
+    if (version_) {
+      tx->SetReadVersion(*version_);
+    } else {
+      FDYNO_ASSIGN_OR_RETURN(int64_t v, Checked(tx->GetReadVersion()));
+      version_ = v;
+    }
+    return Checked(tx->GetRange(begin, end, ro));
+  }
+
+  // The catalog's record of `name` in the snapshot.
+  Result<std::shared_ptr<const store::TableInfo>> FindTable(store::Catalog& catalog,
+                                                            const std::string& name) {
+    if (snapshot_) return catalog.Find(*snapshot_, name);
+    std::unique_ptr<kv::Transaction> tx = db_.CreateTransaction();
+    FDYNO_ASSIGN_OR_RETURN(int64_t v, Checked(tx->GetReadVersion()));
+    version_ = v;
+    return catalog.Find(*tx, name);
+  }
+
+ private:
+  template <typename T>
+  static Result<T> Checked(Result<T> r) {
+    if (!r.ok() && r.error().is_kv() && r.error().kv_code == kv::kTransactionTooOld) {
+      return Error::Internal("the backup's read version aged out")
+          .WithCause(ErrorCause::kSnapshotLost);
+    }
+    return r;
+  }
+
+  kv::Database& db_;
+  std::unique_ptr<kv::Transaction> snapshot_;
+  std::optional<int64_t> version_;
+};
+
+// ---- backups ----------------------------------------------------------------------------------
+
+enum class Claim { kClaimed, kNotMine, kNothing };
+
+// Takes backup `id` over for this process from an empty start, unless another live owner holds
+// it. The claim conflicts with every chunk transaction of a previous owner (they read the
+// record), so two processes never both write one backup.
+Result<std::pair<Claim, store::BackupInfo>> ClaimBackup(kv::Database& db, const std::string& id,
+                                                        const BackupWorkerOptions& options) {
+  using Out = std::pair<Claim, store::BackupInfo>;
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Out> {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> info, store::ReadBackup(tx, id));
+    if (!info || info->status != store::BackupStatus::kCreating) {
+      return Out{Claim::kNothing, store::BackupInfo{}};
+    }
+    const int64_t now = ClockOf(options)->WallMillis();
+    const store::BackupProgress& p = info->progress;
+    if (!p.owner.empty() && p.owner != options.owner &&
+        now - p.heartbeat_ms < options.takeover.count()) {
+      return Out{Claim::kNotMine, *info};
+    }
+    if (!p.owner.empty()) {
+      spdlog::info("backup {}: starting again (owner {} stopped after {} items)", id, p.owner,
+                   p.items);
+    }
+    info->progress = store::BackupProgress();
+    info->progress.owner = options.owner;
+    info->progress.heartbeat_ms = now;
+    auto [begin, end] = store::ChunksRange(id);
+    tx.ClearRange(begin, end);
+    store::WriteBackup(tx, *info);
+    return Out{Claim::kClaimed, *info};
+  });
+}
+
+// Writes one chunk and the progress after it; `last` also marks the backup AVAILABLE. False when
+// this process no longer owns the backup (nothing written).
+Result<bool> WriteChunkStep(kv::Database& db, const store::BackupInfo& mine,
+                            const store::ChunkBuilder& chunk, const store::BackupProgress& after,
+                            bool last, const BackupWorkerOptions& options) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<bool> {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> info, store::ReadBackup(tx, mine.id));
+    if (!info || info->progress.owner != options.owner) return false;
+    const store::BackupProgress& p = info->progress;
+    if (p.chunks == after.chunks && p.items == after.items &&
+        (!last || info->status == store::BackupStatus::kAvailable)) {
+      return true;  // an attempt whose commit outcome was unknown (1021) did commit
+    }
+    if (info->status != store::BackupStatus::kCreating ||
+        p.chunks != after.chunks - (chunk.items() > 0 ? 1 : 0)) {
+      return false;
+    }
+    if (chunk.items() > 0) store::WriteChunk(tx, mine.id, after.chunks - 1, chunk);
+    info->progress = after;
+    info->progress.heartbeat_ms = ClockOf(options)->WallMillis();
+    if (last) info->status = store::BackupStatus::kAvailable;
+    store::WriteBackup(tx, *info);
+    return true;
+  });
+}
+
+// Removes a backup that cannot be made, if this process still owns it.
+Status AbandonBackup(kv::Database& db, const std::string& id, const BackupWorkerOptions& options) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> info, store::ReadBackup(tx, id));
+    if (!info || info->progress.owner != options.owner) return Status::Ok();
+    store::DeleteBackupRecord(tx, id);
+    return Status::Ok();
+  });
+}
+
+// Copies the table's items into chunks. Returns the items copied, nullopt when this process
+// lost the backup or was stopped, or Unmakeable.
+Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catalog,
+                                         const store::BackupInfo& mine,
+                                         const BackupWorkerOptions& options,
+                                         std::optional<Unmakeable>* unmakeable) {
+  SnapshotReader reader(db);
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                         reader.FindTable(catalog, mine.table_name));
+  if (!table || table->id != mine.table_id) {
+    *unmakeable = Unmakeable{"its table was deleted before it started"};
+    return std::optional<int64_t>();
+  }
+  auto [begin, end] = store::layout::Items(mine.table_id).Range();
+  store::BackupProgress progress = mine.progress;
+  store::ChunkBuilder chunk;
+  // Writes the chunk built so far with the progress after it; `last` marks the backup AVAILABLE.
+  auto flush = [&](bool last) -> Result<bool> {
+    store::BackupProgress after = progress;
+    if (chunk.items() > 0) after.chunks = progress.chunks + 1;
+    FDYNO_ASSIGN_OR_RETURN(bool mine_still, WriteChunkStep(db, mine, chunk, after, last, options));
+    if (!mine_still) return false;
+    progress = after;
+    chunk.Clear();
+    if (progress.chunks % kLogEvery == 0 && !last) {
+      spdlog::info("backup {} of table {}: {} items copied", mine.id, mine.table_name,
+                   progress.items);
+    }
+    CountStep(options);
+    return true;
+  };
+  std::string next = begin;
+  store::ItemAssembler assembler;
+  for (bool done = false; !done;) {
+    if (Stopping(options)) return std::optional<int64_t>();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
+    for (const kv::KeyValue& kv : page.kvs) {
+      FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
+                             assembler.Add(kv));
+      if (!item) continue;
+      FDYNO_ASSIGN_OR_RETURN(uint64_t size, model::StoredItemSize(item->image));
+      chunk.Add(item->image);
+      ++progress.items;
+      progress.bytes += static_cast<int64_t>(size);
+      progress.next_key = store::ItemRangeEnd(item->key);
+      if (chunk.bytes() < options.chunk_bytes) continue;
+      FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/false));
+      if (!mine_still) return std::optional<int64_t>();
+    }
+    done = !page.more;
+    if (assembler.pending()) {
+      if (done) {
+        return Error::Internal("a split item lacks parts").WithCause(ErrorCause::kUnrecoverable);
+      }
+      // The page ended inside a split item: the next one reads it whole.
+      next = assembler.pending_key();
+      assembler = store::ItemAssembler();
+    } else if (!done) {
+      next = page.kvs.back().key + std::string(1, '\0');
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/true));
+  if (!mine_still) return std::optional<int64_t>();
+  return std::optional<int64_t>(progress.items);
+}
+
+// ---- restores ---------------------------------------------------------------------------------
+
+enum class RestoreStep { kMore, kFinished, kGone };
+
+// One bounded batch of the restore into `table_id`: at most `items` items (and about
+// options.restore_bytes) of the chunk at the cursor, written through the mutation path with the
+// cursor; past the last chunk, the table becomes ACTIVE.
+Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalog& catalog,
+                                                 int64_t table_id, int items,
+                                                 const BackupWorkerOptions& options) {
+  using Out = std::pair<RestoreStep, int>;
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Out> {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
+                           store::ReadRestoreJob(tx, table_id));
+    if (!job) return Out{RestoreStep::kGone, 0};
+    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                           catalog.Find(tx, job->table_name));
+    if (!table || table->id != table_id) {
+      tx.Clear(store::RestoreJobKey(table_id));  // the table was dropped: nothing to finish
+      return Out{RestoreStep::kGone, 0};
+    }
+    if (job->next_chunk >= job->chunks) {
+      store::TableInfo active = *table;
+      active.status = store::TableStatus::kActive;
+      if (active.restore) active.restore->in_progress = false;
+      FDYNO_RETURN_IF_ERROR(catalog.Update(tx, active));
+      tx.Clear(store::RestoreJobKey(table_id));
+      return Out{RestoreStep::kFinished, 0};
+    }
+    Result<std::optional<std::vector<std::string>>> images =
+        store::ReadChunk(tx, job->backup_id, job->next_chunk);
+    if (!images.ok() && images.error().is_kv()) return std::move(images).error();
+    if (!images.ok() || !*images) {
+      return Error::Internal("backup " + job->backup_id + " lacks a readable chunk " +
+                             std::to_string(job->next_chunk))
+          .WithCause(ErrorCause::kUnrecoverable);
+    }
+    store::Mutation mutation({.now_ms = ClockOf(options)->WallMillis()});
+    const size_t first = static_cast<size_t>(job->next_item);
+    size_t i = first;
+    uint64_t bytes = 0;
+    const std::vector<std::string>& chunk = **images;
+    for (; i < chunk.size() && i - first < static_cast<size_t>(items) &&
+           bytes < options.restore_bytes;
+         ++i) {
+      bytes += chunk[i].size();
+      Result<model::Item> decoded = model::DecodeStoredItem(chunk[i]);
+      if (!decoded.ok()) return std::move(decoded).error().WithCause(ErrorCause::kUnrecoverable);
+      model::Item item = std::move(decoded).value();
+      FDYNO_ASSIGN_OR_RETURN(
+          store::CurrentItem current,
+          store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item), /*decode=*/false));
+      FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::move(item)));
+    }
+    FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+    if (!written.ok()) {
+      return Error::Internal("restoring the backup would take an item collection past its limit")
+          .WithCause(ErrorCause::kUnrecoverable);
+    }
+    job->items += static_cast<int64_t>(i - first);
+    if (i >= chunk.size()) {
+      ++job->next_chunk;
+      job->next_item = 0;
+    } else {
+      job->next_item = static_cast<int64_t>(i);
+    }
+    tx.Set(store::RestoreJobKey(table_id), store::EncodeRestoreJob(*job));
+    return Out{RestoreStep::kMore, static_cast<int>(i - first)};
+  });
+}
+
+// Drops the table of a restore that cannot finish.
+Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id) {
+  FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
+                           store::ReadRestoreJob(tx, table_id));
+    if (!job) return Status::Ok();
+    tx.Clear(store::RestoreJobKey(table_id));
+    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                           catalog.Find(tx, job->table_name));
+    if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
+    return Status::Ok();
+  }));
+  // Housekeeping: a purge left unfinished is resumed by the next DeleteTable.
+  Result<int> purged = catalog.PurgeDropped(db);
+  if (!purged.ok()) spdlog::warn("restore: data removal deferred: {}", purged.error().message);
+  return Status::Ok();
+}
+
+std::string RandomOwner() {
+  std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+}  // namespace
+
+Result<BackupStats> RunBackup(kv::Database& db, store::Catalog& catalog, const std::string& id,
+                              const BackupWorkerOptions& options) {
+  BackupStats stats;
+  FDYNO_ASSIGN_OR_RETURN(auto claim, ClaimBackup(db, id, options));
+  if (claim.first != Claim::kClaimed) return stats;
+  std::optional<Unmakeable> unmakeable;
+  Result<std::optional<int64_t>> copied =
+      CopyItems(db, catalog, claim.second, options, &unmakeable);
+  if (!copied.ok() && copied.error().cause == ErrorCause::kSnapshotLost) {
+    unmakeable = Unmakeable{"its read version aged out (the engine holds no snapshot longer)"};
+  } else if (!copied.ok() && copied.error().cause == ErrorCause::kUnrecoverable) {
+    unmakeable = Unmakeable{copied.error().message};
+  } else if (!copied.ok()) {
+    return std::move(copied).error();
+  }
+  if (unmakeable) {
+    spdlog::warn("backup {} of table {} failed and was removed: {}", id, claim.second.table_name,
+                 unmakeable->reason);
+    FDYNO_RETURN_IF_ERROR(AbandonBackup(db, id, options));
+    ++stats.backups_failed;
+    return stats;
+  }
+  if (*copied) {
+    spdlog::info("backup {} of table {} is AVAILABLE: {} items", id, claim.second.table_name,
+                 **copied);
+    ++stats.backups_completed;
+    stats.items += **copied;
+  }
+  return stats;
+}
+
+Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
+                               const BackupWorkerOptions& options) {
+  BackupStats stats;
+  int batch = std::max(options.restore_items, 1);
+  for (int64_t batches = 1; !Stopping(options); ++batches) {
+    Result<std::pair<RestoreStep, int>> step = RestoreBatch(db, catalog, table_id, batch, options);
+    if (!step.ok() && step.error().is_kv() && step.error().kv_code == kv::kTransactionTooLarge &&
+        batch > 1) {
+      batch = std::max(batch / 2, 1);  // items with many index entries: smaller batches
+      continue;
+    }
+    if (!step.ok()) {
+      if (step.error().cause != ErrorCause::kUnrecoverable) return std::move(step).error();
+      spdlog::error("restore into table id {} failed, its table is dropped: {}", table_id,
+                    step.error().message);
+      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id));
+      ++stats.restores_failed;
+      return stats;
+    }
+    stats.items += step->second;
+    if (batches % kLogEvery == 0) {
+      spdlog::info("restore into table id {}: {} items written by this process", table_id,
+                   stats.items);
+    }
+    if (step->first == RestoreStep::kMore) CountStep(options);
+    if (step->first == RestoreStep::kFinished) {
+      spdlog::info("restore into table id {} finished", table_id);
+      ++stats.restores_completed;
+      return stats;
+    }
+    if (step->first == RestoreStep::kGone) return stats;
+  }
+  return stats;
+}
+
+Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
+                                  const BackupWorkerOptions& options) {
+  struct Work {
+    std::vector<std::string> backups;
+    std::vector<int64_t> restores;
+    std::vector<std::string> purges;
+  };
+  kv::RunOptions ro;
+  ro.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(
+      Work work, kv::Run(db, ro, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Work> {
+        Work w;
+        FDYNO_ASSIGN_OR_RETURN(std::vector<store::BackupInfo> backups,
+                               store::ListBackupRecords(tx, "", 0));
+        for (const store::BackupInfo& b : backups) {
+          if (b.status == store::BackupStatus::kCreating) w.backups.push_back(b.id);
+        }
+        FDYNO_ASSIGN_OR_RETURN(std::vector<store::RestoreJob> jobs, store::ListRestoreJobs(tx));
+        for (const store::RestoreJob& j : jobs) w.restores.push_back(j.table_id);
+        FDYNO_ASSIGN_OR_RETURN(w.purges, store::PendingBackupPurges(tx));
+        return w;
+      }));
+  BackupStats total;
+  auto add = [&](const BackupStats& s) {
+    total.backups_completed += s.backups_completed;
+    total.backups_failed += s.backups_failed;
+    total.restores_completed += s.restores_completed;
+    total.restores_failed += s.restores_failed;
+    total.items += s.items;
+  };
+  for (const std::string& id : work.backups) {
+    Result<BackupStats> r = RunBackup(db, catalog, id, options);
+    if (!r.ok()) {
+      spdlog::warn("backup {}: {}", id, r.error().message);
+      continue;
+    }
+    add(*r);
+  }
+  for (int64_t table_id : work.restores) {
+    Result<BackupStats> r = RunRestore(db, catalog, table_id, options);
+    if (!r.ok()) {
+      spdlog::warn("restore into table id {}: {}", table_id, r.error().message);
+      continue;
+    }
+    add(*r);
+  }
+  for (const std::string& id : work.purges) {
+    for (bool finished = false; !finished && !Stopping(options);) {
+      FDYNO_ASSIGN_OR_RETURN(finished, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
+                               return store::PurgeBackupChunks(tx, id, options.purge_keys);
+                             }));
+    }
+  }
+  return total;
+}
+
+BackupWorker::BackupWorker(kv::Database* db, store::Catalog* catalog, BackupWorkerOptions options)
+    : db_(db),
+      catalog_(catalog),
+      options_(std::move(options)),
+      periodic_("fdyno-backup", options_.poll, [this] { Pass(); }) {
+  if (options_.owner.empty()) options_.owner = RandomOwner();
+  options_.stop = &stop_;
+  options_.steps = &steps_;
+}
+
+BackupWorker::~BackupWorker() { Stop(); }
+
+void BackupWorker::Start() {
+  stop_.store(false);
+  periodic_.Start();
+}
+
+void BackupWorker::Stop() {
+  stop_.store(true);
+  periodic_.Stop();
+}
+
+void BackupWorker::Wake() { periodic_.Wake(); }
+
+void BackupWorker::Pass() {
+  Result<BackupStats> r = RunBackupPass(*db_, *catalog_, options_);
+  if (!r.ok()) spdlog::warn("backup pass: {}", r.error().message);
+}
+
+}  // namespace fdyno::workers

@@ -1,0 +1,325 @@
+"""On-demand backups, black-box through boto3: CreateBackup, DescribeBackup, ListBackups,
+DeleteBackup and RestoreTableFromBackup with DynamoDB's states, errors and overrides; a restored
+table equals its source (items, and its indexes through Query); SIGKILL during a backup and
+during a restore: after a restart the backup becomes AVAILABLE and the restore finishes, and a
+table is never ACTIVE before it holds every item.
+
+The crash tests are fdyno-specific: they pause the server's backup worker half-way
+(FDYNO_TEST_BACKUP_PAUSE_AFTER) before killing it.
+"""
+import signal
+import time
+
+import botocore.exceptions
+import pytest
+
+from conftest import ACCOUNT_ID, REGION, Server
+
+
+def error(call):
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        call()
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
+
+
+def create(ddb, name, billing="PAY_PER_REQUEST"):
+    kw = {"BillingMode": billing}
+    gsi_throughput = {}
+    if billing == "PROVISIONED":
+        kw["ProvisionedThroughput"] = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 6}
+        gsi_throughput = {"ProvisionedThroughput": {"ReadCapacityUnits": 3, "WriteCapacityUnits": 4}}
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                              for a, t in (("pk", "S"), ("sk", "N"), ("l", "N"), ("g", "S"))],
+        LocalSecondaryIndexes=[{
+            "IndexName": "by_l",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        GlobalSecondaryIndexes=[
+            {"IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+             "Projection": {"ProjectionType": "ALL"}, **gsi_throughput},
+            {"IndexName": "by_g_sk", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["v"]},
+             **gsi_throughput}],
+        **kw)
+
+
+def item(i, payload=20):
+    it = {"pk": {"S": f"p{i % 13}"}, "sk": {"N": str(i)}, "v": {"S": "x" * payload}}
+    if i % 3:
+        it["l"] = {"N": str(i * 7 % 101)}
+    if i % 4:
+        it["g"] = {"S": f"g{i % 5}"}
+    return it
+
+
+def load(ddb, name, n, payload=20):
+    for start in range(0, n, 25):
+        requests = [{"PutRequest": {"Item": item(i, payload)}} for i in range(start, min(n, start + 25))]
+        r = ddb.batch_write_item(RequestItems={name: requests})
+        assert not r.get("UnprocessedItems")
+
+
+def scan(ddb, name, index=None):
+    kw = {"IndexName": index} if index else {}
+    items, start = [], None
+    while True:
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = ddb.scan(TableName=name, **kw)
+        items += r["Items"]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            break
+    return sorted(items, key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+
+
+def wait(predicate, what, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def backup_status(ddb, arn):
+    return ddb.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]["BackupStatus"]
+
+
+def table_status(ddb, name):
+    return ddb.describe_table(TableName=name)["Table"]["TableStatus"]
+
+
+def backup(ddb, table, name="bk1"):
+    r = ddb.create_backup(TableName=table, BackupName=name)["BackupDetails"]
+    wait(lambda: backup_status(ddb, r["BackupArn"]) == "AVAILABLE", "the backup")
+    return r
+
+
+def test_backup_lifecycle_and_descriptions(server):
+    ddb = server.client()
+    create(ddb, "bk_src", billing="PROVISIONED")
+    load(ddb, "bk_src", 60)
+    created = ddb.create_backup(TableName="bk_src", BackupName="first")["BackupDetails"]
+    arn = created["BackupArn"]
+    prefix = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/bk_src/backup/"
+    assert arn.startswith(prefix) and len(arn) - len(prefix) == 23
+    assert created["BackupName"] == "first"
+    assert created["BackupStatus"] == "CREATING"
+    assert created["BackupType"] == "USER"
+    wait(lambda: backup_status(ddb, arn) == "AVAILABLE", "the backup")
+    d = ddb.describe_backup(BackupArn=arn)["BackupDescription"]
+    assert d["BackupDetails"]["BackupSizeBytes"] > 0
+    src = d["SourceTableDetails"]
+    table = ddb.describe_table(TableName="bk_src")["Table"]
+    assert src["TableName"] == "bk_src" and src["TableId"] == table["TableId"]
+    assert src["TableArn"] == table["TableArn"]
+    assert src["ItemCount"] == 60
+    assert src["BillingMode"] == "PROVISIONED"
+    assert src["ProvisionedThroughput"] == {"ReadCapacityUnits": 5, "WriteCapacityUnits": 6}
+    assert src["KeySchema"] == table["KeySchema"]
+    features = d["SourceTableFeatureDetails"]
+    assert [i["IndexName"] for i in features["LocalSecondaryIndexes"]] == ["by_l"]
+    assert [i["IndexName"] for i in features["GlobalSecondaryIndexes"]] == ["by_g", "by_g_sk"]
+    assert features["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"] == {
+        "ReadCapacityUnits": 3, "WriteCapacityUnits": 4}
+
+    second = backup(ddb, "bk_src", "second")
+    listed = ddb.list_backups(TableName="bk_src")["BackupSummaries"]
+    assert [b["BackupArn"] for b in listed] == [arn, second["BackupArn"]]
+    assert listed[0]["BackupStatus"] == "AVAILABLE" and listed[0]["TableName"] == "bk_src"
+    page = ddb.list_backups(TableName="bk_src", Limit=1)
+    assert [b["BackupArn"] for b in page["BackupSummaries"]] == [arn]
+    assert page["LastEvaluatedBackupArn"] == arn
+    rest = ddb.list_backups(TableName="bk_src", ExclusiveStartBackupArn=arn)
+    assert [b["BackupArn"] for b in rest["BackupSummaries"]] == [second["BackupArn"]]
+    assert "LastEvaluatedBackupArn" not in rest
+    assert ddb.list_backups(TableName="bk_src", BackupType="SYSTEM")["BackupSummaries"] == []
+    assert len(ddb.list_backups(TableName="bk_src", BackupType="ALL")["BackupSummaries"]) == 2
+    # Bounds in whole seconds (this botocore sends timestamps so): lower inclusive, upper exclusive.
+    first_s = int(created["BackupCreationDateTime"].timestamp())
+    second_s = int(second["BackupCreationDateTime"].timestamp())
+    both = [arn, second["BackupArn"]]
+
+    def listed_between(**bounds):
+        return [b["BackupArn"] for b in
+                ddb.list_backups(TableName="bk_src", **bounds)["BackupSummaries"]]
+
+    assert listed_between(TimeRangeLowerBound=first_s) == both
+    assert listed_between(TimeRangeLowerBound=second_s + 1) == []
+    assert listed_between(TimeRangeUpperBound=first_s) == []
+    assert listed_between(TimeRangeUpperBound=second_s + 1) == both
+
+    deleted = ddb.delete_backup(BackupArn=arn)["BackupDescription"]
+    assert deleted["BackupDetails"]["BackupStatus"] == "DELETED"
+    assert error(lambda: ddb.describe_backup(BackupArn=arn)) == (
+        "BackupNotFoundException", f"Backup not found: {arn}")
+    assert error(lambda: ddb.delete_backup(BackupArn=arn))[0] == "BackupNotFoundException"
+    assert [b["BackupArn"] for b in ddb.list_backups(TableName="bk_src")["BackupSummaries"]] == [
+        second["BackupArn"]]
+
+
+def test_restore_equals_the_source_and_is_unusable_until_active(server):
+    ddb = server.client()
+    create(ddb, "rs_src")
+    load(ddb, "rs_src", 300)
+    b = backup(ddb, "rs_src")
+    indexes = ("by_l", "by_g", "by_g_sk")
+    source_indexes = {index: scan(ddb, "rs_src", index) for index in indexes}
+    # Writes after the backup are not in it.
+    ddb.put_item(TableName="rs_src", Item=item(10_000))
+    ddb.delete_item(TableName="rs_src", Key={"pk": {"S": "p0"}, "sk": {"N": "0"}})
+    r = ddb.restore_table_from_backup(TargetTableName="rs_copy", BackupArn=b["BackupArn"])
+    desc = r["TableDescription"]
+    assert desc["TableStatus"] == "CREATING"
+    assert desc["RestoreSummary"]["SourceBackupArn"] == b["BackupArn"]
+    assert desc["RestoreSummary"]["RestoreInProgress"] is True
+    assert desc["RestoreSummary"]["SourceTableArn"].endswith(":table/rs_src")
+    wait(lambda: table_status(ddb, "rs_copy") == "ACTIVE", "the restore")
+    t = ddb.describe_table(TableName="rs_copy")["Table"]
+    assert t["RestoreSummary"]["RestoreInProgress"] is False
+    assert t["ItemCount"] == 300
+    assert [i["IndexStatus"] for i in t["GlobalSecondaryIndexes"]] == ["ACTIVE", "ACTIVE"]
+    expected = [item(i) for i in range(300)]
+    expected.sort(key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+    assert scan(ddb, "rs_copy") == expected
+    for index in indexes:
+        assert scan(ddb, "rs_copy", index) == source_indexes[index], index
+    assert len(source_indexes["by_l"]) == len([x for x in expected if "l" in x])
+    q = ddb.query(TableName="rs_copy", IndexName="by_g", KeyConditionExpression="g = :g",
+                  ExpressionAttributeValues={":g": {"S": "g1"}})
+    assert q["Count"] == len([x for x in expected if x.get("g") == {"S": "g1"}])
+    assert error(lambda: ddb.restore_table_from_backup(
+        TargetTableName="rs_copy", BackupArn=b["BackupArn"])) == (
+        "TableAlreadyExistsException", "Table already exists: rs_copy")
+
+
+def test_restore_overrides(server):
+    ddb = server.client()
+    create(ddb, "ov_src", billing="PROVISIONED")
+    load(ddb, "ov_src", 40)
+    b = backup(ddb, "ov_src")
+    r = ddb.restore_table_from_backup(
+        TargetTableName="ov_copy", BackupArn=b["BackupArn"], BillingModeOverride="PAY_PER_REQUEST",
+        GlobalSecondaryIndexOverride=[{
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        LocalSecondaryIndexOverride=[],
+        SSESpecificationOverride={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "k1"})
+    desc = r["TableDescription"]
+    assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by_g"]
+    assert "LocalSecondaryIndexes" not in desc
+    assert sorted(a["AttributeName"] for a in desc["AttributeDefinitions"]) == ["g", "pk", "sk"]
+    assert desc["SSEDescription"]["KMSMasterKeyArn"].endswith(":key/k1")
+    wait(lambda: table_status(ddb, "ov_copy") == "ACTIVE", "the restore")
+    assert len(scan(ddb, "ov_copy")) == 40
+    assert scan(ddb, "ov_copy", "by_g") == sorted(
+        [{k: v for k, v in item(i).items() if k in ("pk", "sk", "g")}
+         for i in range(40) if "g" in item(i)], key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+    prov = ddb.restore_table_from_backup(
+        TargetTableName="ov_prov", BackupArn=b["BackupArn"],
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 9, "WriteCapacityUnits": 8})
+    assert prov["TableDescription"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 9
+    wait(lambda: table_status(ddb, "ov_prov") == "ACTIVE", "the restore")
+    code, message = error(lambda: ddb.restore_table_from_backup(
+        TargetTableName="ov_bad", BackupArn=b["BackupArn"], BillingModeOverride="PAY_PER_REQUEST",
+        ProvisionedThroughputOverride={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}))
+    assert code == "ValidationException"
+    code, message = error(lambda: ddb.restore_table_from_backup(
+        TargetTableName="ov_bad", BackupArn=b["BackupArn"], GlobalSecondaryIndexOverride=[{
+            "IndexName": "nope", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}]))
+    assert code == "ValidationException" and "nope" in message
+    assert error(lambda: ddb.describe_table(TableName="ov_bad"))[0] == "ResourceNotFoundException"
+
+
+def test_errors(server):
+    ddb = server.client()
+    create(ddb, "er_src")
+    missing = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/er_src/backup/01700000000000-00000000"
+    assert error(lambda: ddb.describe_backup(BackupArn=missing)) == (
+        "BackupNotFoundException", f"Backup not found: {missing}")
+    assert error(lambda: ddb.delete_backup(BackupArn=missing))[0] == "BackupNotFoundException"
+    assert error(lambda: ddb.restore_table_from_backup(
+        TargetTableName="er_t", BackupArn=missing))[0] == "BackupNotFoundException"
+    assert error(lambda: ddb.create_backup(TableName="er_nope", BackupName="bkp")) == (
+        "TableNotFoundException", "Table not found: er_nope")
+    raw = server.client(parameter_validation=False)
+    code, message = error(lambda: raw.create_backup(TableName="er_src", BackupName="a b"))
+    assert code == "ValidationException"
+    assert "backupName" in message and "[a-zA-Z0-9_.-]+" in message
+    code, message = error(lambda: raw.describe_backup(BackupArn="short"))
+    assert code == "ValidationException" and "backupArn" in message
+    code, message = error(lambda: raw.list_backups(Limit=0))
+    assert code == "ValidationException" and "limit" in message
+    other = missing.replace(ACCOUNT_ID, "999999999999")
+    assert error(lambda: ddb.describe_backup(BackupArn=other))[0] == "AccessDeniedException"
+
+
+def kill(server):
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait(30)
+    server.stop()
+
+
+def paused(server):
+    return "backup worker paused" in server.output()
+
+
+def test_sigkill_during_backup_and_restore(tmp_path):
+    # A backup of several chunks, killed after its first chunk.
+    first = Server(tmp_path, [], env={"FDYNO_TEST_BACKUP_PAUSE_AFTER": "1"}).wait_ready()
+    ddb = first.client()
+    create(ddb, "k_src")
+    load(ddb, "k_src", 2500, payload=1500)  # about 4 MB: several chunks and restore batches
+    arn = ddb.create_backup(TableName="k_src", BackupName="kill")["BackupDetails"]["BackupArn"]
+    wait(lambda: paused(first), "the worker to pause")
+    assert backup_status(ddb, arn) == "CREATING"
+    kill(first)
+
+    second = Server(tmp_path, []).wait_ready()
+    ddb = second.client()
+    wait(lambda: backup_status(ddb, arn) == "AVAILABLE", "the backup after a restart")
+    assert "starting again" in second.output()
+    d = ddb.describe_backup(BackupArn=arn)["BackupDescription"]
+    assert d["SourceTableDetails"]["ItemCount"] == 2500
+    second.stop()
+
+    # A restore of several batches, killed after its first.
+    third = Server(tmp_path, [], env={"FDYNO_TEST_BACKUP_PAUSE_AFTER": "1"}).wait_ready()
+    ddb = third.client()
+    ddb.restore_table_from_backup(TargetTableName="k_copy", BackupArn=arn)
+    wait(lambda: paused(third), "a paused restore")
+    assert table_status(ddb, "k_copy") == "CREATING"
+    assert error(lambda: ddb.get_item(TableName="k_copy", Key={"pk": {"S": "p1"}, "sk": {"N": "1"}}))[
+        0] == "ResourceNotFoundException"
+    assert error(lambda: ddb.delete_table(TableName="k_copy")) == (
+        "ResourceInUseException",
+        "Attempt to change a resource which is still in use: Table is being created: k_copy")
+    assert error(lambda: ddb.delete_backup(BackupArn=arn))[0] == "BackupInUseException"
+    kill(third)
+
+    fourth = Server(tmp_path, []).wait_ready()
+    ddb = fourth.client()
+    seen_active_count = []
+
+    def active():
+        t = ddb.describe_table(TableName="k_copy")["Table"]
+        if t["TableStatus"] == "ACTIVE":
+            seen_active_count.append(t["ItemCount"])
+            return True
+        return False
+
+    wait(active, "the restore after a restart")
+    assert seen_active_count == [2500]
+    assert scan(ddb, "k_copy") == scan(ddb, "k_src")
+    assert scan(ddb, "k_copy", "by_g") == scan(ddb, "k_src", "by_g")
+    assert scan(ddb, "k_copy", "by_l") == scan(ddb, "k_src", "by_l")
+    fourth.stop()
