@@ -122,7 +122,9 @@ class Resolver {
 
   Status Finish() const {
     for (const auto& d : deferred_) {
-      if (d) return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + *d);
+      if (!d) continue;
+      if (ctx_.omit_expression_names_) return Error::Validation(*d);
+      return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + *d);
     }
     return Status::Ok();
   }

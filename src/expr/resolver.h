@@ -51,6 +51,10 @@ class ResolveContext {
   Result<Projection> ResolveProjection(const parsed::Projection& tree);
   Result<Update> ResolveUpdate(const parsed::Update& tree);
 
+  // PartiQL statements: the checks report the bare message, without the "Invalid
+  // <Kind>Expression: " that names a request parameter (a statement has no such parameter).
+  void OmitExpressionNames() { omit_expression_names_ = true; }
+
   // After every expression of the request was resolved: an error naming the names (first) or
   // values that no expression used, e.g.
   // "Value provided in ExpressionAttributeValues unused in expressions: keys: {:a, :b}".
@@ -62,6 +66,7 @@ class ResolveContext {
   const AttributeValues* values_;
   std::set<std::string> used_names_;
   std::set<std::string> used_values_;
+  bool omit_expression_names_ = false;
 };
 
 }  // namespace fdyno::expr
