@@ -2,6 +2,7 @@
 
 #include "api/batch_ops.h"
 #include "api/item_ops.h"
+#include "api/partiql_ops.h"
 #include "api/query_ops.h"
 #include "api/table_ops.h"
 #include "api/transact_ops.h"
@@ -23,6 +24,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);
+    RegisterPartiqlOperations(registry, services);
     RegisterBatchOperations(registry, services);
   }
   return registry;

@@ -12,6 +12,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/query_pages.h"
 #include "expr/evaluate.h"
 #include "expr/key_condition.h"
 #include "expr/legacy.h"
@@ -426,18 +427,6 @@ struct ReadServices {
   QueryOptions options;
 };
 
-struct Page {
-  // The returned items (after filter and projection; none for COUNT) as JSON objects joined
-  // by commas: the elements of the response's Items array.
-  rapidjson::StringBuffer items{nullptr, 16 << 10};
-  int64_t count = 0;
-  int64_t scanned = 0;
-  uint64_t bytes = 0;
-  std::optional<Item> last_key;
-  std::string index_name;
-  bool index_is_global = false;
-};
-
 bool IsEmptyKeyValue(const AttributeValue& v) {
   return (v.type() == model::Type::kS && std::get<std::string>(v.v).empty()) ||
          (v.type() == model::Type::kB && std::get<model::Binary>(v.v).bytes.empty());
@@ -459,8 +448,8 @@ Error InvalidStartKey() {
       "The provided starting key is invalid: The provided key element does not match the schema");
 }
 
-// ExclusiveStartKey must hold exactly the table's key attributes (and the index's, when
-// reading an index) with the right types.
+}  // namespace
+
 Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryIndex* index,
                         const Item& esk) {
   std::vector<const model::KeyAttribute*> attrs = {&table.key_schema.hash};
@@ -485,27 +474,28 @@ Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryInd
   return Status();
 }
 
-struct Target {
-  std::shared_ptr<const store::TableInfo> table;
-  const store::SecondaryIndex* index = nullptr;
-  bool global = false;
-  kv::Subspace subspace;
-};
+PageTarget MakePageTarget(std::shared_ptr<const store::TableInfo> table,
+                          const store::SecondaryIndex* index) {
+  PageTarget t;
+  t.table = std::move(table);
+  t.index = index;
+  if (index != nullptr) {
+    for (const auto& i : t.table->global_indexes) t.global = t.global || &i == index;
+    t.subspace = store::layout::Index(t.table->id, index->id);
+  } else {
+    t.subspace = store::layout::Items(t.table->id);
+  }
+  return t;
+}
 
-Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
-  Target t;
-  FDYNO_ASSIGN_OR_RETURN(t.table, FindActiveTable(*s.catalog, tx, r.table_name));
-  const store::TableInfo& table = *t.table;
+namespace {
+
+Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> found,
+                         FindActiveTable(*s.catalog, tx, r.table_name));
+  const store::SecondaryIndex* index = r.index_name ? found->FindIndex(*r.index_name) : nullptr;
+  PageTarget t = MakePageTarget(std::move(found), index);
   if (r.index_name) {
-    for (const auto& i : table.local_indexes) {
-      if (i.name == *r.index_name) t.index = &i;
-    }
-    for (const auto& i : table.global_indexes) {
-      if (i.name == *r.index_name) {
-        t.index = &i;
-        t.global = true;
-      }
-    }
     if (t.index == nullptr) {
       return Error::Validation("The table does not have the specified index: " + *r.index_name);
     }
@@ -528,21 +518,17 @@ Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const R
         "for global secondary index " +
         t.index->name + " because its projection type is not ALL");
   }
-  if (t.index) {
-    t.subspace = store::layout::Index(table.id, t.index->id);
-  } else {
-    t.subspace = store::layout::Items(table.id);
-  }
   return t;
 }
 
-// The kv key of the entry an ExclusiveStartKey names.
-std::string StartKeyEntry(const Target& t, const Item& esk) {
+}  // namespace
+
+std::string StartKeyEntry(const PageTarget& t, const Item& esk) {
   if (t.index) return store::IndexEntryKey(t.table->id, *t.index, t.table->key_schema, esk);
   return StorageKey(*t.table, esk);
 }
 
-Item PageKeyOf(const Target& t, const Item& item) {
+Item PageKeyOf(const PageTarget& t, const Item& item) {
   Item key = KeyOf(t.table->key_schema, item);
   if (t.index) {
     key.emplace(t.index->key_schema.hash.name, item.at(t.index->key_schema.hash.name));
@@ -553,28 +539,18 @@ Item PageKeyOf(const Target& t, const Item& item) {
   return key;
 }
 
-// The network-thread try of a page (ReadAsync): it reads at most `bytes` there, and marks
-// `exceeded` when the page needs more (the page is then read on a worker).
-struct InlineBound {
-  uint64_t bytes = 0;
-  bool exceeded = false;
-};
-
-// Reads [begin, end) in the requested direction into `page`. With `bound`: gives up (an error
-// never sent to a client) once more than bound->bytes were read.
-Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r, const Plan& plan,
-                 const Target& t, std::string begin, std::string end, Page& page,
+Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpec& spec,
+                 const PageTarget& t, std::string begin, std::string end, PageOutput& page,
                  InlineBound* bound) {
   const auto started = std::chrono::steady_clock::now();
-  const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
-                          t.index->projection.type != store::ProjectionType::kAll;
+  const bool fetch_base = spec.fetch_base;
   // Whole stored items are returned as they are: no filter, projection or base item to add.
   const bool whole_items =
-      !fetch_base && !plan.filter && !plan.projection && r.select != Select::kCount;
+      !fetch_base && !spec.filter && !spec.projection && !spec.output && !spec.count_only;
   // Limit counts items read (before the filter); the 1 MB bound applies to what was read.
   auto page_ends = [&] {
-    return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
-           std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
+    return (spec.limit > 0 && page.scanned >= spec.limit) || page.bytes >= options.page_bytes ||
+           std::chrono::steady_clock::now() - started >= options.page_time_budget;
   };
   auto over_bound = [&] {
     if (bound == nullptr || page.bytes <= bound->bytes) return false;
@@ -584,8 +560,8 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   auto over_bound_error = [] { return Error::Internal("page larger than the inline read bound"); };
   while (begin < end) {
     kv::RangeOptions ro;
-    ro.limit = s.options.read_batch;
-    ro.reverse = !r.forward;
+    ro.limit = options.read_batch;
+    ro.reverse = !spec.forward;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
     const std::string* last_item = nullptr;  // the last item key handled in this batch
     for (const kv::KeyValue& kv : rr.kvs) {
@@ -627,17 +603,21 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
                                  store::ReadItem(tx, StorageKey(*t.table, item)));
           if (stored) {
             FDYNO_ASSIGN_OR_RETURN(base, model::DecodeStoredItem(stored->image));
-            page.bytes += model::ItemSize(base);
+            const uint64_t base_size = model::ItemSize(base);
+            page.bytes += base_size;
+            page.base_bytes += base_size;
             full = &base;
           }
         }
-        if (!plan.filter || expr::EvaluateCondition(*plan.filter, *full)) {
+        if (!spec.filter || expr::EvaluateCondition(*spec.filter, *full)) {
           ++page.count;
-          if (r.select != Select::kCount) {
+          if (!spec.count_only) {
             if (page.items.GetSize() > 0) page.items.Put(',');
             Writer iw(page.items);
-            if (plan.projection) {
-              model::WriteItem(iw, expr::Project(*full, *plan.projection));
+            if (spec.output) {
+              model::WriteItem(iw, spec.output(*full));
+            } else if (spec.projection) {
+              model::WriteItem(iw, expr::Project(*full, *spec.projection));
             } else {
               model::WriteItem(iw, *full);
             }
@@ -651,7 +631,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
       }
     }
     if (last_item != nullptr) {
-      if (r.forward) {
+      if (spec.forward) {
         begin = store::ItemRangeEnd(*last_item);
       } else {
         end = *last_item;
@@ -661,7 +641,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
     if (!rr.kvs.empty()) {
       // The batch may have ended on chunks: continue after (before) the last key read.
       const std::string& last = rr.kvs.back().key;
-      if (r.forward) {
+      if (spec.forward) {
         if (begin <= last) begin = last + '\x00';
       } else if (end > last) {
         end = last;
@@ -671,13 +651,15 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   return Status();
 }
 
+namespace {
+
 // The key schema a Query reads by: the index's when reading an index, else the table's.
-const model::KeySchema& QuerySchema(const Target& t) {
+const model::KeySchema& QuerySchema(const PageTarget& t) {
   return t.index ? t.index->key_schema : t.table->key_schema;
 }
 
 // The partition and sort-key range a Query's key condition selects.
-Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) {
+Result<expr::KeyCondition> QueryKeyCondition(const PageTarget& t, const Plan& plan) {
   expr::KeySchema ks;
   const model::KeySchema& schema = QuerySchema(t);
   ks.hash_name = schema.hash.name;
@@ -689,9 +671,10 @@ Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) 
   return expr::ExtractKeyCondition(*plan.key_condition, ks);
 }
 
-// A Query without a sort key condition: its ExclusiveStartKey must lie in the queried
-// partition.
-Status CheckStartKeyInPartition(const Target& t, const expr::KeyCondition& kc, const Item& esk) {
+}  // namespace
+
+Status CheckStartKeyInPartition(const PageTarget& t, const expr::KeyCondition& kc,
+                                const Item& esk) {
   auto it = esk.find(QuerySchema(t).hash.name);
   if (it == esk.end() || !(it->second == kc.hash_value)) {
     return Error::Validation(
@@ -720,7 +703,7 @@ Status CheckStartKeyInRange(const std::string& begin, const std::string& end,
 }
 
 // [begin, end) of a Query.
-Result<std::pair<std::string, std::string>> QueryRange(const Target& t,
+Result<std::pair<std::string, std::string>> QueryRange(const PageTarget& t,
                                                        const expr::KeyCondition& kc) {
   const store::TableInfo& table = *t.table;
   std::string pbegin, pend;
@@ -763,7 +746,9 @@ Result<std::pair<std::string, std::string>> QueryRange(const Target& t,
   return std::make_pair(pbegin, pend);
 }
 
-std::pair<std::string, std::string> ScanRange(const Target& t, const ReadRequest& r) {
+namespace {
+
+std::pair<std::string, std::string> ScanRange(const PageTarget& t, const ReadRequest& r) {
   auto [begin, end] = t.subspace.Range();
   if (r.segment && r.total_segments) {
     const uint64_t total = static_cast<uint64_t>(*r.total_segments);
@@ -801,10 +786,10 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   options.read_only = true;
   if (bound != nullptr) options.max_attempts = 1;  // a retry's backoff must not sleep there
   FDYNO_ASSIGN_OR_RETURN(
-      Page page,
-      kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-        Page page;
-        FDYNO_ASSIGN_OR_RETURN(Target t, ResolveTarget(s, tx, r));
+      PageOutput page,
+      kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
+        PageOutput page;
+        FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
         if (t.index) {
           page.index_name = t.index->name;
           page.index_is_global = t.global;
@@ -837,7 +822,15 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
             end = std::min(end, start);
           }
         }
-        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page, bound));
+        PageSpec spec;
+        spec.limit = r.limit;
+        spec.forward = r.forward;
+        spec.count_only = r.select == Select::kCount;
+        spec.fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
+                          t.index->projection.type != store::ProjectionType::kAll;
+        spec.filter = plan.filter ? &*plan.filter : nullptr;
+        spec.projection = plan.projection ? &*plan.projection : nullptr;
+        FDYNO_RETURN_IF_ERROR(ReadRange(s.options, tx, spec, t, begin, end, page, bound));
         return page;
       }));
 
@@ -898,9 +891,8 @@ void ReadAsync(std::shared_ptr<const ReadServices> s, bool is_query, const Reque
     Result<std::string> page = ReadPage(*s, *job, ctx, &bound);
     if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
   }
-  ctx.blocking([s, job, ctx, respond = std::move(respond)] {
-    respond(ReadPage(*s, *job, ctx, nullptr));
-  });
+  ctx.blocking(
+      [s, job, ctx, respond = std::move(respond)] { respond(ReadPage(*s, *job, ctx, nullptr)); });
 }
 
 }  // namespace
@@ -919,11 +911,11 @@ void RegisterQueryOperations(OperationRegistry& registry, const Services& servic
     return ReadOp(*s, false, ctx, body);
   });
   for (bool is_query : {true, false}) {
-    registry.RegisterAsync(is_query ? "Query" : "Scan",
-                           [s, is_query](const RequestContext& ctx, const rapidjson::Value& body,
-                                         Respond respond) {
-                             ReadAsync(s, is_query, ctx, body, std::move(respond));
-                           });
+    registry.RegisterAsync(
+        is_query ? "Query" : "Scan",
+        [s, is_query](const RequestContext& ctx, const rapidjson::Value& body, Respond respond) {
+          ReadAsync(s, is_query, ctx, body, std::move(respond));
+        });
   }
 }
 

@@ -1,0 +1,414 @@
+#include "api/partiql_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "api/item_keys.h"
+#include "api/json_util.h"
+#include "api/query_pages.h"
+#include "expr/evaluate.h"
+#include "kv/run.h"
+#include "model/base64.h"
+#include "model/item_codec.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "model/stored_json.h"
+#include "partiql/parser.h"
+#include "store/items.h"
+
+namespace fdyno::api {
+namespace {
+
+using model::AttributeValue;
+using model::Item;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// How long a NextToken stays valid.
+constexpr int64_t kTokenLifetimeMs = 60 * 60 * 1000;
+constexpr size_t kMaxNextTokenBytes = 32768;
+
+// ---- the request ---------------------------------------------------------------------------
+
+struct StatementRequest {
+  std::string statement;
+  partiql::Parameters parameters;
+  bool consistent_read = false;
+  std::optional<std::string> next_token;
+  int64_t limit = 0;  // 0: none
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+  bool return_old_on_condition_failure = false;
+};
+
+Result<StatementRequest> DecodeRequest(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  // Deserialization: member types first.
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(body, "Statement"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(body, "Parameters"));
+  if (params) {
+    for (const auto& v : params->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(body, "ConsistentRead"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> token, GetString(body, "NextToken"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
+                         GetString(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
+                         GetString(body, "ReturnValuesOnConditionCheckFailure"));
+
+  // Constraints of the API model, reported together.
+  ConstraintErrors errors;
+  errors.NotNull("statement", statement.has_value());
+  if (statement) {
+    errors.MinLength("statement", *statement, 1);
+    errors.MaxLength("statement", *statement, partiql::kMaxStatementBytes);
+  }
+  if (params && params->GetArray().Empty()) {
+    errors.Add("parameters", "[]", "Member must have length greater than or equal to 1");
+  }
+  if (token) {
+    errors.MinLength("nextToken", *token, 1);
+    errors.MaxLength("nextToken", *token, kMaxNextTokenBytes);
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (limit) errors.MinValue("limit", *limit, 1);
+  if (rvocf) errors.Enum("returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  StatementRequest r;
+  r.statement = std::string(*statement);
+  if (params) {
+    for (const auto& v : params->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
+      r.parameters.push_back(std::move(value));
+    }
+  }
+  r.consistent_read = consistent.value_or(false);
+  if (token) r.next_token = std::string(*token);
+  r.limit = limit.value_or(0);
+  std::string rcc_text = rcc ? std::string(*rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  r.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  return r;
+}
+
+// ---- NextToken -----------------------------------------------------------------------------
+
+// FNV-1a over the account, the statement and the parameters: what a token belongs to.
+uint64_t RequestHash(const RequestContext& ctx, const StatementRequest& r) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // a separator no text contains
+    h *= 1099511628211ull;
+  };
+  mix(ctx.account_id);
+  mix(r.statement);
+  for (const AttributeValue& v : r.parameters) mix(model::AttributeValueToJson(v));
+  return h;
+}
+
+std::string HashText(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string EncodeToken(uint64_t hash, int64_t issued_ms, const Item& key) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("v");
+  w.Int(1);
+  w.Key("h");
+  std::string h = HashText(hash);
+  w.String(h.data(), static_cast<rapidjson::SizeType>(h.size()));
+  w.Key("t");
+  w.Int64(issued_ms);
+  w.Key("k");
+  model::WriteItem(w, key);
+  w.EndObject();
+  return model::Base64Encode(std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+// The key a NextToken resumes after.
+Result<Item> DecodeToken(const RequestContext& ctx, Clock& clock, const StatementRequest& r,
+                         const std::string& token) {
+  const Error invalid = Error::Validation("Invalid NextToken");
+  std::optional<std::string> json = model::Base64Decode(token);
+  if (!json) return invalid;
+  rapidjson::Document doc;
+  doc.Parse(json->data(), json->size());
+  if (doc.HasParseError() || !doc.IsObject()) return invalid;
+  const rapidjson::Value* v = Member(doc, "v");
+  const rapidjson::Value* h = Member(doc, "h");
+  const rapidjson::Value* t = Member(doc, "t");
+  const rapidjson::Value* k = Member(doc, "k");
+  if (!v || !v->IsInt() || v->GetInt() != 1 || !h || !h->IsString() || !t || !t->IsInt64() || !k ||
+      !k->IsObject()) {
+    return invalid;
+  }
+  Result<Item> key = model::DecodeItem(*k);
+  if (!key.ok()) return invalid;
+  if (AsStringView(*h) != HashText(RequestHash(ctx, r))) {
+    return Error::Validation("NextToken does not match request");
+  }
+  if (clock.WallMillis() - t->GetInt64() >= kTokenLifetimeMs) {
+    return Error::Validation("Given NextToken has already expired");
+  }
+  return std::move(key).value();
+}
+
+// ---- planning ------------------------------------------------------------------------------
+
+partiql::IndexSchema IndexSchemaOf(const store::SecondaryIndex& i, bool global) {
+  partiql::IndexSchema out;
+  out.name = i.name;
+  out.global = global;
+  out.key_schema = i.key_schema;
+  switch (i.projection.type) {
+    case store::ProjectionType::kAll:
+      out.projection = partiql::IndexSchema::Projection::kAll;
+      break;
+    case store::ProjectionType::kKeysOnly:
+      out.projection = partiql::IndexSchema::Projection::kKeysOnly;
+      break;
+    case store::ProjectionType::kInclude:
+      out.projection = partiql::IndexSchema::Projection::kInclude;
+      break;
+  }
+  out.non_key_attributes = i.projection.non_key_attributes;
+  out.readable = i.status == store::IndexStatus::kActive && !i.backfilling;
+  return out;
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+struct ReadServices {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = nullptr;
+  PartiqlOptions options;
+};
+
+// What a SELECT read: the items (JSON objects joined by commas) and what to render after.
+struct ReadResult {
+  rapidjson::StringBuffer items{nullptr, 4 << 10};
+  std::optional<Item> last_key;
+  ConsumedCapacity consumed;
+};
+
+// A point read: GetItem's read, then the statement's filter and projection.
+Status ReadPoint(kv::Transaction& tx, const store::TableInfo& table, const partiql::ReadPlan& plan,
+                 bool consistent, ReadResult& out) {
+  FDYNO_RETURN_IF_ERROR(ValidateKey(table.key_schema, plan.key));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                         store::ReadItem(tx, StorageKey(table, plan.key)));
+  uint64_t size = 0;
+  if (stored) {
+    if (!plan.filter && plan.all_attributes) {
+      // Straight from the stored bytes, as GetItem does.
+      FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, out.items));
+    } else {
+      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      size = model::ItemSize(item);
+      if (!plan.filter || expr::EvaluateCondition(*plan.filter, item)) {
+        Writer w(out.items);
+        model::WriteItem(w, partiql::ProjectOutput(item, plan));
+      }
+    }
+  }
+  out.consumed.table_units = ReadUnits(size, consistent);
+  return Status::Ok();
+}
+
+// A Query or Scan page of the table or index.
+Status ReadPages(const ReadServices& s, kv::Transaction& tx,
+                 std::shared_ptr<const store::TableInfo> table, const partiql::ReadPlan& plan,
+                 const StatementRequest& r, const std::optional<Item>& start, ReadResult& out) {
+  const store::SecondaryIndex* index = plan.index ? table->FindIndex(plan.index->name) : nullptr;
+  PageTarget t = MakePageTarget(std::move(table), index);
+  const bool query = plan.access == partiql::ReadPlan::Access::kQuery;
+  std::string begin, end;
+  if (query) {
+    FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, plan.key_condition));
+    std::tie(begin, end) = std::move(range);
+  } else {
+    std::tie(begin, end) = t.subspace.Range();
+  }
+  const bool forward = !query || plan.forward;
+  if (start) {
+    FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *start));
+    std::string entry = StartKeyEntry(t, *start);
+    if (query && !plan.key_condition.range) {
+      FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, plan.key_condition, *start));
+    } else if (query) {
+      FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, entry, forward));
+    }
+    if (forward) {
+      begin = std::max(begin, store::ItemRangeEnd(entry));
+    } else {
+      end = std::min(end, entry);
+    }
+  }
+  PageSpec spec;
+  spec.limit = r.limit;
+  spec.forward = forward;
+  spec.fetch_base = plan.fetch_base;
+  spec.filter = plan.filter ? &*plan.filter : nullptr;
+  if (!plan.all_attributes) {
+    spec.output = [&plan](const Item& item) { return partiql::ProjectOutput(item, plan); };
+  }
+  PageOutput page;
+  FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, nullptr));
+  out.items = std::move(page.items);
+  out.last_key = std::move(page.last_key);
+  const double units = ReadUnits(page.bytes - page.base_bytes, r.consistent_read);
+  if (t.index == nullptr) {
+    out.consumed.table_units = units;
+  } else {
+    if (page.base_bytes > 0)
+      out.consumed.table_units = ReadUnits(page.base_bytes, r.consistent_read);
+    auto& arm = t.global ? out.consumed.global_indexes : out.consumed.local_indexes;
+    arm.emplace_back(t.index->name, units);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
+                              const StatementRequest& r, const partiql::BoundStatement& bound) {
+  std::optional<Item> start;
+  if (r.next_token) {
+    FDYNO_ASSIGN_OR_RETURN(start, DecodeToken(ctx, *s.clock, r, *r.next_token));
+  }
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<ReadResult> result,
+      kv::Run(
+          *s.db, options,
+          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
+            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                                   FindActiveTable(*s.catalog, tx, bound.table()));
+            const partiql::TableSchema schema = SchemaOf(*table);
+            partiql::PlanOptions po;
+            po.consistent_read = r.consistent_read;
+            FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan, partiql::PlanStatement(bound, schema, po));
+            auto out = std::make_shared<ReadResult>();
+            out->consumed.table_name = table->name;
+            if (plan.read.access == partiql::ReadPlan::Access::kGet) {
+              FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, r.consistent_read, *out));
+            } else {
+              FDYNO_RETURN_IF_ERROR(ReadPages(s, tx, std::move(table), plan.read, r, start, *out));
+            }
+            return out;
+          }));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Items");
+  w.StartArray();
+  if (result->items.GetSize() > 0) {
+    w.RawValue(result->items.GetString(), result->items.GetSize(), rapidjson::kObjectType);
+  }
+  w.EndArray();
+  if (result->last_key) {
+    std::string token = EncodeToken(RequestHash(ctx, r), s.clock->WallMillis(), *result->last_key);
+    w.Key("NextToken");
+    w.String(token.data(), static_cast<rapidjson::SizeType>(token.size()));
+  }
+  WriteConsumedCapacity(w, r.return_consumed_capacity, result->consumed);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
+                             const StatementRequest& r, const partiql::BoundStatement& bound) {
+  if (!s.options.write) {
+    return Error::Validation(
+        "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server "
+        "yet");
+  }
+  PartiqlWriteRequest w;
+  w.statement = &bound;
+  w.plan = [&bound](const store::TableInfo& table) -> Result<partiql::WritePlan> {
+    FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                           partiql::PlanStatement(bound, SchemaOf(table), partiql::PlanOptions{}));
+    return std::move(plan.write);
+  };
+  w.return_old_on_condition_failure = r.return_old_on_condition_failure;
+  w.return_consumed_capacity = r.return_consumed_capacity;
+  FDYNO_ASSIGN_OR_RETURN(PartiqlWriteOutcome outcome, s.options.write(ctx, w));
+  rapidjson::StringBuffer buffer;
+  Writer out(buffer);
+  out.StartObject();
+  out.Key("Items");
+  out.StartArray();
+  if (outcome.returned && !outcome.returned->empty()) model::WriteItem(out, *outcome.returned);
+  out.EndArray();
+  WriteConsumedCapacity(out, r.return_consumed_capacity, outcome.consumed);
+  out.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+Result<std::string> ExecuteStatementOp(const ReadServices& s, const RequestContext& ctx,
+                                       const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(StatementRequest r, DecodeRequest(body));
+  FDYNO_ASSIGN_OR_RETURN(partiql::ast::Statement parsed, partiql::Parse(r.statement));
+  if (parsed.kind == partiql::ast::Statement::Kind::kExists) {
+    return Error::Validation("EXISTS can only be used in ExecuteTransaction write requests.");
+  }
+  FDYNO_ASSIGN_OR_RETURN(partiql::BoundStatement bound, partiql::Bind(parsed, r.parameters));
+  if (bound.is_read()) return RunSelect(s, ctx, r, bound);
+  return RunWrite(s, ctx, r, bound);
+}
+
+}  // namespace
+
+partiql::TableSchema SchemaOf(const store::TableInfo& table) {
+  partiql::TableSchema out;
+  out.name = table.name;
+  out.key_schema = table.key_schema;
+  out.indexes.reserve(table.local_indexes.size() + table.global_indexes.size());
+  for (const store::SecondaryIndex& i : table.local_indexes) {
+    out.indexes.push_back(IndexSchemaOf(i, false));
+  }
+  for (const store::SecondaryIndex& i : table.global_indexes) {
+    out.indexes.push_back(IndexSchemaOf(i, true));
+  }
+  return out;
+}
+
+void RegisterPartiqlOperations(OperationRegistry& registry, const Services& services,
+                               PartiqlOptions options) {
+  auto s = std::make_shared<ReadServices>();
+  s->db = services.db;
+  s->catalog = services.catalog;
+  s->clock = services.clock != nullptr ? services.clock : Clock::Real();
+  s->options = std::move(options);
+  registry.Register("ExecuteStatement",
+                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
+                      return ExecuteStatementOp(*s, ctx, body);
+                    });
+}
+
+}  // namespace fdyno::api
