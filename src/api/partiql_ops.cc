@@ -282,12 +282,41 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   if (t.index == nullptr) {
     out.consumed.table_units = units;
   } else {
-    if (page.base_bytes > 0)
-      out.consumed.table_units = ReadUnits(page.base_bytes, r.consistent_read);
+    if (page.base_read_units > 0) {
+      out.consumed.table_units =
+          static_cast<double>(page.base_read_units) * (r.consistent_read ? 1.0 : 0.5);
+    }
     auto& arm = t.global ? out.consumed.global_indexes : out.consumed.local_indexes;
     arm.emplace_back(t.index->name, units);
   }
   return Status::Ok();
+}
+
+kv::RunOptions ReadOptions(const ReadServices& s, const RequestContext& ctx) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.read_only = true;
+  return options;
+}
+
+// The table a statement names, as a transaction sees it, and the statement's plan on it.
+struct Planned {
+  std::shared_ptr<const store::TableInfo> table;
+  partiql::TableSchema schema;
+  partiql::Plan plan;  // may point into `schema`
+};
+
+Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transaction& tx,
+                                              const partiql::BoundStatement& bound,
+                                              bool consistent_read = false) {
+  auto out = std::make_unique<Planned>();
+  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, bound.table()));
+  out->schema = SchemaOf(*out->table);
+  partiql::PlanOptions options;
+  options.consistent_read = consistent_read;
+  FDYNO_ASSIGN_OR_RETURN(out->plan, partiql::PlanStatement(bound, out->schema, options));
+  return std::unique_ptr<const Planned>(std::move(out));
 }
 
 Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
@@ -296,30 +325,22 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
   if (r.next_token) {
     FDYNO_ASSIGN_OR_RETURN(start, DecodeToken(ctx, *s.clock, r, *r.next_token));
   }
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<ReadResult> result,
-      kv::Run(
-          *s.db, options,
-          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
-            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                                   FindActiveTable(*s.catalog, tx, bound.table()));
-            const partiql::TableSchema schema = SchemaOf(*table);
-            partiql::PlanOptions po;
-            po.consistent_read = r.consistent_read;
-            FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan, partiql::PlanStatement(bound, schema, po));
-            auto out = std::make_shared<ReadResult>();
-            out->consumed.table_name = table->name;
-            if (plan.read.access == partiql::ReadPlan::Access::kGet) {
-              FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, r.consistent_read, *out));
-            } else {
-              FDYNO_RETURN_IF_ERROR(ReadPages(s, tx, std::move(table), plan.read, r, start, *out));
-            }
-            return out;
-          }));
+      kv::Run(*s.db, ReadOptions(s, ctx),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
+                FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
+                                       PlanOn(s, tx, bound, r.consistent_read));
+                auto out = std::make_shared<ReadResult>();
+                out->consumed.table_name = p->table->name;
+                const partiql::ReadPlan& plan = p->plan.read;
+                if (plan.access == partiql::ReadPlan::Access::kGet) {
+                  FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read, *out));
+                } else {
+                  FDYNO_RETURN_IF_ERROR(ReadPages(s, tx, p->table, plan, r, start, *out));
+                }
+                return out;
+              }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -344,6 +365,13 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
 Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
                              const StatementRequest& r, const partiql::BoundStatement& bound) {
   if (!s.options.write) {
+    // Everything that can be checked without the mutation path is, so a statement answers its
+    // validation error; a valid one is refused.
+    FDYNO_RETURN_IF_ERROR(
+        kv::Run(*s.db, ReadOptions(s, ctx), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+          FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p, PlanOn(s, tx, bound));
+          return Status::Ok();
+        }));
     return Error::Validation(
         "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server "
         "yet");

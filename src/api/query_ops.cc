@@ -606,6 +606,8 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
             const uint64_t base_size = model::ItemSize(base);
             page.bytes += base_size;
             page.base_bytes += base_size;
+            page.base_read_units +=
+                std::max<uint64_t>(1, (base_size + kReadUnitBytes - 1) / kReadUnitBytes);
             full = &base;
           }
         }

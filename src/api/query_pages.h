@@ -62,8 +62,11 @@ struct PageOutput {
   rapidjson::StringBuffer items{nullptr, 16 << 10};
   int64_t count = 0;
   int64_t scanned = 0;
-  uint64_t bytes = 0;                   // everything read (entries and base items)
-  uint64_t base_bytes = 0;              // of which base items read for fetch_base
+  uint64_t bytes = 0;       // everything read (entries and base items)
+  uint64_t base_bytes = 0;  // of which base items read for fetch_base
+  // The base items' read units at one unit per 4 KB, each item rounded up on its own (each is
+  // a separate read of the table).
+  uint64_t base_read_units = 0;
   std::optional<model::Item> last_key;  // set when the page ended before the range did
   std::string index_name;
   bool index_is_global = false;
