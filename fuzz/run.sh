@@ -10,7 +10,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(number_fuzz key_codec_fuzz attribute_value_json_fuzz item_codec_fuzz expr_fuzz)
+  targets=(number_fuzz key_codec_fuzz attribute_value_json_fuzz item_codec_fuzz expr_fuzz partiql_fuzz)
 fi
 build=${FDYNO_FUZZ_BUILD:-$root/build-fuzz}
 if [ ! -f "$build/build.ninja" ]; then
