@@ -22,6 +22,7 @@
 #include "model/json.h"
 #include "model/stored_json.h"
 #include "partiql/parser.h"
+#include "partiql/statement_cache.h"
 #include "store/items.h"
 
 namespace fdyno::api {
@@ -204,6 +205,7 @@ struct ReadServices {
   store::Catalog* catalog = nullptr;
   Clock* clock = nullptr;
   PartiqlOptions options;
+  mutable partiql::StatementCache statements;
 };
 
 // What a SELECT read: the items (JSON objects joined by commas) and what to render after.
@@ -240,7 +242,8 @@ Status ReadPoint(kv::Transaction& tx, const store::TableInfo& table, const parti
 // A Query or Scan page of the table or index.
 Status ReadPages(const ReadServices& s, kv::Transaction& tx,
                  std::shared_ptr<const store::TableInfo> table, const partiql::ReadPlan& plan,
-                 const StatementRequest& r, const std::optional<Item>& start, ReadResult& out) {
+                 const StatementRequest& r, const std::optional<Item>& start, ReadResult& out,
+                 InlineBound* bound) {
   const store::SecondaryIndex* index = plan.index ? table->FindIndex(plan.index->name) : nullptr;
   PageTarget t = MakePageTarget(std::move(table), index);
   const bool query = plan.access == partiql::ReadPlan::Access::kQuery;
@@ -275,7 +278,7 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
     spec.output = [&plan](const Item& item) { return partiql::ProjectOutput(item, plan); };
   }
   PageOutput page;
-  FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, nullptr));
+  FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, bound));
   out.items = std::move(page.items);
   out.last_key = std::move(page.last_key);
   const double units = ReadUnits(page.bytes - page.base_bytes, r.consistent_read);
@@ -292,11 +295,15 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   return Status::Ok();
 }
 
-kv::RunOptions ReadOptions(const ReadServices& s, const RequestContext& ctx) {
+// With `bound` (the network-thread try): one attempt only, as a retry's backoff must not sleep
+// there.
+kv::RunOptions ReadOptions(const ReadServices& s, const RequestContext& ctx,
+                           const InlineBound* bound = nullptr) {
   kv::RunOptions options;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
   options.clock = s.clock;
   options.read_only = true;
+  if (bound != nullptr) options.max_attempts = 1;
   return options;
 }
 
@@ -319,15 +326,18 @@ Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transac
   return std::unique_ptr<const Planned>(std::move(out));
 }
 
+// Reads and renders a SELECT. With `inline_bound`: gives up past inline_bound->bytes of a page
+// (a point read is never bounded: it reads one item, as GetItem does on the network thread).
 Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
-                              const StatementRequest& r, const partiql::BoundStatement& bound) {
+                              const StatementRequest& r, const partiql::BoundStatement& bound,
+                              InlineBound* inline_bound) {
   std::optional<Item> start;
   if (r.next_token) {
     FDYNO_ASSIGN_OR_RETURN(start, DecodeToken(ctx, *s.clock, r, *r.next_token));
   }
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<ReadResult> result,
-      kv::Run(*s.db, ReadOptions(s, ctx),
+      kv::Run(*s.db, ReadOptions(s, ctx, inline_bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
                                        PlanOn(s, tx, bound, r.consistent_read));
@@ -337,7 +347,8 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
                 if (plan.access == partiql::ReadPlan::Access::kGet) {
                   FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read, *out));
                 } else {
-                  FDYNO_RETURN_IF_ERROR(ReadPages(s, tx, p->table, plan, r, start, *out));
+                  FDYNO_RETURN_IF_ERROR(
+                      ReadPages(s, tx, p->table, plan, r, start, *out, inline_bound));
                 }
                 return out;
               }));
@@ -398,16 +409,48 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-Result<std::string> ExecuteStatementOp(const ReadServices& s, const RequestContext& ctx,
-                                       const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(StatementRequest r, DecodeRequest(body));
-  FDYNO_ASSIGN_OR_RETURN(partiql::ast::Statement parsed, partiql::Parse(r.statement));
-  if (parsed.kind == partiql::ast::Statement::Kind::kExists) {
+// One request, decoded, parsed and bound: what every try of it uses.
+struct StatementJob {
+  StatementRequest r;
+  partiql::BoundStatement bound;
+};
+
+Result<std::shared_ptr<const StatementJob>> Prepare(const ReadServices& s,
+                                                    const rapidjson::Value& body) {
+  auto job = std::make_shared<StatementJob>();
+  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeRequest(body));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const partiql::ast::Statement> parsed,
+                         s.statements.Parse(job->r.statement));
+  if (parsed->kind == partiql::ast::Statement::Kind::kExists) {
     return Error::Validation("EXISTS can only be used in ExecuteTransaction write requests.");
   }
-  FDYNO_ASSIGN_OR_RETURN(partiql::BoundStatement bound, partiql::Bind(parsed, r.parameters));
-  if (bound.is_read()) return RunSelect(s, ctx, r, bound);
-  return RunWrite(s, ctx, r, bound);
+  FDYNO_ASSIGN_OR_RETURN(job->bound, partiql::Bind(*parsed, job->r.parameters));
+  return std::shared_ptr<const StatementJob>(std::move(job));
+}
+
+Result<std::string> Execute(const ReadServices& s, const StatementJob& job,
+                            const RequestContext& ctx, InlineBound* bound) {
+  if (job.bound.is_read()) return RunSelect(s, ctx, job.r, job.bound, bound);
+  return RunWrite(s, ctx, job.r, job.bound);
+}
+
+// The asynchronous form, for a network thread: a SELECT whose page stays within
+// inline_page_bytes (or a point read) is read and answered right there, as GetItem is; a larger
+// page, an attempt that meets a retryable engine error, or a write is run again, whole, on
+// ctx.blocking (a worker). Reads have no effect, so nothing of an abandoned try shows.
+void ExecuteStatementAsync(std::shared_ptr<const ReadServices> s, const RequestContext& ctx,
+                           const rapidjson::Value& body, Respond respond) {
+  Result<std::shared_ptr<const StatementJob>> prepared = Prepare(*s, body);
+  if (!prepared.ok()) return respond(std::move(prepared).error());
+  std::shared_ptr<const StatementJob> job = std::move(prepared).value();
+  if (!ctx.blocking) return respond(Execute(*s, *job, ctx, nullptr));
+  if (job->bound.is_read() && s->options.pages.inline_page_bytes > 0) {
+    InlineBound bound{s->options.pages.inline_page_bytes};
+    Result<std::string> page = RunSelect(*s, ctx, job->r, job->bound, &bound);
+    if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
+  }
+  ctx.blocking(
+      [s, job, ctx, respond = std::move(respond)] { respond(Execute(*s, *job, ctx, nullptr)); });
 }
 
 }  // namespace
@@ -433,10 +476,16 @@ void RegisterPartiqlOperations(OperationRegistry& registry, const Services& serv
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->options = std::move(options);
-  registry.Register("ExecuteStatement",
-                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
-                      return ExecuteStatementOp(*s, ctx, body);
-                    });
+  registry.Register(
+      "ExecuteStatement",
+      [s](const RequestContext& ctx, const rapidjson::Value& body) -> Result<std::string> {
+        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const StatementJob> job, Prepare(*s, body));
+        return Execute(*s, *job, ctx, nullptr);
+      });
+  registry.RegisterAsync("ExecuteStatement", [s](const RequestContext& ctx,
+                                                 const rapidjson::Value& body, Respond respond) {
+    ExecuteStatementAsync(s, ctx, body, std::move(respond));
+  });
 }
 
 }  // namespace fdyno::api

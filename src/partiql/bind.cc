@@ -225,9 +225,23 @@ std::string MisusedFunction(expr::Function f) {
 // condition (a comparison, a logical operator or a condition function).
 struct Converted {
   bool is_condition = false;
-  expr::parsed::Operand operand;
-  expr::parsed::Condition condition;
+  expr::Operand operand;
+  expr::Condition condition;
 };
+
+// A resolved path as the resolver's input (projections and updates go through it).
+expr::parsed::Path ParsedPath(const expr::Path& p) {
+  expr::parsed::Path out;
+  out.elements.reserve(p.elements.size());
+  for (const expr::PathElement& e : p.elements) {
+    if (e.is_index()) {
+      out.elements.push_back({expr::parsed::PathElement::Kind::kIndex, {}, e.index()});
+    } else {
+      out.elements.push_back({expr::parsed::PathElement::Kind::kName, e.name(), 0});
+    }
+  }
+  return out;
+}
 
 class Binder {
  public:
@@ -329,7 +343,8 @@ class Binder {
       if (item.expr.kind != EK::kName && item.expr.kind != EK::kPath) {
         return Invalid("Unexpected path component");
       }
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Path path, BindPath(item.expr));
+      FDYNO_ASSIGN_OR_RETURN(expr::Path resolved, BindPath(item.expr));
+      expr::parsed::Path path = ParsedPath(resolved);
       std::string name = OutputName(path);
       if (!names.insert(name).second)
         return Invalid("Duplicate identifiers in select clause: " + name);
@@ -407,9 +422,9 @@ class Binder {
 
   Result<BoundUpdate> BindUpdate(const ast::Update& up) {
     BoundUpdate out;
-    std::optional<expr::parsed::Condition> where;
+    std::optional<expr::Condition> where;
     if (up.where) {
-      FDYNO_ASSIGN_OR_RETURN(where, BindWhereParsed(*up.where));
+      FDYNO_ASSIGN_OR_RETURN(where, BindWhereTree(*up.where));
     }
     expr::parsed::Update update;
     for (const ast::UpdateAction& a : up.actions) {
@@ -421,22 +436,22 @@ class Binder {
     expr::ResolveContext ctx(nullptr, &values_);
     ctx.OmitExpressionNames();
     FDYNO_ASSIGN_OR_RETURN(out.update, ctx.ResolveUpdate(update));
-    FDYNO_ASSIGN_OR_RETURN(out.where, ResolveWhere(ctx, *where));
+    FDYNO_RETURN_IF_ERROR(CheckWhere(*where));
+    out.where = std::move(*where);
     out.returning = up.returning;
     return out;
   }
 
   Result<BoundDelete> BindDelete(const ast::Delete& d) {
     BoundDelete out;
-    std::optional<expr::parsed::Condition> where;
+    std::optional<expr::Condition> where;
     if (d.where) {
-      FDYNO_ASSIGN_OR_RETURN(where, BindWhereParsed(*d.where));
+      FDYNO_ASSIGN_OR_RETURN(where, BindWhereTree(*d.where));
     }
     FDYNO_ASSIGN_OR_RETURN(out.table, DmlTable(d.from));
     if (!where) return MissingKey();
-    expr::ResolveContext ctx(nullptr, &values_);
-    ctx.OmitExpressionNames();
-    FDYNO_ASSIGN_OR_RETURN(out.where, ResolveWhere(ctx, *where));
+    FDYNO_RETURN_IF_ERROR(CheckWhere(*where));
+    out.where = std::move(*where);
     out.returning = d.returning;
     return out;
   }
@@ -447,14 +462,15 @@ class Binder {
 
   // ---- WHERE ---------------------------------------------------------------------------------
 
+  // The WHERE clause is built as a resolved tree (its values in place), then checked as the
+  // resolver checks a ConditionExpression.
   Result<expr::Condition> BindWhere(const Expr& e) {
-    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Condition parsed, BindWhereParsed(e));
-    expr::ResolveContext ctx(nullptr, &values_);
-    ctx.OmitExpressionNames();
-    return ResolveWhere(ctx, parsed);
+    FDYNO_ASSIGN_OR_RETURN(expr::Condition c, BindWhereTree(e));
+    FDYNO_RETURN_IF_ERROR(CheckWhere(c));
+    return c;
   }
 
-  Result<expr::parsed::Condition> BindWhereParsed(const Expr& e) {
+  Result<expr::Condition> BindWhereTree(const Expr& e) {
     FDYNO_ASSIGN_OR_RETURN(Converted c, Convert(e));
     bool condition_call = c.operand.is_call() && c.operand.call().function != expr::Function::kSize;
     if (!c.is_condition && !condition_call) {
@@ -463,12 +479,11 @@ class Binder {
     return AsCondition(std::move(c));
   }
 
-  static Result<expr::Condition> ResolveWhere(expr::ResolveContext& ctx,
-                                              const expr::parsed::Condition& parsed) {
-    FDYNO_ASSIGN_OR_RETURN(expr::Condition c,
-                           ctx.ResolveCondition(parsed, expr::ExpressionKind::kCondition));
-    FDYNO_RETURN_IF_ERROR(CheckOrderedOperands(c));
-    return c;
+  static Status CheckWhere(const expr::Condition& c) {
+    expr::ResolveContext ctx(nullptr, nullptr);
+    ctx.OmitExpressionNames();
+    FDYNO_RETURN_IF_ERROR(ctx.CheckCondition(c, expr::ExpressionKind::kCondition));
+    return CheckOrderedOperands(c);
   }
 
   // <, <=, >, >= and BETWEEN order only numbers, strings and binaries: a value of another type
@@ -506,16 +521,16 @@ class Binder {
         if (!child.is_condition && !child.operand.is_call()) {
           return Invalid("The argument to NOT must be a Type or Expression");
         }
-        FDYNO_ASSIGN_OR_RETURN(expr::parsed::Condition inner, AsCondition(std::move(child)));
+        FDYNO_ASSIGN_OR_RETURN(expr::Condition inner, AsCondition(std::move(child)));
         return ConditionOf(Not(std::move(inner)));
       }
       case EK::kCompare:
         return ConvertCompare(e);
       case EK::kBetween: {
-        expr::parsed::Condition c;
-        c.kind = expr::parsed::Condition::Kind::kBetween;
+        expr::Condition c;
+        c.kind = expr::Condition::Kind::kBetween;
         for (const Expr& child : e.children) {
-          FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand o, Operand(child));
+          FDYNO_ASSIGN_OR_RETURN(expr::Operand o, Operand(child));
           c.operands.push_back(std::move(o));
         }
         return ConditionOf(e.negated ? Not(std::move(c)) : std::move(c));
@@ -536,40 +551,40 @@ class Binder {
         return Invalid("Unsupported token in expression: SELECT");
       case EK::kName:
       case EK::kPath: {
-        FDYNO_ASSIGN_OR_RETURN(expr::parsed::Path p, BindPath(e));
+        FDYNO_ASSIGN_OR_RETURN(expr::Path p, BindPath(e));
         out.operand.v = std::move(p);
         return out;
       }
       default: {
         FDYNO_ASSIGN_OR_RETURN(AttributeValue v, Value(e, "root", 1));
-        out.operand.v = Placeholder(std::move(v));
+        out.operand.v = std::move(v);
         return out;
       }
     }
   }
 
-  static Converted ConditionOf(expr::parsed::Condition c) {
+  static Converted ConditionOf(expr::Condition c) {
     Converted out;
     out.is_condition = true;
     out.condition = std::move(c);
     return out;
   }
 
-  static expr::parsed::Condition Not(expr::parsed::Condition inner) {
-    expr::parsed::Condition c;
-    c.kind = expr::parsed::Condition::Kind::kNot;
+  static expr::Condition Not(expr::Condition inner) {
+    expr::Condition c;
+    c.kind = expr::Condition::Kind::kNot;
     c.children.push_back(std::move(inner));
     return c;
   }
 
   // A converted node in a condition's place: conditions as they are, a condition function as a
   // function condition; size() and anything else is misused there.
-  static Result<expr::parsed::Condition> AsCondition(Converted c) {
+  static Result<expr::Condition> AsCondition(Converted c) {
     if (c.is_condition) return std::move(c.condition);
     expr::Function f = c.operand.call().function;
     if (f == expr::Function::kSize || IsUpdateFunction(f)) return Invalid(MisusedFunction(f));
-    expr::parsed::Condition out;
-    out.kind = expr::parsed::Condition::Kind::kFunction;
+    expr::Condition out;
+    out.kind = expr::Condition::Kind::kFunction;
     out.operands.push_back(std::move(c.operand));
     return out;
   }
@@ -579,19 +594,18 @@ class Binder {
     FDYNO_ASSIGN_OR_RETURN(Converted b, Convert(e.children[1]));
     auto op_node = [](const Converted& c) { return c.is_condition || c.operand.is_call(); };
     if (!op_node(a) || !op_node(b)) return Invalid("The arguments to AND/OR must be Expressions");
-    expr::parsed::Condition c;
-    c.kind = e.kind == EK::kAnd ? expr::parsed::Condition::Kind::kAnd
-                                : expr::parsed::Condition::Kind::kOr;
-    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Condition left, AsCondition(std::move(a)));
-    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Condition right, AsCondition(std::move(b)));
+    expr::Condition c;
+    c.kind = e.kind == EK::kAnd ? expr::Condition::Kind::kAnd : expr::Condition::Kind::kOr;
+    FDYNO_ASSIGN_OR_RETURN(expr::Condition left, AsCondition(std::move(a)));
+    FDYNO_ASSIGN_OR_RETURN(expr::Condition right, AsCondition(std::move(b)));
     c.children.push_back(std::move(left));
     c.children.push_back(std::move(right));
     return ConditionOf(std::move(c));
   }
 
   Result<Converted> ConvertCompare(const Expr& e) {
-    expr::parsed::Condition c;
-    c.kind = expr::parsed::Condition::Kind::kCompare;
+    expr::Condition c;
+    c.kind = expr::Condition::Kind::kCompare;
     const std::string& op = e.op;
     c.op = op == "="    ? expr::CompareOp::kEq
            : op == "<>" ? expr::CompareOp::kNe
@@ -600,7 +614,7 @@ class Binder {
            : op == ">"  ? expr::CompareOp::kGt
                         : expr::CompareOp::kGe;
     for (const Expr& child : e.children) {
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand o, Operand(child));
+      FDYNO_ASSIGN_OR_RETURN(expr::Operand o, Operand(child));
       c.operands.push_back(std::move(o));
     }
     return ConditionOf(std::move(c));
@@ -613,12 +627,12 @@ class Binder {
           "IN operator must have a left hand argument of type Variable Reference and right hand "
           "argument of type Seq with at least one member");
     }
-    expr::parsed::Condition c;
-    c.kind = expr::parsed::Condition::Kind::kIn;
-    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand left, Operand(e.children[0]));
+    expr::Condition c;
+    c.kind = expr::Condition::Kind::kIn;
+    FDYNO_ASSIGN_OR_RETURN(expr::Operand left, Operand(e.children[0]));
     c.operands.push_back(std::move(left));
     for (const Expr& member : list.children) {
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand o, Operand(member));
+      FDYNO_ASSIGN_OR_RETURN(expr::Operand o, Operand(member));
       c.operands.push_back(std::move(o));
     }
     if (list.children.size() > expr::kMaxInOperands) {
@@ -637,8 +651,8 @@ class Binder {
       return Invalid(
           "The left hand side argument to IS must be a Variable Reference, Literal, or Path");
     }
-    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand operand, Operand(x));
-    expr::parsed::Condition c;
+    FDYNO_ASSIGN_OR_RETURN(expr::Operand operand, Operand(x));
+    expr::Condition c;
     const std::string& type = e.text;
     std::string dynamo_type;
     if (type == "boolean" || type == "bool") dynamo_type = "BOOL";
@@ -648,23 +662,23 @@ class Binder {
     if (type == "struct" || type == "tuple") dynamo_type = "M";
     if (type == "list") dynamo_type = "L";
     if (type == "missing") {
-      c.kind = expr::parsed::Condition::Kind::kFunction;
-      expr::parsed::Call call;
+      c.kind = expr::Condition::Kind::kFunction;
+      expr::Call call;
       call.function = expr::Function::kAttributeNotExists;
       call.args.push_back(std::move(operand));
-      c.operands.push_back(expr::parsed::Operand{std::move(call)});
+      c.operands.push_back(expr::Operand{std::move(call)});
     } else if (type == "null") {
-      c.kind = expr::parsed::Condition::Kind::kCompare;
+      c.kind = expr::Condition::Kind::kCompare;
       c.op = expr::CompareOp::kEq;
       c.operands.push_back(std::move(operand));
-      c.operands.push_back(expr::parsed::Operand{Placeholder(AttributeValue::MakeNull())});
+      c.operands.push_back(expr::Operand{AttributeValue::MakeNull()});
     } else if (!dynamo_type.empty()) {
-      c.kind = expr::parsed::Condition::Kind::kFunction;
-      expr::parsed::Call call;
+      c.kind = expr::Condition::Kind::kFunction;
+      expr::Call call;
       call.function = expr::Function::kAttributeType;
       call.args.push_back(std::move(operand));
-      call.args.push_back(expr::parsed::Operand{Placeholder(AttributeValue::S(dynamo_type))});
-      c.operands.push_back(expr::parsed::Operand{std::move(call)});
+      call.args.push_back(expr::Operand{AttributeValue::S(dynamo_type)});
+      c.operands.push_back(expr::Operand{std::move(call)});
     } else {
       return Invalid("Unsupported data type for IS operator: " + Upper(type) +
                      ". Supported data types are [MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, "
@@ -680,10 +694,10 @@ class Binder {
     if (IsUpdateFunction(*f)) {
       return Invalid("The function is not allowed in a condition expression; function: " + name);
     }
-    expr::parsed::Call call;
+    expr::Call call;
     call.function = *f;
     for (const Expr& arg : e.children) {
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Operand o, Operand(arg));
+      FDYNO_ASSIGN_OR_RETURN(expr::Operand o, Operand(arg));
       call.args.push_back(std::move(o));
     }
     Converted out;
@@ -692,7 +706,7 @@ class Binder {
   }
 
   // An operand of a comparison, BETWEEN, IN or function: a value, a path or size().
-  Result<expr::parsed::Operand> Operand(const Expr& e) {
+  Result<expr::Operand> Operand(const Expr& e) {
     FDYNO_ASSIGN_OR_RETURN(Converted c, Convert(e));
     if (c.is_condition) return Invalid("Unsupported token in expression: " + NodeWord(e));
     if (c.operand.is_call() && c.operand.call().function != expr::Function::kSize) {
@@ -709,7 +723,8 @@ class Binder {
     if (target.kind != EK::kName && target.kind != EK::kPath) {
       return Invalid("Unrecognized assignment target: " + NodeWord(target));
     }
-    FDYNO_ASSIGN_OR_RETURN(out.path, BindPath(target));
+    FDYNO_ASSIGN_OR_RETURN(expr::Path target_path, BindPath(target));
+    out.path = ParsedPath(target_path);
     if (a.kind == ast::UpdateAction::Kind::kRemove) {
       out.kind = expr::parsed::UpdateAction::Kind::kRemove;
       return out;
@@ -745,8 +760,8 @@ class Binder {
     const Expr& first = call.children[0];
     bool same = false;
     if (first.kind == EK::kName || first.kind == EK::kPath) {
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Path p, BindPath(first));
-      same = SamePath(p, out.path);
+      FDYNO_ASSIGN_OR_RETURN(expr::Path p, BindPath(first));
+      same = SamePath(ParsedPath(p), out.path);
     }
     if (!same)
       return Invalid("The first argument to SET_" + which + " must equal the assignment value");
@@ -781,8 +796,8 @@ class Binder {
     switch (e.kind) {
       case EK::kName:
       case EK::kPath: {
-        FDYNO_ASSIGN_OR_RETURN(expr::parsed::Path p, BindPath(e));
-        return expr::parsed::Operand{std::move(p)};
+        FDYNO_ASSIGN_OR_RETURN(expr::Path p, BindPath(e));
+        return expr::parsed::Operand{ParsedPath(p)};
       }
       case EK::kCall: {
         std::string name = Lower(e.text);
@@ -816,22 +831,23 @@ class Binder {
 
   // ---- paths and values ----------------------------------------------------------------------
 
-  Result<expr::parsed::Path> BindPath(const Expr& e) {
-    expr::parsed::Path out;
+  Result<expr::Path> BindPath(const Expr& e) {
+    expr::Path out;
     const Expr& root = e.kind == EK::kPath ? e.children[0] : e;
     if (root.kind == EK::kList) return Invalid("A path cannot start with a list index");
     if (root.kind != EK::kName) return Invalid("Unexpected path component");
     if (root.text.empty()) return Invalid("Path component cannot be an empty string");
-    out.elements.push_back({expr::parsed::PathElement::Kind::kName, root.text, 0});
+    out.elements.reserve(e.kind == EK::kPath ? e.children.size() : 1);
+    out.elements.emplace_back().v.emplace<0>(root.text);
     if (e.kind != EK::kPath) return out;
     for (size_t i = 1; i < e.children.size(); ++i) {
       const Expr& step = e.children[i];
       if (step.kind == EK::kPathName) {
         if (step.text.empty()) return Invalid("Path component cannot be an empty string");
-        out.elements.push_back({expr::parsed::PathElement::Kind::kName, step.text, 0});
+        out.elements.emplace_back().v.emplace<0>(step.text);
       } else if (step.kind == EK::kPathIndex) {
         FDYNO_ASSIGN_OR_RETURN(uint64_t index, ListIndex(step.text));
-        out.elements.push_back({expr::parsed::PathElement::Kind::kIndex, {}, index});
+        out.elements.emplace_back().v.emplace<1>(index);
       } else if (step.kind == EK::kPathStar && step.text == "[*]") {
         return Invalid("Wildcard path component like a[*].b are not supported");
       } else if (step.kind == EK::kPathStar) {

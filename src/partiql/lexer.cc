@@ -13,12 +13,6 @@ bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // DynamoDB answers a lexical error with the envelope and no detail.
 Error LexError() { return MalformedStatement(""); }
 
@@ -66,8 +60,16 @@ class Lexer {
     if (IsIdentStart(c)) {
       while (i_ < s_.size() && IsIdentChar(s_[i_])) ++i_;
       std::string_view word = s_.substr(start, i_ - start);
-      std::string lower = Lower(word);
-      if (IsKeyword(lower)) return Make(Tok::kKeyword, std::move(lower), start);
+      // No keyword is longer than this; the lower-case copy of a word stays on the stack.
+      constexpr size_t kLongestKeyword = 32;
+      if (word.size() <= kLongestKeyword) {
+        char lower[kLongestKeyword];
+        for (size_t k = 0; k < word.size(); ++k) {
+          lower[k] = static_cast<char>(std::tolower(static_cast<unsigned char>(word[k])));
+        }
+        std::string_view lowered(lower, word.size());
+        if (IsKeyword(lowered)) return Make(Tok::kKeyword, std::string(lowered), start);
+      }
       return Make(Tok::kIdent, std::string(word), start);
     }
     if (IsDigit(c) || (c == '.' && i_ + 1 < s_.size() && IsDigit(s_[i_ + 1]))) return Number();

@@ -62,6 +62,13 @@ bool IsClauseKeyword(const Token& t) {
   return false;
 }
 
+// Moves the operands into `e` (an initializer list would copy the subtrees).
+template <typename... Children>
+void Adopt(Expr& e, Children&&... children) {
+  e.children.reserve(sizeof...(children));
+  (e.children.push_back(std::move(children)), ...);
+}
+
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
@@ -619,7 +626,7 @@ class Parser {
     if (op.IsKeyword("or") || op.IsKeyword("and")) {
       e.kind = op.IsKeyword("or") ? Expr::Kind::kOr : Expr::Kind::kAnd;
       FDYNO_ASSIGN_OR_RETURN(Expr right, ParseRight(p));
-      e.children = {std::move(left), std::move(right)};
+      Adopt(e, std::move(left), std::move(right));
       return e;
     }
     if (op.IsKeyword("is")) {
@@ -641,14 +648,14 @@ class Parser {
       e.kind = Expr::Kind::kIn;
       e.negated = negated;
       FDYNO_ASSIGN_OR_RETURN(Expr right, ParseRight(p));
-      e.children = {std::move(left), std::move(right)};
+      Adopt(e, std::move(left), std::move(right));
       return e;
     }
     if (kw->IsKeyword("like")) {
       e.kind = Expr::Kind::kLike;
       e.negated = negated;
       FDYNO_ASSIGN_OR_RETURN(Expr right, ParseRight(p));
-      e.children = {std::move(left), std::move(right)};
+      Adopt(e, std::move(left), std::move(right));
       if (AcceptKeyword("escape")) {
         FDYNO_ASSIGN_OR_RETURN(Expr esc, ParseRight(p));
         (void)esc;
@@ -662,7 +669,7 @@ class Parser {
       if (!AcceptKeyword("and")) return Fail("Expected AND after BETWEEN");
       if (Peek().Is(Tok::kEof)) return Fail("Expected expression after AND");
       FDYNO_ASSIGN_OR_RETURN(Expr high, ParseRight(p));
-      e.children = {std::move(left), std::move(low), std::move(high)};
+      Adopt(e, std::move(left), std::move(low), std::move(high));
       return e;
     }
     // Symbolic operators.
@@ -672,7 +679,7 @@ class Parser {
     e.kind = compare ? Expr::Kind::kCompare : Expr::Kind::kArith;
     e.op = std::move(text);
     FDYNO_ASSIGN_OR_RETURN(Expr right, ParseRight(p));
-    e.children = {std::move(left), std::move(right)};
+    Adopt(e, std::move(left), std::move(right));
     return e;
   }
 

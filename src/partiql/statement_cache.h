@@ -1,0 +1,45 @@
+// A bounded cache of parsed statements, keyed by their text.
+//
+// Applications send the same statements again and again with other Parameters, so
+// ExecuteStatement looks the syntax tree up instead of parsing the text each time (lexing and
+// parsing cost about as much as the point read that follows). Only statements that parse, and
+// of at most kMaxCachedStatementBytes, are kept; when the cache holds max_entries statements it
+// starts over empty, so its memory is bounded by max_entries small syntax trees.
+//
+// Thread-safe: one mutex around a hash lookup; the trees are immutable and shared.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/result.h"
+#include "partiql/ast.h"
+
+namespace fdyno::partiql {
+
+inline constexpr size_t kMaxCachedStatementBytes = 1024;
+
+class StatementCache {
+ public:
+  explicit StatementCache(size_t max_entries = 256) : max_entries_(max_entries) {}
+
+  // The syntax tree of `text` (parser.h's Parse), from the cache when it was parsed before.
+  Result<std::shared_ptr<const ast::Statement>> Parse(std::string_view text);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+
+  const size_t max_entries_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const ast::Statement>, Hash, std::equal_to<>>
+      entries_;
+};
+
+}  // namespace fdyno::partiql
