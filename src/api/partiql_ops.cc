@@ -295,18 +295,6 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   return Status::Ok();
 }
 
-// With `bound` (the network-thread try): one attempt only, as a retry's backoff must not sleep
-// there.
-kv::RunOptions ReadOptions(const ReadServices& s, const RequestContext& ctx,
-                           const InlineBound* bound = nullptr) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = true;
-  if (bound != nullptr) options.max_attempts = 1;
-  return options;
-}
-
 // The table a statement names, as a transaction sees it, and the statement's plan on it.
 struct Planned {
   std::shared_ptr<const store::TableInfo> table;
@@ -337,7 +325,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
   }
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<ReadResult> result,
-      kv::Run(*s.db, ReadOptions(s, ctx, inline_bound),
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, inline_bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
                                        PlanOn(s, tx, bound, r.consistent_read));
@@ -378,11 +366,12 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
   if (!s.options.write) {
     // Everything that can be checked without the mutation path is, so a statement answers its
     // validation error; a valid one is refused.
-    FDYNO_RETURN_IF_ERROR(
-        kv::Run(*s.db, ReadOptions(s, ctx), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p, PlanOn(s, tx, bound));
-          return Status::Ok();
-        }));
+    FDYNO_RETURN_IF_ERROR(kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
+                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                                    FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
+                                                           PlanOn(s, tx, bound));
+                                    return Status::Ok();
+                                  }));
     return Error::Validation(
         "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server "
         "yet");

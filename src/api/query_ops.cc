@@ -539,6 +539,15 @@ Item PageKeyOf(const PageTarget& t, const Item& item) {
   return key;
 }
 
+kv::RunOptions PageRunOptions(const RequestContext& ctx, Clock* clock, const InlineBound* bound) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = clock;
+  options.read_only = true;
+  if (bound != nullptr) options.max_attempts = 1;
+  return options;
+}
+
 Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpec& spec,
                  const PageTarget& t, std::string begin, std::string end, PageOutput& page,
                  InlineBound* bound) {
@@ -782,14 +791,9 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                              InlineBound* bound) {
   const ReadRequest& r = job.r;
   const Plan& plan = job.plan;
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = true;
-  if (bound != nullptr) options.max_attempts = 1;  // a retry's backoff must not sleep there
   FDYNO_ASSIGN_OR_RETURN(
       PageOutput page,
-      kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound), [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
         PageOutput page;
         FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
         if (t.index) {

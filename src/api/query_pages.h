@@ -19,11 +19,14 @@
 #include <string>
 #include <utility>
 
+#include "api/operation.h"
 #include "api/query_ops.h"
+#include "base/clock.h"
 #include "base/result.h"
 #include "expr/ast.h"
 #include "expr/key_condition.h"
 #include "kv/kv.h"
+#include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/attribute_value.h"
 #include "store/catalog.h"
@@ -78,6 +81,10 @@ struct InlineBound {
   uint64_t bytes = 0;
   bool exceeded = false;
 };
+
+// The options of a page's read-only kv::Run: the request's deadline, and with `bound` (the
+// network-thread try) one attempt only, as a retry's backoff must not sleep there.
+kv::RunOptions PageRunOptions(const RequestContext& ctx, Clock* clock, const InlineBound* bound);
 
 // Reads [begin, end) in spec.forward's direction into `page`. With `bound`: gives up (an error
 // never sent to a client) once more than bound->bytes were read.

@@ -100,21 +100,6 @@ const AttributeValue* KeyEquality(const Condition& leaf, const std::string& key)
   return nullptr;
 }
 
-CompareOp Flip(CompareOp op) {
-  switch (op) {
-    case CompareOp::kLt:
-      return CompareOp::kGt;
-    case CompareOp::kLe:
-      return CompareOp::kGe;
-    case CompareOp::kGt:
-      return CompareOp::kLt;
-    case CompareOp::kGe:
-      return CompareOp::kLe;
-    default:
-      return op;
-  }
-}
-
 // A sort-key condition DynamoDB pushes into a Query, or nullopt.
 std::optional<expr::KeyRange> RangeOf(const Condition& leaf, const std::string& key) {
   using Op = expr::KeyRange::Op;
@@ -127,7 +112,7 @@ std::optional<expr::KeyRange> RangeOf(const Condition& leaf, const std::string& 
     bool key_left = is_key(leaf.operands[0]) && leaf.operands[1].is_value();
     bool key_right = is_key(leaf.operands[1]) && leaf.operands[0].is_value();
     if (!key_left && !key_right) return std::nullopt;
-    CompareOp op = key_left ? leaf.op : Flip(leaf.op);
+    CompareOp op = key_left ? leaf.op : expr::Mirror(leaf.op);
     r.op = op == CompareOp::kEq   ? Op::kEq
            : op == CompareOp::kLt ? Op::kLt
            : op == CompareOp::kLe ? Op::kLe
@@ -622,41 +607,50 @@ Result<WritePlan> PlanInsert(const BoundInsert& ins, const TableSchema& schema, 
   return plan;
 }
 
-Result<WritePlan> PlanUpdate(const BoundUpdate& up, const TableSchema& schema, Use use) {
+// The start of an UPDATE or DELETE plan (the key out of the WHERE, then RETURNING), and what
+// remains of the WHERE.
+struct KeyedWrite {
   WritePlan plan;
-  plan.kind = WritePlan::Kind::kUpdate;
-  plan.table = up.table;
+  std::optional<Condition> rest;
+};
+
+Result<KeyedWrite> PlanKeyedWrite(WritePlan::Kind kind, const std::string& table,
+                                  const Condition& where, Returning returning,
+                                  const model::KeySchema& ks, Use use) {
+  KeyedWrite out;
+  out.plan.kind = kind;
+  out.plan.table = table;
+  FDYNO_ASSIGN_OR_RETURN(DmlKeys keys, ExtractDmlKeys(where, ks, false));
+  out.plan.key = std::move(keys.key);
+  FDYNO_RETURN_IF_ERROR(CheckReturning(returning, kind, use));
+  out.plan.returning = returning;
+  out.rest = AndOf(keys.rest);
+  return out;
+}
+
+Result<WritePlan> PlanUpdate(const BoundUpdate& up, const TableSchema& schema, Use use) {
   const model::KeySchema& ks = schema.key_schema;
-  FDYNO_ASSIGN_OR_RETURN(DmlKeys keys, ExtractDmlKeys(up.where, ks, false));
-  plan.key = std::move(keys.key);
-  FDYNO_RETURN_IF_ERROR(CheckReturning(up.returning, plan.kind, use));
+  FDYNO_ASSIGN_OR_RETURN(KeyedWrite w, PlanKeyedWrite(WritePlan::Kind::kUpdate, up.table, up.where,
+                                                      up.returning, ks, use));
   for (const std::string& name : expr::UpdatedTopLevelAttributes(up.update)) {
     if (name == ks.hash.name || (ks.range && name == ks.range->name)) {
       return Invalid("One or more parameter values were invalid: Cannot update attribute " + name +
                      ". This attribute is part of the key");
     }
   }
-  plan.update = up.update;
+  w.plan.update = up.update;
   Condition exists = Existence(ks, true);
-  std::optional<Condition> rest = AndOf(keys.rest);
-  plan.condition = rest ? Join(CK::kAnd, std::move(exists), std::move(*rest)) : std::move(exists);
-  plan.returning = up.returning;
-  return plan;
+  w.plan.condition =
+      w.rest ? Join(CK::kAnd, std::move(exists), std::move(*w.rest)) : std::move(exists);
+  return std::move(w.plan);
 }
 
 Result<WritePlan> PlanDelete(const BoundDelete& d, const TableSchema& schema, Use use) {
-  WritePlan plan;
-  plan.kind = WritePlan::Kind::kDelete;
-  plan.table = d.table;
   const model::KeySchema& ks = schema.key_schema;
-  FDYNO_ASSIGN_OR_RETURN(DmlKeys keys, ExtractDmlKeys(d.where, ks, false));
-  plan.key = std::move(keys.key);
-  FDYNO_RETURN_IF_ERROR(CheckReturning(d.returning, plan.kind, use));
-  if (std::optional<Condition> rest = AndOf(keys.rest)) {
-    plan.condition = Join(CK::kOr, Existence(ks, false), std::move(*rest));
-  }
-  plan.returning = d.returning;
-  return plan;
+  FDYNO_ASSIGN_OR_RETURN(KeyedWrite w, PlanKeyedWrite(WritePlan::Kind::kDelete, d.table, d.where,
+                                                      d.returning, ks, use));
+  if (w.rest) w.plan.condition = Join(CK::kOr, Existence(ks, false), std::move(*w.rest));
+  return std::move(w.plan);
 }
 
 Result<WritePlan> PlanCheck(const BoundSelect& s, const TableSchema& schema) {
