@@ -295,6 +295,16 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   return Status::Ok();
 }
 
+// One request, decoded and parsed, and bound unless its point-read template serves it.
+struct StatementJob {
+  StatementRequest r;
+  std::shared_ptr<const partiql::PreparedStatement> prepared;
+  std::optional<partiql::BoundStatement> bound;  // unset: prepared->point_read serves the read
+
+  bool is_read() const { return !bound || bound->is_read(); }
+  const std::string& table() const { return bound ? bound->table() : prepared->point_read->table; }
+};
+
 // The table a statement names, as a transaction sees it, and the statement's plan on it.
 struct Planned {
   std::shared_ptr<const store::TableInfo> table;
@@ -303,22 +313,37 @@ struct Planned {
 };
 
 Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transaction& tx,
-                                              const partiql::BoundStatement& bound,
+                                              const StatementJob& job,
                                               bool consistent_read = false) {
   auto out = std::make_unique<Planned>();
-  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, bound.table()));
+  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, job.table()));
+  if (!job.bound) {
+    std::optional<partiql::ReadPlan> point =
+        partiql::Instantiate(*job.prepared->point_read, out->table->key_schema, job.r.parameters);
+    if (point) {
+      out->plan.read = std::move(*point);
+      return std::unique_ptr<const Planned>(std::move(out));
+    }
+  }
+  // Binding cannot fail here when the template was taken: its statement bound with stand-ins,
+  // and no check of a key equality looks at the value.
+  std::optional<partiql::BoundStatement> bound;
+  if (!job.bound) {
+    FDYNO_ASSIGN_OR_RETURN(bound, partiql::Bind(job.prepared->tree, job.r.parameters));
+  }
   out->schema = SchemaOf(*out->table);
   partiql::PlanOptions options;
   options.consistent_read = consistent_read;
-  FDYNO_ASSIGN_OR_RETURN(out->plan, partiql::PlanStatement(bound, out->schema, options));
+  FDYNO_ASSIGN_OR_RETURN(
+      out->plan, partiql::PlanStatement(job.bound ? *job.bound : *bound, out->schema, options));
   return std::unique_ptr<const Planned>(std::move(out));
 }
 
 // Reads and renders a SELECT. With `inline_bound`: gives up past inline_bound->bytes of a page
 // (a point read is never bounded: it reads one item, as GetItem does on the network thread).
 Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
-                              const StatementRequest& r, const partiql::BoundStatement& bound,
-                              InlineBound* inline_bound) {
+                              const StatementJob& job, InlineBound* inline_bound) {
+  const StatementRequest& r = job.r;
   std::optional<Item> start;
   if (r.next_token) {
     FDYNO_ASSIGN_OR_RETURN(start, DecodeToken(ctx, *s.clock, r, *r.next_token));
@@ -328,7 +353,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, inline_bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                       PlanOn(s, tx, bound, r.consistent_read));
+                                       PlanOn(s, tx, job, r.consistent_read));
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
@@ -362,14 +387,16 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
 // ---- writing -------------------------------------------------------------------------------
 
 Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
-                             const StatementRequest& r, const partiql::BoundStatement& bound) {
+                             const StatementJob& job) {
+  const StatementRequest& r = job.r;
+  const partiql::BoundStatement& bound = *job.bound;
   if (!s.options.write) {
     // Everything that can be checked without the mutation path is, so a statement answers its
     // validation error; a valid one is refused.
     FDYNO_RETURN_IF_ERROR(kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
                                   [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                                     FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                                           PlanOn(s, tx, bound));
+                                                           PlanOn(s, tx, job));
                                     return Status::Ok();
                                   }));
     return Error::Validation(
@@ -398,29 +425,26 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-// One request, decoded, parsed and bound: what every try of it uses.
-struct StatementJob {
-  StatementRequest r;
-  partiql::BoundStatement bound;
-};
-
 Result<std::shared_ptr<const StatementJob>> Prepare(const ReadServices& s,
                                                     const rapidjson::Value& body) {
   auto job = std::make_shared<StatementJob>();
   FDYNO_ASSIGN_OR_RETURN(job->r, DecodeRequest(body));
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const partiql::ast::Statement> parsed,
-                         s.statements.Parse(job->r.statement));
-  if (parsed->kind == partiql::ast::Statement::Kind::kExists) {
+  FDYNO_ASSIGN_OR_RETURN(job->prepared, s.statements.Prepare(job->r.statement));
+  const partiql::ast::Statement& tree = job->prepared->tree;
+  if (tree.kind == partiql::ast::Statement::Kind::kExists) {
     return Error::Validation("EXISTS can only be used in ExecuteTransaction write requests.");
   }
-  FDYNO_ASSIGN_OR_RETURN(job->bound, partiql::Bind(*parsed, job->r.parameters));
+  const auto& point = job->prepared->point_read;
+  if (!point || point->param_count != job->r.parameters.size()) {
+    FDYNO_ASSIGN_OR_RETURN(job->bound, partiql::Bind(tree, job->r.parameters));
+  }
   return std::shared_ptr<const StatementJob>(std::move(job));
 }
 
 Result<std::string> Execute(const ReadServices& s, const StatementJob& job,
                             const RequestContext& ctx, InlineBound* bound) {
-  if (job.bound.is_read()) return RunSelect(s, ctx, job.r, job.bound, bound);
-  return RunWrite(s, ctx, job.r, job.bound);
+  if (job.is_read()) return RunSelect(s, ctx, job, bound);
+  return RunWrite(s, ctx, job);
 }
 
 // The asynchronous form, for a network thread: a SELECT whose page stays within
@@ -433,9 +457,9 @@ void ExecuteStatementAsync(std::shared_ptr<const ReadServices> s, const RequestC
   if (!prepared.ok()) return respond(std::move(prepared).error());
   std::shared_ptr<const StatementJob> job = std::move(prepared).value();
   if (!ctx.blocking) return respond(Execute(*s, *job, ctx, nullptr));
-  if (job->bound.is_read() && s->options.pages.inline_page_bytes > 0) {
+  if (job->is_read() && s->options.pages.inline_page_bytes > 0) {
     InlineBound bound{s->options.pages.inline_page_bytes};
-    Result<std::string> page = RunSelect(*s, ctx, job->r, job->bound, &bound);
+    Result<std::string> page = RunSelect(*s, ctx, *job, &bound);
     if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
   }
   ctx.blocking(

@@ -109,23 +109,23 @@ TEST(Parser, PathsAndTargets) {
 
 TEST(StatementCache, ReusesParsedStatements) {
   StatementCache cache(2);
-  auto a = cache.Parse("SELECT * FROM tbl");
-  auto b = cache.Parse("SELECT * FROM tbl");
+  auto a = cache.Prepare("SELECT * FROM tbl");
+  auto b = cache.Prepare("SELECT * FROM tbl");
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->get(), b->get());
   // Errors are answered again, never cached as trees.
-  EXPECT_FALSE(cache.Parse("SELECT").ok());
-  EXPECT_FALSE(cache.Parse("SELECT").ok());
+  EXPECT_FALSE(cache.Prepare("SELECT").ok());
+  EXPECT_FALSE(cache.Prepare("SELECT").ok());
   // A statement past the size bound is parsed each time.
   std::string long_text = "SELECT * FROM tbl WHERE a = '" + std::string(2000, 'x') + "'";
-  auto l1 = cache.Parse(long_text);
-  auto l2 = cache.Parse(long_text);
+  auto l1 = cache.Prepare(long_text);
+  auto l2 = cache.Prepare(long_text);
   ASSERT_TRUE(l1.ok() && l2.ok());
   EXPECT_NE(l1->get(), l2->get());
   // At capacity the cache starts over: the first statement is parsed anew.
-  ASSERT_TRUE(cache.Parse("SELECT a FROM tbl").ok());
-  ASSERT_TRUE(cache.Parse("SELECT b FROM tbl").ok());
-  auto again = cache.Parse("SELECT * FROM tbl");
+  ASSERT_TRUE(cache.Prepare("SELECT a FROM tbl").ok());
+  ASSERT_TRUE(cache.Prepare("SELECT b FROM tbl").ok());
+  auto again = cache.Prepare("SELECT * FROM tbl");
   ASSERT_TRUE(again.ok());
   EXPECT_NE(again->get(), a->get());
 }

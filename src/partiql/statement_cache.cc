@@ -6,7 +6,7 @@
 
 namespace fdyno::partiql {
 
-Result<std::shared_ptr<const ast::Statement>> StatementCache::Parse(std::string_view text) {
+Result<std::shared_ptr<const PreparedStatement>> StatementCache::Prepare(std::string_view text) {
   const bool cacheable = text.size() <= kMaxCachedStatementBytes;
   if (cacheable) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -14,7 +14,10 @@ Result<std::shared_ptr<const ast::Statement>> StatementCache::Parse(std::string_
     if (it != entries_.end()) return it->second;
   }
   FDYNO_ASSIGN_OR_RETURN(ast::Statement parsed, partiql::Parse(text));
-  auto tree = std::make_shared<const ast::Statement>(std::move(parsed));
+  auto prepared = std::make_shared<PreparedStatement>();
+  prepared->point_read = PointReadTemplateOf(parsed);
+  prepared->tree = std::move(parsed);
+  std::shared_ptr<const PreparedStatement> tree = std::move(prepared);
   if (cacheable) {
     std::lock_guard<std::mutex> lock(mu_);
     if (entries_.size() >= max_entries_) entries_.clear();

@@ -1,8 +1,9 @@
-// A bounded cache of parsed statements, keyed by their text.
+// A bounded cache of prepared statements, keyed by their text.
 //
 // Applications send the same statements again and again with other Parameters, so
-// ExecuteStatement looks the syntax tree up instead of parsing the text each time (lexing and
-// parsing cost about as much as the point read that follows). Only statements that parse, and
+// ExecuteStatement looks the syntax tree (and, for a point read, its PointReadTemplate) up
+// instead of parsing the text each time (lexing, parsing, binding and planning cost about as
+// much as the point read that follows). Only statements that parse, and
 // of at most kMaxCachedStatementBytes, are kept; when the cache holds max_entries statements it
 // starts over empty, so its memory is bounded by max_entries small syntax trees.
 //
@@ -18,17 +19,23 @@
 
 #include "base/result.h"
 #include "partiql/ast.h"
+#include "partiql/point_read.h"
 
 namespace fdyno::partiql {
 
 inline constexpr size_t kMaxCachedStatementBytes = 1024;
 
+struct PreparedStatement {
+  ast::Statement tree;
+  std::optional<PointReadTemplate> point_read;  // when the statement is a point read
+};
+
 class StatementCache {
  public:
   explicit StatementCache(size_t max_entries = 256) : max_entries_(max_entries) {}
 
-  // The syntax tree of `text` (parser.h's Parse), from the cache when it was parsed before.
-  Result<std::shared_ptr<const ast::Statement>> Parse(std::string_view text);
+  // `text` parsed (parser.h's Parse) and prepared, from the cache when it was before.
+  Result<std::shared_ptr<const PreparedStatement>> Prepare(std::string_view text);
 
  private:
   struct Hash {
@@ -38,7 +45,7 @@ class StatementCache {
 
   const size_t max_entries_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const ast::Statement>, Hash, std::equal_to<>>
+  std::unordered_map<std::string, std::shared_ptr<const PreparedStatement>, Hash, std::equal_to<>>
       entries_;
 };
 

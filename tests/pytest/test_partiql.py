@@ -326,6 +326,18 @@ def test_parameters_must_match_markers(ddb, table):
     assert fails(ddb, f'SELECT * FROM "{table}" WHERE pk = ?', S("a"), S("b"))[1] == msg
 
 
+def test_key_values_of_the_wrong_type(ddb, table):
+    q = f'SELECT * FROM "{table}" WHERE pk = ? AND sk = ?'
+    assert fails(ddb, q, S("a"), {"N": "1"}) == (
+        "ValidationException",
+        "Key attribute's data type should match its data type in table's schema: Key sk")
+    assert fails(ddb, q, S(""), S("s1")) == (
+        "ValidationException", "One or more parameter values are not valid. The AttributeValue "
+        "for a key attribute cannot contain an empty string value. Key: pk")
+    # The same statement keeps working with the right types.
+    assert sks(run(ddb, q, S("a"), S("s1"))["Items"]) == ["s1"]
+
+
 def test_ordering_operators_refuse_unordered_operands(ddb, table):
     assert fails(ddb, f"SELECT pk FROM \"{table}\" WHERE pk = 'a' AND n < ?", {"BOOL": True}) == (
         "ValidationException",
