@@ -5,7 +5,7 @@
 // are evaluated against a fixed item, so the binder, the planner and the evaluation of what
 // they produce are fuzzed too. Invariants: no crash, no sanitizer report, every error a
 // ValidationException, and a read plan's access matches what it carries (a point read has a
-// whole key, a Query a partition value).
+// whole key, a Query a partition value), and a point-read template's plan is the full path's.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +15,7 @@
 #include "partiql/bind.h"
 #include "partiql/parser.h"
 #include "partiql/plan.h"
+#include "partiql/point_read.h"
 
 namespace {
 
@@ -112,6 +113,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.use = static_cast<fdyno::partiql::Use>((data[0] >> 1) % 3);
   options.consistent_read = (data[0] & 8) != 0;
   auto plan = fdyno::partiql::PlanStatement(*bound, schema, options);
+  // The template's plan, when it gives one, is the plan of the full path.
+  if (auto t = fdyno::partiql::PointReadTemplateOf(*parsed);
+      t && options.use == fdyno::partiql::Use::kStatement) {
+    if (auto fast = fdyno::partiql::Instantiate(*t, schema.key_schema, params)) {
+      Require(plan.ok() && plan->is_read);
+      Require(plan->read.access == fdyno::partiql::ReadPlan::Access::kGet);
+      Require(plan->read.key == fast->key && !plan->read.filter);
+      Require(plan->read.all_attributes == fast->all_attributes);
+      Require(plan->read.projection_paths == fast->projection_paths);
+    }
+  }
   if (!plan.ok()) return RequireValidation(plan.error()), 0;
   if (plan->is_read) {
     CheckRead(plan->read, schema, fx.item);
