@@ -4,8 +4,10 @@
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
 #include "api/query_ops.h"
+#include "api/stream_ops.h"
 #include "api/table_ops.h"
 #include "api/transact_ops.h"
+#include "api/ttl_ops.h"
 
 namespace fdyno::api {
 
@@ -20,7 +22,13 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     if (deps.item_collection_size_limit_bytes != 0) {
       services.item_collection_size_limit_bytes = deps.item_collection_size_limit_bytes;
     }
+    if (deps.stream_slots > 0) services.stream_slots = deps.stream_slots;
+    if (deps.ttl_update_interval_ms >= 0) {
+      services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
+    }
     RegisterTableOperations(registry, services);
+    RegisterTtlOperations(registry, services);
+    RegisterStreamOperations(registry, services);
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);

@@ -25,6 +25,10 @@ struct ApiDeps {
   store::Catalog* catalog = nullptr;
   // Services::item_collection_size_limit_bytes (0: DynamoDB's 10 GB).
   uint64_t item_collection_size_limit_bytes = 0;
+  // Services::ttl_update_interval_ms (negative: the default).
+  int64_t ttl_update_interval_ms = -1;
+  // Services::stream_slots (0: 1).
+  int stream_slots = 0;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

@@ -24,6 +24,8 @@
 #include "store/item_collections.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -220,8 +222,14 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                     FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                            store::ReadItem(tx, StorageKey(*table, t.keys[ki])));
                     uint64_t size = 0;
+                    std::optional<Item> found;
                     if (stored) {
-                      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+                      FDYNO_ASSIGN_OR_RETURN(found, model::DecodeStoredItem(stored->image));
+                      // Hidden once its TTL has expired, until the sweeper deletes it.
+                      if (store::ItemExpired(*table, *found, s.clock->WallMillis())) found.reset();
+                    }
+                    if (found) {
+                      Item& item = *found;
                       size = model::ItemSize(item);
                       bytes += size;
                       o.found[ti].push_back(t.projection ? expr::Project(item, *t.projection)
@@ -340,40 +348,28 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
     any_collections = any_collections || store::HasItemCollections(t);
   }
   if (validate_only && !any_collections) return out;
-  store::ItemCollectionChanges collections;
+  // Every write through the one mutation path. A validation run writes too: its transaction
+  // never commits, and the item collection limit is checked the same way.
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
   for (const WriteRequest* w : writes) {
     const store::TableInfo& t = *infos[w->table];
-    if (validate_only && !store::HasItemCollections(t)) continue;
     const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
-    const std::string storage_key = StorageKey(t, key);
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                           store::ReadItem(tx, storage_key));
-    FDYNO_ASSIGN_OR_RETURN(std::optional<Item> old, DecodeIfStored(stored));
-    uint64_t old_size = old ? model::ItemSize(*old) : 0;
-    if (w->is_put) {
-      collections.Record(t, old ? &*old : nullptr, &w->item);
-      if (validate_only) continue;
-      store::WriteItem(tx, storage_key, model::EncodeStoredItem(w->item),
-                       store::OldItem::Of(stored));
-      store::UpdateIndexes(tx, t, old ? &*old : nullptr, &w->item);
-      units[w->table] += WriteUnits(old_size, model::ItemSize(w->item));
-    } else {
-      if (old) collections.Record(t, &*old, nullptr);
-      if (validate_only) continue;
-      store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
-      store::UpdateIndexes(tx, t, old ? &*old : nullptr, nullptr);
-      units[w->table] += WriteUnits(old_size, 0);
-    }
+    FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
+                           store::ReadCurrent(tx, t, StorageKey(t, key), false));
+    units[w->table] += WriteUnits(current.size, w->is_put ? model::ItemSize(w->item) : uint64_t{0});
+    FDYNO_RETURN_IF_ERROR(mutation.Stage(t, std::move(current),
+                                         w->is_put ? std::optional<Item>(w->item) : std::nullopt));
   }
-  FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
-                         collections.Apply(tx, s.item_collection_limit));
-  if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
+  FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+  if (!written.ok()) return ItemCollectionSizeLimitExceeded();
   if (validate_only) return out;
   for (size_t i = 0; i < writes.size(); ++i) {
     const store::TableInfo& t = *infos[writes[i]->table];
     if (!store::HasItemCollections(t)) continue;
-    FDYNO_ASSIGN_OR_RETURN(out.collection_bytes[i],
-                           collections.SizeAfter(tx, store::CollectionOf(t, writes[i]->item)));
+    FDYNO_ASSIGN_OR_RETURN(
+        out.collection_bytes[i],
+        mutation.CollectionSizeAfter(tx, store::CollectionOf(t, writes[i]->item)));
   }
   return out;
 }

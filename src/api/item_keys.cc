@@ -9,6 +9,7 @@
 #include "model/key_codec.h"
 #include "store/item_collections.h"
 #include "store/items.h"
+#include "store/mutation.h"
 
 namespace fdyno::api {
 namespace {
@@ -42,6 +43,11 @@ Error EmptyKeyError(const std::string& name, const AttributeValue& v) {
                            " value. Key: " + name);
 }
 
+Error SchemaMismatch() {
+  return Error::Validation("The provided key element does not match the schema")
+      .WithCause(ErrorCause::kKeySchemaMismatch);
+}
+
 Status CheckKeySizes(const store::KeySchema& schema, const Item& key) {
   const AttributeValue& hash = key.at(schema.hash.name);
   if (model::ValueSize(hash) > kMaxHashKeyBytes) {
@@ -64,12 +70,12 @@ Status ValidateKey(const store::KeySchema& schema, const Item& key) {
   size_t want = schema.range ? 2 : 1;
   auto hash = key.find(schema.hash.name);
   if (key.size() != want || hash == key.end() || !ValueMatches(hash->second, schema.hash.type)) {
-    return Error::Validation("The provided key element does not match the schema");
+    return SchemaMismatch();
   }
   if (schema.range) {
     auto range = key.find(schema.range->name);
     if (range == key.end() || !ValueMatches(range->second, schema.range->type)) {
-      return Error::Validation("The provided key element does not match the schema");
+      return SchemaMismatch();
     }
   }
   if (IsEmptyKeyValue(hash->second)) return EmptyKeyError(schema.hash.name, hash->second);
@@ -86,13 +92,15 @@ Status ValidateItemKey(const store::KeySchema& schema, const Item& item) {
     auto it = item.find(def.name);
     if (it == item.end()) {
       return Error::Validation("One or more parameter values were invalid: Missing the key " +
-                               def.name + " in the item");
+                               def.name + " in the item")
+          .WithCause(ErrorCause::kKeySchemaMismatch);
     }
     if (!ValueMatches(it->second, def.type)) {
       return Error::Validation("One or more parameter values were invalid: Type mismatch for key " +
                                def.name +
                                " expected: " + std::string(store::ScalarTypeName(def.type)) +
-                               " actual: " + std::string(model::TypeName(it->second.type())));
+                               " actual: " + std::string(model::TypeName(it->second.type())))
+          .WithCause(ErrorCause::kKeySchemaMismatch);
     }
     if (IsEmptyKeyValue(it->second)) return EmptyKeyError(def.name, it->second);
     return Status::Ok();
@@ -110,11 +118,7 @@ Item KeyOf(const store::KeySchema& schema, const Item& item) {
 }
 
 std::string StorageKey(const store::TableInfo& table, const Item& key) {
-  const store::KeySchema& schema = table.key_schema;
-  std::string hash = model::EncodeKeyValue(key.at(schema.hash.name));
-  std::optional<std::string> range;
-  if (schema.range) range = model::EncodeKeyValue(key.at(schema.range->name));
-  return store::ItemKey(table.id, hash, range ? &*range : nullptr);
+  return store::ItemStorageKey(table, key);
 }
 
 Result<std::optional<model::Item>> DecodeIfStored(const std::optional<store::StoredItem>& stored) {

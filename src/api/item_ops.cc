@@ -23,9 +23,10 @@
 #include "model/stored_json.h"
 #include "store/indexes.h"
 #include "store/item_collections.h"
-#include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -184,7 +185,15 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
             FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
-            return store::ReadItem(tx, StorageKey(*table, r.item));
+            FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                   store::ReadItem(tx, StorageKey(*table, r.item)));
+            // An item whose TTL has expired is hidden until the sweeper deletes it.
+            if (stored) {
+              FDYNO_ASSIGN_OR_RETURN(bool expired, store::StoredItemExpired(*table, stored->image,
+                                                                            s.clock->WallMillis()));
+              if (expired) stored.reset();
+            }
+            return stored;
           }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -274,83 +283,56 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
       return replayed;
     }
   }
-  // For PutItem r.item is the whole item, for the others the key: either holds the key.
-  const std::string storage_key = StorageKey(*table, r.item);
-  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, storage_key));
+  // For PutItem r.item is the whole item, for the others the key: either holds the key. The old
+  // item is decoded when something needs more of it than whether it exists and its size (the
+  // mutation path decodes it anyway for what it maintains).
+  const bool decode =
+      op == ItemOp::kUpdateItem || plan.condition || r.return_values != ReturnValues::kNone;
+  FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
+                         store::ReadCurrent(tx, *table, StorageKey(*table, r.item), decode));
   WriteOutcome out;
   out.item_collection_key = CollectionKey(*table, r.item);
-  // The old item's attributes, decoded only when something needs more of it than whether it
-  // exists and its size (capacity and the receipt): an unconditional PutItem or DeleteItem that
-  // returns no old values, on a table without secondary indexes, measures the stored bytes.
-  const bool needs_old = op == ItemOp::kUpdateItem || plan.condition ||
-                         r.return_values != ReturnValues::kNone || !table->local_indexes.empty() ||
-                         !table->global_indexes.empty();
-  std::optional<Item> old;
-  if (stored && needs_old) {
-    FDYNO_ASSIGN_OR_RETURN(old, DecodeIfStored(stored));
-    out.old_size = model::ItemSize(*old);
-  } else if (stored) {
-    FDYNO_ASSIGN_OR_RETURN(out.old_size, model::StoredItemSize(stored->image));
-  }
+  out.old_size = current.size;
   static const Item kEmpty;
+  const Item* old = current.item();
   if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
     Error e = Error::ConditionalCheckFailed();
     if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
     return e;
   }
-  std::optional<Item> updated;  // UpdateItem's new image
-  const Item* next = nullptr;
+  std::optional<Item> next;
   switch (op) {
     case ItemOp::kPutItem:
-      next = &r.item;
+      next = r.item;
       break;
     case ItemOp::kUpdateItem: {
       Item base = old ? *old : r.item;
       if (plan.update) {
-        FDYNO_ASSIGN_OR_RETURN(updated, expr::ApplyUpdate(*plan.update, base));
+        FDYNO_ASSIGN_OR_RETURN(next, expr::ApplyUpdate(*plan.update, base));
         // An update that only removes (REMOVE, DELETE) does not create a missing item.
-        if (!old && expr::OnlyRemoves(*plan.update)) updated.reset();
+        if (!old && expr::OnlyRemoves(*plan.update)) next.reset();
       } else {
-        updated = std::move(base);
+        next = std::move(base);
       }
-      if (updated) next = &*updated;
+      if (next) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
       break;
     }
     case ItemOp::kDeleteItem:
     case ItemOp::kGetItem:
       break;
   }
-  if (next) {
-    out.new_size = model::ItemSize(*next);
-    if (op == ItemOp::kUpdateItem) FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(*next));
-    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, *next));
+  if (next) out.new_size = model::ItemSize(*next);
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
+  FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::move(next)));
+  FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+  if (!written.ok()) return ItemCollectionSizeLimitExceeded();
+  if (out.item_collection_key && r.return_item_collection_metrics) {
+    FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
+                           mutation.CollectionSizeAfter(tx, store::CollectionOf(*table, r.item)));
   }
-  // Item collection size (tables with local secondary indexes), in this transaction.
-  if (out.item_collection_key) {
-    store::ItemCollectionChanges collections;
-    if (old || next) collections.Record(*table, old ? &*old : nullptr, next);
-    FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
-                           collections.Apply(tx, s.item_collection_limit));
-    if (!exceeded.empty()) return ItemCollectionSizeLimitExceeded();
-    if (r.return_item_collection_metrics) {
-      FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                             collections.SizeAfter(tx, store::CollectionOf(*table, r.item)));
-    }
-  }
-  if (next) {
-    store::WriteItem(tx, storage_key, model::EncodeStoredItem(*next), store::OldItem::Of(stored));
-  } else {
-    store::DeleteItem(tx, storage_key, store::OldItem::Of(stored));
-  }
-  if (needs_old) {
-    // Secondary index entries change in the same transaction as the item (store/indexes.h).
-    store::UpdateIndexes(tx, *table, old ? &*old : nullptr, next);
-  } else {
-    // No indexes: only the table's item count moves (what UpdateIndexes would do).
-    store::AddItemCount(
-        tx, table->id, store::kTableCountId,
-        static_cast<int64_t>(next != nullptr) - static_cast<int64_t>(stored.has_value()));
-  }
+  old = mutation.current(0).item();
+  const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
   switch (r.return_values) {
     case ReturnValues::kNone:
       break;
@@ -358,13 +340,13 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
       if (old) out.attributes = *old;
       break;
     case ReturnValues::kAllNew:
-      if (next) out.attributes = *next;
+      if (written_item) out.attributes = *written_item;
       break;
     case ReturnValues::kUpdatedOld:
       if (old) out.attributes = expr::Project(*old, updated_paths);
       break;
     case ReturnValues::kUpdatedNew:
-      if (next) out.attributes = expr::Project(*next, updated_paths);
+      if (written_item) out.attributes = expr::Project(*written_item, updated_paths);
       break;
   }
   s.receipts->ClearExpired(tx, s.clock->WallMillis());

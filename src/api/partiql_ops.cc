@@ -24,6 +24,7 @@
 #include "partiql/parser.h"
 #include "partiql/statement_cache.h"
 #include "store/items.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -216,11 +217,16 @@ struct ReadResult {
 };
 
 // A point read: GetItem's read, then the statement's filter and projection.
+// An item whose TTL has expired (at `now_ms`) is hidden, as GetItem hides it.
 Status ReadPoint(kv::Transaction& tx, const store::TableInfo& table, const partiql::ReadPlan& plan,
-                 bool consistent, ReadResult& out) {
+                 bool consistent, int64_t now_ms, ReadResult& out) {
   FDYNO_RETURN_IF_ERROR(ValidateKey(table.key_schema, plan.key));
   FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                          store::ReadItem(tx, StorageKey(table, plan.key)));
+  if (stored) {
+    FDYNO_ASSIGN_OR_RETURN(bool expired, store::StoredItemExpired(table, stored->image, now_ms));
+    if (expired) stored.reset();
+  }
   uint64_t size = 0;
   if (stored) {
     if (!plan.filter && plan.all_attributes) {
@@ -274,6 +280,7 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   spec.forward = forward;
   spec.fetch_base = plan.fetch_base;
   spec.filter = plan.filter ? &*plan.filter : nullptr;
+  spec.now_ms = s.clock->WallMillis();
   if (!plan.all_attributes) {
     spec.output = [&plan](const Item& item) { return partiql::ProjectOutput(item, plan); };
   }
@@ -358,7 +365,8 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
                 if (plan.access == partiql::ReadPlan::Access::kGet) {
-                  FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read, *out));
+                  FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read,
+                                                  s.clock->WallMillis(), *out));
                 } else {
                   FDYNO_RETURN_IF_ERROR(
                       ReadPages(s, tx, p->table, plan, r, start, *out, inline_bound));

@@ -28,6 +28,7 @@
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -553,9 +554,15 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
                  InlineBound* bound) {
   const auto started = std::chrono::steady_clock::now();
   const bool fetch_base = spec.fetch_base;
+  // Items whose TTL has expired are hidden until the sweeper deletes them (store/ttl.h); an
+  // index entry without the TTL attribute is checked against its base item.
+  const bool hide_expired = t.table->ttl.status == store::TtlStatus::kEnabled;
+  const bool ttl_from_base = hide_expired && t.index != nullptr && !fetch_base &&
+                             !store::IndexCarriesTtl(*t.table, *t.index);
+  const int64_t now_ms = spec.now_ms;
   // Whole stored items are returned as they are: no filter, projection or base item to add.
-  const bool whole_items =
-      !fetch_base && !spec.filter && !spec.projection && !spec.output && !spec.count_only;
+  const bool whole_items = !fetch_base && !hide_expired && !spec.filter && !spec.projection &&
+                           !spec.output && !spec.count_only;
   // Limit counts items read (before the filter); the 1 MB bound applies to what was read.
   auto page_ends = [&] {
     return (spec.limit > 0 && page.scanned >= spec.limit) || page.bytes >= options.page_bytes ||
@@ -620,7 +627,16 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
             full = &base;
           }
         }
-        if (!spec.filter || expr::EvaluateCondition(*spec.filter, *full)) {
+        bool expired = hide_expired && store::ItemExpired(*t.table, *full, now_ms);
+        if (ttl_from_base) {
+          FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                 store::ReadItem(tx, StorageKey(*t.table, item)));
+          if (stored) {
+            FDYNO_ASSIGN_OR_RETURN(Item checked, model::DecodeStoredItem(stored->image));
+            expired = store::ItemExpired(*t.table, checked, now_ms);
+          }
+        }
+        if (!expired && (!spec.filter || expr::EvaluateCondition(*spec.filter, *full))) {
           ++page.count;
           if (!spec.count_only) {
             if (page.items.GetSize() > 0) page.items.Put(',');
@@ -793,52 +809,56 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   const Plan& plan = job.plan;
   FDYNO_ASSIGN_OR_RETURN(
       PageOutput page,
-      kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound), [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
-        PageOutput page;
-        FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
-        if (t.index) {
-          page.index_name = t.index->name;
-          page.index_is_global = t.global;
-        }
-        std::optional<expr::KeyCondition> kc;
-        if (r.is_query) {
-          FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
-        }
-        if (r.exclusive_start_key) {
-          FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
-          if (kc && !kc->range) {
-            FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
-          }
-        }
-        std::string begin, end;
-        if (kc) {
-          FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, *kc));
-          std::tie(begin, end) = std::move(range);
-        } else {
-          std::tie(begin, end) = ScanRange(t, r);
-        }
-        if (r.exclusive_start_key) {
-          std::string start = StartKeyEntry(t, *r.exclusive_start_key);
-          if (kc && kc->range) {
-            FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
-          }
-          if (r.forward) {
-            begin = std::max(begin, store::ItemRangeEnd(start));
-          } else {
-            end = std::min(end, start);
-          }
-        }
-        PageSpec spec;
-        spec.limit = r.limit;
-        spec.forward = r.forward;
-        spec.count_only = r.select == Select::kCount;
-        spec.fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
-                          t.index->projection.type != store::ProjectionType::kAll;
-        spec.filter = plan.filter ? &*plan.filter : nullptr;
-        spec.projection = plan.projection ? &*plan.projection : nullptr;
-        FDYNO_RETURN_IF_ERROR(ReadRange(s.options, tx, spec, t, begin, end, page, bound));
-        return page;
-      }));
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
+                PageOutput page;
+                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
+                if (t.index) {
+                  page.index_name = t.index->name;
+                  page.index_is_global = t.global;
+                }
+                std::optional<expr::KeyCondition> kc;
+                if (r.is_query) {
+                  FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
+                }
+                if (r.exclusive_start_key) {
+                  FDYNO_RETURN_IF_ERROR(
+                      ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
+                  if (kc && !kc->range) {
+                    FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
+                  }
+                }
+                std::string begin, end;
+                if (kc) {
+                  FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, *kc));
+                  std::tie(begin, end) = std::move(range);
+                } else {
+                  std::tie(begin, end) = ScanRange(t, r);
+                }
+                if (r.exclusive_start_key) {
+                  std::string start = StartKeyEntry(t, *r.exclusive_start_key);
+                  if (kc && kc->range) {
+                    FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
+                  }
+                  if (r.forward) {
+                    begin = std::max(begin, store::ItemRangeEnd(start));
+                  } else {
+                    end = std::min(end, start);
+                  }
+                }
+                PageSpec spec;
+                spec.limit = r.limit;
+                spec.forward = r.forward;
+                spec.count_only = r.select == Select::kCount;
+                spec.fetch_base = t.index != nullptr && !t.global &&
+                                  r.select == Select::kAllAttributes &&
+                                  t.index->projection.type != store::ProjectionType::kAll;
+                spec.filter = plan.filter ? &*plan.filter : nullptr;
+                spec.projection = plan.projection ? &*plan.projection : nullptr;
+                spec.now_ms = s.clock->WallMillis();
+                FDYNO_RETURN_IF_ERROR(ReadRange(s.options, tx, spec, t, begin, end, page, bound));
+                return page;
+              }));
 
   // Everything after the items, as an object: {"Count":...}.
   rapidjson::StringBuffer buffer;

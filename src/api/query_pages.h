@@ -57,6 +57,9 @@ struct PageSpec {
   const expr::Projection* projection = nullptr;
   // When set, the item rendered for each returned item (instead of `projection`).
   std::function<model::Item(const model::Item&)> output;
+  // The wall time (ms since the epoch) against which items' TTL is checked: expired items are
+  // hidden when the table's TTL is enabled.
+  int64_t now_ms = 0;
 };
 
 struct PageOutput {

@@ -26,6 +26,13 @@ struct Services {
   // Item collections (tables with local secondary indexes) may not grow past this many bytes:
   // DynamoDB's 10 GB unless DYNODB_ITEM_COLLECTION_SIZE_LIMIT says otherwise (tests).
   uint64_t item_collection_size_limit_bytes = store::kItemCollectionSizeLimitBytes;
+
+  // An UpdateTimeToLive within this long of the last accepted one is refused, as DynamoDB
+  // refuses it (about 30 minutes there): --ttl-update-interval. 0 allows any.
+  int64_t ttl_update_interval_ms = 30 * 60 * 1000;
+
+  // Shards open at once in a new stream (store/streams.h "slots"): --stream-shards.
+  int stream_slots = 1;
 };
 
 }  // namespace fdyno::api

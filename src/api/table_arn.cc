@@ -72,6 +72,11 @@ Result<std::string> ResolveTableName(const RequestContext& ctx,
   return std::string(*name_or_arn);
 }
 
+Error TableNotFound(std::string_view name) {
+  return Error::ResourceNotFound("Requested resource not found: Table: " + std::string(name) +
+                                 " not found");
+}
+
 Result<std::string> ReadExistingTableName(const RequestContext& ctx, const rapidjson::Value& body,
                                           std::string_view operation) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> name, GetString(body, "TableName"));

@@ -31,6 +31,9 @@ Result<std::string> ResolveTableName(const RequestContext& ctx,
                                      std::optional<std::string_view> name_or_arn,
                                      std::string_view operation);
 
+// ResourceNotFoundException "Requested resource not found: Table: <name> not found".
+Error TableNotFound(std::string_view name);
+
 // The TableName member of an operation on an existing table: a name or an ARN.
 Result<std::string> ReadExistingTableName(const RequestContext& ctx, const rapidjson::Value& body,
                                           std::string_view operation);

@@ -16,6 +16,7 @@
 #include "api/table_arn.h"
 #include "api/table_render.h"
 #include "kv/run.h"
+#include "store/streams.h"
 
 namespace fdyno::api {
 namespace {
@@ -35,11 +36,6 @@ constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
 
 Error Invalid(std::string_view detail) {
   return Error::Validation(std::string(kInvalid) + std::string(detail));
-}
-
-Error TableNotFound(std::string_view name) {
-  return Error::ResourceNotFound("Requested resource not found: Table: " + std::string(name) +
-                                 " not found");
 }
 
 kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s) {
@@ -519,6 +515,19 @@ std::string StreamLabel(int64_t wall_ms) {
   return buf;
 }
 
+// The time a StreamLabel spells (0 for an empty or malformed one).
+int64_t LabelMillis(const std::string& label) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(label.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+    return 0;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
 // ==== CreateTable ===========================================================================
 
 struct CreateTableRequest {
@@ -772,13 +781,23 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
-      kv::Run(*s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Create(txn, plan.first, plan.second);
-      }));
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& txn,
+                  const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Create(txn, plan.first, plan.second));
+                if (!t->stream.enabled) return t;
+                // The table's stream, created with it (its id is in the table record).
+                TableInfo with_stream = *t;
+                FDYNO_RETURN_IF_ERROR(store::SyncStream(txn, nullptr, &with_stream, s.stream_slots,
+                                                        s.clock->WallMillis()));
+                FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, with_stream));
+                return std::make_shared<const TableInfo>(std::move(with_stream));
+              }));
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }
 
-// ==== DescribeTable, DeleteTable, DescribeContinuousBackups, DescribeTimeToLive ===========
+// ==== DescribeTable, DeleteTable, DescribeContinuousBackups ===============================
 
 Result<std::shared_ptr<const TableInfo>> LoadTable(Services& s, const RequestContext& ctx,
                                                    std::string_view name) {
@@ -828,6 +847,9 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                       "Disable deletion protection first.");
                 }
                 FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t));
+                // Its stream stays readable for 24 hours, closed.
+                FDYNO_RETURN_IF_ERROR(store::SyncStream(txn, t.get(), nullptr, s.stream_slots,
+                                                        s.clock->WallMillis()));
                 return t;
               }));
   if (s.purge_on_delete) {
@@ -850,13 +872,6 @@ Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext&
   return std::string(
       R"({"ContinuousBackupsDescription":{"ContinuousBackupsStatus":"ENABLED",)"
       R"("PointInTimeRecoveryDescription":{"PointInTimeRecoveryStatus":"DISABLED"}}})");
-}
-
-Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTimeToLive"));
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
-  if (!t) return TableNotFound(name);
-  return std::string(R"({"TimeToLiveDescription":{"TimeToLiveStatus":"DISABLED"}})");
 }
 
 // ==== ListTables ============================================================================
@@ -1274,7 +1289,12 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
       }
       t.stream.enabled = true;
       t.stream.view_type = *ParseViewType(*r.stream->view_type);
+      // Each stream has its own label (its ARN): one enabled again within the same millisecond
+      // as the last one gets the next millisecond.
       t.stream.label = StreamLabel(now_ms);
+      if (t.stream.label <= current.stream.label) {
+        t.stream.label = StreamLabel(std::max(now_ms, LabelMillis(current.stream.label)) + 1);
+      }
     } else {
       if (!current.stream.enabled) {
         return Error::Validation("Table has no stream to disable: TableName: " + current.name);
@@ -1321,6 +1341,8 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
                                        s.catalog->Find(txn, name));
                 if (!t) return TableNotFound(name);
                 FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
+                FDYNO_RETURN_IF_ERROR(
+                    store::SyncStream(txn, t.get(), &plan.first, s.stream_slots, now_ms));
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));
                 return plan;
               }));
@@ -1457,7 +1479,6 @@ void RegisterTableOperations(OperationRegistry& registry, const Services& servic
   registry.Register("UntagResource", bind(&UntagResource));
   registry.Register("ListTagsOfResource", bind(&ListTagsOfResource));
   registry.Register("DescribeContinuousBackups", bind(&DescribeContinuousBackups));
-  registry.Register("DescribeTimeToLive", bind(&DescribeTimeToLive));
 }
 
 }  // namespace fdyno::api

@@ -2,6 +2,7 @@
 // DynamoDB's validation messages. The black-box suite (tests/pytest/test_tables.py) covers the
 // same operations through HTTP and boto3.
 #include "api/table_ops.h"
+#include "api/ttl_ops.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -28,6 +29,7 @@ class TableOpsTest : public ::testing::Test {
     s.catalog = catalog_.get();
     s.clock = &clock_;
     RegisterTableOperations(registry_, s);
+    RegisterTtlOperations(registry_, s);
     ctx_.account_id = "123456789012";
     ctx_.region = "eu-west-1";
     ctx_.clock = &clock_;

@@ -20,6 +20,8 @@ void Str(Writer& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+}  // namespace
+
 void WriteSeconds(Writer& w, int64_t ms) { w.Double(static_cast<double>(ms) / 1000.0); }
 
 void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
@@ -40,6 +42,8 @@ void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
   }
   w.EndArray();
 }
+
+namespace {
 
 void WriteThroughput(Writer& w, const store::Throughput& t) {
   w.StartObject();

@@ -3,6 +3,9 @@
 // Pure functions of the stored table and the request context.
 #pragma once
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <string>
 #include <string_view>
 
@@ -11,6 +14,11 @@
 #include "store/item_counts.h"
 
 namespace fdyno::api {
+
+// A time as DynamoDB's JSON protocol sends timestamps: seconds since the epoch, a number.
+void WriteSeconds(rapidjson::Writer<rapidjson::StringBuffer>& w, int64_t ms);
+// A key schema as DynamoDB's KeySchema list ([{"AttributeName":..,"KeyType":"HASH"},...]).
+void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::KeySchema& ks);
 
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports
 // (CreateTable says CREATING, DeleteTable DELETING); index statuses follow it while the table

@@ -25,6 +25,8 @@
 #include "store/item_collections.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/mutation.h"
+#include "store/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -253,13 +255,10 @@ Error Cancelled(const std::vector<Reason>& reasons) {
 }
 
 // Key errors that DynamoDB reports per action (a cancellation reason) rather than for the
-// request: the key does not have the schema's attributes and types. Empty key values and
-// oversized keys are request-level ValidationExceptions.
+// request: the key does not have the schema's attributes and types, or an index key attribute
+// has the wrong type. Empty key values and oversized keys are request-level ValidationExceptions.
 bool IsSchemaMismatch(const Error& e) {
-  return e.message == "The provided key element does not match the schema" ||
-         e.message.find("Missing the key") != std::string::npos ||
-         e.message.find("Type mismatch for key") != std::string::npos ||
-         e.message.find("Type mismatch for Index Key") != std::string::npos;
+  return e.cause == ErrorCause::kKeySchemaMismatch || e.cause == ErrorCause::kIndexKeyMismatch;
 }
 
 // ---- shared planning inside the transaction ------------------------------------------------
@@ -412,36 +411,32 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       if (!seen.insert(storage[i]).second) return Error::Validation(std::string(kDuplicateMessage));
     }
 
-    std::vector<std::optional<store::StoredItem>> stored(n);
-    std::vector<std::optional<Item>> old(n);
+    std::vector<store::CurrentItem> current(n);
     for (size_t i = 0; i < n; ++i) {
-      FDYNO_ASSIGN_OR_RETURN(stored[i], store::ReadItem(tx, storage[i]));
-      if (stored[i]) {
-        FDYNO_ASSIGN_OR_RETURN(Item decoded, model::DecodeStoredItem(stored[i]->image));
-        old[i] = std::move(decoded);
-      }
+      FDYNO_ASSIGN_OR_RETURN(current[i], store::ReadCurrent(tx, *tables.infos[tables.of_action[i]],
+                                                            storage[i], /*decode=*/true));
     }
 
     static const Item kEmpty;
     std::vector<std::optional<Item>> next(n);
     for (size_t i = 0; i < n; ++i) {
       const TransactWriteAction& a = r.actions[i];
-      const Item& current = old[i] ? *old[i] : kEmpty;
-      if (a.condition && !expr::EvaluateCondition(*a.condition, current)) {
+      const Item* old = current[i].item();
+      if (a.condition && !expr::EvaluateCondition(*a.condition, old ? *old : kEmpty)) {
         reasons[i].code = "ConditionalCheckFailed";
         reasons[i].message = "The conditional request failed";
-        if (a.return_old_on_condition_failure && old[i]) reasons[i].item = *old[i];
+        if (a.return_old_on_condition_failure && old) reasons[i].item = *old;
         cancel = true;
         continue;
       }
       if (a.kind == TransactActionKind::kPut) {
         next[i] = a.item;
       } else if (a.kind == TransactActionKind::kUpdate) {
-        Result<Item> updated_item = expr::ApplyUpdate(*a.update, old[i] ? *old[i] : keys[i]);
+        Result<Item> updated_item = expr::ApplyUpdate(*a.update, old ? *old : keys[i]);
         Status size_ok = updated_item.ok() ? model::CheckUpdatedItemSize(*updated_item)
                                            : Status(updated_item.error());
         if (size_ok.ok()) {
-          size_ok = store::ValidateIndexKeys(*tables.infos[tables.of_action[i]], *updated_item);
+          size_ok = store::ValidateNewImage(*tables.infos[tables.of_action[i]], *updated_item);
         }
         if (!size_ok.ok()) {
           if (size_ok.error().type != ErrorType::kValidation) return size_ok.error();
@@ -451,79 +446,53 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
           continue;
         }
         // An update that only removes (REMOVE, DELETE) does not create a missing item.
-        if (old[i] || !expr::OnlyRemoves(*a.update)) next[i] = std::move(updated_item).value();
+        if (old || !expr::OnlyRemoves(*a.update)) next[i] = std::move(updated_item).value();
       }
     }
     if (cancel) return Cancelled(reasons);
 
-    // Item collection sizes (tables with local secondary indexes), in this transaction. An
-    // action that grows a collection the transaction would take past the limit cancels it.
-    store::ItemCollectionChanges collections;
-    for (size_t i = 0; i < n; ++i) {
-      if (r.actions[i].kind == TransactActionKind::kConditionCheck || (!old[i] && !next[i])) {
-        continue;
-      }
-      collections.Record(*tables.infos[tables.of_action[i]], old[i] ? &*old[i] : nullptr,
-                         next[i] ? &*next[i] : nullptr);
-    }
-    FDYNO_ASSIGN_OR_RETURN(std::vector<store::ItemCollectionRef> exceeded,
-                           collections.Apply(tx, s.item_collection_limit));
-    if (!exceeded.empty()) {
-      for (size_t i = 0; i < n; ++i) {
-        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-        if (r.actions[i].kind == TransactActionKind::kConditionCheck ||
-            !store::HasItemCollections(table)) {
-          continue;
-        }
-        const uint64_t before = old[i] ? store::ItemCollectionBytes(table, *old[i]) : 0;
-        const uint64_t after = next[i] ? store::ItemCollectionBytes(table, *next[i]) : 0;
-        const store::ItemCollectionRef ref = store::CollectionOf(table, keys[i]);
-        if (after > before && std::find(exceeded.begin(), exceeded.end(), ref) != exceeded.end()) {
-          reasons[i].code = "ItemCollectionSizeLimitExceeded";
-          reasons[i].message = std::string(kCollectionSizeMessage);
-        }
-      }
-      return Cancelled(reasons);
-    }
-
+    // Every change through the one mutation path; an action that grows an item collection the
+    // transaction would take past the limit cancels it.
     WriteRun run;
     run.result.tables = tables.names;
     run.result.nonce = op_id.nonce;
+    run.result.actions.resize(n);
+    store::Mutation mutation(
+        {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
+    std::vector<size_t> action_of_change;
     for (size_t i = 0; i < n; ++i) {
       const TransactWriteAction& a = r.actions[i];
-      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-      ActionResult out;
+      ActionResult& out = run.result.actions[i];
       out.table = tables.of_action[i];
       out.kind = a.kind;
-      out.old_size = old[i] ? model::ItemSize(*old[i]) : 0;
-      if (a.kind != TransactActionKind::kConditionCheck) {
-        // Secondary index entries change in the same transaction as the item.
-        store::UpdateIndexes(tx, table, old[i] ? &*old[i] : nullptr, next[i] ? &*next[i] : nullptr);
+      out.old_size = current[i].size;
+      out.new_size = a.kind == TransactActionKind::kConditionCheck ? out.old_size
+                     : next[i]                                     ? model::ItemSize(*next[i])
+                                                                   : 0;
+      if (a.kind == TransactActionKind::kConditionCheck) continue;
+      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+      if (next[i] || a.kind == TransactActionKind::kDelete) {
+        out.collection_key = CollectionKey(table, keys[i]);
       }
-      switch (a.kind) {
-        case TransactActionKind::kPut:
-        case TransactActionKind::kUpdate:
-          if (!next[i]) break;  // a removal-only update of a missing item writes nothing
-          out.new_size = model::ItemSize(*next[i]);
-          store::WriteItem(tx, storage[i], model::EncodeStoredItem(*next[i]),
-                           store::OldItem::Of(stored[i]));
-          out.collection_key = CollectionKey(table, keys[i]);
-          break;
-        case TransactActionKind::kDelete:
-          store::DeleteItem(tx, storage[i], store::OldItem::Of(stored[i]));
-          out.collection_key = CollectionKey(table, keys[i]);
-          break;
-        case TransactActionKind::kConditionCheck:
-          out.new_size = out.old_size;
-          break;
+      FDYNO_RETURN_IF_ERROR(mutation.Stage(table, std::move(current[i]), std::move(next[i])));
+      action_of_change.push_back(i);
+    }
+    FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+    if (!written.ok()) {
+      for (size_t change : written.collection_limit_exceeded) {
+        reasons[action_of_change[change]].code = "ItemCollectionSizeLimitExceeded";
+        reasons[action_of_change[change]].message = std::string(kCollectionSizeMessage);
       }
+      return Cancelled(reasons);
+    }
+    for (size_t i = 0; i < n; ++i) {
       uint64_t collection_bytes = 0;
-      if (out.collection_key && r.return_item_collection_metrics) {
-        FDYNO_ASSIGN_OR_RETURN(collection_bytes,
-                               collections.SizeAfter(tx, store::CollectionOf(table, keys[i])));
+      if (run.result.actions[i].collection_key && r.return_item_collection_metrics) {
+        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+        FDYNO_ASSIGN_OR_RETURN(collection_bytes, mutation.CollectionSizeAfter(
+                                                     tx, store::CollectionOf(table, keys[i])));
       }
       run.collection_bytes.push_back(collection_bytes);
-      run.result.actions.push_back(std::move(out));
     }
     const int64_t now_ms = s.clock->WallMillis();
     if (token_key) {
@@ -549,8 +518,7 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
   if (!run.ok()) {
     const Error& e = run.error();
     if (e.type == ErrorType::kIdempotentParameterMismatch) s.token_mismatches->Add();
-    if (token_key && e.type == ErrorType::kInternalServerError &&
-        e.message.find("ClientRequestToken") != std::string::npos) {
+    if (token_key && e.cause == ErrorCause::kTokenRecordUnusable) {
       s.token_fail_closed->Add();
     }
     return std::move(run).error();
@@ -604,6 +572,10 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
                              store::ReadItem(tx, storage[i]));
       if (!stored) continue;
       FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      // Hidden once its TTL has expired, until the sweeper deletes it.
+      if (store::ItemExpired(*tables.infos[tables.of_action[i]], item, s.clock->WallMillis())) {
+        continue;
+      }
       out.sizes[i] = model::ItemSize(item);
       out.items[i] = std::move(item);
     }

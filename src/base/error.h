@@ -4,8 +4,10 @@
 // API layer maps any that escape to a DynamoDB error.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace fdyno {
 
@@ -33,6 +35,8 @@ namespace fdyno {
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
   X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)      \
   X(kDuplicateItem, "DuplicateItemException", 400, false)                                  \
+  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                              \
+  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                          \
   X(kSerialization, "SerializationException", 400, false)                                  \
   X(kValidation, "ValidationException", 400, false)                                        \
   X(kUnknownOperation, "UnknownOperationException", 400, false)                            \
@@ -52,6 +56,16 @@ std::string_view WireType(ErrorType type);
 int HttpStatus(ErrorType type);
 bool ClientRetryable(ErrorType type);
 
+// Why an error happened, where callers must tell causes of one wire type apart (a transaction
+// reports some per action as a cancellation reason): never recognised by message text.
+enum class ErrorCause : uint8_t {
+  kUnspecified = 0,
+  kKeySchemaMismatch,  // a key lacks the schema's attributes or has another type
+  kIndexKeyMismatch,   // an index key attribute of the item has the wrong type
+  kItemTooLarge,       // the item (after an update) exceeds 400 KB
+  kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
+};
+
 struct Error {
   ErrorType type = ErrorType::kInternalServerError;
   std::string message;
@@ -64,8 +78,14 @@ struct Error {
   // ([{"Code":"None"},{"Code":"ConditionalCheckFailed","Message":"..."}]), rendered as the
   // body's "CancellationReasons" member. Empty otherwise.
   std::string cancellation_reasons_json = {};
+  ErrorCause cause = ErrorCause::kUnspecified;
 
   bool is_kv() const { return type == ErrorType::kKv; }
+  // This error with `c` as its cause.
+  Error&& WithCause(ErrorCause c) && {
+    cause = c;
+    return std::move(*this);
+  }
 
   static Error Kv(int code, std::string message = {});
   static Error Validation(std::string message) { return {ErrorType::kValidation, std::move(message)}; }

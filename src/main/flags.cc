@@ -111,6 +111,33 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_ITEM_COLLECTION_SIZE_LIMIT")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  serve
+      .add_option("--ttl-sweep-interval", f.ttl_sweep_interval_s,
+                  "Seconds between looks for expired items (Time to Live): an expired item is "
+                  "deleted within about this long, and hidden from reads until then")
+      ->envname("DYNODB_TTL_SWEEP_INTERVAL")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve
+      .add_option("--ttl-update-interval", f.ttl_update_interval_s,
+                  "Seconds after an accepted UpdateTimeToLive during which another one is "
+                  "refused, as DynamoDB refuses it (0: never refused)")
+      ->envname("DYNODB_TTL_UPDATE_INTERVAL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve
+      .add_option("--stream-shards", f.stream_shards,
+                  "Shards a new DynamoDB stream keeps open at once (each item's changes stay in "
+                  "one shard, in order)")
+      ->envname("DYNODB_STREAM_SHARDS")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  serve
+      .add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
+                  "Seconds after which a stream's shards close and child shards open (0: never)")
+      ->envname("DYNODB_STREAM_SHARD_ROTATION")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   serve.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
       ->envname("DYNODB_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -34,6 +34,10 @@ struct ServeFlags {
   double drain_timeout_s = 30;
   std::string log_level = "info";
   uint64_t item_collection_size_limit = uint64_t{10} << 30;  // bytes (DynamoDB's 10 GB)
+  double ttl_sweep_interval_s = 30;
+  double ttl_update_interval_s = 1800;
+  int stream_shards = 1;
+  double stream_shard_rotation_s = 4 * 3600;
 };
 
 // Binds the serve flags to `flags` (which must outlive parsing).

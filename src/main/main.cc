@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -18,7 +19,9 @@
 #include "store/catalog.h"
 #include "store/layout.h"
 #include "workers/backfill.h"
+#include "workers/streams.h"
 #include "workers/token_gc.h"
+#include "workers/ttl.h"
 
 namespace fdyno::main {
 namespace {
@@ -110,10 +113,33 @@ int Serve(const ServeFlags& flags) {
     deps.clock = clock;
     deps.catalog = &catalog;
     deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
+    deps.stream_slots = flags.stream_shards;
+    deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
     workers::IndexWorker index_worker(db->get(), &catalog);
     index_worker.Start();
+    // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
+    workers::TtlOptions ttl_options;
+    ttl_options.sweep_interval =
+        std::chrono::milliseconds(std::llround(flags.ttl_sweep_interval_s * 1000));
+    ttl_options.clock = clock;
+    workers::TtlWorker ttl_worker(db->get(), &catalog, ttl_options);
+    ttl_worker.Start();
+    // Streams: retention, shard rotation, removal (workers/streams.h). The first pass runs now,
+    // before serving, so that tables whose stream an older binary enabled get theirs recorded.
+    workers::StreamWorkerOptions stream_options;
+    stream_options.rotation =
+        std::chrono::milliseconds(std::llround(flags.stream_shard_rotation_s * 1000));
+    stream_options.slots = flags.stream_shards;
+    stream_options.clock = clock;
+    if (Result<workers::StreamStats> first = workers::RunStreamPass(**db, catalog, stream_options);
+        !first.ok()) {
+      spdlog::error("streams: {}", first.error().message);
+      return 1;
+    }
+    workers::StreamWorker stream_worker(db->get(), &catalog, stream_options);
+    stream_worker.Start();
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
     Result<std::unique_ptr<workers::TokenGc>> token_gc =

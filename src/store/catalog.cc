@@ -15,7 +15,10 @@ namespace fdyno::store {
 namespace {
 
 // Catalog record and tag-set format version (first byte of the value). Persisted.
-constexpr uint8_t kTableRecordVersion = 1;
+// Table record format versions. Version 2 adds the stream id and the TTL settings; version 1
+// records (no such members) still read. Persisted: never renumber.
+constexpr uint8_t kTableRecordVersion1 = 1;
+constexpr uint8_t kTableRecordVersion = 2;
 constexpr uint8_t kTagsRecordVersion = 1;
 // Pending-purge marker format version. Persisted.
 constexpr uint8_t kPurgeMarkerVersion = 1;
@@ -211,6 +214,12 @@ constexpr std::array<std::pair<std::string_view, StreamViewType>, 4> kViewTypes 
     {"NEW_AND_OLD_IMAGES", StreamViewType::kNewAndOldImages},
     {"KEYS_ONLY", StreamViewType::kKeysOnly},
 }};
+constexpr std::array<std::pair<std::string_view, TtlStatus>, 4> kTtlStatuses = {{
+    {"DISABLED", TtlStatus::kDisabled},
+    {"ENABLING", TtlStatus::kEnabling},
+    {"ENABLED", TtlStatus::kEnabled},
+    {"DISABLING", TtlStatus::kDisabling},
+}};
 constexpr std::array<std::pair<std::string_view, TableStatus>, 4> kTableStatuses = {{
     {"CREATING", TableStatus::kCreating},
     {"UPDATING", TableStatus::kUpdating},
@@ -378,6 +387,19 @@ std::string EncodeTableInfo(const TableInfo& t) {
   WriteStr(w, StreamViewTypeName(t.stream.view_type));
   w.Key("label");
   WriteStr(w, t.stream.label);
+  w.Key("id");
+  w.Int64(t.stream.stream_id);
+  w.Key("slots");
+  w.Int(t.stream.slots);
+  w.EndObject();
+  w.Key("ttl");
+  w.StartObject();
+  w.Key("status");
+  WriteStr(w, EnumName(t.ttl.status, kTtlStatuses));
+  w.Key("attribute");
+  WriteStr(w, t.ttl.attribute);
+  w.Key("updated_ms");
+  w.Int64(t.ttl.updated_ms);
   w.EndObject();
   w.Key("sse");
   w.StartObject();
@@ -402,9 +424,9 @@ std::string EncodeTableInfo(const TableInfo& t) {
 
 Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   if (bytes.empty()) return Corrupt("empty");
-  if (static_cast<uint8_t>(bytes[0]) != kTableRecordVersion) {
-    return Error::Internal("unknown catalog record format version " +
-                           std::to_string(static_cast<uint8_t>(bytes[0])));
+  const uint8_t version = static_cast<uint8_t>(bytes[0]);
+  if (version != kTableRecordVersion && version != kTableRecordVersion1) {
+    return Error::Internal("unknown catalog record format version " + std::to_string(version));
   }
   rapidjson::Document d;
   d.Parse(bytes.data() + 1, bytes.size() - 1);
@@ -434,6 +456,16 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.stream.enabled, Bool(*stream, "enabled"));
   FDYNO_ASSIGN_OR_RETURN(t.stream.view_type, EnumFrom(*stream, "view_type", kViewTypes));
   FDYNO_ASSIGN_OR_RETURN(t.stream.label, Str(*stream, "label"));
+  if (version >= kTableRecordVersion) {
+    FDYNO_ASSIGN_OR_RETURN(t.stream.stream_id, Int(*stream, "id"));
+    FDYNO_ASSIGN_OR_RETURN(int64_t slots, Int(*stream, "slots"));
+    if (slots < 1 || slots > 255) return Corrupt("stream slots");
+    t.stream.slots = static_cast<int>(slots);
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* ttl, Field(d, "ttl"));
+    FDYNO_ASSIGN_OR_RETURN(t.ttl.status, EnumFrom(*ttl, "status", kTtlStatuses));
+    FDYNO_ASSIGN_OR_RETURN(t.ttl.attribute, Str(*ttl, "attribute"));
+    FDYNO_ASSIGN_OR_RETURN(t.ttl.updated_ms, Int(*ttl, "updated_ms"));
+  }
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* sse, Field(d, "sse"));
   FDYNO_ASSIGN_OR_RETURN(t.sse.enabled, Bool(*sse, "enabled"));
   FDYNO_ASSIGN_OR_RETURN(t.sse.kms_master_key_id, Str(*sse, "kms_master_key_id"));

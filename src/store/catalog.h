@@ -89,7 +89,21 @@ struct StreamSettings {
   // The latest stream's label (ISO 8601 creation time, as DynamoDB's LatestStreamLabel);
   // empty when the table never had a stream. Kept when the stream is disabled.
   std::string label;
+  // The latest stream's id in the streams subspace (store/streams.h); 0 when the table never
+  // had a stream, or its stream was enabled by a binary that did not record streams.
+  int64_t stream_id = 0;
+  int slots = 1;  // the latest stream's slots (StreamInfo::slots): where writers put records
   bool operator==(const StreamSettings&) const = default;
+};
+
+// DynamoDB's TimeToLiveStatus.
+enum class TtlStatus : uint8_t { kDisabled, kEnabling, kEnabled, kDisabling };
+
+struct TtlSettings {
+  TtlStatus status = TtlStatus::kDisabled;
+  std::string attribute;   // empty when disabled
+  int64_t updated_ms = 0;  // the last accepted UpdateTimeToLive (0: never)
+  bool operator==(const TtlSettings&) const = default;
 };
 
 struct SseSettings {
@@ -119,6 +133,7 @@ struct TableInfo {
   std::vector<SecondaryIndex> local_indexes;
   std::vector<SecondaryIndex> global_indexes;
   StreamSettings stream;
+  TtlSettings ttl;
   SseSettings sse;
   TableClass table_class = TableClass::kStandard;
   bool table_class_set = false;  // TableClassSummary is shown once a class was given

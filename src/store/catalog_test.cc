@@ -310,6 +310,27 @@ TEST_P(CatalogTest, ConcurrentCreatesGetDistinctIdsAndOneWinsAName) {
 INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
                          [](const auto& info) { return info.param; });
 
+// Records written before streams were recorded (format 1) read with no stream id and TTL off.
+TEST(CatalogFormatTest, VersionOneRecordsStillRead) {
+  const std::string v1 =
+      "\x01{\"name\":\"t\",\"id\":3,\"uuid\":\"u\",\"creation_ms\":1,\"status\":\"ACTIVE\","
+      "\"attribute_definitions\":[{\"name\":\"pk\",\"type\":\"S\"}],"
+      "\"key_schema\":{\"hash\":{\"name\":\"pk\",\"type\":\"S\"}},"
+      "\"billing_mode\":\"PAY_PER_REQUEST\",\"throughput\":{\"read\":0,"
+      "\"write\":0,\"last_increase_ms\":0,\"last_decrease_ms\":0,"
+      "\"decreases_today\":0},\"local_indexes\":[],\"global_indexes\":[],"
+      "\"stream\":{\"enabled\":true,\"view_type\":\"KEYS_ONLY\",\"label\":\"L\"},"
+      "\"sse\":{\"enabled\":false,\"kms_master_key_id\":\"\"},\"table_class\":\"STANDARD\","
+      "\"next_index_id\":1}";
+  Result<TableInfo> t = DecodeTableInfo(v1);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_TRUE(t->stream.enabled);
+  EXPECT_EQ(t->stream.stream_id, 0);
+  EXPECT_EQ(t->stream.slots, 1);
+  EXPECT_EQ(t->ttl.status, TtlStatus::kDisabled);
+  EXPECT_EQ(EncodeTableInfo(*t)[0], '\x02');
+}
+
 TEST(CatalogFormatTest, RoundTripAndFailClosed) {
   TableInfo t = SimpleTable("x.y-z");
   t.id = 77;
@@ -324,25 +345,30 @@ TEST(CatalogFormatTest, RoundTripAndFailClosed) {
   lsi.key_schema.range = AttributeDefinition{"other", ScalarType::kB};
   lsi.projection.type = ProjectionType::kKeysOnly;
   t.local_indexes.push_back(lsi);
-  t.stream = {true, StreamViewType::kKeysOnly, "2024-01-01T00:00:00.000"};
+  t.stream = {true, StreamViewType::kKeysOnly, "2024-01-01T00:00:00.000", 5, 2};
+  t.ttl = {TtlStatus::kEnabled, "expires", 789};
   t.sse = {true, "alias/x"};
   t.table_class = TableClass::kStandardInfrequentAccess;
   t.table_class_set = true;
   t.deletion_protection = true;
   t.next_index_id = 4;
   std::string bytes = EncodeTableInfo(t);
-  EXPECT_EQ(bytes[0], '\x01');
+  EXPECT_EQ(bytes[0], '\x02');
   auto decoded = DecodeTableInfo(bytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_EQ(*decoded, t);
 
   std::string future = bytes;
-  future[0] = '\x02';
+  future[0] = '\x03';
   auto bad = DecodeTableInfo(future);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().type, ErrorType::kInternalServerError);
   EXPECT_FALSE(DecodeTableInfo("").ok());
-  EXPECT_FALSE(DecodeTableInfo(std::string("\x01{\"name\":1}")).ok());
+  EXPECT_FALSE(DecodeTableInfo(std::string("\x02{\"name\":1}")).ok());
+  // A version 2 record without its stream id or TTL settings is malformed.
+  std::string no_ttl = bytes;
+  no_ttl.replace(no_ttl.find("\"ttl\""), 5, "\"xyz\"");
+  EXPECT_FALSE(DecodeTableInfo(no_ttl).ok());
   EXPECT_FALSE(DecodeTableInfo(bytes.substr(0, bytes.size() - 1)).ok());
 
   std::vector<Tag> tags = {{"a", "1"}, {"b\"", "\xc3\xa9"}};

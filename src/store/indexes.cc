@@ -91,7 +91,8 @@ Status ValidateIndexKeys(const TableInfo& table, const Item& item) {
       return Error::Validation(
           "One or more parameter values were invalid: Type mismatch for Index Key " + attr.name +
           " Expected: " + std::string(ScalarTypeName(attr.type)) +
-          " Actual: " + std::string(model::TypeName(v->type())) + " IndexName: " + index.name);
+          " Actual: " + std::string(model::TypeName(v->type())) + " IndexName: " + index.name)
+          .WithCause(ErrorCause::kIndexKeyMismatch);
     }
     bool empty = (v->type() == model::Type::kS && std::get<std::string>(v->v).empty()) ||
                  (v->type() == model::Type::kB && std::get<model::Binary>(v->v).bytes.empty());

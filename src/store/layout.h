@@ -7,7 +7,8 @@
 //                                an atomic Add by every catalog change
 //   (3, table_id, 1, ...)        ITEMS of one table: (hash(pk), pk, sk) -> item (store/items.h)
 //   (3, table_id, 2, index_id, ...)  INDEX entries of one secondary index
-//   (3, table_id, 3, ...)        STREAM records of one table, versionstamp-ordered
+//   (3, table_id, 3, ...)        reserved (stream records live under root 8, so that a stream
+//                                outlives its table by 24 hours as DynamoDB's does)
 //   (3, table_id, 4, ...)        TTL expiry index of one table
 //   (3, table_id, 5, pk)         ITEM COLLECTION size of one partition key value (tables with
 //                                local secondary indexes; store/item_collections.h)
@@ -19,6 +20,8 @@
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
 //   (7, ...)                     backups
+//   (8, ...)                     DynamoDB Streams: streams, their shards' boundaries and
+//                                change records (store/streams.h)
 //
 // Everything a table owns lives under (3, table_id), so dropping a table is clearing one key
 // range, and a table id is never reused (a recreated table gets a new id and never sees old
@@ -41,13 +44,14 @@ enum class Root : int64_t {
   kTokens = 5,
   kLeases = 6,
   kBackups = 7,
+  kStreams = 8,
 };
 
 // Second element under (kTables, table_id). Persisted: never renumber.
 enum class TablePart : int64_t {
   kItems = 1,
   kIndex = 2,
-  kStream = 3,
+  kStream = 3,  // reserved, never used: streams are under Root::kStreams
   kTtl = 4,
   kItemCollections = 5,
   kItemCounts = 6,
@@ -67,6 +71,7 @@ inline kv::Subspace Receipts() { return RootSubspace(Root::kReceipts); }
 inline kv::Subspace Tokens() { return RootSubspace(Root::kTokens); }
 inline kv::Subspace Leases() { return RootSubspace(Root::kLeases); }
 inline kv::Subspace Backups() { return RootSubspace(Root::kBackups); }
+inline kv::Subspace Streams() { return RootSubspace(Root::kStreams); }
 
 // Everything table `table_id` owns.
 inline kv::Subspace Table(int64_t table_id) {
@@ -83,9 +88,6 @@ inline kv::Subspace Items(int64_t table_id) {
 inline kv::Subspace Index(int64_t table_id, int64_t index_id) {
   return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
                                 static_cast<int64_t>(TablePart::kIndex), index_id});
-}
-inline kv::Subspace Stream(int64_t table_id) {
-  return TablePartSubspace(table_id, TablePart::kStream);
 }
 inline kv::Subspace Ttl(int64_t table_id) { return TablePartSubspace(table_id, TablePart::kTtl); }
 // Item collection sizes of a table with local secondary indexes, one key per partition key.

@@ -10,7 +10,8 @@ namespace {
 
 Error Corrupt(std::string_view what) {
   return Error::Internal("The idempotency record of this ClientRequestToken cannot be used (" +
-                         std::string(what) + "); the request was not executed");
+                         std::string(what) + "); the request was not executed")
+      .WithCause(ErrorCause::kTokenRecordUnusable);
 }
 
 // Head value: format byte, u32 chunk count, first part. Chunk value: format byte, part.

@@ -10,6 +10,7 @@
 #include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "workers/tables.h"
 
 namespace fdyno::workers {
 namespace {
@@ -31,40 +32,24 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
                                 int64_t index_id, const BackfillOptions& options) {
   StepResult out;
   store::SecondaryIndex& index = *FindById(info, index_id);
-  const kv::Subspace items = store::layout::Items(info.id);
-  auto [begin, end] = items.Range();
   const std::string cursor_key = BackfillCursorKey(info.id, index.id);
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
-  if (cursor) begin = *cursor;
-  const size_t head_arity = info.key_schema.range ? 3 : 2;
-  kv::RangeOptions ro;
-  ro.limit = options.page_items * 2;
-  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
-  uint64_t bytes = 0;
-  std::string next;
-  bool stopped = false;
   int64_t entries = 0;  // items of the page that have an entry in the index
-  for (const kv::KeyValue& kv : rr.kvs) {
-    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, items.Unpack(kv.key));
-    if (t.size() != head_arity) continue;
-    if (out.items >= options.page_items || bytes >= options.page_bytes) {
-      next = kv.key;
-      stopped = true;
-      break;
-    }
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, kv.key));
-    if (!stored) continue;
-    FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
-    bytes += stored->image.size();
-    store::UpdateIndex(tx, info, index, nullptr, &item);
-    if (store::HasIndexEntry(index, item)) ++entries;
-    ++out.items;
-    next = store::ItemRangeEnd(kv.key);
-  }
+  FDYNO_ASSIGN_OR_RETURN(
+      ItemPage page,
+      VisitItemPage(tx, info, cursor.value_or(""), {options.page_items, options.page_bytes},
+                    [&](std::string_view, const model::Item& item) -> Status {
+                      store::UpdateIndex(tx, info, index, nullptr, &item);
+                      if (store::HasIndexEntry(index, item)) ++entries;
+                      return Status::Ok();
+                    }));
+  out.items = page.items;
+  const bool last = page.last;
+  const std::string end = store::layout::Items(info.id).Range().second;
+  const std::string& begin = page.begin;
+  const std::string& next = page.next;
   // The item count: what this page counted replaces the journaled deltas of writes that reached
   // its items first (store/item_counts.h).
-  const bool last = !stopped && !rr.more;
-  if (!last && next.empty() && !rr.kvs.empty()) next = rr.kvs.back().key + '\x00';
   FDYNO_ASSIGN_OR_RETURN(int64_t journaled,
                          store::TakeBackfillJournal(tx, info.id, index.id, begin,
                                                     last ? end : std::string_view(next)));
@@ -113,12 +98,6 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
   return out;
 }
 
-kv::RunOptions ReadOnly() {
-  kv::RunOptions o;
-  o.read_only = true;
-  return o;
-}
-
 }  // namespace
 
 std::string BackfillCursorKey(int64_t table_id, int64_t index_id) {
@@ -150,28 +129,15 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
     std::string table;
     int64_t index_id;
   };
-  FDYNO_ASSIGN_OR_RETURN(
-      std::vector<Work> work,
-      kv::Run(db, ReadOnly(),
-              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<Work>> {
-                std::vector<Work> out;
-                std::string start;
-                while (true) {
-                  FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page, catalog.List(tx, start, 100));
-                  for (const std::string& name : page.names) {
-                    FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name));
-                    if (!info) continue;
-                    for (const auto& i : info->global_indexes) {
-                      if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
-                        out.push_back({name, i.id});
-                      }
-                    }
-                  }
-                  if (!page.more || page.names.empty()) break;
-                  start = page.names.back();
-                }
-                return out;
-              }));
+  FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
+  std::vector<Work> work;
+  for (const auto& info : tables) {
+    for (const auto& i : info->global_indexes) {
+      if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
+        work.push_back({info->name, i.id});
+      }
+    }
+  }
   int steps = 0;
   for (const Work& w : work) {
     while (true) {
@@ -184,35 +150,13 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
 }
 
 IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
-    : db_(db), catalog_(catalog), options_(options) {}
+    : periodic_("fdyno-index", options.poll, [db, catalog, options] {
+        // Errors (conflicts past the retry budget, a dropped table) are retried next round.
+        (void)RunAllIndexWork(*db, *catalog, options);
+      }) {}
 
-IndexWorker::~IndexWorker() { Stop(); }
+void IndexWorker::Start() { periodic_.Start(); }
 
-void IndexWorker::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void IndexWorker::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void IndexWorker::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    lock.unlock();
-    // Errors (conflicts past the retry budget, a dropped table) are retried next round.
-    (void)RunAllIndexWork(*db_, *catalog_, options_);
-    lock.lock();
-    cv_.wait_for(lock, options_.poll, [this] { return stop_; });
-  }
-}
+void IndexWorker::Stop() { periodic_.Stop(); }
 
 }  // namespace fdyno::workers

@@ -16,17 +16,14 @@
 // Thread-safety: RunStep/RunAll may be called from any thread; IndexWorker owns one thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
+#include "workers/periodic.h"
 
 namespace fdyno::workers {
 
@@ -58,19 +55,11 @@ std::string BackfillCursorKey(int64_t table_id, int64_t index_id);
 class IndexWorker {
  public:
   IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options = {});
-  ~IndexWorker();  // stops the thread
   void Start();
-  void Stop();
+  void Stop();  // also on destruction
 
  private:
-  void Loop();
-  kv::Database* db_;
-  store::Catalog* catalog_;
-  BackfillOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 }  // namespace fdyno::workers

@@ -61,7 +61,13 @@ Result<TokenGcOptions> TokenGcOptionsFromEnv() {
 }
 
 TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions options)
-    : db_(db), tokens_(std::move(tokens)), options_(options) {
+    : db_(db),
+      tokens_(std::move(tokens)),
+      options_(options),
+      // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
+      periodic_(
+          "fdyno-token-gc", options.interval, [this] { (void)RunPass(); },
+          /*run_first=*/false) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   if (options_.max_scan <= 0) options_.max_scan = 1;
 }
@@ -89,34 +95,9 @@ Result<TokenGc::Stats> TokenGc::RunPass() {
   return stats;
 }
 
-void TokenGc::Start() {
-  if (options_.interval.count() <= 0 || thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
-}
+void TokenGc::Start() { periodic_.Start(); }
 
-void TokenGc::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void TokenGc::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    if (cv_.wait_for(lock, options_.interval, [this] { return stop_; })) break;
-    lock.unlock();
-    // Errors (an unavailable engine) are retried at the next interval; nothing is lost.
-    (void)RunPass();
-    lock.lock();
-  }
-}
+void TokenGc::Stop() { periodic_.Stop(); }
 
 Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock) {
   FDYNO_ASSIGN_OR_RETURN(TokenGcOptions options, TokenGcOptionsFromEnv());

@@ -20,18 +20,16 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "base/clock.h"
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/tokens.h"
+#include "workers/periodic.h"
 
 namespace fdyno::workers {
 
@@ -58,6 +56,8 @@ class TokenGc {
   // `db` must outlive the worker.
   TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions options);
   ~TokenGc();  // stops the thread
+  TokenGc(const TokenGc&) = delete;
+  TokenGc& operator=(const TokenGc&) = delete;
 
   // One bounded pass (one transaction through kv::Run).
   Result<Stats> RunPass();
@@ -68,16 +68,11 @@ class TokenGc {
   void Stop();
 
  private:
-  void Loop();
-
   kv::Database* db_;
   store::TokenStore tokens_;
   TokenGcOptions options_;
   std::string cursor_;  // empty: from the start
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;   // last: stopped before the rest is destroyed
 };
 
 // Wiring for main: reads the environment and, when an interval is set, returns a started

@@ -90,9 +90,11 @@ def expected_index(index, model):
     return parts
 
 
-def create_table(ddb):
+def create_table(ddb, stream=None):
+    extra = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": stream}} \
+        if stream else {}
     ddb.create_table(
-        TableName=TABLE,
+        TableName=TABLE, **extra,
         AttributeDefinitions=[attr_def(a) for a in ("pk", "sk", "lsk", "g", "g2", "g3")],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
                    {"AttributeName": "sk", "KeyType": "RANGE"}],

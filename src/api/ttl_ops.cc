@@ -1,0 +1,169 @@
+#include "api/ttl_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/json_util.h"
+#include "api/table_arn.h"
+#include "kv/run.h"
+#include "store/catalog.h"
+#include "store/ttl.h"
+
+namespace fdyno::api {
+namespace {
+
+using rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+struct TtlRequest {
+  std::string table;
+  bool enabled = false;
+  std::string attribute;
+};
+
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = s.clock;
+  options.read_only = read_only;
+  return options;
+}
+
+Result<TtlRequest> ParseUpdateTimeToLive(const RequestContext& ctx, const Value& body) {
+  TtlRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.table, ReadExistingTableName(ctx, body, "UpdateTimeToLive"));
+  FDYNO_ASSIGN_OR_RETURN(const Value* spec,
+                         GetStruct(body, "TimeToLiveSpecification", "TimeToLiveSpecification"));
+  std::optional<bool> enabled;
+  std::optional<std::string_view> attribute;
+  if (spec != nullptr) {
+    FDYNO_ASSIGN_OR_RETURN(enabled, GetBool(*spec, "Enabled"));
+    FDYNO_ASSIGN_OR_RETURN(attribute, GetString(*spec, "AttributeName"));
+  }
+  ConstraintErrors e;
+  e.NotNull("timeToLiveSpecification", spec != nullptr);
+  if (spec != nullptr) {
+    e.NotNull("timeToLiveSpecification.enabled", enabled.has_value());
+    e.NotNull("timeToLiveSpecification.attributeName", attribute.has_value());
+    if (attribute) {
+      e.MinLength("timeToLiveSpecification.attributeName", *attribute, 1);
+      e.MaxLength("timeToLiveSpecification.attributeName", *attribute, 255);
+    }
+  }
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  r.enabled = *enabled;
+  r.attribute = std::string(*attribute);
+  return r;
+}
+
+// DynamoDB's checks, content first, then the fixed interval.
+Status CheckTtlChange(const Services& s, const store::TtlSettings& ttl, const TtlRequest& r,
+                      int64_t now_ms) {
+  const bool active = ttl.status == store::TtlStatus::kEnabled ||
+                      ttl.status == store::TtlStatus::kEnabling ||
+                      ttl.status == store::TtlStatus::kDisabling;
+  if (active && ttl.attribute != r.attribute) {
+    return Error::Validation(
+        "TimeToLive is active on a different AttributeName: current AttributeName is " +
+        ttl.attribute);
+  }
+  if (r.enabled && active) return Error::Validation("TimeToLive is already enabled");
+  if (!r.enabled && !active) return Error::Validation("TimeToLive is already disabled");
+  if (ttl.updated_ms != 0 && now_ms - ttl.updated_ms < s.ttl_update_interval_ms) {
+    return Error::Validation(
+        "Time to live has been modified multiple times within a fixed interval");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(TtlRequest r, ParseUpdateTimeToLive(ctx, body));
+  const int64_t now_ms = s.clock->WallMillis();
+  FDYNO_RETURN_IF_ERROR(kv::Run(
+      *s.db, RunOptionsFor(ctx, s, false), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
+                               s.catalog->Find(txn, r.table));
+        if (!t) return TableNotFound(r.table);
+        FDYNO_RETURN_IF_ERROR(CheckTtlChange(s, t->ttl, r, now_ms));
+        store::TableInfo updated = *t;
+        if (r.enabled) {
+          // Item writes maintain the expiry index from this commit on; the TTL worker adds
+          // the items that exist, then marks it ENABLED.
+          updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
+        } else {
+          auto [begin, end] = store::ExpiryIndexRange(t->id);
+          txn.ClearRange(begin, end);
+          updated.ttl = {store::TtlStatus::kDisabled, "", now_ms};
+        }
+        return s.catalog->Update(txn, updated);
+      }));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("TimeToLiveSpecification");
+  w.StartObject();
+  w.Key("AttributeName");
+  w.String(r.attribute.data(), static_cast<rapidjson::SizeType>(r.attribute.size()));
+  w.Key("Enabled");
+  w.Bool(r.enabled);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string_view StatusName(store::TtlStatus status) {
+  switch (status) {
+    case store::TtlStatus::kDisabled:
+      return "DISABLED";
+    case store::TtlStatus::kEnabling:
+      return "ENABLING";
+    case store::TtlStatus::kEnabled:
+      return "ENABLED";
+    case store::TtlStatus::kDisabling:
+      return "DISABLING";
+  }
+  return "DISABLED";
+}
+
+Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTimeToLive"));
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<const store::TableInfo> t,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
+        return s.catalog->Find(txn, name);
+      }));
+  if (!t) return TableNotFound(name);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("TimeToLiveDescription");
+  w.StartObject();
+  const std::string_view status = StatusName(t->ttl.status);
+  w.Key("TimeToLiveStatus");
+  w.String(status.data(), static_cast<rapidjson::SizeType>(status.size()));
+  if (t->ttl.status != store::TtlStatus::kDisabled) {
+    w.Key("AttributeName");
+    w.String(t->ttl.attribute.data(), static_cast<rapidjson::SizeType>(t->ttl.attribute.size()));
+  }
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+void RegisterTtlOperations(OperationRegistry& registry, const Services& services) {
+  auto s = std::make_shared<Services>(services);
+  registry.Register("UpdateTimeToLive", [s](const RequestContext& ctx, const Value& body) {
+    return UpdateTimeToLive(*s, ctx, body);
+  });
+  registry.Register("DescribeTimeToLive", [s](const RequestContext& ctx, const Value& body) {
+    return DescribeTimeToLive(*s, ctx, body);
+  });
+}
+
+}  // namespace fdyno::api

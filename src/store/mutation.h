@@ -1,0 +1,117 @@
+// The one path by which item writes change the store. PutItem, UpdateItem, DeleteItem,
+// TransactWriteItems, BatchWriteItem, PartiQL writes and TTL deletes all read items with
+// ReadCurrent, decide their new images themselves (requests, conditions, updates), and hand
+// every change of one kv transaction to a Mutation, which writes what follows from the changes:
+//   * the base image and its chunks (store/items.h), or the item's removal;
+//   * the entries of every maintained secondary index, and the item counts of the table and
+//     its indexes (store/indexes.h, store/item_counts.h);
+//   * the item collection sizes of tables with local secondary indexes, checked against the
+//     limit over all the changes together (store/item_collections.h);
+//   * the expiry index entries of tables with TTL (store/ttl.h);
+//   * a change record in the table's stream when the stream is enabled and the item changed
+//     (store/streams.h), in the commit's versionstamp order.
+// All of it is buffered in the caller's transaction, so it commits or fails as one.
+//
+// Outcomes are typed: validation failures carry an ErrorCause (base/error.h); a write that
+// would take an item collection past its limit reports which changes grew such a collection
+// (Written::collection_limit_exceeded) and buffers nothing.
+//
+// Thread-safety: a Mutation is a value used by one thread, for one transaction attempt (build
+// a new one when the kv retry runner re-runs the body).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "kv/kv.h"
+#include "model/attribute_value.h"
+#include "store/catalog.h"
+#include "store/item_collections.h"
+#include "store/items.h"
+#include "store/streams.h"
+
+namespace fdyno::store {
+
+// One item in a transaction, as a write reads it.
+struct CurrentItem {
+  std::string key;                   // the item's storage key (store::ItemKey)
+  std::optional<StoredItem> stored;  // nullopt: absent
+  std::optional<model::Item> image;  // decoded: when asked for, or the write path needs it
+  uint64_t size = 0;                 // DynamoDB size of the stored item (0 when absent)
+
+  bool exists() const { return stored.has_value(); }
+  // The decoded image, or null when absent. REQUIRES: decoded when it exists.
+  const model::Item* item() const { return image ? &*image : nullptr; }
+};
+
+// Whether writes to `table` need an item's old image decoded: secondary indexes, item
+// collections, an enabled stream or TTL.
+bool NeedsOldImage(const TableInfo& table);
+
+// The storage key of the item whose key attributes are in `key` (the table's key schema).
+// REQUIRES: the key attributes are present with the schema's types.
+std::string ItemStorageKey(const TableInfo& table, const model::Item& key);
+
+// Reads the item at storage key `key` in tx (a conflicting read), decoding its image when
+// `decode` or NeedsOldImage(table). Corrupt stored data is InternalServerError.
+Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std::string key,
+                                bool decode);
+
+// Checks that `next` may be an item of `table`: every maintained index key attribute it has is
+// of the index's type and not empty (ValidationException with cause kIndexKeyMismatch for a
+// type mismatch).
+Status ValidateNewImage(const TableInfo& table, const model::Item& next);
+
+struct MutationOptions {
+  int64_t now_ms = 0;  // wall time: the change records' creation time
+  ChangeSource source = ChangeSource::kUser;
+  uint64_t item_collection_limit_bytes = kItemCollectionSizeLimitBytes;
+};
+
+// What Write did.
+struct Written {
+  // The staged changes (indexes into the Stage order) that grow an item collection past the
+  // limit. Non-empty: nothing was buffered.
+  std::vector<size_t> collection_limit_exceeded;
+  bool ok() const { return collection_limit_exceeded.empty(); }
+};
+
+class Mutation {
+ public:
+  explicit Mutation(MutationOptions options) : options_(options) {}
+
+  // Stages replacing `current` by `next` (nullopt: the item is deleted, or stays absent) in
+  // `table`, which must outlive the Mutation. Returns the change's index. ValidateNewImage
+  // errors for `next`. REQUIRES: `current` was read with ReadCurrent for this table, and its
+  // image is decoded when it exists and NeedsOldImage(table); each item staged once.
+  Result<size_t> Stage(const TableInfo& table, CurrentItem current,
+                       std::optional<model::Item> next);
+
+  // Checks the item collection limit over all staged changes, then buffers every write in tx.
+  Result<Written> Write(kv::Transaction& tx);
+
+  // The size of item collection `ref` after this transaction (ItemCollectionMetrics).
+  // REQUIRES: Write succeeded.
+  Result<uint64_t> CollectionSizeAfter(kv::Transaction& tx, const ItemCollectionRef& ref) const;
+
+  const CurrentItem& current(size_t i) const { return changes_[i].current; }
+  const std::optional<model::Item>& next(size_t i) const { return changes_[i].next; }
+  size_t size() const { return changes_.size(); }
+
+ private:
+  struct Change {
+    const TableInfo* table = nullptr;
+    CurrentItem current;
+    std::optional<model::Item> next;
+  };
+  Status WriteOne(kv::Transaction& tx, const Change& c, uint16_t order);
+
+  MutationOptions options_;
+  std::vector<Change> changes_;
+  ItemCollectionChanges collections_;
+};
+
+}  // namespace fdyno::store

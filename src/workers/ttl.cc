@@ -1,0 +1,184 @@
+#include "workers/ttl.h"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "base/metrics.h"
+#include "kv/run.h"
+#include "kv/tuple.h"
+#include "store/layout.h"
+#include "store/mutation.h"
+#include "store/ttl.h"
+
+namespace fdyno::workers {
+namespace {
+
+Clock* ClockOf(const TtlOptions& options) {
+  return options.clock != nullptr ? options.clock : Clock::Real();
+}
+
+// One backfill page; true when TTL is no longer ENABLING (done, or disabled meanwhile).
+Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& catalog,
+                                          const std::string& table_name, const TtlOptions& options,
+                                          bool* enabled) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::pair<int, bool>> {
+    *enabled = false;
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name));
+    if (!table || table->ttl.status != store::TtlStatus::kEnabling) return std::make_pair(0, true);
+    const std::string cursor_key = TtlBackfillCursorKey(table->id);
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
+    FDYNO_ASSIGN_OR_RETURN(
+        ItemPage page,
+        VisitItemPage(tx, *table, cursor.value_or(""), options.backfill_page,
+                      [&](std::string_view key, const model::Item& item) -> Status {
+                        if (std::optional<int64_t> e = store::ExpirySeconds(table->ttl, item)) {
+                          tx.Set(store::ExpiryKey(table->id, *e, key), "");
+                        }
+                        return Status::Ok();
+                      }));
+    if (!page.last) {
+      tx.Set(cursor_key, page.next);
+      return std::make_pair(page.items, false);
+    }
+    store::TableInfo updated = *table;
+    updated.ttl.status = store::TtlStatus::kEnabled;
+    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, updated));
+    tx.Clear(cursor_key);
+    *enabled = true;
+    return std::make_pair(page.items, true);
+  });
+}
+
+}  // namespace
+
+Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
+                                                           store::Catalog& catalog,
+                                                           const std::string& name, int64_t now_ms,
+                                                           int limit) {
+  kv::RunOptions ro;
+  ro.read_only = true;
+  using Entries = std::vector<store::ExpiryEntry>;
+  return kv::Run(db, ro, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Entries> {
+    Entries out;
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name));
+    if (!table || table->ttl.status != store::TtlStatus::kEnabled) return out;
+    auto [begin, end] = store::ExpiredRange(table->id, now_ms);
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r,
+                           tx.GetRange(begin, end, {.limit = limit, .snapshot = true}));
+    for (const kv::KeyValue& kv : r.kvs) {
+      FDYNO_ASSIGN_OR_RETURN(store::ExpiryEntry e, store::DecodeExpiryKey(table->id, kv.key));
+      out.push_back(std::move(e));
+    }
+    return out;
+  });
+}
+
+Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog, const std::string& name,
+                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int> {
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name));
+    if (!table || table->ttl.status != store::TtlStatus::kEnabled) return 0;
+    store::Mutation mutation({.now_ms = now_ms, .source = store::ChangeSource::kTimeToLive});
+    int deleted = 0;
+    for (const store::ExpiryEntry& e : entries) {
+      FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
+                             store::ReadCurrent(tx, *table, e.item_key, /*decode=*/true));
+      std::optional<int64_t> expiry =
+          current.image ? store::ExpirySeconds(table->ttl, *current.image) : std::nullopt;
+      if (expiry != e.expiry_s) {
+        // An entry that does not match its item (never written so by the mutation path) would
+        // stay at the head of the index forever: heal it.
+        tx.Clear(store::ExpiryKey(table->id, e.expiry_s, e.item_key));
+        if (expiry) tx.Set(store::ExpiryKey(table->id, *expiry, e.item_key), "");
+        continue;
+      }
+      // Read again in this transaction: an item refreshed since the index was read has moved.
+      if (!store::ExpiredAt(*expiry, now_ms)) continue;
+      FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::nullopt));
+      ++deleted;
+    }
+    FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+    (void)written;  // deletes never grow an item collection
+    return deleted;
+  });
+}
+
+std::string TtlBackfillCursorKey(int64_t table_id) {
+  return store::layout::Leases().Pack(kv::Tuple().AddString("ttl_backfill").AddInt(table_id));
+}
+
+Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
+                             const std::string& table_name, const TtlOptions& options) {
+  TtlStats stats;
+  for (;;) {
+    bool enabled = false;
+    FDYNO_ASSIGN_OR_RETURN(auto step, BackfillPage(db, catalog, table_name, options, &enabled));
+    stats.backfilled += step.first;
+    stats.enabled += enabled ? 1 : 0;
+    if (step.second) return stats;
+  }
+}
+
+Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
+                            const std::string& table_name, const TtlOptions& options) {
+  TtlStats stats;
+  Clock* clock = ClockOf(options);
+  while (stats.deleted < options.max_per_table) {
+    const int64_t now_ms = clock->WallMillis();
+    FDYNO_ASSIGN_OR_RETURN(
+        std::vector<store::ExpiryEntry> entries,
+        ReadExpiredEntries(db, catalog, table_name, now_ms, options.delete_batch));
+    if (entries.empty()) break;
+    FDYNO_ASSIGN_OR_RETURN(int deleted, DeleteIfExpired(db, catalog, table_name, entries, now_ms));
+    stats.deleted += deleted;
+    if (static_cast<int>(entries.size()) < options.delete_batch) break;
+  }
+  return stats;
+}
+
+Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const TtlOptions& options,
+                            bool sweep) {
+  TtlStats total;
+  FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
+  for (const auto& table : tables) {
+    Result<TtlStats> r = TtlStats{};
+    if (table->ttl.status == store::TtlStatus::kEnabling) {
+      r = BackfillTtl(db, catalog, table->name, options);
+    } else if (sweep && table->ttl.status == store::TtlStatus::kEnabled) {
+      r = SweepTable(db, catalog, table->name, options);
+    }
+    if (!r.ok()) {
+      spdlog::warn("TTL: table {}: {}", table->name, r.error().message);
+      continue;
+    }
+    total.backfilled += r->backfilled;
+    total.enabled += r->enabled;
+    total.deleted += r->deleted;
+    if (r->enabled) spdlog::info("TTL enabled on table {}", table->name);
+  }
+  if (total.deleted > 0) Metrics::Global().GetCounter("ttl_deleted_items").Add(total.deleted);
+  return total;
+}
+
+TtlWorker::TtlWorker(kv::Database* db, store::Catalog* catalog, TtlOptions options)
+    : db_(db),
+      catalog_(catalog),
+      options_(options),
+      periodic_("fdyno-ttl", options.poll, [this] { Pass(); }) {}
+
+void TtlWorker::Start() { periodic_.Start(); }
+
+void TtlWorker::Stop() { periodic_.Stop(); }
+
+void TtlWorker::Pass() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool sweep = now - last_sweep_ >= options_.sweep_interval;
+  if (sweep) last_sweep_ = now;
+  Result<TtlStats> r = RunTtlPass(*db_, *catalog_, options_, sweep);
+  if (!r.ok()) spdlog::warn("TTL pass: {}", r.error().message);
+}
+
+}  // namespace fdyno::workers

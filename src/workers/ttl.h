@@ -1,0 +1,96 @@
+// Time to Live in the background: the expiry index backfill of tables whose TTL is ENABLING,
+// and the sweeper that deletes expired items (store/ttl.h).
+//
+// Backfill. UpdateTimeToLive records TTL as ENABLING; from that commit on every item write keeps
+// the expiry index. The backfill pages through the items that existed (conflicting reads, so a
+// concurrent write to an item of the page retries the page), adds their expiry keys, advances a
+// cursor stored in the database (resumable after a restart), and the page that reaches the end
+// marks TTL ENABLED in the same transaction.
+//
+// Sweep. For each table whose TTL is ENABLED it reads the expiry index from five years ago to
+// now, in bounded batches, and deletes the items in transactions that read each item again and
+// delete it only if it has still expired at that moment: an item refreshed concurrently (a new
+// expiry) is never deleted, because its write moved its index key and, committing first, makes
+// the sweep's transaction conflict and re-check. Deletes go through the mutation path with the
+// Time to Live identity, so indexes, counts, item collections and the stream stay exact and the
+// stream records carry DynamoDB's userIdentity. Reads hide expired items until then.
+//
+// Cursor: layout::Leases() + ("ttl_backfill", table id) -> the item key to resume at.
+//
+// Thread-safety: the free functions may run on any thread; TtlWorker owns one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "kv/kv.h"
+#include "store/catalog.h"
+#include "store/ttl.h"
+#include "workers/periodic.h"
+#include "workers/tables.h"
+
+namespace fdyno::workers {
+
+struct TtlOptions {
+  // How often expired items are looked for (--ttl-sweep-interval): an expired item is deleted
+  // within about this long. The backfill of ENABLING tables runs at every poll.
+  std::chrono::milliseconds sweep_interval{30'000};
+  std::chrono::milliseconds poll{200};
+  PageLimits backfill_page;
+  int delete_batch = 50;      // items per delete transaction
+  int max_per_table = 10000;  // items deleted per table and sweep (the rest at the next)
+  Clock* clock = nullptr;     // null: Clock::Real(); wall time decides expiry
+};
+
+struct TtlStats {
+  int backfilled = 0;  // items visited by backfill pages
+  int enabled = 0;     // tables whose TTL became ENABLED
+  int deleted = 0;     // expired items deleted
+};
+
+// Backfill pages of `table_name` until it is ENABLED (or not ENABLING any more).
+Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
+                             const std::string& table_name, const TtlOptions& options);
+// Deletes the items of `table_name` that have expired at the clock's now, up to
+// options.max_per_table.
+Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
+                            const std::string& table_name, const TtlOptions& options);
+// The two steps of a sweep, exposed so that tests can interleave writes between them: the
+// expiry index entries of the items that have expired at now_ms (a snapshot, at most `limit`),
+// then one transaction that reads each of those items again and deletes it if it has still
+// expired at now_ms. Returns how many it deleted.
+Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
+                                                           store::Catalog& catalog,
+                                                           const std::string& table_name,
+                                                           int64_t now_ms, int limit);
+Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
+                            const std::string& table_name,
+                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms);
+
+// Backfills every ENABLING table; with `sweep`, sweeps every ENABLED one.
+Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const TtlOptions& options,
+                            bool sweep);
+
+std::string TtlBackfillCursorKey(int64_t table_id);
+
+// A thread running RunTtlPass every options.poll, sweeping every options.sweep_interval.
+class TtlWorker {
+ public:
+  TtlWorker(kv::Database* db, store::Catalog* catalog, TtlOptions options);
+  void Start();
+  void Stop();  // also on destruction
+
+ private:
+  void Pass();
+  kv::Database* db_;
+  store::Catalog* catalog_;
+  TtlOptions options_;
+  std::chrono::steady_clock::time_point last_sweep_{};
+  Periodic periodic_;  // last: stopped before the rest is destroyed
+};
+
+}  // namespace fdyno::workers

@@ -1,0 +1,221 @@
+#include "workers/ttl.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "kv/run.h"
+#include "kv/testing/memory_engine.h"
+#include "model/item_codec.h"
+#include "model/number.h"
+#include "store/item_counts.h"
+#include "store/layout.h"
+#include "store/mutation.h"
+#include "store/streams.h"
+
+namespace fdyno::workers {
+namespace {
+
+using model::AttributeValue;
+using model::Item;
+
+AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
+AttributeValue N(int64_t n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
+
+constexpr int64_t kNowMs = 1'800'000'000'000;
+constexpr int64_t kNowS = kNowMs / 1000;
+
+// A table "t" (pk S) with a NEW_AND_OLD_IMAGES stream, written through the mutation path.
+class TtlWorkerTest : public ::testing::Test {
+ protected:
+  TtlWorkerTest()
+      : clock_(kNowMs), db_(kv::OpenMemoryEngine({.clock = &clock_})), catalog_(&clock_) {
+    options_.clock = &clock_;
+    options_.delete_batch = 7;
+    options_.backfill_page.items = 5;
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      store::TableInfo t;
+      t.name = "t";
+      t.key_schema.hash = {"pk", store::ScalarType::kS};
+      t.attribute_definitions = {{"pk", store::ScalarType::kS}};
+      t.stream = {true, store::StreamViewType::kNewAndOldImages, "label", 0, 1};
+      FDYNO_ASSIGN_OR_RETURN(auto created, catalog_.Create(tx, t, {}));
+      store::TableInfo with_stream = *created;
+      FDYNO_RETURN_IF_ERROR(store::SyncStream(tx, nullptr, &with_stream, 1, kNowMs));
+      return catalog_.Update(tx, with_stream);
+    });
+    EXPECT_TRUE(st.ok()) << st.error().message;
+  }
+
+  std::shared_ptr<const store::TableInfo> Table() {
+    return *kv::Run(
+        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, "t"); });
+  }
+
+  void Put(const std::string& pk, std::optional<int64_t> exp) {
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "t"));
+      Item item{{"pk", S(pk)}};
+      if (exp) item["exp"] = N(*exp);
+      FDYNO_ASSIGN_OR_RETURN(
+          store::CurrentItem current,
+          store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item), false));
+      store::Mutation m({.now_ms = clock_.WallMillis()});
+      FDYNO_RETURN_IF_ERROR(m.Stage(*table, std::move(current), item));
+      FDYNO_ASSIGN_OR_RETURN(store::Written written, m.Write(tx));
+      (void)written;
+      return Status::Ok();
+    });
+    ASSERT_TRUE(st.ok()) << st.error().message;
+  }
+
+  void EnableTtl() {
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "t"));
+      store::TableInfo t = *table;
+      t.ttl = {store::TtlStatus::kEnabling, "exp", kNowMs};
+      return catalog_.Update(tx, t);
+    });
+    ASSERT_TRUE(st.ok());
+  }
+
+  std::set<std::string> Keys() {
+    std::set<std::string> out;
+    auto table = Table();
+    auto tx = db_->CreateTransaction();
+    auto [begin, end] = store::layout::Items(table->id).Range();
+    Result<kv::RangeResult> r = tx->GetRange(begin, end);
+    EXPECT_TRUE(r.ok());
+    for (const kv::KeyValue& kv : r->kvs) {
+      Result<model::Item> item = model::DecodeStoredItem(*store::WholeImage(kv.value).value());
+      out.insert(std::get<std::string>(item->at("pk").v));
+    }
+    return out;
+  }
+
+  std::vector<store::ChangeRecord> Records() {
+    auto table = Table();
+    auto tx = db_->CreateTransaction();
+    auto [begin, end] = store::SlotRange(table->stream.stream_id, 0);
+    Result<kv::RangeResult> r = tx->GetRange(begin, end);
+    store::RecordAssembler a;
+    std::vector<store::ChangeRecord> out;
+    for (const kv::KeyValue& kv : r->kvs) {
+      auto rec = a.Add(table->stream.stream_id, 0, kv);
+      if (rec.ok() && *rec) out.push_back(*store::DecodeChangeRecord((*rec)->bytes));
+    }
+    return out;
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<kv::Database> db_;
+  store::Catalog catalog_;
+  TtlOptions options_;
+};
+
+TEST_F(TtlWorkerTest, BackfillCoversTheItemsThatExistedThenEnables) {
+  for (int i = 0; i < 23; ++i)
+    Put("old" + std::to_string(i), i % 2 ? std::optional(kNowS - 10) : std::nullopt);
+  EnableTtl();
+  Put("during", kNowS - 10);  // written while ENABLING: indexed by the write itself
+  Result<TtlStats> r = BackfillTtl(*db_, catalog_, "t", options_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->enabled, 1);
+  EXPECT_EQ(r->backfilled, 24);
+  EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabled);
+  Result<TtlStats> swept = SweepTable(*db_, catalog_, "t", options_);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->deleted, 12);  // 11 odd old items and "during"
+  EXPECT_EQ(Keys().size(), 12u);
+  EXPECT_FALSE(Keys().contains("during"));
+}
+
+TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
+  EnableTtl();
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  Put("past", kNowS - 1);
+  Put("now", kNowS);  // this very second: not yet
+  Put("future", kNowS + 100);
+  Put("ancient", kNowS - store::kTtlIgnoreOlderThanSeconds - 10);  // ignored
+  Put("none", std::nullopt);
+  Result<TtlStats> r = SweepTable(*db_, catalog_, "t", options_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->deleted, 1);
+  EXPECT_EQ(Keys(), (std::set<std::string>{"now", "future", "ancient", "none"}));
+  std::vector<store::ChangeRecord> records = Records();
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back().event, store::StreamEvent::kRemove);
+  EXPECT_EQ(records.back().source, store::ChangeSource::kTimeToLive);
+  EXPECT_EQ(std::get<std::string>(records.back().keys.at("pk").v), "past");
+  clock_.Advance(std::chrono::seconds(101));
+  ASSERT_TRUE(SweepTable(*db_, catalog_, "t", options_).ok());
+  EXPECT_EQ(Keys(), (std::set<std::string>{"ancient", "none"}));
+  auto tx = db_->CreateTransaction();
+  EXPECT_EQ(store::ReadItemCounts(*tx, *Table())->table, 2);
+}
+
+// An item refreshed after the sweeper read the expiry index, before its delete transaction:
+// the delete reads the item again and leaves it.
+TEST_F(TtlWorkerTest, ARefreshBetweenTheIndexReadAndTheDeleteIsKept) {
+  EnableTtl();
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  Put("a", kNowS - 5);
+  Put("b", kNowS - 5);
+  Result<std::vector<store::ExpiryEntry>> entries =
+      ReadExpiredEntries(*db_, catalog_, "t", kNowMs, 10);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  Put("a", kNowS + 3600);  // refreshed
+  Result<int> deleted = DeleteIfExpired(*db_, catalog_, "t", *entries, kNowMs);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_EQ(Keys(), std::set<std::string>{"a"});
+}
+
+// Seeded random interleavings of the sweep's two steps with writes: between the index read and
+// the delete transaction, random items get a new expiry (in the future, or another time in the
+// past) or are deleted. An item whose expiry is in the future when its delete transaction runs
+// is never deleted; every item still expired then is.
+TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
+  EnableTtl();
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  std::mt19937 rng(7);
+  std::map<std::string, std::optional<int64_t>> model;  // pk -> expiry (nullopt: absent)
+  for (int i = 0; i < 60; ++i) {
+    model["k" + std::to_string(i)] = kNowS - 1 - (i % 5);
+    Put("k" + std::to_string(i), model["k" + std::to_string(i)]);
+  }
+  for (int round = 0; round < 30; ++round) {
+    Result<std::vector<store::ExpiryEntry>> entries =
+        ReadExpiredEntries(*db_, catalog_, "t", kNowMs, 1 + static_cast<int>(rng() % 12));
+    ASSERT_TRUE(entries.ok());
+    for (int w = 0; w < 4; ++w) {
+      const std::string pk = "k" + std::to_string(rng() % 60);
+      const int64_t exp = rng() % 2 ? kNowS + 100 : kNowS - 2;
+      Put(pk, exp);
+      model[pk] = exp;
+    }
+    ASSERT_TRUE(DeleteIfExpired(*db_, catalog_, "t", *entries, kNowMs).ok());
+    // What the model says the delete did: every item it read that is still expired is gone.
+    std::set<std::string> keys = Keys();
+    for (auto& [pk, exp] : model) {
+      if (!exp) {
+        EXPECT_FALSE(keys.contains(pk)) << pk;
+      } else if (*exp > kNowS) {
+        ASSERT_TRUE(keys.contains(pk)) << "round " << round << ": refreshed " << pk << " deleted";
+      } else if (!keys.contains(pk)) {
+        exp.reset();  // deleted by this round's sweep, while expired
+      }
+    }
+  }
+  ASSERT_TRUE(SweepTable(*db_, catalog_, "t", options_).ok());
+  for (const std::string& pk : Keys()) {
+    ASSERT_TRUE(model[pk]);
+    EXPECT_GT(*model[pk], kNowS) << pk << " expired but not deleted";
+  }
+}
+
+}  // namespace
+}  // namespace fdyno::workers
