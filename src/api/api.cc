@@ -32,7 +32,9 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);
-    RegisterPartiqlOperations(registry, services);
+    PartiqlOptions partiql;
+    partiql.write = MakePartiqlWriter(services);
+    RegisterPartiqlOperations(registry, services, std::move(partiql));
     RegisterBatchOperations(registry, services);
   }
   return registry;

@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "api/item_keys.h"
 #include "api/json_util.h"
@@ -394,6 +396,10 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
 
 // ---- writing -------------------------------------------------------------------------------
 
+// The answer to a write statement when no PartiqlWriter is configured.
+constexpr std::string_view kWritesRefused =
+    "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server";
+
 Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
                              const StatementJob& job) {
   const StatementRequest& r = job.r;
@@ -407,9 +413,7 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
                                                            PlanOn(s, tx, job));
                                     return Status::Ok();
                                   }));
-    return Error::Validation(
-        "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server "
-        "yet");
+    return Error::Validation(std::string(kWritesRefused));
   }
   PartiqlWriteRequest w;
   w.statement = &bound;
@@ -474,6 +478,278 @@ void ExecuteStatementAsync(std::shared_ptr<const ReadServices> s, const RequestC
       [s, job, ctx, respond = std::move(respond)] { respond(Execute(*s, *job, ctx, nullptr)); });
 }
 
+// ---- BatchExecuteStatement ---------------------------------------------------------------
+
+constexpr size_t kMaxBatchStatements = 25;
+
+struct BatchRequest {
+  std::vector<StatementRequest> statements;
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+};
+
+// One member of Statements: the members of ExecuteStatement a batch statement has, with the
+// constraint paths of the batch ("statements.1.member.statement").
+Status DecodeBatchMember(const rapidjson::Value& v, size_t index, ConstraintErrors& errors,
+                         StatementRequest& out) {
+  if (!v.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
+  if (params) {
+    for (const auto& p : params->GetArray())
+      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(v, "ConsistentRead"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
+                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
+  const std::string at = "statements." + std::to_string(index + 1) + ".member.";
+  errors.NotNull(at + "statement", statement.has_value());
+  if (statement) {
+    errors.MinLength(at + "statement", *statement, 1);
+    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
+    out.statement = std::string(*statement);
+  }
+  if (params && params->GetArray().Empty()) {
+    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
+  }
+  if (rvocf) {
+    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
+  }
+  if (params) {
+    for (const auto& p : params->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(p));
+      out.parameters.push_back(std::move(value));
+    }
+  }
+  out.consistent_read = consistent.value_or(false);
+  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  return Status::Ok();
+}
+
+Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* statements, GetList(body, "Statements"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
+                         GetString(body, "ReturnConsumedCapacity"));
+  BatchRequest r;
+  ConstraintErrors errors;
+  errors.NotNull("statements", statements != nullptr);
+  if (statements) {
+    const auto list = statements->GetArray();
+    if (list.Empty()) {
+      errors.AddWithoutValue("statements", "Member must have length greater than or equal to 1");
+    } else if (list.Size() > kMaxBatchStatements) {
+      errors.AddWithoutValue("statements", "Member must have length less than or equal to 25");
+    }
+    r.statements.resize(list.Size());
+    for (size_t i = 0; i < list.Size(); ++i) {
+      FDYNO_RETURN_IF_ERROR(DecodeBatchMember(list[i], i, errors, r.statements[i]));
+    }
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  std::string rcc_text = rcc ? std::string(*rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  return r;
+}
+
+// The Code of a statement's Error in a batch response (BatchStatementErrorCodeEnum).
+std::string_view BatchErrorCode(const Error& e) {
+  switch (e.type) {
+    case ErrorType::kConditionalCheckFailed:
+      return "ConditionalCheckFailed";
+    case ErrorType::kDuplicateItem:
+      return "DuplicateItem";
+    case ErrorType::kItemCollectionSizeLimitExceeded:
+      return "ItemCollectionSizeLimitExceeded";
+    case ErrorType::kResourceNotFound:
+      return "ResourceNotFound";
+    case ErrorType::kValidation:
+      return "ValidationError";
+    case ErrorType::kTransactionConflict:
+      return "TransactionConflict";
+    case ErrorType::kProvisionedThroughputExceeded:
+      return "ProvisionedThroughputExceeded";
+    case ErrorType::kRequestLimitExceeded:
+      return "RequestLimitExceeded";
+    case ErrorType::kThrottling:
+      return "ThrottlingError";
+    case ErrorType::kAccessDenied:
+      return "AccessDenied";
+    default:
+      return "InternalServerError";
+  }
+}
+
+// What one statement of a batch answered.
+struct BatchAnswer {
+  std::optional<Error> error;
+  std::string table;
+  std::string item_json;  // a read's item as a JSON object, when found
+  ConsumedCapacity consumed;
+};
+
+// A batch SELECT: a point read of the whole key (partiql::Use::kBatch), as GetItem.
+BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
+  BatchAnswer a;
+  a.table = job.table();
+  Result<std::shared_ptr<ReadResult>> read =
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, job.table()));
+                partiql::TableSchema schema = SchemaOf(*table);
+                partiql::PlanOptions options;
+                options.use = partiql::Use::kBatch;
+                options.consistent_read = job.r.consistent_read;
+                FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                                       partiql::PlanStatement(*job.bound, schema, options));
+                auto out = std::make_shared<ReadResult>();
+                out->consumed.table_name = table->name;
+                FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, job.r.consistent_read,
+                                                s.clock->WallMillis(), *out));
+                return out;
+              });
+  if (!read.ok()) {
+    a.error = std::move(read).error();
+    return a;
+  }
+  a.consumed = (*read)->consumed;
+  a.item_json.assign((*read)->items.GetString(), (*read)->items.GetSize());
+  return a;
+}
+
+// A batch INSERT, UPDATE or DELETE: the statement's own write, as ExecuteStatement runs it.
+BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
+  BatchAnswer a;
+  a.table = job.table();
+  if (!s.options.write) {
+    a.error = Error::Validation(std::string(kWritesRefused));
+    return a;
+  }
+  const partiql::BoundStatement& bound = *job.bound;
+  PartiqlWriteRequest w;
+  w.statement = &bound;
+  w.plan = [&bound](const store::TableInfo& table) -> Result<partiql::WritePlan> {
+    partiql::PlanOptions options;
+    options.use = partiql::Use::kBatch;
+    FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                           partiql::PlanStatement(bound, SchemaOf(table), options));
+    return std::move(plan.write);
+  };
+  w.return_old_on_condition_failure = job.r.return_old_on_condition_failure;
+  Result<PartiqlWriteOutcome> outcome = s.options.write(ctx, w);
+  if (!outcome.ok()) {
+    a.error = std::move(outcome).error();
+  } else {
+    a.consumed = outcome->consumed;
+  }
+  return a;
+}
+
+void WriteBatchAnswer(Writer& w, const BatchAnswer& a) {
+  w.StartObject();
+  if (a.error) {
+    w.Key("Error");
+    w.StartObject();
+    const std::string_view code = BatchErrorCode(*a.error);
+    w.Key("Code");
+    w.String(code.data(), static_cast<rapidjson::SizeType>(code.size()));
+    w.Key("Message");
+    w.String(a.error->message.data(), static_cast<rapidjson::SizeType>(a.error->message.size()));
+    if (!a.error->item_json.empty()) {
+      w.Key("Item");
+      w.RawValue(a.error->item_json.data(), a.error->item_json.size(), rapidjson::kObjectType);
+    }
+    w.EndObject();
+  }
+  if (!a.error || a.error->type != ErrorType::kResourceNotFound) {
+    w.Key("TableName");
+    w.String(a.table.data(), static_cast<rapidjson::SizeType>(a.table.size()));
+  }
+  if (!a.item_json.empty()) {
+    w.Key("Item");
+    w.RawValue(a.item_json.data(), a.item_json.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+}
+
+// ConsumedCapacity of a batch: one entry per table, in order of first use.
+void WriteBatchCapacity(Writer& w, ReturnConsumedCapacity mode,
+                        const std::vector<BatchAnswer>& answers) {
+  if (mode == ReturnConsumedCapacity::kNone) return;
+  std::vector<ConsumedCapacity> tables;
+  for (const BatchAnswer& a : answers) {
+    if (a.consumed.table_name.empty()) continue;
+    auto it = std::find_if(tables.begin(), tables.end(), [&](const ConsumedCapacity& c) {
+      return c.table_name == a.consumed.table_name;
+    });
+    if (it == tables.end()) {
+      tables.push_back(a.consumed);
+    } else {
+      it->table_units += a.consumed.table_units;
+    }
+  }
+  w.Key("ConsumedCapacity");
+  w.StartArray();
+  for (const ConsumedCapacity& c : tables) WriteConsumedCapacityObject(w, mode, c);
+  w.EndArray();
+}
+
+// Every statement is parsed and bound first (its error is its answer); the batch must then be
+// all reads or all writes. Statements run one by one, each in its own transaction: a batch is
+// not atomic, as in DynamoDB.
+Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const RequestContext& ctx,
+                                            const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BatchRequest r, DecodeBatchRequest(body));
+  const size_t n = r.statements.size();
+  std::vector<StatementJob> jobs(n);
+  std::vector<BatchAnswer> answers(n);
+  bool reads = false, writes = false;
+  for (size_t i = 0; i < n; ++i) {
+    StatementJob& job = jobs[i];
+    job.r = std::move(r.statements[i]);
+    Result<std::shared_ptr<const partiql::PreparedStatement>> prepared =
+        s.statements.Prepare(job.r.statement);
+    Status st = prepared.ok() ? Status::Ok() : Status(prepared.error());
+    if (st.ok()) {
+      job.prepared = std::move(prepared).value();
+      Result<partiql::BoundStatement> bound = partiql::Bind(job.prepared->tree, job.r.parameters);
+      if (bound.ok()) {
+        job.bound = std::move(bound).value();
+      } else {
+        st = bound.error();
+      }
+    }
+    if (!st.ok()) {
+      answers[i].error = st.error();
+      continue;
+    }
+    (job.bound->is_read() ? reads : writes) = true;
+  }
+  if (reads && writes) {
+    return Error::Validation("Batch must contain only reads or only writes");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (answers[i].error) continue;
+    answers[i] =
+        jobs[i].bound->is_read() ? BatchRead(s, ctx, jobs[i]) : BatchWrite(s, ctx, jobs[i]);
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Responses");
+  w.StartArray();
+  for (const BatchAnswer& a : answers) WriteBatchAnswer(w, a);
+  w.EndArray();
+  WriteBatchCapacity(w, r.return_consumed_capacity, answers);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
 }  // namespace
 
 partiql::TableSchema SchemaOf(const store::TableInfo& table) {
@@ -503,6 +779,10 @@ void RegisterPartiqlOperations(OperationRegistry& registry, const Services& serv
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const StatementJob> job, Prepare(*s, body));
         return Execute(*s, *job, ctx, nullptr);
       });
+  registry.Register("BatchExecuteStatement",
+                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
+                      return BatchExecuteStatementOp(*s, ctx, body);
+                    });
   registry.RegisterAsync("ExecuteStatement", [s](const RequestContext& ctx,
                                                  const rapidjson::Value& body, Respond respond) {
     ExecuteStatementAsync(s, ctx, body, std::move(respond));
