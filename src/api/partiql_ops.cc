@@ -666,7 +666,7 @@ void WriteBatchAnswer(Writer& w, const BatchAnswer& a) {
     }
     w.EndObject();
   }
-  if (!a.error || a.error->type != ErrorType::kResourceNotFound) {
+  if (!a.table.empty() && (!a.error || a.error->type != ErrorType::kResourceNotFound)) {
     w.Key("TableName");
     w.String(a.table.data(), static_cast<rapidjson::SizeType>(a.table.size()));
   }
