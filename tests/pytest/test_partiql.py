@@ -366,7 +366,7 @@ def test_request_validation(ddb, table, module_server):
     assert r.status_code == 400 and signing.error_type(r) == "SerializationException"
 
 
-def test_write_statements_are_validated_before_they_are_refused(ddb, table):
+def test_write_statements_validation_errors(ddb, table):
     # Validation errors come first, exactly as DynamoDB words them.
     assert fails(ddb, f"DELETE FROM \"{table}\" WHERE pk = 'a' AND sk = 's1' "
                       "RETURNING MODIFIED OLD *") == (
