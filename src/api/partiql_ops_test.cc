@@ -10,6 +10,7 @@
 
 #include "api/item_ops.h"
 #include "api/testing/call.h"
+#include "api/transact_ops.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
@@ -30,6 +31,9 @@ class PartiqlWriteTest : public ::testing::Test {
     PartiqlOptions options;
     options.write = MakePartiqlWriter(services_, items);
     RegisterPartiqlOperations(registry_, services_, std::move(options));
+    TransactOptions transact;
+    transact.sleep = [](std::chrono::milliseconds) {};
+    RegisterTransactOperations(registry_, services_, transact);
     store::TableInfo t;
     t.name = "tbl";
     t.attribute_definitions = {{"pk", store::ScalarType::kS}};
@@ -124,6 +128,49 @@ TEST_F(PartiqlWriteTest, UnknownCommitResultsNeverDoubleApplyAnUpdate) {
   faulty_->SetOptions(kv::FaultOptions{});
   EXPECT_EQ(Get("n"),
             R"({"Item":{"n":{"N":")" + std::to_string(kRequests) + R"("},"pk":{"S":"n"}}})");
+}
+
+// ExecuteTransaction with a ClientRequestToken under commits that report 1021: each token's
+// effect applies once, however often its request is sent, and a replay answers as the first.
+TEST_F(PartiqlWriteTest, TransactionTokensApplyOnceUnderUnknownCommitResults) {
+  ASSERT_TRUE(Statement("INSERT INTO tbl VALUE {'pk': 'n', 'n': 0}").ok());
+  kv::FaultOptions faults;
+  faults.seed = 20261202;
+  faults.unknown_applied = 0.35;
+  faults.unknown_not_applied = 0.35;
+  faulty_->SetOptions(faults);
+  constexpr int kTokens = 100;
+  for (int i = 0; i < kTokens; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string request =
+        R"j({"TransactStatements":[{"Statement":"UPDATE tbl SET n = n + 1 WHERE pk = 'n'"},)j"
+        R"j({"Statement":"INSERT INTO tbl VALUE {'pk': ?}","Parameters":[{"S":"i)j" +
+        n + R"j("}]}],"ClientRequestToken":"token-)j" + n + R"j("})j";
+    for (int resend = 0; resend < 3; ++resend) {
+      auto r = Call("ExecuteTransaction", request);
+      ASSERT_TRUE(r.ok()) << "token " << i << " send " << resend << ": " << r.error().message;
+      EXPECT_EQ(*r, "{}");
+    }
+  }
+  EXPECT_GT(faulty_->counts().unknown_applied, 20);
+  faulty_->SetOptions(kv::FaultOptions{});
+  EXPECT_EQ(Get("n"),
+            R"({"Item":{"n":{"N":")" + std::to_string(kTokens) + R"("},"pk":{"S":"n"}}})");
+}
+
+TEST_F(PartiqlWriteTest, TransactionCancellationReasonsAreTransactWriteItems) {
+  ASSERT_TRUE(Statement("INSERT INTO tbl VALUE {'pk': 'a', 'n': 1}").ok());
+  auto r = Call("ExecuteTransaction",
+                R"j({"TransactStatements":[{"Statement":"INSERT INTO tbl VALUE {'pk': 'a'}"},)j"
+                R"j({"Statement":"INSERT INTO tbl VALUE {'pk': 'b'}"},)j"
+                R"j({"Statement":"EXISTS(SELECT * FROM tbl WHERE pk = 'c' AND n = 1)"}]})j");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().type, ErrorType::kTransactionCanceled) << r.error().message;
+  EXPECT_EQ(r.error().cancellation_reasons_json,
+            R"([{"Code":"DuplicateItem","Message":"Duplicate primary key exists in table"},)"
+            R"({"Code":"None"},)"
+            R"({"Code":"ConditionalCheckFailed","Message":"The conditional request failed"}])");
+  EXPECT_EQ(Get("b"), "{}");
 }
 
 }  // namespace
