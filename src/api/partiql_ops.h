@@ -1,4 +1,5 @@
-// ExecuteStatement: one PartiQL statement (src/partiql parses, binds and plans it).
+// PartiQL operations: ExecuteStatement and BatchExecuteStatement (src/partiql parses, binds
+// and plans each statement). ExecuteTransaction lives with TransactWriteItems (transact_ops.h).
 //
 // SELECT runs in one read-only transaction on the machinery of the item operations: a point
 // read through store::ReadItem as GetItem does, a Query or a Scan page through the page reader
@@ -10,7 +11,12 @@
 // expired", "Invalid NextToken" otherwise).
 //
 // INSERT, UPDATE and DELETE are parsed, bound and validated here, then handed to the
-// PartiqlWriter of the options (the mutation path); without one they are refused.
+// PartiqlWriter of the options (the mutation path, item_ops.h MakePartiqlWriter); without one
+// they are refused.
+//
+// BatchExecuteStatement: up to 25 statements, all reads (point reads naming the whole key) or
+// all writes, run one by one; each statement's outcome, or its error with DynamoDB's
+// BatchStatementError code, is its element of Responses.
 //
 // Thread-safety: handlers are thread-safe (state is per request).
 #pragma once
