@@ -487,46 +487,6 @@ struct BatchRequest {
   ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
 };
 
-// One member of Statements: the members of ExecuteStatement a batch statement has, with the
-// constraint paths of the batch ("statements.1.member.statement").
-Status DecodeBatchMember(const rapidjson::Value& v, size_t index, ConstraintErrors& errors,
-                         StatementRequest& out) {
-  if (!v.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
-  if (params) {
-    for (const auto& p : params->GetArray())
-      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(v, "ConsistentRead"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
-                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
-  const std::string at = "statements." + std::to_string(index + 1) + ".member.";
-  errors.NotNull(at + "statement", statement.has_value());
-  if (statement) {
-    errors.MinLength(at + "statement", *statement, 1);
-    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
-    out.statement = std::string(*statement);
-  }
-  if (params && params->GetArray().Empty()) {
-    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
-  }
-  if (rvocf) {
-    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
-  }
-  if (params) {
-    for (const auto& p : params->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(p));
-      out.parameters.push_back(std::move(value));
-    }
-  }
-  out.consistent_read = consistent.value_or(false);
-  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
-  return Status::Ok();
-}
-
 Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
   if (!body.IsObject()) {
     return Error::Serialization("Start of structure or map found where not expected");
@@ -546,7 +506,13 @@ Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
     }
     r.statements.resize(list.Size());
     for (size_t i = 0; i < list.Size(); ++i) {
-      FDYNO_RETURN_IF_ERROR(DecodeBatchMember(list[i], i, errors, r.statements[i]));
+      StatementMember m;
+      FDYNO_RETURN_IF_ERROR(DecodeStatementMember(list[i], "statements", i, errors, m));
+      StatementRequest& out = r.statements[i];
+      out.statement = std::move(m.statement);
+      out.parameters = std::move(m.parameters);
+      out.consistent_read = m.consistent_read;
+      out.return_old_on_condition_failure = m.return_old_on_condition_failure;
     }
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
@@ -751,6 +717,46 @@ Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const Request
 }
 
 }  // namespace
+
+Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
+                             ConstraintErrors& errors, StatementMember& out) {
+  if (!v.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
+  if (params) {
+    for (const auto& p : params->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(v, "ConsistentRead"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
+                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
+  const std::string at = std::string(list) + "." + std::to_string(index + 1) + ".member.";
+  errors.NotNull(at + "statement", statement.has_value());
+  if (statement) {
+    errors.MinLength(at + "statement", *statement, 1);
+    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
+    out.statement = std::string(*statement);
+  }
+  if (params && params->GetArray().Empty()) {
+    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
+  }
+  if (rvocf) {
+    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
+  }
+  if (params) {
+    out.has_parameters = true;
+    for (const auto& p : params->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(p));
+      out.parameters.push_back(std::move(value));
+    }
+  }
+  out.consistent_read = consistent.value_or(false);
+  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  return Status::Ok();
+}
 
 partiql::TableSchema SchemaOf(const store::TableInfo& table) {
   partiql::TableSchema out;

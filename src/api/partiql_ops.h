@@ -23,8 +23,11 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "api/capacity.h"
+#include "api/json_util.h"
 #include "api/operation.h"
 #include "api/query_ops.h"
 #include "api/services.h"
@@ -34,6 +37,21 @@
 #include "store/catalog.h"
 
 namespace fdyno::api {
+
+// One statement of a BatchExecuteStatement or ExecuteTransaction request.
+struct StatementMember {
+  std::string statement;
+  partiql::Parameters parameters;
+  bool has_parameters = false;
+  bool consistent_read = false;
+  bool return_old_on_condition_failure = false;  // ReturnValuesOnConditionCheckFailure ALL_OLD
+};
+
+// Decodes element `index` of the request's list `list` ("statements", "transactStatements"):
+// deserialization errors are returned, constraint violations added to `errors` with the
+// model's paths ("statements.1.member.statement").
+Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
+                             ConstraintErrors& errors, StatementMember& out);
 
 // The description of a table the planner works on.
 partiql::TableSchema SchemaOf(const store::TableInfo& table);

@@ -656,56 +656,13 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
 
 constexpr std::string_view kExecuteTransaction = "ExecuteTransaction";
 
-struct TransactStatement {
-  std::string statement;
-  partiql::Parameters parameters;
-  bool has_parameters = false;
-  bool return_old_on_condition_failure = false;  // ReturnValuesOnConditionCheckFailure ALL_OLD
-};
+using TransactStatement = StatementMember;
 
 struct ExecuteTransactionRequest {
   std::vector<TransactStatement> statements;
   std::optional<std::string> client_request_token;
   ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
 };
-
-Status DecodeTransactStatement(const rapidjson::Value& v, size_t index, ConstraintErrors& errors,
-                               TransactStatement& out) {
-  if (!v.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
-  if (params) {
-    for (const auto& p : params->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
-                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
-  const std::string at = "transactStatements." + std::to_string(index + 1) + ".member.";
-  errors.NotNull(at + "statement", statement.has_value());
-  if (statement) {
-    errors.MinLength(at + "statement", *statement, 1);
-    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
-    out.statement = std::string(*statement);
-  }
-  if (params && params->GetArray().Empty()) {
-    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
-  }
-  if (rvocf) {
-    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
-  }
-  if (params) {
-    out.has_parameters = true;
-    for (const auto& p : params->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(model::AttributeValue value, model::DecodeAttributeValue(p));
-      out.parameters.push_back(std::move(value));
-    }
-  }
-  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
-  return Status::Ok();
-}
 
 Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Value& body) {
   if (!body.IsObject()) {
@@ -730,7 +687,8 @@ Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Valu
     }
     r.statements.resize(list.Size());
     for (size_t i = 0; i < list.Size(); ++i) {
-      FDYNO_RETURN_IF_ERROR(DecodeTransactStatement(list[i], i, errors, r.statements[i]));
+      FDYNO_RETURN_IF_ERROR(
+          DecodeStatementMember(list[i], "transactStatements", i, errors, r.statements[i]));
     }
   }
   if (token) {
