@@ -3,6 +3,7 @@
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
 #include "api/item_ops.h"
+#include "api/partiql_ops.h"
 #include "api/query_ops.h"
 #include "api/stream_ops.h"
 #include "api/table_ops.h"
@@ -33,6 +34,9 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);
+    PartiqlOptions partiql;
+    partiql.write = MakePartiqlWriter(services);
+    RegisterPartiqlOperations(registry, services, std::move(partiql));
     RegisterBatchOperations(registry, services);
     RegisterBackupOperations(registry, services);
   }

@@ -11,6 +11,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/item_request.h"
+#include "api/partiql_ops.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
@@ -222,46 +223,44 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
 
 // The common body of PutItem, UpdateItem and DeleteItem.
 // One write request, decoded and planned: what every attempt of its transaction uses.
-struct WriteJob {
-  ItemOp op;
-  ItemRequest r;
-  Plan plan;
-  std::vector<std::string> updated_attributes;
-  expr::Projection updated_paths;
-  // One id for every attempt of this request: the receipt written by an attempt whose commit
-  // outcome is unknown is found by the next one.
-  store::OperationId op_id;
-
-  Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
-                               const kv::Attempt& attempt) const;
+// One write on one item of a table, resolved: what PutItem, UpdateItem, DeleteItem and a
+// PartiQL INSERT, UPDATE or DELETE all come to.
+struct WriteSpec {
+  ItemOp op = ItemOp::kPutItem;
+  const Item* item = nullptr;  // kPutItem: the whole item; the others: the key
+  const expr::Condition* condition = nullptr;
+  const expr::Update* update = nullptr;
+  std::vector<std::string> updated_attributes;  // top-level attributes `update` writes
+  expr::Projection updated_paths;               // the paths it writes (UPDATED_OLD/NEW)
+  ReturnValues return_values = ReturnValues::kNone;
+  bool return_old_on_condition_failure = false;
+  bool return_item_collection_metrics = false;
+  // A false condition is DuplicateItemException (a PartiQL INSERT on an existing key) rather
+  // than ConditionalCheckFailedException.
+  bool duplicate_on_false = false;
 };
 
-Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServices& s,
-                                                     const rapidjson::Value& body) {
-  auto job = std::make_shared<WriteJob>();
-  job->op = op;
-  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
-  if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
-  FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
-  if (job->plan.update) {
-    job->updated_attributes = expr::UpdatedTopLevelAttributes(*job->plan.update);
-    job->updated_paths = expr::UpdatedPaths(*job->plan.update);
-  }
-  job->op_id = store::OperationId::New(*s.clock);
-  return std::shared_ptr<const WriteJob>(std::move(job));
+void SetUpdate(WriteSpec& spec, const expr::Update& update) {
+  spec.update = &update;
+  spec.updated_attributes = expr::UpdatedTopLevelAttributes(update);
+  spec.updated_paths = expr::UpdatedPaths(update);
 }
 
-Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& tx,
-                                       const kv::Attempt& attempt) const {
-  FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
-  const store::KeySchema& schema = table->key_schema;
-  if (op == ItemOp::kPutItem) {
-    FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, r.item));
-    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(*table, r.item));
+// The write `w` on `table` inside tx: key checks, the receipt of an earlier attempt of the
+// same operation `op_id`, the current item, the condition, the new image through the mutation
+// path, ReturnValues and this attempt's receipt.
+Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
+                                  const kv::Attempt& attempt, const store::TableInfo& table,
+                                  const WriteSpec& w, const store::OperationId& op_id) {
+  const store::KeySchema& schema = table.key_schema;
+  const Item& item = *w.item;
+  if (w.op == ItemOp::kPutItem) {
+    FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, item));
+    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(table, item));
   } else {
-    FDYNO_RETURN_IF_ERROR(ValidateKey(schema, r.item));
+    FDYNO_RETURN_IF_ERROR(ValidateKey(schema, item));
   }
-  for (const std::string& name : updated_attributes) {
+  for (const std::string& name : w.updated_attributes) {
     if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
       return Error::Validation(
           "One or more parameter values were invalid: Cannot update "
@@ -273,44 +272,47 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
     if (receipt) {
       FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
-      replayed.item_collection_key = CollectionKey(*table, r.item);
+      replayed.item_collection_key = CollectionKey(table, item);
       if (replayed.item_collection_key) {
         // The receipt does not keep the size: report the collection as it is now.
-        const store::ItemCollectionRef ref = store::CollectionOf(*table, r.item);
+        const store::ItemCollectionRef ref = store::CollectionOf(table, item);
         FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
                                store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
       }
       return replayed;
     }
   }
-  // For PutItem r.item is the whole item, for the others the key: either holds the key. The old
+  // For PutItem `item` is the whole item, for the others the key: either holds the key. The old
   // item is decoded when something needs more of it than whether it exists and its size (the
   // mutation path decodes it anyway for what it maintains).
   const bool decode =
-      op == ItemOp::kUpdateItem || plan.condition || r.return_values != ReturnValues::kNone;
+      w.op == ItemOp::kUpdateItem || w.condition || w.return_values != ReturnValues::kNone;
   FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
-                         store::ReadCurrent(tx, *table, StorageKey(*table, r.item), decode));
+                         store::ReadCurrent(tx, table, StorageKey(table, item), decode));
   WriteOutcome out;
-  out.item_collection_key = CollectionKey(*table, r.item);
+  out.item_collection_key = CollectionKey(table, item);
   out.old_size = current.size;
   static const Item kEmpty;
   const Item* old = current.item();
-  if (plan.condition && !expr::EvaluateCondition(*plan.condition, old ? *old : kEmpty)) {
+  if (w.condition && !expr::EvaluateCondition(*w.condition, old ? *old : kEmpty)) {
+    if (w.duplicate_on_false) {
+      return Error::Make(ErrorType::kDuplicateItem, "Duplicate primary key exists in table");
+    }
     Error e = Error::ConditionalCheckFailed();
-    if (r.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
+    if (w.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
     return e;
   }
   std::optional<Item> next;
-  switch (op) {
+  switch (w.op) {
     case ItemOp::kPutItem:
-      next = r.item;
+      next = item;
       break;
     case ItemOp::kUpdateItem: {
-      Item base = old ? *old : r.item;
-      if (plan.update) {
-        FDYNO_ASSIGN_OR_RETURN(next, expr::ApplyUpdate(*plan.update, base));
+      Item base = old ? *old : item;
+      if (w.update) {
+        FDYNO_ASSIGN_OR_RETURN(next, expr::ApplyUpdate(*w.update, base));
         // An update that only removes (REMOVE, DELETE) does not create a missing item.
-        if (!old && expr::OnlyRemoves(*plan.update)) next.reset();
+        if (!old && expr::OnlyRemoves(*w.update)) next.reset();
       } else {
         next = std::move(base);
       }
@@ -324,16 +326,16 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
   if (next) out.new_size = model::ItemSize(*next);
   store::Mutation mutation(
       {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
-  FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::move(next)));
+  FDYNO_RETURN_IF_ERROR(mutation.Stage(table, std::move(current), std::move(next)));
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) return ItemCollectionSizeLimitExceeded();
-  if (out.item_collection_key && r.return_item_collection_metrics) {
+  if (out.item_collection_key && w.return_item_collection_metrics) {
     FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                           mutation.CollectionSizeAfter(tx, store::CollectionOf(*table, r.item)));
+                           mutation.CollectionSizeAfter(tx, store::CollectionOf(table, item)));
   }
   old = mutation.current(0).item();
   const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
-  switch (r.return_values) {
+  switch (w.return_values) {
     case ReturnValues::kNone:
       break;
     case ReturnValues::kAllOld:
@@ -343,15 +345,48 @@ Result<WriteOutcome> WriteJob::Attempt(const ItemServices& s, kv::Transaction& t
       if (written_item) out.attributes = *written_item;
       break;
     case ReturnValues::kUpdatedOld:
-      if (old) out.attributes = expr::Project(*old, updated_paths);
+      if (old) out.attributes = expr::Project(*old, w.updated_paths);
       break;
     case ReturnValues::kUpdatedNew:
-      if (written_item) out.attributes = expr::Project(*written_item, updated_paths);
+      if (written_item) out.attributes = expr::Project(*written_item, w.updated_paths);
       break;
   }
   s.receipts->ClearExpired(tx, s.clock->WallMillis());
-  s.receipts->Write(tx, op_id, ToReceipt(op, out));
+  s.receipts->Write(tx, op_id, ToReceipt(w.op, out));
   return out;
+}
+
+struct WriteJob {
+  ItemRequest r;
+  Plan plan;
+  WriteSpec spec;  // points into r and plan
+  // One id for every attempt of this request: the receipt written by an attempt whose commit
+  // outcome is unknown is found by the next one.
+  store::OperationId op_id;
+
+  Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
+                               const kv::Attempt& attempt) const {
+    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+    return WriteOnTable(s, tx, attempt, *table, spec, op_id);
+  }
+};
+
+Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServices& s,
+                                                     const rapidjson::Value& body) {
+  auto job = std::make_shared<WriteJob>();
+  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
+  if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
+  FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
+  WriteSpec& spec = job->spec;
+  spec.op = op;
+  spec.item = &job->r.item;
+  if (job->plan.condition) spec.condition = &*job->plan.condition;
+  if (job->plan.update) SetUpdate(spec, *job->plan.update);
+  spec.return_values = job->r.return_values;
+  spec.return_old_on_condition_failure = job->r.return_old_on_condition_failure;
+  spec.return_item_collection_metrics = job->r.return_item_collection_metrics;
+  job->op_id = store::OperationId::New(*s.clock);
+  return std::shared_ptr<const WriteJob>(std::move(job));
 }
 
 Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestContext& ctx,
@@ -389,9 +424,77 @@ void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const Requ
       ctx.resume ? ctx.resume : blocking);
 }
 
-}  // namespace
+// ---- PartiQL writes --------------------------------------------------------------------------
 
-void RegisterItemOperations(OperationRegistry& registry, Services& services, ItemOptions options) {
+ReturnValues ReturnValuesOf(partiql::Returning returning) {
+  switch (returning) {
+    case partiql::Returning::kNone:
+      return ReturnValues::kNone;
+    case partiql::Returning::kAllOld:
+      return ReturnValues::kAllOld;
+    case partiql::Returning::kAllNew:
+      return ReturnValues::kAllNew;
+    case partiql::Returning::kModifiedOld:
+      return ReturnValues::kUpdatedOld;
+    case partiql::Returning::kModifiedNew:
+      return ReturnValues::kUpdatedNew;
+  }
+  return ReturnValues::kNone;
+}
+
+// The item operation a planned PartiQL write is: INSERT a PutItem whose condition failing is
+// DuplicateItemException, UPDATE an UpdateItem, DELETE a DeleteItem. Points into `plan`.
+WriteSpec SpecOf(const partiql::WritePlan& plan, const PartiqlWriteRequest& request) {
+  WriteSpec spec;
+  switch (plan.kind) {
+    case partiql::WritePlan::Kind::kInsert:
+      spec.op = ItemOp::kPutItem;
+      spec.item = &plan.item;
+      break;
+    case partiql::WritePlan::Kind::kUpdate:
+      spec.op = ItemOp::kUpdateItem;
+      spec.item = &plan.key;
+      SetUpdate(spec, plan.update);
+      break;
+    case partiql::WritePlan::Kind::kDelete:
+    case partiql::WritePlan::Kind::kCheck:
+      spec.op = ItemOp::kDeleteItem;
+      spec.item = &plan.key;
+      break;
+  }
+  if (plan.condition) spec.condition = &*plan.condition;
+  spec.duplicate_on_false = plan.on_false == partiql::WritePlan::OnFalse::kDuplicateItem;
+  spec.return_values = ReturnValuesOf(plan.returning);
+  spec.return_old_on_condition_failure = request.return_old_on_condition_failure;
+  return spec;
+}
+
+// One PartiQL write statement as its item operation, in one kv transaction: the statement is
+// planned on the table as the transaction finds it, then written by WriteOnTable.
+Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestContext& ctx,
+                                         const PartiqlWriteRequest& request) {
+  const store::OperationId op_id = store::OperationId::New(*s.clock);
+  const std::string& table_name = request.statement->table();
+  FDYNO_ASSIGN_OR_RETURN(
+      WriteOutcome out,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+              [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteOutcome> {
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, table_name));
+                FDYNO_ASSIGN_OR_RETURN(partiql::WritePlan plan, request.plan(*table));
+                if (plan.kind == partiql::WritePlan::Kind::kCheck) {
+                  return Error::Internal("A condition check is not a statement of its own");
+                }
+                return WriteOnTable(s, tx, attempt, *table, SpecOf(plan, request), op_id);
+              }));
+  PartiqlWriteOutcome outcome;
+  outcome.returned = std::move(out.attributes);
+  outcome.consumed.table_name = table_name;
+  outcome.consumed.is_write = true;
+  outcome.consumed.table_units = WriteUnits(out.old_size, out.new_size);
+  return outcome;
+}
+
+std::shared_ptr<ItemServices> MakeItemServices(Services& services, ItemOptions options) {
   auto s = std::make_shared<ItemServices>();
   s->db = services.db;
   s->catalog = services.catalog;
@@ -399,6 +502,13 @@ void RegisterItemOperations(OperationRegistry& registry, Services& services, Ite
   s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
   s->sleep = std::move(options.sleep);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
+  return s;
+}
+
+}  // namespace
+
+void RegisterItemOperations(OperationRegistry& registry, Services& services, ItemOptions options) {
+  std::shared_ptr<const ItemServices> s = MakeItemServices(services, std::move(options));
   registry.Register("GetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return GetItemOp(*s, ctx, body);
   });
@@ -412,6 +522,13 @@ void RegisterItemOperations(OperationRegistry& registry, Services& services, Ite
       WriteItemAsync(op, s, ctx, body, std::move(respond));
     });
   }
+}
+
+PartiqlWriter MakePartiqlWriter(Services& services, ItemOptions options) {
+  std::shared_ptr<const ItemServices> s = MakeItemServices(services, std::move(options));
+  return [s](const RequestContext& ctx, const PartiqlWriteRequest& request) {
+    return PartiqlWrite(*s, ctx, request);
+  };
 }
 
 }  // namespace fdyno::api

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "api/operation.h"
+#include "api/partiql_ops.h"
 #include "api/services.h"
 #include "base/clock.h"
 #include "kv/kv.h"
@@ -33,5 +34,12 @@ struct ItemOptions {
 // outlive the registry's handlers. The handlers share one receipt store (store/receipts.h).
 void RegisterItemOperations(OperationRegistry& registry, Services& services,
                             ItemOptions options = {});
+
+// The mutation path of PartiQL's INSERT, UPDATE and DELETE (partiql_ops.h): each statement is
+// the item operation it stands for (PutItem whose failed condition is DuplicateItemException,
+// UpdateItem, DeleteItem), run by the same code with its own operation receipt, so conditions,
+// ReturnValuesOnConditionCheckFailure, indexes, streams, TTL and capacity are the item
+// operation's. `services` must outlive the writer.
+PartiqlWriter MakePartiqlWriter(Services& services, ItemOptions options = {});
 
 }  // namespace fdyno::api

@@ -12,6 +12,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/query_pages.h"
 #include "expr/evaluate.h"
 #include "expr/key_condition.h"
 #include "expr/legacy.h"
@@ -427,18 +428,6 @@ struct ReadServices {
   QueryOptions options;
 };
 
-struct Page {
-  // The returned items (after filter and projection; none for COUNT) as JSON objects joined
-  // by commas: the elements of the response's Items array.
-  rapidjson::StringBuffer items{nullptr, 16 << 10};
-  int64_t count = 0;
-  int64_t scanned = 0;
-  uint64_t bytes = 0;
-  std::optional<Item> last_key;
-  std::string index_name;
-  bool index_is_global = false;
-};
-
 bool IsEmptyKeyValue(const AttributeValue& v) {
   return (v.type() == model::Type::kS && std::get<std::string>(v.v).empty()) ||
          (v.type() == model::Type::kB && std::get<model::Binary>(v.v).bytes.empty());
@@ -460,8 +449,8 @@ Error InvalidStartKey() {
       "The provided starting key is invalid: The provided key element does not match the schema");
 }
 
-// ExclusiveStartKey must hold exactly the table's key attributes (and the index's, when
-// reading an index) with the right types.
+}  // namespace
+
 Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryIndex* index,
                         const Item& esk) {
   std::vector<const model::KeyAttribute*> attrs = {&table.key_schema.hash};
@@ -486,27 +475,28 @@ Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryInd
   return Status();
 }
 
-struct Target {
-  std::shared_ptr<const store::TableInfo> table;
-  const store::SecondaryIndex* index = nullptr;
-  bool global = false;
-  kv::Subspace subspace;
-};
+PageTarget MakePageTarget(std::shared_ptr<const store::TableInfo> table,
+                          const store::SecondaryIndex* index) {
+  PageTarget t;
+  t.table = std::move(table);
+  t.index = index;
+  if (index != nullptr) {
+    for (const auto& i : t.table->global_indexes) t.global = t.global || &i == index;
+    t.subspace = store::layout::Index(t.table->id, index->id);
+  } else {
+    t.subspace = store::layout::Items(t.table->id);
+  }
+  return t;
+}
 
-Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
-  Target t;
-  FDYNO_ASSIGN_OR_RETURN(t.table, FindActiveTable(*s.catalog, tx, r.table_name));
-  const store::TableInfo& table = *t.table;
+namespace {
+
+Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> found,
+                         FindActiveTable(*s.catalog, tx, r.table_name));
+  const store::SecondaryIndex* index = r.index_name ? found->FindIndex(*r.index_name) : nullptr;
+  PageTarget t = MakePageTarget(std::move(found), index);
   if (r.index_name) {
-    for (const auto& i : table.local_indexes) {
-      if (i.name == *r.index_name) t.index = &i;
-    }
-    for (const auto& i : table.global_indexes) {
-      if (i.name == *r.index_name) {
-        t.index = &i;
-        t.global = true;
-      }
-    }
     if (t.index == nullptr) {
       return Error::Validation("The table does not have the specified index: " + *r.index_name);
     }
@@ -529,21 +519,17 @@ Result<Target> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const R
         "for global secondary index " +
         t.index->name + " because its projection type is not ALL");
   }
-  if (t.index) {
-    t.subspace = store::layout::Index(table.id, t.index->id);
-  } else {
-    t.subspace = store::layout::Items(table.id);
-  }
   return t;
 }
 
-// The kv key of the entry an ExclusiveStartKey names.
-std::string StartKeyEntry(const Target& t, const Item& esk) {
+}  // namespace
+
+std::string StartKeyEntry(const PageTarget& t, const Item& esk) {
   if (t.index) return store::IndexEntryKey(t.table->id, *t.index, t.table->key_schema, esk);
   return StorageKey(*t.table, esk);
 }
 
-Item PageKeyOf(const Target& t, const Item& item) {
+Item PageKeyOf(const PageTarget& t, const Item& item) {
   Item key = KeyOf(t.table->key_schema, item);
   if (t.index) {
     key.emplace(t.index->key_schema.hash.name, item.at(t.index->key_schema.hash.name));
@@ -554,34 +540,33 @@ Item PageKeyOf(const Target& t, const Item& item) {
   return key;
 }
 
-// The network-thread try of a page (ReadAsync): it reads at most `bytes` there, and marks
-// `exceeded` when the page needs more (the page is then read on a worker).
-struct InlineBound {
-  uint64_t bytes = 0;
-  bool exceeded = false;
-};
+kv::RunOptions PageRunOptions(const RequestContext& ctx, Clock* clock, const InlineBound* bound) {
+  kv::RunOptions options;
+  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
+  options.clock = clock;
+  options.read_only = true;
+  if (bound != nullptr) options.max_attempts = 1;
+  return options;
+}
 
-// Reads [begin, end) in the requested direction into `page`. With `bound`: gives up (an error
-// never sent to a client) once more than bound->bytes were read.
-Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r, const Plan& plan,
-                 const Target& t, std::string begin, std::string end, Page& page,
+Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpec& spec,
+                 const PageTarget& t, std::string begin, std::string end, PageOutput& page,
                  InlineBound* bound) {
   const auto started = std::chrono::steady_clock::now();
-  const bool fetch_base = t.index != nullptr && !t.global && r.select == Select::kAllAttributes &&
-                          t.index->projection.type != store::ProjectionType::kAll;
+  const bool fetch_base = spec.fetch_base;
   // Items whose TTL has expired are hidden until the sweeper deletes them (store/ttl.h); an
   // index entry without the TTL attribute is checked against its base item.
   const bool hide_expired = t.table->ttl.status == store::TtlStatus::kEnabled;
   const bool ttl_from_base = hide_expired && t.index != nullptr && !fetch_base &&
                              !store::IndexCarriesTtl(*t.table, *t.index);
-  const int64_t now_ms = hide_expired ? s.clock->WallMillis() : 0;
+  const int64_t now_ms = spec.now_ms;
   // Whole stored items are returned as they are: no filter, projection or base item to add.
-  const bool whole_items = !fetch_base && !hide_expired && !plan.filter && !plan.projection &&
-                           r.select != Select::kCount;
+  const bool whole_items = !fetch_base && !hide_expired && !spec.filter && !spec.projection &&
+                           !spec.output && !spec.count_only;
   // Limit counts items read (before the filter); the 1 MB bound applies to what was read.
   auto page_ends = [&] {
-    return (r.limit > 0 && page.scanned >= r.limit) || page.bytes >= s.options.page_bytes ||
-           std::chrono::steady_clock::now() - started >= s.options.page_time_budget;
+    return (spec.limit > 0 && page.scanned >= spec.limit) || page.bytes >= options.page_bytes ||
+           std::chrono::steady_clock::now() - started >= options.page_time_budget;
   };
   auto over_bound = [&] {
     if (bound == nullptr || page.bytes <= bound->bytes) return false;
@@ -591,8 +576,8 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   auto over_bound_error = [] { return Error::Internal("page larger than the inline read bound"); };
   while (begin < end) {
     kv::RangeOptions ro;
-    ro.limit = s.options.read_batch;
-    ro.reverse = !r.forward;
+    ro.limit = options.read_batch;
+    ro.reverse = !spec.forward;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
     const std::string* last_item = nullptr;  // the last item key handled in this batch
     for (const kv::KeyValue& kv : rr.kvs) {
@@ -634,7 +619,11 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
                                  store::ReadItem(tx, StorageKey(*t.table, item)));
           if (stored) {
             FDYNO_ASSIGN_OR_RETURN(base, model::DecodeStoredItem(stored->image));
-            page.bytes += model::ItemSize(base);
+            const uint64_t base_size = model::ItemSize(base);
+            page.bytes += base_size;
+            page.base_bytes += base_size;
+            page.base_read_units +=
+                std::max<uint64_t>(1, (base_size + kReadUnitBytes - 1) / kReadUnitBytes);
             full = &base;
           }
         }
@@ -647,13 +636,15 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
             expired = store::ItemExpired(*t.table, checked, now_ms);
           }
         }
-        if (!expired && (!plan.filter || expr::EvaluateCondition(*plan.filter, *full))) {
+        if (!expired && (!spec.filter || expr::EvaluateCondition(*spec.filter, *full))) {
           ++page.count;
-          if (r.select != Select::kCount) {
+          if (!spec.count_only) {
             if (page.items.GetSize() > 0) page.items.Put(',');
             Writer iw(page.items);
-            if (plan.projection) {
-              model::WriteItem(iw, expr::Project(*full, *plan.projection));
+            if (spec.output) {
+              model::WriteItem(iw, spec.output(*full));
+            } else if (spec.projection) {
+              model::WriteItem(iw, expr::Project(*full, *spec.projection));
             } else {
               model::WriteItem(iw, *full);
             }
@@ -667,7 +658,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
       }
     }
     if (last_item != nullptr) {
-      if (r.forward) {
+      if (spec.forward) {
         begin = store::ItemRangeEnd(*last_item);
       } else {
         end = *last_item;
@@ -677,7 +668,7 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
     if (!rr.kvs.empty()) {
       // The batch may have ended on chunks: continue after (before) the last key read.
       const std::string& last = rr.kvs.back().key;
-      if (r.forward) {
+      if (spec.forward) {
         if (begin <= last) begin = last + '\x00';
       } else if (end > last) {
         end = last;
@@ -687,13 +678,15 @@ Status ReadRange(const ReadServices& s, kv::Transaction& tx, const ReadRequest& 
   return Status();
 }
 
+namespace {
+
 // The key schema a Query reads by: the index's when reading an index, else the table's.
-const model::KeySchema& QuerySchema(const Target& t) {
+const model::KeySchema& QuerySchema(const PageTarget& t) {
   return t.index ? t.index->key_schema : t.table->key_schema;
 }
 
 // The partition and sort-key range a Query's key condition selects.
-Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) {
+Result<expr::KeyCondition> QueryKeyCondition(const PageTarget& t, const Plan& plan) {
   expr::KeySchema ks;
   const model::KeySchema& schema = QuerySchema(t);
   ks.hash_name = schema.hash.name;
@@ -705,9 +698,10 @@ Result<expr::KeyCondition> QueryKeyCondition(const Target& t, const Plan& plan) 
   return expr::ExtractKeyCondition(*plan.key_condition, ks);
 }
 
-// A Query without a sort key condition: its ExclusiveStartKey must lie in the queried
-// partition.
-Status CheckStartKeyInPartition(const Target& t, const expr::KeyCondition& kc, const Item& esk) {
+}  // namespace
+
+Status CheckStartKeyInPartition(const PageTarget& t, const expr::KeyCondition& kc,
+                                const Item& esk) {
   auto it = esk.find(QuerySchema(t).hash.name);
   if (it == esk.end() || !(it->second == kc.hash_value)) {
     return Error::Validation(
@@ -736,7 +730,7 @@ Status CheckStartKeyInRange(const std::string& begin, const std::string& end,
 }
 
 // [begin, end) of a Query.
-Result<std::pair<std::string, std::string>> QueryRange(const Target& t,
+Result<std::pair<std::string, std::string>> QueryRange(const PageTarget& t,
                                                        const expr::KeyCondition& kc) {
   const store::TableInfo& table = *t.table;
   std::string pbegin, pend;
@@ -779,7 +773,9 @@ Result<std::pair<std::string, std::string>> QueryRange(const Target& t,
   return std::make_pair(pbegin, pend);
 }
 
-std::pair<std::string, std::string> ScanRange(const Target& t, const ReadRequest& r) {
+namespace {
+
+std::pair<std::string, std::string> ScanRange(const PageTarget& t, const ReadRequest& r) {
   auto [begin, end] = t.subspace.Range();
   if (r.segment && r.total_segments) {
     const uint64_t total = static_cast<uint64_t>(*r.total_segments);
@@ -811,51 +807,58 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                              InlineBound* bound) {
   const ReadRequest& r = job.r;
   const Plan& plan = job.plan;
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = true;
-  if (bound != nullptr) options.max_attempts = 1;  // a retry's backoff must not sleep there
   FDYNO_ASSIGN_OR_RETURN(
-      Page page,
-      kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-        Page page;
-        FDYNO_ASSIGN_OR_RETURN(Target t, ResolveTarget(s, tx, r));
-        if (t.index) {
-          page.index_name = t.index->name;
-          page.index_is_global = t.global;
-        }
-        std::optional<expr::KeyCondition> kc;
-        if (r.is_query) {
-          FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
-        }
-        if (r.exclusive_start_key) {
-          FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
-          if (kc && !kc->range) {
-            FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
-          }
-        }
-        std::string begin, end;
-        if (kc) {
-          FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, *kc));
-          std::tie(begin, end) = std::move(range);
-        } else {
-          std::tie(begin, end) = ScanRange(t, r);
-        }
-        if (r.exclusive_start_key) {
-          std::string start = StartKeyEntry(t, *r.exclusive_start_key);
-          if (kc && kc->range) {
-            FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
-          }
-          if (r.forward) {
-            begin = std::max(begin, store::ItemRangeEnd(start));
-          } else {
-            end = std::min(end, start);
-          }
-        }
-        FDYNO_RETURN_IF_ERROR(ReadRange(s, tx, r, plan, t, begin, end, page, bound));
-        return page;
-      }));
+      PageOutput page,
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
+                PageOutput page;
+                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
+                if (t.index) {
+                  page.index_name = t.index->name;
+                  page.index_is_global = t.global;
+                }
+                std::optional<expr::KeyCondition> kc;
+                if (r.is_query) {
+                  FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
+                }
+                if (r.exclusive_start_key) {
+                  FDYNO_RETURN_IF_ERROR(
+                      ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
+                  if (kc && !kc->range) {
+                    FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
+                  }
+                }
+                std::string begin, end;
+                if (kc) {
+                  FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, *kc));
+                  std::tie(begin, end) = std::move(range);
+                } else {
+                  std::tie(begin, end) = ScanRange(t, r);
+                }
+                if (r.exclusive_start_key) {
+                  std::string start = StartKeyEntry(t, *r.exclusive_start_key);
+                  if (kc && kc->range) {
+                    FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
+                  }
+                  if (r.forward) {
+                    begin = std::max(begin, store::ItemRangeEnd(start));
+                  } else {
+                    end = std::min(end, start);
+                  }
+                }
+                PageSpec spec;
+                spec.limit = r.limit;
+                spec.forward = r.forward;
+                spec.count_only = r.select == Select::kCount;
+                spec.fetch_base = t.index != nullptr && !t.global &&
+                                  r.select == Select::kAllAttributes &&
+                                  t.index->projection.type != store::ProjectionType::kAll;
+                spec.filter = plan.filter ? &*plan.filter : nullptr;
+                spec.projection = plan.projection ? &*plan.projection : nullptr;
+                spec.now_ms = s.clock->WallMillis();
+                FDYNO_RETURN_IF_ERROR(ReadRange(s.options, tx, spec, t, begin, end, page, bound));
+                return page;
+              }));
 
   // Everything after the items, as an object: {"Count":...}.
   rapidjson::StringBuffer buffer;

@@ -14,13 +14,19 @@
 
 #include "api/capacity.h"
 #include "api/item_keys.h"
+#include "api/json_util.h"
+#include "api/partiql_ops.h"
 #include "api/transact_request.h"
 #include "base/bytes.h"
 #include "base/metrics.h"
 #include "expr/evaluate.h"
+#include "model/canonical.h"
 #include "model/item_codec.h"
 #include "model/item_size.h"
 #include "model/json.h"
+#include "partiql/bind.h"
+#include "partiql/parser.h"
+#include "partiql/plan.h"
 #include "store/indexes.h"
 #include "store/item_collections.h"
 #include "store/items.h"
@@ -324,20 +330,30 @@ Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
   return sizes;
 }
 
-Result<std::string> TransactWriteItemsOp(const TransactServices& s, const RequestContext& ctx,
-                                         const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(TransactWriteRequest r, DecodeTransactWriteItems(body));
+// How a tokened write transaction finds and writes its ClientRequestToken record: the
+// operation that scopes the token, the request contract and the request's fingerprint.
+struct TokenScope {
+  std::string_view operation;
+  uint32_t contract = store::kTokenContractTransactWriteItemsV1;
+  store::Fingerprinter fingerprinter;
+  std::string fingerprint_v1;  // fingerprinter(kFingerprintSha256CanonicalV1)
+};
+
+// Runs the write transaction `r` (TransactWriteItems, or ExecuteTransaction's statements as
+// actions): token or receipt replay, key checks, conditions, the new images through the
+// mutation path, and the token record or receipt, in one kv transaction. Counts the token
+// metrics.
+Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestContext& ctx,
+                                     const TransactWriteRequest& r, const TokenScope& scope) {
   const size_t n = r.actions.size();
   const store::OperationId op_id = store::OperationId::New(*s.clock);
   std::optional<store::TokenKey> token_key;
-  store::Fingerprinter fingerprinter;
-  std::string fingerprint_v1;
   if (r.client_request_token) {
-    token_key = store::TokenKey{ctx.account_id, std::string(kOperation), *r.client_request_token};
-    FDYNO_ASSIGN_OR_RETURN(fingerprint_v1,
-                           TransactWriteFingerprint(r, store::kFingerprintSha256CanonicalV1));
-    fingerprinter = [&r](uint32_t algorithm) { return TransactWriteFingerprint(r, algorithm); };
+    token_key =
+        store::TokenKey{ctx.account_id, std::string(scope.operation), *r.client_request_token};
   }
+  const store::Fingerprinter& fingerprinter = scope.fingerprinter;
+  const std::string& fingerprint_v1 = scope.fingerprint_v1;
   // Attributes each update writes, for the key-attribute check.
   std::vector<std::vector<std::string>> updated(n);
   for (size_t i = 0; i < n; ++i) {
@@ -348,8 +364,7 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
     if (token_key) {
       FDYNO_ASSIGN_OR_RETURN(
           store::TokenLookup look,
-          s.tokens->Check(tx, *token_key, store::kTokenContractTransactWriteItemsV1, fingerprinter,
-                          s.clock->WallMillis()));
+          s.tokens->Check(tx, *token_key, scope.contract, fingerprinter, s.clock->WallMillis()));
       if (look.state == store::TokenState::kMismatch) {
         return Error::Make(ErrorType::kIdempotentParameterMismatch, std::string(kMismatchMessage));
       }
@@ -423,9 +438,14 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
       const TransactWriteAction& a = r.actions[i];
       const Item* old = current[i].item();
       if (a.condition && !expr::EvaluateCondition(*a.condition, old ? *old : kEmpty)) {
-        reasons[i].code = "ConditionalCheckFailed";
-        reasons[i].message = "The conditional request failed";
-        if (a.return_old_on_condition_failure && old) reasons[i].item = *old;
+        if (a.duplicate_on_false) {
+          reasons[i].code = "DuplicateItem";
+          reasons[i].message = "Duplicate primary key exists in table";
+        } else {
+          reasons[i].code = "ConditionalCheckFailed";
+          reasons[i].message = "The conditional request failed";
+          if (a.return_old_on_condition_failure && old) reasons[i].item = *old;
+        }
         cancel = true;
         continue;
       }
@@ -497,7 +517,7 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
     const int64_t now_ms = s.clock->WallMillis();
     if (token_key) {
       store::TokenRecord record;
-      record.contract_version = store::kTokenContractTransactWriteItemsV1;
+      record.contract_version = scope.contract;
       record.fingerprint_algorithm = store::kFingerprintSha256CanonicalV1;
       record.fingerprint = fingerprint_v1;
       record.created_ms = now_ms;
@@ -527,7 +547,23 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
   if (run->source == Source::kOwnReplay) {
     (token_key ? s.token_replays : s.receipt_replays)->Add();
   }
-  return RenderWrite(r, *run);
+  return run;
+}
+
+Result<std::string> TransactWriteItemsOp(const TransactServices& s, const RequestContext& ctx,
+                                         const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(TransactWriteRequest r, DecodeTransactWriteItems(body));
+  TokenScope scope;
+  scope.operation = kOperation;
+  if (r.client_request_token) {
+    FDYNO_ASSIGN_OR_RETURN(scope.fingerprint_v1,
+                           TransactWriteFingerprint(r, store::kFingerprintSha256CanonicalV1));
+    scope.fingerprinter = [&r](uint32_t algorithm) {
+      return TransactWriteFingerprint(r, algorithm);
+    };
+  }
+  FDYNO_ASSIGN_OR_RETURN(WriteRun run, RunWriteTransaction(s, ctx, r, scope));
+  return RenderWrite(r, run);
 }
 
 // ---- TransactGetItems ----------------------------------------------------------------------
@@ -622,6 +658,267 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
+// ---- ExecuteTransaction --------------------------------------------------------------------
+
+constexpr std::string_view kExecuteTransaction = "ExecuteTransaction";
+
+using TransactStatement = StatementMember;
+
+struct ExecuteTransactionRequest {
+  std::vector<TransactStatement> statements;
+  std::optional<std::string> client_request_token;
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+};
+
+Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* statements, GetList(body, "TransactStatements"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> token,
+                         GetString(body, "ClientRequestToken"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
+                         GetString(body, "ReturnConsumedCapacity"));
+  ExecuteTransactionRequest r;
+  ConstraintErrors errors;
+  errors.NotNull("transactStatements", statements != nullptr);
+  if (statements) {
+    const auto list = statements->GetArray();
+    if (list.Empty()) {
+      errors.AddWithoutValue("transactStatements",
+                             "Member must have length greater than or equal to 1");
+    } else if (list.Size() > kMaxTransactActions) {
+      errors.AddWithoutValue("transactStatements",
+                             "Member must have length less than or equal to 100");
+    }
+    r.statements.resize(list.Size());
+    for (size_t i = 0; i < list.Size(); ++i) {
+      FDYNO_RETURN_IF_ERROR(
+          DecodeStatementMember(list[i], "transactStatements", i, errors, r.statements[i]));
+    }
+  }
+  if (token) {
+    errors.MinLength("clientRequestToken", *token, 1);
+    errors.MaxLength("clientRequestToken", *token, kMaxClientRequestTokenLength);
+    r.client_request_token = std::string(*token);
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  std::string rcc_text = rcc ? std::string(*rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  return r;
+}
+
+// The fingerprint of an ExecuteTransaction request without its token (contract
+// kTokenContractExecuteTransactionV1): SHA-256 of the canonical V1 serialization of
+// ReturnConsumedCapacity and every statement's text, parameters and
+// ReturnValuesOnConditionCheckFailure, in order. Frozen: never change what algorithm 1 produces.
+Result<std::string> ExecuteTransactionFingerprint(const ExecuteTransactionRequest& r,
+                                                  uint32_t algorithm) {
+  if (algorithm != store::kFingerprintSha256CanonicalV1) {
+    return Error::Internal(
+        "The idempotency record of this ClientRequestToken names fingerprint algorithm " +
+        std::to_string(algorithm) +
+        ", which this server does not retain; the request was not executed");
+  }
+  std::string c;
+  model::AppendCanonicalStringV1(kExecuteTransaction, &c);
+  model::AppendCanonicalIntV1(store::kTokenContractExecuteTransactionV1, &c);
+  model::AppendCanonicalStringV1("ReturnConsumedCapacity", &c);
+  model::AppendCanonicalStringV1(
+      r.return_consumed_capacity == ReturnConsumedCapacity::kTotal     ? "TOTAL"
+      : r.return_consumed_capacity == ReturnConsumedCapacity::kIndexes ? "INDEXES"
+                                                                       : "NONE",
+      &c);
+  model::AppendCanonicalStringV1("TransactStatements", &c);
+  model::AppendCanonicalIntV1(static_cast<int64_t>(r.statements.size()), &c);
+  for (const TransactStatement& st : r.statements) {
+    model::AppendCanonicalStringV1("Statement", &c);
+    model::AppendCanonicalStringV1(st.statement, &c);
+    model::AppendCanonicalStringV1("Parameters", &c);
+    if (st.has_parameters) {
+      model::AppendCanonicalIntV1(static_cast<int64_t>(st.parameters.size()), &c);
+      for (const model::AttributeValue& v : st.parameters) model::AppendCanonicalV1(v, &c);
+    } else {
+      model::AppendCanonicalNullV1(&c);
+    }
+    model::AppendCanonicalStringV1("ReturnValuesOnConditionCheckFailure", &c);
+    model::AppendCanonicalStringV1(st.return_old_on_condition_failure ? "ALL_OLD" : "NONE", &c);
+  }
+  return store::Sha256(c);
+}
+
+// A planned write statement as the TransactWriteItems action it stands for: INSERT a Put
+// (DuplicateItem when its condition fails), UPDATE an Update, DELETE a Delete, EXISTS a
+// ConditionCheck.
+TransactWriteAction ActionOf(partiql::WritePlan plan, const TransactStatement& st) {
+  TransactWriteAction a;
+  a.table_name = plan.table;
+  switch (plan.kind) {
+    case partiql::WritePlan::Kind::kInsert:
+      a.kind = TransactActionKind::kPut;
+      a.item = std::move(plan.item);
+      break;
+    case partiql::WritePlan::Kind::kUpdate:
+      a.kind = TransactActionKind::kUpdate;
+      a.item = std::move(plan.key);
+      a.update = std::move(plan.update);
+      break;
+    case partiql::WritePlan::Kind::kDelete:
+      a.kind = TransactActionKind::kDelete;
+      a.item = std::move(plan.key);
+      break;
+    case partiql::WritePlan::Kind::kCheck:
+      a.kind = TransactActionKind::kConditionCheck;
+      a.item = std::move(plan.key);
+      break;
+  }
+  a.condition = std::move(plan.condition);
+  a.duplicate_on_false = plan.on_false == partiql::WritePlan::OnFalse::kDuplicateItem;
+  a.return_old_on_condition_failure = st.return_old_on_condition_failure;
+  return a;
+}
+
+// Plans every statement on its table (partiql::Use::kTransaction) in one read of the catalog.
+Result<std::vector<partiql::Plan>> PlanStatements(
+    const TransactServices& s, const RequestContext& ctx,
+    const std::vector<partiql::BoundStatement>& bound) {
+  return kv::Run(
+      *s.db, RunOptionsFor(ctx, s, true),
+      [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<partiql::Plan>> {
+        std::vector<partiql::Plan> plans;
+        std::map<std::string, partiql::TableSchema> schemas;
+        for (const partiql::BoundStatement& b : bound) {
+          auto it = schemas.find(b.table());
+          if (it == schemas.end()) {
+            FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, b.table()));
+            it = schemas.emplace(b.table(), SchemaOf(*table)).first;
+          }
+          partiql::PlanOptions options;
+          options.use = partiql::Use::kTransaction;
+          FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                                 partiql::PlanStatement(b, it->second, options));
+          // The plan must not point into the schema, which goes away: reads in a transaction
+          // are point reads of the table, never of an index.
+          plan.read.index = nullptr;
+          plans.push_back(std::move(plan));
+        }
+        return plans;
+      });
+}
+
+// Read statements: point reads of up to 100 distinct items at one read version, as
+// TransactGetItems, each through the statement's filter and projection.
+Result<std::string> ReadTransaction(const TransactServices& s, const RequestContext& ctx,
+                                    const ExecuteTransactionRequest& r,
+                                    const std::vector<partiql::Plan>& plans) {
+  const size_t n = plans.size();
+  std::vector<TransactGetAction> targets(n);
+  for (size_t i = 0; i < n; ++i) {
+    targets[i].table_name = plans[i].read.table;
+    targets[i].key = plans[i].read.key;
+  }
+  struct Read {
+    std::vector<std::string> tables;
+    std::vector<uint32_t> table_of;
+    std::vector<std::optional<Item>> items;
+    std::vector<uint64_t> sizes;
+  };
+  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, targets));
+    std::set<std::string> seen;
+    Read out;
+    out.tables = tables.names;
+    out.table_of = tables.of_action;
+    out.items.resize(n);
+    out.sizes.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+      FDYNO_RETURN_IF_ERROR(ValidateKey(table.key_schema, targets[i].key));
+      std::string storage = StorageKey(table, targets[i].key);
+      if (!seen.insert(storage).second) return Error::Validation(std::string(kDuplicateMessage));
+      FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, storage));
+      if (!stored) continue;
+      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      if (store::ItemExpired(table, item, s.clock->WallMillis())) continue;
+      out.sizes[i] = model::ItemSize(item);
+      const partiql::ReadPlan& plan = plans[i].read;
+      if (plan.filter && !expr::EvaluateCondition(*plan.filter, item)) continue;
+      out.items[i] = partiql::ProjectOutput(item, plan);
+    }
+    return out;
+  };
+  FDYNO_ASSIGN_OR_RETURN(Read read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Responses");
+  w.StartArray();
+  for (size_t i = 0; i < n; ++i) {
+    w.StartObject();
+    if (read.items[i]) {
+      w.Key("Item");
+      model::WriteItem(w, *read.items[i]);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  if (r.return_consumed_capacity != ReturnConsumedCapacity::kNone) {
+    std::vector<double> units(read.tables.size(), 0);
+    for (size_t i = 0; i < n; ++i) units[read.table_of[i]] += 2 * ReadUnits(read.sizes[i], true);
+    w.Key("ConsumedCapacity");
+    w.StartArray();
+    for (size_t t = 0; t < read.tables.size(); ++t) {
+      WriteCapacityEntry(w, r.return_consumed_capacity, read.tables[t], units[t],
+                         "ReadCapacityUnits");
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// Every statement is parsed, bound and planned before anything runs (an error is the
+// request's); then all reads run as a read transaction, all writes (with EXISTS checks) as
+// TransactWriteItems runs its actions, with ClientRequestToken scoped to ExecuteTransaction.
+Result<std::string> ExecuteTransactionOp(const TransactServices& s, const RequestContext& ctx,
+                                         const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ExecuteTransactionRequest r, DecodeExecuteTransaction(body));
+  std::vector<partiql::BoundStatement> bound;
+  bool reads = false, writes = false;
+  for (const TransactStatement& st : r.statements) {
+    FDYNO_ASSIGN_OR_RETURN(partiql::ast::Statement tree, partiql::Parse(st.statement));
+    FDYNO_ASSIGN_OR_RETURN(partiql::BoundStatement b, partiql::Bind(tree, st.parameters));
+    (b.is_read() ? reads : writes) = true;
+    bound.push_back(std::move(b));
+  }
+  if (reads && writes) {
+    return Error::Validation("Transaction must contain either all reads or all writes");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::vector<partiql::Plan> plans, PlanStatements(s, ctx, bound));
+  if (reads) return ReadTransaction(s, ctx, r, plans);
+
+  TransactWriteRequest w;
+  w.return_consumed_capacity = r.return_consumed_capacity;
+  w.client_request_token = r.client_request_token;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    w.actions.push_back(ActionOf(std::move(plans[i].write), r.statements[i]));
+  }
+  TokenScope scope;
+  scope.operation = kExecuteTransaction;
+  scope.contract = store::kTokenContractExecuteTransactionV1;
+  if (r.client_request_token) {
+    FDYNO_ASSIGN_OR_RETURN(scope.fingerprint_v1,
+                           ExecuteTransactionFingerprint(r, store::kFingerprintSha256CanonicalV1));
+    scope.fingerprinter = [&r](uint32_t algorithm) {
+      return ExecuteTransactionFingerprint(r, algorithm);
+    };
+  }
+  FDYNO_ASSIGN_OR_RETURN(WriteRun run, RunWriteTransaction(s, ctx, w, scope));
+  return RenderWrite(w, run);
+}
+
 }  // namespace
 
 void RegisterTransactOperations(OperationRegistry& registry, const Services& services,
@@ -643,6 +940,10 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   registry.Register("TransactWriteItems",
                     [s](const RequestContext& ctx, const rapidjson::Value& body) {
                       return TransactWriteItemsOp(*s, ctx, body);
+                    });
+  registry.Register("ExecuteTransaction",
+                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
+                      return ExecuteTransactionOp(*s, ctx, body);
                     });
   registry.Register("TransactGetItems",
                     [s](const RequestContext& ctx, const rapidjson::Value& body) {

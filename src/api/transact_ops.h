@@ -21,6 +21,14 @@
 //
 // TransactGetItems reads up to 100 distinct items at one read version and never commits.
 //
+// ExecuteTransaction (PartiQL) parses, binds and plans up to 100 statements first, then runs
+// all-read statements as TransactGetItems does (point reads, filter and projection) and
+// all-write statements as TransactWriteItems actions through the same transaction body: INSERT
+// a Put (a failed condition cancels with DuplicateItem), UPDATE an Update, DELETE a Delete,
+// EXISTS a ConditionCheck. Its ClientRequestToken records are scoped to ExecuteTransaction with
+// their own contract version (store::kTokenContractExecuteTransactionV1) and fingerprint
+// (statement texts, parameters, ReturnValuesOnConditionCheckFailure, ReturnConsumedCapacity).
+//
 // Metrics (Metrics::Global()): txn_token_replays, txn_token_mismatches,
 // txn_token_fail_closed, and receipt_replays{operation="TransactWriteItems"}.
 //
@@ -44,8 +52,8 @@ struct TransactOptions {
   int max_attempts = 50;
 };
 
-// Registers TransactWriteItems and TransactGetItems. `services` (db, catalog, clock) must
-// outlive the registry's handlers.
+// Registers TransactWriteItems, TransactGetItems and ExecuteTransaction. `services` (db, catalog,
+// clock) must outlive the registry's handlers.
 void RegisterTransactOperations(OperationRegistry& registry, const Services& services,
                                 TransactOptions options = {});
 

@@ -53,6 +53,9 @@ struct TransactWriteAction {
   model::Map expression_attribute_values;
   bool has_expression_attribute_values = false;
   bool return_old_on_condition_failure = false;  // ReturnValuesOnConditionCheckFailure ALL_OLD
+  // A false condition cancels with DuplicateItem rather than ConditionalCheckFailed (a PartiQL
+  // INSERT on an existing key, in ExecuteTransaction).
+  bool duplicate_on_false = false;
 
   // Resolved expressions (step 4).
   std::optional<expr::Condition> condition;

@@ -16,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -26,46 +25,13 @@
 #include "expr/evaluate.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
+#include "expr/testing_cases.h"
 #include "expr/testing_json.h"
 
 namespace fdyno::expr {
 namespace {
 
-struct Case {
-  std::string file;
-  int line = 0;
-  std::string name;
-  std::map<std::string, std::string> fields;
-};
-
-std::vector<Case> ReadCases(const std::filesystem::path& path) {
-  std::vector<Case> out;
-  std::ifstream in(path);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("=== ", 0) == 0) {
-      out.push_back(Case{path.filename().string(), n, line.substr(4), {}});
-      continue;
-    }
-    size_t colon = line.find(':');
-    if (out.empty() || colon == std::string::npos) {
-      ADD_FAILURE() << path << ":" << n << ": malformed line: " << line;
-      continue;
-    }
-    std::string key = line.substr(0, colon);
-    std::string value = line.substr(colon + 1);
-    if (!value.empty() && value[0] == ' ') value.erase(0, 1);
-    if (out.back().fields.count(key)) {
-      ADD_FAILURE() << path << ":" << n << ": duplicate key " << key;
-    }
-    out.back().fields[key] = value;
-  }
-  return out;
-}
+using testing::Case;
 
 // The outcome of running a case: an error message, a truth value, or an item.
 struct Outcome {
@@ -198,15 +164,14 @@ void CheckCase(const Case& c) {
 
 TEST(ExprCases, AllCaseFiles) {
   std::filesystem::path dir = FDYNO_EXPR_TESTDATA;
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".txt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  std::vector<std::filesystem::path> files = testing::CaseFiles(dir);
   ASSERT_FALSE(files.empty()) << "no case files in " << dir;
   size_t total = 0;
   for (const auto& path : files) {
-    for (const Case& c : ReadCases(path)) {
+    std::vector<std::string> problems;
+    std::vector<Case> cases = testing::ReadCases(path, &problems);
+    for (const std::string& p : problems) ADD_FAILURE() << p;
+    for (const Case& c : cases) {
       ++total;
       SCOPED_TRACE(c.file + ":" + std::to_string(c.line) + ": " + c.name);
       CheckCase(c);

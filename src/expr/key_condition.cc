@@ -59,23 +59,6 @@ const std::string& KeyOf(const Condition& leaf) {
   return kNone;
 }
 
-// For a comparison, the key is on one side and the value on the other; `x op key` is the same
-// as `key flipped(op) x`.
-CompareOp Flip(CompareOp op) {
-  switch (op) {
-    case CompareOp::kLt:
-      return CompareOp::kGt;
-    case CompareOp::kLe:
-      return CompareOp::kGe;
-    case CompareOp::kGt:
-      return CompareOp::kLt;
-    case CompareOp::kGe:
-      return CompareOp::kLe;
-    default:
-      return op;
-  }
-}
-
 KeyRange::Op RangeOp(CompareOp op) {
   switch (op) {
     case CompareOp::kLt:
@@ -92,6 +75,21 @@ KeyRange::Op RangeOp(CompareOp op) {
 }
 
 }  // namespace
+
+CompareOp Mirror(CompareOp op) {
+  switch (op) {
+    case CompareOp::kLt:
+      return CompareOp::kGt;
+    case CompareOp::kLe:
+      return CompareOp::kGe;
+    case CompareOp::kGt:
+      return CompareOp::kLt;
+    case CompareOp::kGe:
+      return CompareOp::kLe;
+    default:
+      return op;
+  }
+}
 
 Status CheckKeyConditionShape(const Condition& condition) {
   if (auto op = InvalidOperator(condition)) {
@@ -179,7 +177,7 @@ Result<KeyCondition> ExtractKeyCondition(const Condition& condition, const KeySc
   switch (range->kind) {
     case Condition::Kind::kCompare: {
       bool key_left = range->operands[0].is_path();
-      r.op = RangeOp(key_left ? range->op : Flip(range->op));
+      r.op = RangeOp(key_left ? range->op : Mirror(range->op));
       r.value = range->operands[key_left ? 1 : 0].value();
       break;
     }

@@ -34,6 +34,9 @@ struct KeyCondition {
   std::optional<KeyRange> range;
 };
 
+// The operator that compares the other way round: `x op key` is `key Mirror(op) x`.
+CompareOp Mirror(CompareOp op);
+
 // The conditions DynamoDB allows in a KeyConditionExpression: one or two conditions joined by
 // AND, each comparing one top-level attribute with values (=, <, <=, >, >=, BETWEEN,
 // begins_with), at most one per attribute.

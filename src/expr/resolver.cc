@@ -122,7 +122,9 @@ class Resolver {
 
   Status Finish() const {
     for (const auto& d : deferred_) {
-      if (d) return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + *d);
+      if (!d) continue;
+      if (ctx_.omit_expression_names_) return Error::Validation(*d);
+      return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + *d);
     }
     return Status::Ok();
   }
@@ -205,6 +207,28 @@ class Resolver {
         break;
     }
     return out;
+  }
+
+  // The checks of ResolveOperand and ResolveCond, on a resolved tree, in their order.
+  void CheckOperand(const Operand& o) {
+    if (!o.is_call()) return;
+    for (const Operand& a : o.call().args) CheckOperand(a);
+    CheckCall(o.call());
+  }
+
+  void CheckCond(const Condition& c) {
+    for (const Operand& o : c.operands) CheckOperand(o);
+    for (const Condition& ch : c.children) CheckCond(ch);
+    switch (c.kind) {
+      case Condition::Kind::kCompare:
+        CheckDistinct(std::string(CompareOpText(c.op)), c.operands[0], c.operands[1]);
+        break;
+      case Condition::Kind::kBetween:
+        CheckBetween(c.operands[1], c.operands[2]);
+        break;
+      default:
+        break;
+    }
   }
 
   SetValue ResolveSetValue(const parsed::SetValue& sv) {
@@ -394,6 +418,12 @@ Result<Condition> ResolveContext::ResolveCondition(const parsed::Condition& tree
   Condition out = r.ResolveCond(tree);
   FDYNO_RETURN_IF_ERROR(r.Finish());
   return out;
+}
+
+Status ResolveContext::CheckCondition(const Condition& tree, ExpressionKind kind) {
+  Resolver r(*this, kind);
+  r.CheckCond(tree);
+  return r.Finish();
 }
 
 Result<Projection> ResolveContext::ResolveProjection(const parsed::Projection& tree) {

@@ -51,6 +51,17 @@ class ResolveContext {
   Result<Projection> ResolveProjection(const parsed::Projection& tree);
   Result<Update> ResolveUpdate(const parsed::Update& tree);
 
+  // PartiQL statements: the checks report the bare message, without the "Invalid
+  // <Kind>Expression: " that names a request parameter (a statement has no such parameter).
+  void OmitExpressionNames() { omit_expression_names_ = true; }
+
+  // The checks ResolveCondition makes once placeholders are substituted (operand counts and
+  // types of functions, distinct operands, BETWEEN bounds), on a tree built with its values
+  // already in place (PartiQL binds parameters and literals directly). Same messages, in the
+  // same order, as ResolveCondition on the equivalent parsed tree.
+  // REQUIRES: kind is kCondition, kFilter or kKeyCondition.
+  Status CheckCondition(const Condition& tree, ExpressionKind kind);
+
   // After every expression of the request was resolved: an error naming the names (first) or
   // values that no expression used, e.g.
   // "Value provided in ExpressionAttributeValues unused in expressions: keys: {:a, :b}".
@@ -62,6 +73,7 @@ class ResolveContext {
   const AttributeValues* values_;
   std::set<std::string> used_names_;
   std::set<std::string> used_values_;
+  bool omit_expression_names_ = false;
 };
 
 }  // namespace fdyno::expr

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "expr/parser.h"
 
 namespace fdyno::expr {
@@ -63,6 +65,67 @@ TEST(ResolveContext, ErrorsNameTheExpressionKind) {
   EXPECT_EQ(r.error().message,
             "Invalid ProjectionExpression: An expression attribute name used in the document path "
             "is not defined; attribute name: #missing");
+}
+
+// CheckCondition on the resolved form of a condition answers what ResolveCondition answers on
+// the parsed form, for conditions of every check (and the same "no error" for valid ones).
+TEST(ResolveContext, CheckConditionMatchesResolveCondition) {
+  AttributeValues values = {{":s", model::AttributeValue::S("x")},
+                            {":n", model::AttributeValue::N(*model::Number::Parse("5"))},
+                            {":m", model::AttributeValue::N(*model::Number::Parse("1"))},
+                            {":t", model::AttributeValue::S("STRING")}};
+  const char* cases[] = {
+      "a = :s AND b < :n",
+      "begins_with(a, :s, :s)",
+      "begins_with(a, :n)",
+      "attribute_exists(:s)",
+      "attribute_type(a, :t)",
+      "a = a",
+      "NOT (a BETWEEN :n AND :m) OR size(l) > :n",
+      "contains(a, a) AND size(:n) > :m",
+  };
+  for (const char* text : cases) {
+    SCOPED_TRACE(text);
+    auto parsed = ParseCondition(text, ExpressionKind::kCondition);
+    ASSERT_TRUE(parsed.ok());
+    ResolveContext resolver(nullptr, &values);
+    auto resolved = resolver.ResolveCondition(*parsed, ExpressionKind::kCondition);
+    // The same tree with its values in place, as a caller that binds values itself builds it.
+    std::function<Operand(const parsed::Operand&)> op = [&](const parsed::Operand& o) {
+      if (o.is_path()) {
+        Path p;
+        for (const auto& e : o.path().elements) p.elements.push_back(PathElement{e.text});
+        return Operand{p};
+      }
+      if (o.is_value()) return Operand{values.at(o.value().name)};
+      Call c;
+      c.function = o.call().function;
+      for (const auto& a : o.call().args) c.args.push_back(op(a));
+      return Operand{c};
+    };
+    std::function<Condition(const parsed::Condition&)> cond = [&](const parsed::Condition& c) {
+      Condition out;
+      out.kind = static_cast<Condition::Kind>(c.kind);
+      out.op = c.op;
+      for (const auto& o : c.operands) out.operands.push_back(op(o));
+      for (const auto& ch : c.children) out.children.push_back(cond(ch));
+      return out;
+    };
+    const Condition tree = cond(*parsed);
+    ResolveContext checker(nullptr, nullptr);
+    Status checked = checker.CheckCondition(tree, ExpressionKind::kCondition);
+    ASSERT_EQ(checked.ok(), resolved.ok());
+    if (!resolved.ok()) {
+      EXPECT_EQ(checked.error().message, resolved.error().message);
+    }
+    ResolveContext bare(nullptr, nullptr);
+    bare.OmitExpressionNames();
+    Status bare_checked = bare.CheckCondition(tree, ExpressionKind::kCondition);
+    if (!resolved.ok()) {
+      EXPECT_EQ("Invalid ConditionExpression: " + bare_checked.error().message,
+                resolved.error().message);
+    }
+  }
 }
 
 }  // namespace

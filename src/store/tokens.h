@@ -44,6 +44,7 @@ namespace fdyno::store {
 inline constexpr uint8_t kTokenFormatV1 = 1;
 // Request contract versions (which request shape produced the fingerprint).
 inline constexpr uint32_t kTokenContractTransactWriteItemsV1 = 1;  // DynamoDB_20120810
+inline constexpr uint32_t kTokenContractExecuteTransactionV1 = 2;  // PartiQL statements
 // Fingerprint algorithm ids. 0 is reserved and means "no usable fingerprint" (weak).
 inline constexpr uint32_t kFingerprintWeak = 0;
 inline constexpr uint32_t kFingerprintSha256CanonicalV1 = 1;  // SHA-256 of model canonical V1
@@ -96,8 +97,8 @@ struct TokenLookup {
 struct TokenOptions {
   std::chrono::milliseconds lifetime = kTokenLifetime;
   // Contract versions this process can compare against. A record naming another one fails
-  // closed. Only one contract exists so far.
-  uint32_t max_known_contract = kTokenContractTransactWriteItemsV1;
+  // closed.
+  uint32_t max_known_contract = kTokenContractExecuteTransactionV1;
   uint32_t max_known_result_schema = kTokenResultSchemaV1;
 };
 

@@ -129,20 +129,22 @@ TEST_F(TokensTest, LargeResultsAreChunkedAndReplaceCleanly) {
 }
 
 TEST_F(TokensTest, ContractVersionMismatchIsRejectedNotReplayed) {
+  // A contract this build does not know yet (one past the newest).
+  constexpr uint32_t kNext = kTokenContractExecuteTransactionV1 + 1;
   TokenOptions options;
-  options.max_known_contract = 2;
+  options.max_known_contract = kNext;
   TokenStore v2(layout::Tokens(), options);
   TokenRecord rec = Record("req");
-  rec.contract_version = 2;
+  rec.contract_version = kNext;
   ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                 v2.Write(tx, key_, rec);
                 return Status::Ok();
               }).ok());
-  // This process knows only contract 1: the record fails closed.
+  // This process does not know that contract: the record fails closed.
   auto r = Check(key_, "req");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().type, ErrorType::kInternalServerError);
-  // A process that knows both, asked with contract 1, has no bridge: mismatch, never replay.
+  // A process that knows it, asked with contract 1, has no bridge: mismatch, never replay.
   auto r2 = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
     return v2.Check(tx, key_, kTokenContractTransactWriteItemsV1, Of("req"), kNow);
   });

@@ -358,8 +358,8 @@ int Main(int argc, char** argv) {
   CLI::App app{"fdyno-loadgen: fixed-concurrency, fixed-duration DynamoDB load"};
   app.add_option("--endpoint", c.endpoint, "http(s)://HOST:PORT")->capture_default_str();
   app.add_option("--workload", c.workload_name,
-                 "describe-endpoints, get, put, query, update, transact (two Puts) or mix (50% "
-                 "get, 20% put, 15% "
+                 "describe-endpoints, get, put, query, update, transact (two Puts), "
+                 "execute-statement (get's read as PartiQL) or mix (50% get, 20% put, 15% "
                  "update, 15% query)")
       ->capture_default_str();
   app.add_option("--concurrency", c.concurrency, "Connections, one request in flight each")

@@ -21,6 +21,15 @@ Call Put(const WorkloadOptions& o, int64_t p, int64_t r) {
   return {"PutItem", "{" + TableJson(o) + R"(,"Item":)" + item + "}"};
 }
 
+// GetItem's read as a PartiQL statement, with the key as parameters. Table names of the
+// workload need no escaping inside the JSON string (letters, digits, '-', '_', '.').
+Call Select(const WorkloadOptions& o, int64_t p, int64_t r) {
+  return {"ExecuteStatement", R"({"Statement":"SELECT * FROM \")" + o.table +
+                                  R"(\" WHERE pk = ? AND sk = ?","Parameters":[{"S":"key-)" +
+                                  std::to_string(p) + R"("},{"N":")" + std::to_string(r) +
+                                  R"("}]})"};
+}
+
 Call Update(const WorkloadOptions& o, int64_t p, int64_t r) {
   return {"UpdateItem",
           "{" + TableJson(o) + R"(,"Key":)" + KeyJson(p, r) +
@@ -59,6 +68,7 @@ std::optional<Workload> ParseWorkload(std::string_view name) {
       {"query", Workload::kQuery},
       {"update", Workload::kUpdateItem},
       {"transact", Workload::kTransactWrite},
+      {"execute-statement", Workload::kExecuteStatement},
       {"mix", Workload::kMix}};
   for (auto [n, w] : kNames) {
     if (n == name) return w;
@@ -80,6 +90,8 @@ std::string_view WorkloadName(Workload w) {
       return "update";
     case Workload::kTransactWrite:
       return "transact";
+    case Workload::kExecuteStatement:
+      return "execute-statement";
     case Workload::kMix:
       return "mix";
   }
@@ -102,6 +114,8 @@ Call NextCall(Workload w, const WorkloadOptions& o, std::mt19937_64& rng) {
       return Update(o, p, r);
     case Workload::kTransactWrite:
       return Transact(o, p, r);
+    case Workload::kExecuteStatement:
+      return Select(o, p, r);
     case Workload::kMix: {
       uint64_t dice = rng() % 100;
       if (dice < 50) return Get(o, p, r);

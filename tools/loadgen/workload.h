@@ -18,11 +18,14 @@ enum class Workload {
   kQuery,
   kUpdateItem,
   kTransactWrite,
+  kExecuteStatement,
   kMix
 };
 
-// "describe-endpoints", "get", "put", "query", "update", "transact", "mix"; nullopt when
-// unknown. transact: TransactWriteItems with two Puts in one partition.
+// "describe-endpoints", "get", "put", "query", "update", "transact", "execute-statement",
+// "mix"; nullopt when unknown. transact: TransactWriteItems with two Puts in one partition.
+// execute-statement: the point read of `get` as PartiQL, `SELECT * FROM "<table>" WHERE pk = ?
+// AND sk = ?` through ExecuteStatement, on the same keys.
 std::optional<Workload> ParseWorkload(std::string_view name);
 std::string_view WorkloadName(Workload w);
 

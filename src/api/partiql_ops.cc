@@ -1,0 +1,798 @@
+#include "api/partiql_ops.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/item_keys.h"
+#include "api/json_util.h"
+#include "api/query_pages.h"
+#include "expr/evaluate.h"
+#include "kv/run.h"
+#include "model/base64.h"
+#include "model/item_codec.h"
+#include "model/item_size.h"
+#include "model/json.h"
+#include "model/stored_json.h"
+#include "partiql/parser.h"
+#include "partiql/statement_cache.h"
+#include "store/items.h"
+#include "store/ttl.h"
+
+namespace fdyno::api {
+namespace {
+
+using model::AttributeValue;
+using model::Item;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// How long a NextToken stays valid.
+constexpr int64_t kTokenLifetimeMs = 60 * 60 * 1000;
+constexpr size_t kMaxNextTokenBytes = 32768;
+
+// ---- the request ---------------------------------------------------------------------------
+
+struct StatementRequest {
+  std::string statement;
+  partiql::Parameters parameters;
+  bool consistent_read = false;
+  std::optional<std::string> next_token;
+  int64_t limit = 0;  // 0: none
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+  bool return_old_on_condition_failure = false;
+};
+
+Result<StatementRequest> DecodeRequest(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  // Deserialization: member types first.
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(body, "Statement"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(body, "Parameters"));
+  if (params) {
+    for (const auto& v : params->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(body, "ConsistentRead"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> token, GetString(body, "NextToken"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
+                         GetString(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
+                         GetString(body, "ReturnValuesOnConditionCheckFailure"));
+
+  // Constraints of the API model, reported together.
+  ConstraintErrors errors;
+  errors.NotNull("statement", statement.has_value());
+  if (statement) {
+    errors.MinLength("statement", *statement, 1);
+    errors.MaxLength("statement", *statement, partiql::kMaxStatementBytes);
+  }
+  if (params && params->GetArray().Empty()) {
+    errors.Add("parameters", "[]", "Member must have length greater than or equal to 1");
+  }
+  if (token) {
+    errors.MinLength("nextToken", *token, 1);
+    errors.MaxLength("nextToken", *token, kMaxNextTokenBytes);
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (limit) errors.MinValue("limit", *limit, 1);
+  if (rvocf) errors.Enum("returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+
+  StatementRequest r;
+  r.statement = std::string(*statement);
+  if (params) {
+    for (const auto& v : params->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
+      r.parameters.push_back(std::move(value));
+    }
+  }
+  r.consistent_read = consistent.value_or(false);
+  if (token) r.next_token = std::string(*token);
+  r.limit = limit.value_or(0);
+  std::string rcc_text = rcc ? std::string(*rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  r.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  return r;
+}
+
+// ---- NextToken -----------------------------------------------------------------------------
+
+// FNV-1a over the account, the statement and the parameters: what a token belongs to.
+uint64_t RequestHash(const RequestContext& ctx, const StatementRequest& r) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // a separator no text contains
+    h *= 1099511628211ull;
+  };
+  mix(ctx.account_id);
+  mix(r.statement);
+  for (const AttributeValue& v : r.parameters) mix(model::AttributeValueToJson(v));
+  return h;
+}
+
+std::string HashText(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string EncodeToken(uint64_t hash, int64_t issued_ms, const Item& key) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("v");
+  w.Int(1);
+  w.Key("h");
+  std::string h = HashText(hash);
+  w.String(h.data(), static_cast<rapidjson::SizeType>(h.size()));
+  w.Key("t");
+  w.Int64(issued_ms);
+  w.Key("k");
+  model::WriteItem(w, key);
+  w.EndObject();
+  return model::Base64Encode(std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+// The key a NextToken resumes after.
+Result<Item> DecodeToken(const RequestContext& ctx, Clock& clock, const StatementRequest& r,
+                         const std::string& token) {
+  const Error invalid = Error::Validation("Invalid NextToken");
+  std::optional<std::string> json = model::Base64Decode(token);
+  if (!json) return invalid;
+  rapidjson::Document doc;
+  doc.Parse(json->data(), json->size());
+  if (doc.HasParseError() || !doc.IsObject()) return invalid;
+  const rapidjson::Value* v = Member(doc, "v");
+  const rapidjson::Value* h = Member(doc, "h");
+  const rapidjson::Value* t = Member(doc, "t");
+  const rapidjson::Value* k = Member(doc, "k");
+  if (!v || !v->IsInt() || v->GetInt() != 1 || !h || !h->IsString() || !t || !t->IsInt64() || !k ||
+      !k->IsObject()) {
+    return invalid;
+  }
+  Result<Item> key = model::DecodeItem(*k);
+  if (!key.ok()) return invalid;
+  if (AsStringView(*h) != HashText(RequestHash(ctx, r))) {
+    return Error::Validation("NextToken does not match request");
+  }
+  if (clock.WallMillis() - t->GetInt64() >= kTokenLifetimeMs) {
+    return Error::Validation("Given NextToken has already expired");
+  }
+  return std::move(key).value();
+}
+
+// ---- planning ------------------------------------------------------------------------------
+
+partiql::IndexSchema IndexSchemaOf(const store::SecondaryIndex& i, bool global) {
+  partiql::IndexSchema out;
+  out.name = i.name;
+  out.global = global;
+  out.key_schema = i.key_schema;
+  switch (i.projection.type) {
+    case store::ProjectionType::kAll:
+      out.projection = partiql::IndexSchema::Projection::kAll;
+      break;
+    case store::ProjectionType::kKeysOnly:
+      out.projection = partiql::IndexSchema::Projection::kKeysOnly;
+      break;
+    case store::ProjectionType::kInclude:
+      out.projection = partiql::IndexSchema::Projection::kInclude;
+      break;
+  }
+  out.non_key_attributes = i.projection.non_key_attributes;
+  out.readable = i.status == store::IndexStatus::kActive && !i.backfilling;
+  return out;
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+struct ReadServices {
+  kv::Database* db = nullptr;
+  store::Catalog* catalog = nullptr;
+  Clock* clock = nullptr;
+  PartiqlOptions options;
+  mutable partiql::StatementCache statements;
+};
+
+// What a SELECT read: the items (JSON objects joined by commas) and what to render after.
+struct ReadResult {
+  rapidjson::StringBuffer items{nullptr, 4 << 10};
+  std::optional<Item> last_key;
+  ConsumedCapacity consumed;
+};
+
+// A point read: GetItem's read, then the statement's filter and projection.
+// An item whose TTL has expired (at `now_ms`) is hidden, as GetItem hides it.
+Status ReadPoint(kv::Transaction& tx, const store::TableInfo& table, const partiql::ReadPlan& plan,
+                 bool consistent, int64_t now_ms, ReadResult& out) {
+  FDYNO_RETURN_IF_ERROR(ValidateKey(table.key_schema, plan.key));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                         store::ReadItem(tx, StorageKey(table, plan.key)));
+  if (stored) {
+    FDYNO_ASSIGN_OR_RETURN(bool expired, store::StoredItemExpired(table, stored->image, now_ms));
+    if (expired) stored.reset();
+  }
+  uint64_t size = 0;
+  if (stored) {
+    if (!plan.filter && plan.all_attributes) {
+      // Straight from the stored bytes, as GetItem does.
+      FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, out.items));
+    } else {
+      FDYNO_ASSIGN_OR_RETURN(Item item, model::DecodeStoredItem(stored->image));
+      size = model::ItemSize(item);
+      if (!plan.filter || expr::EvaluateCondition(*plan.filter, item)) {
+        Writer w(out.items);
+        model::WriteItem(w, partiql::ProjectOutput(item, plan));
+      }
+    }
+  }
+  out.consumed.table_units = ReadUnits(size, consistent);
+  return Status::Ok();
+}
+
+// A Query or Scan page of the table or index.
+Status ReadPages(const ReadServices& s, kv::Transaction& tx,
+                 std::shared_ptr<const store::TableInfo> table, const partiql::ReadPlan& plan,
+                 const StatementRequest& r, const std::optional<Item>& start, ReadResult& out,
+                 InlineBound* bound) {
+  const store::SecondaryIndex* index = plan.index ? table->FindIndex(plan.index->name) : nullptr;
+  PageTarget t = MakePageTarget(std::move(table), index);
+  const bool query = plan.access == partiql::ReadPlan::Access::kQuery;
+  std::string begin, end;
+  if (query) {
+    FDYNO_ASSIGN_OR_RETURN(auto range, QueryRange(t, plan.key_condition));
+    std::tie(begin, end) = std::move(range);
+  } else {
+    std::tie(begin, end) = t.subspace.Range();
+  }
+  const bool forward = !query || plan.forward;
+  if (start) {
+    FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *start));
+    std::string entry = StartKeyEntry(t, *start);
+    if (query && !plan.key_condition.range) {
+      FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, plan.key_condition, *start));
+    } else if (query) {
+      FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, entry, forward));
+    }
+    if (forward) {
+      begin = std::max(begin, store::ItemRangeEnd(entry));
+    } else {
+      end = std::min(end, entry);
+    }
+  }
+  PageSpec spec;
+  spec.limit = r.limit;
+  spec.forward = forward;
+  spec.fetch_base = plan.fetch_base;
+  spec.filter = plan.filter ? &*plan.filter : nullptr;
+  spec.now_ms = s.clock->WallMillis();
+  if (!plan.all_attributes) {
+    spec.output = [&plan](const Item& item) { return partiql::ProjectOutput(item, plan); };
+  }
+  PageOutput page;
+  FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, bound));
+  out.items = std::move(page.items);
+  out.last_key = std::move(page.last_key);
+  const double units = ReadUnits(page.bytes - page.base_bytes, r.consistent_read);
+  if (t.index == nullptr) {
+    out.consumed.table_units = units;
+  } else {
+    if (page.base_read_units > 0) {
+      out.consumed.table_units =
+          static_cast<double>(page.base_read_units) * (r.consistent_read ? 1.0 : 0.5);
+    }
+    auto& arm = t.global ? out.consumed.global_indexes : out.consumed.local_indexes;
+    arm.emplace_back(t.index->name, units);
+  }
+  return Status::Ok();
+}
+
+// One request, decoded and parsed, and bound unless its point-read template serves it.
+struct StatementJob {
+  StatementRequest r;
+  std::shared_ptr<const partiql::PreparedStatement> prepared;
+  std::optional<partiql::BoundStatement> bound;  // unset: prepared->point_read serves the read
+
+  bool is_read() const { return !bound || bound->is_read(); }
+  const std::string& table() const { return bound ? bound->table() : prepared->point_read->table; }
+};
+
+// The table a statement names, as a transaction sees it, and the statement's plan on it.
+struct Planned {
+  std::shared_ptr<const store::TableInfo> table;
+  partiql::TableSchema schema;
+  partiql::Plan plan;  // may point into `schema`
+};
+
+Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transaction& tx,
+                                              const StatementJob& job,
+                                              bool consistent_read = false) {
+  auto out = std::make_unique<Planned>();
+  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, job.table()));
+  if (!job.bound) {
+    std::optional<partiql::ReadPlan> point =
+        partiql::Instantiate(*job.prepared->point_read, out->table->key_schema, job.r.parameters);
+    if (point) {
+      out->plan.read = std::move(*point);
+      return std::unique_ptr<const Planned>(std::move(out));
+    }
+  }
+  // Binding cannot fail here when the template was taken: its statement bound with stand-ins,
+  // and no check of a key equality looks at the value.
+  std::optional<partiql::BoundStatement> bound;
+  if (!job.bound) {
+    FDYNO_ASSIGN_OR_RETURN(bound, partiql::Bind(job.prepared->tree, job.r.parameters));
+  }
+  out->schema = SchemaOf(*out->table);
+  partiql::PlanOptions options;
+  options.consistent_read = consistent_read;
+  FDYNO_ASSIGN_OR_RETURN(
+      out->plan, partiql::PlanStatement(job.bound ? *job.bound : *bound, out->schema, options));
+  return std::unique_ptr<const Planned>(std::move(out));
+}
+
+// Reads and renders a SELECT. With `inline_bound`: gives up past inline_bound->bytes of a page
+// (a point read is never bounded: it reads one item, as GetItem does on the network thread).
+Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
+                              const StatementJob& job, InlineBound* inline_bound) {
+  const StatementRequest& r = job.r;
+  std::optional<Item> start;
+  if (r.next_token) {
+    FDYNO_ASSIGN_OR_RETURN(start, DecodeToken(ctx, *s.clock, r, *r.next_token));
+  }
+  FDYNO_ASSIGN_OR_RETURN(
+      std::shared_ptr<ReadResult> result,
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, inline_bound),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
+                FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
+                                       PlanOn(s, tx, job, r.consistent_read));
+                auto out = std::make_shared<ReadResult>();
+                out->consumed.table_name = p->table->name;
+                const partiql::ReadPlan& plan = p->plan.read;
+                if (plan.access == partiql::ReadPlan::Access::kGet) {
+                  FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read,
+                                                  s.clock->WallMillis(), *out));
+                } else {
+                  FDYNO_RETURN_IF_ERROR(
+                      ReadPages(s, tx, p->table, plan, r, start, *out, inline_bound));
+                }
+                return out;
+              }));
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Items");
+  w.StartArray();
+  if (result->items.GetSize() > 0) {
+    w.RawValue(result->items.GetString(), result->items.GetSize(), rapidjson::kObjectType);
+  }
+  w.EndArray();
+  if (result->last_key) {
+    std::string token = EncodeToken(RequestHash(ctx, r), s.clock->WallMillis(), *result->last_key);
+    w.Key("NextToken");
+    w.String(token.data(), static_cast<rapidjson::SizeType>(token.size()));
+  }
+  WriteConsumedCapacity(w, r.return_consumed_capacity, result->consumed);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// ---- writing -------------------------------------------------------------------------------
+
+// The answer to a write statement when no PartiqlWriter is configured.
+constexpr std::string_view kWritesRefused =
+    "Unsupported operation: PartiQL INSERT, UPDATE and DELETE are not executed by this server";
+
+Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
+                             const StatementJob& job) {
+  const StatementRequest& r = job.r;
+  const partiql::BoundStatement& bound = *job.bound;
+  if (!s.options.write) {
+    // Everything that can be checked without the mutation path is, so a statement answers its
+    // validation error; a valid one is refused.
+    FDYNO_RETURN_IF_ERROR(kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
+                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                                    FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
+                                                           PlanOn(s, tx, job));
+                                    return Status::Ok();
+                                  }));
+    return Error::Validation(std::string(kWritesRefused));
+  }
+  PartiqlWriteRequest w;
+  w.statement = &bound;
+  w.plan = [&bound](const store::TableInfo& table) -> Result<partiql::WritePlan> {
+    FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                           partiql::PlanStatement(bound, SchemaOf(table), partiql::PlanOptions{}));
+    return std::move(plan.write);
+  };
+  w.return_old_on_condition_failure = r.return_old_on_condition_failure;
+  w.return_consumed_capacity = r.return_consumed_capacity;
+  FDYNO_ASSIGN_OR_RETURN(PartiqlWriteOutcome outcome, s.options.write(ctx, w));
+  rapidjson::StringBuffer buffer;
+  Writer out(buffer);
+  out.StartObject();
+  out.Key("Items");
+  out.StartArray();
+  if (outcome.returned && !outcome.returned->empty()) model::WriteItem(out, *outcome.returned);
+  out.EndArray();
+  WriteConsumedCapacity(out, r.return_consumed_capacity, outcome.consumed);
+  out.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+Result<std::shared_ptr<const StatementJob>> Prepare(const ReadServices& s,
+                                                    const rapidjson::Value& body) {
+  auto job = std::make_shared<StatementJob>();
+  FDYNO_ASSIGN_OR_RETURN(job->r, DecodeRequest(body));
+  FDYNO_ASSIGN_OR_RETURN(job->prepared, s.statements.Prepare(job->r.statement));
+  const partiql::ast::Statement& tree = job->prepared->tree;
+  if (tree.kind == partiql::ast::Statement::Kind::kExists) {
+    return Error::Validation("EXISTS can only be used in ExecuteTransaction write requests.");
+  }
+  const auto& point = job->prepared->point_read;
+  if (!point || point->param_count != job->r.parameters.size()) {
+    FDYNO_ASSIGN_OR_RETURN(job->bound, partiql::Bind(tree, job->r.parameters));
+  }
+  return std::shared_ptr<const StatementJob>(std::move(job));
+}
+
+Result<std::string> Execute(const ReadServices& s, const StatementJob& job,
+                            const RequestContext& ctx, InlineBound* bound) {
+  if (job.is_read()) return RunSelect(s, ctx, job, bound);
+  return RunWrite(s, ctx, job);
+}
+
+// The asynchronous form, for a network thread: a SELECT whose page stays within
+// inline_page_bytes (or a point read) is read and answered right there, as GetItem is; a larger
+// page, an attempt that meets a retryable engine error, or a write is run again, whole, on
+// ctx.blocking (a worker). Reads have no effect, so nothing of an abandoned try shows.
+void ExecuteStatementAsync(std::shared_ptr<const ReadServices> s, const RequestContext& ctx,
+                           const rapidjson::Value& body, Respond respond) {
+  Result<std::shared_ptr<const StatementJob>> prepared = Prepare(*s, body);
+  if (!prepared.ok()) return respond(std::move(prepared).error());
+  std::shared_ptr<const StatementJob> job = std::move(prepared).value();
+  if (!ctx.blocking) return respond(Execute(*s, *job, ctx, nullptr));
+  if (job->is_read() && s->options.pages.inline_page_bytes > 0) {
+    InlineBound bound{s->options.pages.inline_page_bytes};
+    Result<std::string> page = RunSelect(*s, ctx, *job, &bound);
+    if (page.ok() || !(bound.exceeded || page.error().is_kv())) return respond(std::move(page));
+  }
+  ctx.blocking(
+      [s, job, ctx, respond = std::move(respond)] { respond(Execute(*s, *job, ctx, nullptr)); });
+}
+
+// ---- BatchExecuteStatement ---------------------------------------------------------------
+
+constexpr size_t kMaxBatchStatements = 25;
+
+struct BatchRequest {
+  std::vector<StatementRequest> statements;
+  ReturnConsumedCapacity return_consumed_capacity = ReturnConsumedCapacity::kNone;
+};
+
+Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* statements, GetList(body, "Statements"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
+                         GetString(body, "ReturnConsumedCapacity"));
+  BatchRequest r;
+  ConstraintErrors errors;
+  errors.NotNull("statements", statements != nullptr);
+  if (statements) {
+    const auto list = statements->GetArray();
+    if (list.Empty()) {
+      errors.AddWithoutValue("statements", "Member must have length greater than or equal to 1");
+    } else if (list.Size() > kMaxBatchStatements) {
+      errors.AddWithoutValue("statements", "Member must have length less than or equal to 25");
+    }
+    r.statements.resize(list.Size());
+    for (size_t i = 0; i < list.Size(); ++i) {
+      StatementMember m;
+      FDYNO_RETURN_IF_ERROR(DecodeStatementMember(list[i], "statements", i, errors, m));
+      StatementRequest& out = r.statements[i];
+      out.statement = std::move(m.statement);
+      out.parameters = std::move(m.parameters);
+      out.consistent_read = m.consistent_read;
+      out.return_old_on_condition_failure = m.return_old_on_condition_failure;
+    }
+  }
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  std::string rcc_text = rcc ? std::string(*rcc) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  return r;
+}
+
+// The Code of a statement's Error in a batch response (BatchStatementErrorCodeEnum).
+std::string_view BatchErrorCode(const Error& e) {
+  switch (e.type) {
+    case ErrorType::kConditionalCheckFailed:
+      return "ConditionalCheckFailed";
+    case ErrorType::kDuplicateItem:
+      return "DuplicateItem";
+    case ErrorType::kItemCollectionSizeLimitExceeded:
+      return "ItemCollectionSizeLimitExceeded";
+    case ErrorType::kResourceNotFound:
+      return "ResourceNotFound";
+    case ErrorType::kValidation:
+      return "ValidationError";
+    case ErrorType::kTransactionConflict:
+      return "TransactionConflict";
+    case ErrorType::kProvisionedThroughputExceeded:
+      return "ProvisionedThroughputExceeded";
+    case ErrorType::kRequestLimitExceeded:
+      return "RequestLimitExceeded";
+    case ErrorType::kThrottling:
+      return "ThrottlingError";
+    case ErrorType::kAccessDenied:
+      return "AccessDenied";
+    default:
+      return "InternalServerError";
+  }
+}
+
+// What one statement of a batch answered.
+struct BatchAnswer {
+  std::optional<Error> error;
+  std::string table;
+  std::string item_json;  // a read's item as a JSON object, when found
+  ConsumedCapacity consumed;
+};
+
+// A batch SELECT: a point read of the whole key (partiql::Use::kBatch), as GetItem.
+BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
+  BatchAnswer a;
+  a.table = job.table();
+  Result<std::shared_ptr<ReadResult>> read =
+      kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, job.table()));
+                partiql::TableSchema schema = SchemaOf(*table);
+                partiql::PlanOptions options;
+                options.use = partiql::Use::kBatch;
+                options.consistent_read = job.r.consistent_read;
+                FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                                       partiql::PlanStatement(*job.bound, schema, options));
+                auto out = std::make_shared<ReadResult>();
+                out->consumed.table_name = table->name;
+                FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, job.r.consistent_read,
+                                                s.clock->WallMillis(), *out));
+                return out;
+              });
+  if (!read.ok()) {
+    a.error = std::move(read).error();
+    return a;
+  }
+  a.consumed = (*read)->consumed;
+  a.item_json.assign((*read)->items.GetString(), (*read)->items.GetSize());
+  return a;
+}
+
+// A batch INSERT, UPDATE or DELETE: the statement's own write, as ExecuteStatement runs it.
+BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
+  BatchAnswer a;
+  a.table = job.table();
+  if (!s.options.write) {
+    a.error = Error::Validation(std::string(kWritesRefused));
+    return a;
+  }
+  const partiql::BoundStatement& bound = *job.bound;
+  PartiqlWriteRequest w;
+  w.statement = &bound;
+  w.plan = [&bound](const store::TableInfo& table) -> Result<partiql::WritePlan> {
+    partiql::PlanOptions options;
+    options.use = partiql::Use::kBatch;
+    FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
+                           partiql::PlanStatement(bound, SchemaOf(table), options));
+    return std::move(plan.write);
+  };
+  w.return_old_on_condition_failure = job.r.return_old_on_condition_failure;
+  Result<PartiqlWriteOutcome> outcome = s.options.write(ctx, w);
+  if (!outcome.ok()) {
+    a.error = std::move(outcome).error();
+  } else {
+    a.consumed = outcome->consumed;
+  }
+  return a;
+}
+
+void WriteBatchAnswer(Writer& w, const BatchAnswer& a) {
+  w.StartObject();
+  if (a.error) {
+    w.Key("Error");
+    w.StartObject();
+    const std::string_view code = BatchErrorCode(*a.error);
+    w.Key("Code");
+    w.String(code.data(), static_cast<rapidjson::SizeType>(code.size()));
+    w.Key("Message");
+    w.String(a.error->message.data(), static_cast<rapidjson::SizeType>(a.error->message.size()));
+    if (!a.error->item_json.empty()) {
+      w.Key("Item");
+      w.RawValue(a.error->item_json.data(), a.error->item_json.size(), rapidjson::kObjectType);
+    }
+    w.EndObject();
+  }
+  if (!a.table.empty() && (!a.error || a.error->type != ErrorType::kResourceNotFound)) {
+    w.Key("TableName");
+    w.String(a.table.data(), static_cast<rapidjson::SizeType>(a.table.size()));
+  }
+  if (!a.item_json.empty()) {
+    w.Key("Item");
+    w.RawValue(a.item_json.data(), a.item_json.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+}
+
+// ConsumedCapacity of a batch: one entry per table, in order of first use.
+void WriteBatchCapacity(Writer& w, ReturnConsumedCapacity mode,
+                        const std::vector<BatchAnswer>& answers) {
+  if (mode == ReturnConsumedCapacity::kNone) return;
+  std::vector<ConsumedCapacity> tables;
+  for (const BatchAnswer& a : answers) {
+    if (a.consumed.table_name.empty()) continue;
+    auto it = std::find_if(tables.begin(), tables.end(), [&](const ConsumedCapacity& c) {
+      return c.table_name == a.consumed.table_name;
+    });
+    if (it == tables.end()) {
+      tables.push_back(a.consumed);
+    } else {
+      it->table_units += a.consumed.table_units;
+    }
+  }
+  w.Key("ConsumedCapacity");
+  w.StartArray();
+  for (const ConsumedCapacity& c : tables) WriteConsumedCapacityObject(w, mode, c);
+  w.EndArray();
+}
+
+// Every statement is parsed and bound first (its error is its answer); the batch must then be
+// all reads or all writes. Statements run one by one, each in its own transaction: a batch is
+// not atomic, as in DynamoDB.
+Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const RequestContext& ctx,
+                                            const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BatchRequest r, DecodeBatchRequest(body));
+  const size_t n = r.statements.size();
+  std::vector<StatementJob> jobs(n);
+  std::vector<BatchAnswer> answers(n);
+  bool reads = false, writes = false;
+  for (size_t i = 0; i < n; ++i) {
+    StatementJob& job = jobs[i];
+    job.r = std::move(r.statements[i]);
+    Result<std::shared_ptr<const partiql::PreparedStatement>> prepared =
+        s.statements.Prepare(job.r.statement);
+    Status st = prepared.ok() ? Status::Ok() : Status(prepared.error());
+    if (st.ok()) {
+      job.prepared = std::move(prepared).value();
+      Result<partiql::BoundStatement> bound = partiql::Bind(job.prepared->tree, job.r.parameters);
+      if (bound.ok()) {
+        job.bound = std::move(bound).value();
+      } else {
+        st = bound.error();
+      }
+    }
+    if (!st.ok()) {
+      answers[i].error = st.error();
+      continue;
+    }
+    (job.bound->is_read() ? reads : writes) = true;
+  }
+  if (reads && writes) {
+    return Error::Validation("Batch must contain only reads or only writes");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (answers[i].error) continue;
+    answers[i] =
+        jobs[i].bound->is_read() ? BatchRead(s, ctx, jobs[i]) : BatchWrite(s, ctx, jobs[i]);
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("Responses");
+  w.StartArray();
+  for (const BatchAnswer& a : answers) WriteBatchAnswer(w, a);
+  w.EndArray();
+  WriteBatchCapacity(w, r.return_consumed_capacity, answers);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
+                             ConstraintErrors& errors, StatementMember& out) {
+  if (!v.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
+  if (params) {
+    for (const auto& p : params->GetArray()) {
+      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(v, "ConsistentRead"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
+                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
+  const std::string at = std::string(list) + "." + std::to_string(index + 1) + ".member.";
+  errors.NotNull(at + "statement", statement.has_value());
+  if (statement) {
+    errors.MinLength(at + "statement", *statement, 1);
+    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
+    out.statement = std::string(*statement);
+  }
+  if (params && params->GetArray().Empty()) {
+    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
+  }
+  if (rvocf) {
+    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
+  }
+  if (params) {
+    out.has_parameters = true;
+    for (const auto& p : params->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(p));
+      out.parameters.push_back(std::move(value));
+    }
+  }
+  out.consistent_read = consistent.value_or(false);
+  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  return Status::Ok();
+}
+
+partiql::TableSchema SchemaOf(const store::TableInfo& table) {
+  partiql::TableSchema out;
+  out.name = table.name;
+  out.key_schema = table.key_schema;
+  out.indexes.reserve(table.local_indexes.size() + table.global_indexes.size());
+  for (const store::SecondaryIndex& i : table.local_indexes) {
+    out.indexes.push_back(IndexSchemaOf(i, false));
+  }
+  for (const store::SecondaryIndex& i : table.global_indexes) {
+    out.indexes.push_back(IndexSchemaOf(i, true));
+  }
+  return out;
+}
+
+void RegisterPartiqlOperations(OperationRegistry& registry, const Services& services,
+                               PartiqlOptions options) {
+  auto s = std::make_shared<ReadServices>();
+  s->db = services.db;
+  s->catalog = services.catalog;
+  s->clock = services.clock != nullptr ? services.clock : Clock::Real();
+  s->options = std::move(options);
+  registry.Register(
+      "ExecuteStatement",
+      [s](const RequestContext& ctx, const rapidjson::Value& body) -> Result<std::string> {
+        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const StatementJob> job, Prepare(*s, body));
+        return Execute(*s, *job, ctx, nullptr);
+      });
+  registry.Register("BatchExecuteStatement",
+                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
+                      return BatchExecuteStatementOp(*s, ctx, body);
+                    });
+  registry.RegisterAsync("ExecuteStatement", [s](const RequestContext& ctx,
+                                                 const rapidjson::Value& body, Respond respond) {
+    ExecuteStatementAsync(s, ctx, body, std::move(respond));
+  });
+}
+
+}  // namespace fdyno::api
