@@ -135,10 +135,16 @@ TEST(Parser, ParenthesizedSetValues) {
   EXPECT_FALSE(ParseUpdate("SET a = (b + :c").ok());
 }
 
-TEST(Parser, HugeListIndexSaturates) {
-  auto r = ParseProjection("a[99999999999999999999999999]");
+// A list index is a 32-bit integer: a larger one is a syntax error (a 26-digit one too, which
+// must not overflow while it is read).
+TEST(Parser, ListIndexTooLargeForANumberIsASyntaxError) {
+  auto r = ParseProjection("a[2147483647]");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ((*r)[0].elements[1].index, UINT64_MAX);
+  EXPECT_EQ((*r)[0].elements[1].index, 2147483647u);
+  EXPECT_FALSE(ParseProjection("a[2147483648]").ok());
+  auto huge = ParseProjection("a[99999999999999999999999999]");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().type, ErrorType::kValidation);
 }
 
 }  // namespace

@@ -197,8 +197,12 @@ class Resolver {
     switch (out.kind) {
       case Condition::Kind::kCompare:
         CheckDistinct(std::string(CompareOpText(out.op)), out.operands[0], out.operands[1]);
+        if (out.op != CompareOp::kEq && out.op != CompareOp::kNe) {
+          CheckOrderable(CompareOpText(out.op), out.operands);
+        }
         break;
       case Condition::Kind::kBetween:
+        CheckOrderable("BETWEEN", out.operands);
         CheckBetween(out.operands[1], out.operands[2]);
         break;
       default:
@@ -354,6 +358,20 @@ class Resolver {
           }
         }
         break;
+    }
+  }
+
+  // An ordering comparison (<, <=, >, >=, BETWEEN) with a list or map value is a validation
+  // error, not a comparison that fails.
+  void CheckOrderable(std::string_view op, const std::vector<Operand>& operands) {
+    for (const Operand& o : operands) {
+      if (!o.is_value()) continue;
+      const model::Type t = o.value().type();
+      if (t == model::Type::kL || t == model::Type::kM) {
+        Note(kSlotType, "Incorrect operand type for operator or function; operator or function: " +
+                            std::string(op) + ", operand type: " + std::string(model::TypeName(t)));
+        return;
+      }
     }
   }
 
