@@ -7,6 +7,11 @@ import pytest
 
 
 @pytest.fixture(scope="module")
+def server(module_server):
+    return module_server
+
+
+@pytest.fixture(scope="module")
 def table(ddb):
     name = f"batch-{uuid.uuid4().hex[:8]}"
     ddb.create_table(
@@ -32,7 +37,8 @@ def test_write_then_get(ddb, table):
         {"PutRequest": {"Item": {"pk": {"S": f"k{i}"}, "g": {"S": "grp"}, "v": {"N": str(i)}}}}
         for i in range(25)]}, ReturnConsumedCapacity="TOTAL")
     assert r["UnprocessedItems"] == {}
-    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 25.0}]
+    # One unit per item and one per index entry written.
+    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 50.0}]
     r = ddb.batch_get_item(RequestItems={table: {
         "Keys": [{"pk": {"S": f"k{i}"}} for i in range(30)],
         "ProjectionExpression": "pk, v"}})
@@ -90,3 +96,32 @@ def test_validation(ddb, table):
         {"PutRequest": {"Item": {"pk": {"N": "1"}}}}]})
     assert code == "ValidationException"
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "ok1"}})
+
+
+def test_batch_write_key_element_of_another_type(ddb, table):
+    for bad in ({"N": "1"}, {"L": [{"S": "a"}]}, {"M": {"a": {"S": "b"}}}):
+        assert _err(ddb.batch_write_item, RequestItems={table: [
+            {"PutRequest": {"Item": {"pk": bad}}}]}) == (
+            "ValidationException", "The provided key element does not match the schema")
+        assert _err(ddb.batch_write_item, RequestItems={table: [
+            {"DeleteRequest": {"Key": {"pk": bad}}}]}) == (
+            "ValidationException", "The provided key element does not match the schema")
+
+
+def test_batch_get_empty_request_items_and_mixed_projections(server, ddb, table):
+    raw = server.client(parameter_validation=False)
+    assert _err(raw.batch_get_item, RequestItems={}) == (
+        "ValidationException",
+        "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy constraint: "
+        "Member must have length greater than or equal to 1")
+    other = f"batch-o-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=other, BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    assert _err(ddb.batch_get_item, RequestItems={
+        table: {"Keys": [{"pk": {"S": "a"}}], "ProjectionExpression": "pk"},
+        other: {"Keys": [{"pk": {"S": "a"}}], "AttributesToGet": ["pk"]}}) == (
+        "ValidationException",
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {AttributesToGet} Expression parameters: "
+        "{ProjectionExpression}")
