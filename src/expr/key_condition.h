@@ -33,10 +33,10 @@ struct KeyCondition {
   std::string hash_name;
   model::AttributeValue hash_value;
   // A multi-attribute key: the values of the further partition key attributes, in key order.
-  std::vector<model::AttributeValue> more_hash_values;
+  std::vector<model::AttributeValue> more_hash_values = {};
   // A multi-attribute key: the values the sort key attributes before range->name are equal to,
   // in key order (the sort key is constrained left to right).
-  std::vector<model::AttributeValue> range_prefix;
+  std::vector<model::AttributeValue> range_prefix = {};
   std::optional<KeyRange> range;
 
   // Every partition key value in key order.
@@ -64,8 +64,8 @@ struct KeySchema {
     std::string name;
     model::Type type = model::Type::kS;
   };
-  std::vector<Attribute> more_hash;
-  std::vector<Attribute> more_range;
+  std::vector<Attribute> more_hash = {};
+  std::vector<Attribute> more_range = {};
 };
 
 // REQUIRES: CheckKeyConditionShape(condition).ok() (or legacy::CheckKeyConditions for a

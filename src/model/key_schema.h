@@ -42,8 +42,8 @@ struct KeySchema {
   std::optional<KeyAttribute> range;
   // The further partition and sort key attributes of a multi-attribute key, in key order after
   // `hash` and `range` (empty for tables, local indexes and single-attribute keys).
-  std::vector<KeyAttribute> more_hash;
-  std::vector<KeyAttribute> more_range;
+  std::vector<KeyAttribute> more_hash = {};
+  std::vector<KeyAttribute> more_range = {};
 
   bool has_range() const { return range.has_value(); }
   bool multi_attribute() const { return !more_hash.empty() || !more_range.empty(); }

@@ -139,7 +139,7 @@ struct TableInfo {
   BillingMode billing_mode = BillingMode::kProvisioned;
   int64_t last_update_to_pay_per_request_ms = 0;  // 0: never on-demand
   Throughput throughput;
-  OnDemandLimits on_demand;
+  OnDemandLimits on_demand = {};
   std::vector<SecondaryIndex> local_indexes;
   std::vector<SecondaryIndex> global_indexes;
   StreamSettings stream;
