@@ -497,6 +497,11 @@ class Parser {
       if (arg.op.is_call() && IsConditionKind() && arg.op.call().function != Function::kSize) {
         Note(kSlotMisusedFunction, MisusedMessage(arg.op.call().function));
       }
+      // DynamoDB parses a list_append argument of list_append, then refuses it.
+      if (f == Function::kListAppend && arg.op.is_call() &&
+          arg.op.call().function == Function::kListAppend) {
+        Note(kSlotMisusedFunction, MisusedMessage(Function::kListAppend));
+      }
       call.args.push_back(std::move(arg.op));
       if (Peek().type == Tok::kComma) {
         ++pos_;
