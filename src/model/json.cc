@@ -212,6 +212,14 @@ bool HasDuplicateStrings(const Value& array) {
 
 Status ValidateInto(const Value& v, int level, AttributeValue* out_value);
 
+// Attribute names (at any depth) are at most 65,535 bytes, in DynamoDB's words.
+constexpr size_t kMaxAttributeNameBytes = 65'535;
+Status CheckAttributeName(const Value& name) {
+  if (name.GetStringLength() <= kMaxAttributeNameBytes) return Status::Ok();
+  return Invalid(
+      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
+}
+
 Error NestingError() {
   return Invalid(
       "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "
@@ -322,6 +330,7 @@ Status ValidateInto(const Value& v, int level, AttributeValue* out_value) {
       case Field::kM: {
         Map& map = out.v.emplace<Map>();
         for (auto c = m.MemberBegin(); c != m.MemberEnd(); ++c) {
+          FDYNO_RETURN_IF_ERROR(CheckAttributeName(c->name));
           auto [slot, inserted] = map.try_emplace(std::string(Str(c->name)));
           if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
           FDYNO_RETURN_IF_ERROR(ValidateInto(c->value, level + 1, &slot->second));
@@ -380,6 +389,7 @@ Result<Item> DecodeItem(const Value& value) {
   FDYNO_RETURN_IF_ERROR(CheckItemShape(value));
   Item item;
   for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeName(it->name));
     auto [slot, inserted] = item.try_emplace(std::string(Str(it->name)));
     if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
     FDYNO_RETURN_IF_ERROR(ValidateInto(it->value, 1, &slot->second));

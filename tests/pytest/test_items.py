@@ -529,3 +529,13 @@ def test_remove_nested_path_on_a_missing_item_is_accepted(ddb, table):
                         ReturnValues="ALL_NEW")
     assert "Attributes" not in r
     assert "Item" not in ddb.get_item(TableName=table, Key=key("ghost2"), ConsistentRead=True)
+
+
+def test_attribute_name_length_limit(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "names"}, "n" * 65_535: {"S": "x"}})
+    for item in ({"pk": {"S": "names"}, "n" * 65_536: {"S": "x"}},
+                 {"pk": {"S": "names"}, "m": {"M": {"n" * 65_536: {"S": "x"}}}}):
+        assert fails(ddb.put_item, TableName=table, Item=item) == (
+            "ValidationException",
+            "1 validation error detected: Attribute name is too large, must be less than 65536 "
+            "bytes")
