@@ -114,13 +114,11 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     }
   }
   FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
-  if (items == nullptr) {
+  // DynamoDB takes an empty RequestItems for an absent one.
+  if (items == nullptr || items->ObjectEmpty()) {
     return Error::Validation("The requestItems parameter is required for BatchGetItem");
   }
   ConstraintErrors errors;
-  if (items->ObjectEmpty()) {
-    errors.Add("requestItems", "{}", "Member must have length greater than or equal to 1");
-  }
   size_t total = 0;
   for (const auto& e : items->GetObject()) {
     std::string tname(e.name.GetString(), e.name.GetStringLength());
