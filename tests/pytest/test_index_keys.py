@@ -5,8 +5,9 @@ string or binary into an index key gets the update wording, and fails a transact
 import time
 import uuid
 
-import botocore.exceptions
 import pytest
+
+from conftest import client_error
 
 
 @pytest.fixture(scope="module")
@@ -32,21 +33,15 @@ def table(ddb):
     return name
 
 
-def _err(fn, **kw):
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        fn(**kw)
-    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
-
-
 KEY = {"pk": {"S": "p"}, "sk": {"S": "s"}}
 
 
 def test_put_names_the_alphabetically_first_index(ddb, table):
-    assert _err(ddb.put_item, TableName=table, Item={**KEY, "k": {"S": "x"}}) == (
+    assert client_error(ddb.put_item, TableName=table, Item={**KEY, "k": {"S": "x"}}) == (
         "ValidationException",
         "One or more parameter values were invalid: Type mismatch for Index Key k Expected: B "
         "Actual: S IndexName: gsi1")
-    assert _err(ddb.put_item, TableName=table, Item={**KEY, "k": {"B": b""}}) == (
+    assert client_error(ddb.put_item, TableName=table, Item={**KEY, "k": {"B": b""}}) == (
         "ValidationException",
         "One or more parameter values are not valid. A value specified for a secondary index key "
         "is not supported. The AttributeValue for a key attribute cannot contain an empty binary "
@@ -54,14 +49,14 @@ def test_put_names_the_alphabetically_first_index(ddb, table):
 
 
 def test_update_writing_an_empty_index_key_uses_the_update_wording(ddb, table):
-    assert _err(ddb.update_item, TableName=table, Key=KEY, UpdateExpression="SET k = :e",
+    assert client_error(ddb.update_item, TableName=table, Key=KEY, UpdateExpression="SET k = :e",
                 ExpressionAttributeValues={":e": {"B": b""}}) == (
         "ValidationException",
         "One or more parameter values are not valid. The update expression attempted to update "
         "a secondary index key to a value that is not supported. The AttributeValue for a key "
         "attribute cannot contain an empty binary value.")
     # In a transaction it fails the request itself.
-    code, msg = _err(ddb.transact_write_items, TransactItems=[
+    code, msg = client_error(ddb.transact_write_items, TransactItems=[
         {"Put": {"TableName": table, "Item": {"pk": {"S": "other"}, "sk": {"S": "s"}}}},
         {"Update": {"TableName": table, "Key": KEY, "UpdateExpression": "SET k = :e",
                     "ExpressionAttributeValues": {":e": {"B": b""}}}}])
@@ -94,7 +89,7 @@ def test_update_is_checked_only_on_what_it_changed(ddb):
     ddb.update_item(TableName=name, Key=key, UpdateExpression="SET n = :two",
                     ExpressionAttributeValues={":two": {"N": "2"}})
     assert ddb.get_item(TableName=name, Key=key)["Item"]["n"] == {"N": "2"}
-    assert _err(ddb.update_item, TableName=name, Key=key, UpdateExpression="SET g = :g",
+    assert client_error(ddb.update_item, TableName=name, Key=key, UpdateExpression="SET g = :g",
                 ExpressionAttributeValues={":g": {"N": "2"}}) == (
         "ValidationException",
         "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
