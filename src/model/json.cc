@@ -212,13 +212,7 @@ bool HasDuplicateStrings(const Value& array) {
 
 Status ValidateInto(const Value& v, int level, AttributeValue* out_value);
 
-// Attribute names (at any depth) are at most 65,535 bytes, in DynamoDB's words.
-constexpr size_t kMaxAttributeNameBytes = 65'535;
-Status CheckAttributeName(const Value& name) {
-  if (name.GetStringLength() <= kMaxAttributeNameBytes) return Status::Ok();
-  return Invalid(
-      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
-}
+Status CheckAttributeName(const Value& name) { return CheckAttributeNameLength(Str(name)); }
 
 Error NestingError() {
   return Invalid(
@@ -419,6 +413,13 @@ std::string ItemToJson(const Item& item) {
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   WriteItem(w, item);
   return std::string(buf.GetString(), buf.GetSize());
+}
+
+Status CheckAttributeNameLength(std::string_view name) {
+  constexpr size_t kMaxAttributeNameBytes = 65'535;
+  if (name.size() <= kMaxAttributeNameBytes) return Status::Ok();
+  return Invalid(
+      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
 }
 
 }  // namespace fdyno::model

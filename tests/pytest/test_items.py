@@ -539,3 +539,11 @@ def test_attribute_name_length_limit(ddb, table):
             "ValidationException",
             "1 validation error detected: Attribute name is too large, must be less than 65536 "
             "bytes")
+    for path in ("#n", "m.#n"):
+        assert fails(ddb.update_item, TableName=table, Key=key("names"),
+                     UpdateExpression=f"SET {path} = :v",
+                     ExpressionAttributeNames={"#n": "n" * 65_536},
+                     ExpressionAttributeValues={":v": {"S": "x"}}) == (
+            "ValidationException",
+            "1 validation error detected: Attribute name is too large, must be less than 65536 "
+            "bytes")
