@@ -115,6 +115,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     }
   }
   FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
+  // DynamoDB takes an empty RequestItems for an absent one.
   if (items == nullptr || items->ObjectEmpty()) {
     return Error::Validation("The requestItems parameter is required for BatchGetItem");
   }
@@ -144,6 +145,19 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
   FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
                          ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
 
+  // Expression and non-expression projections never mix, not even across tables.
+  bool any_atg = false, any_pe = false;
+  for (const auto& e : items->GetObject()) {
+    if (!e.value.IsObject()) continue;
+    any_atg = any_atg || Member(e.value, "AttributesToGet") != nullptr;
+    any_pe = any_pe || Member(e.value, "ProjectionExpression") != nullptr;
+  }
+  if (any_atg && any_pe) {
+    return Error::Validation(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {AttributesToGet} Expression parameters: "
+        "{ProjectionExpression}");
+  }
   std::vector<GetTable> tables;
   for (const auto& e : items->GetObject()) {
     GetTable t;
@@ -152,12 +166,6 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
     const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
     const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
-    if (atg && pe) {
-      return Error::Validation(
-          "Can not use both expression and non-expression parameters in the same request: "
-          "Non-expression parameters: {AttributesToGet} Expression parameters: "
-          "{ProjectionExpression}");
-    }
     if (names && !pe) {
       return Error::Validation(
           "ExpressionAttributeNames can only be specified when using expressions: "
@@ -313,6 +321,8 @@ struct WriteTable {
 // What one group of writes did.
 struct Applied {
   std::vector<double> units;  // write units per table
+  // Per table: the write units of the secondary index entries written (not kept in receipts).
+  std::vector<ConsumedCapacity> index_units;
   // Per write (in `writes` order): the size of its item collection after the group, for
   // tables with local secondary indexes (0 otherwise).
   std::vector<uint64_t> collection_bytes;
@@ -327,6 +337,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
                             const std::vector<const WriteRequest*>& writes, bool validate_only) {
   Applied out;
   out.units.resize(tables.size());
+  out.index_units.resize(tables.size());
   out.collection_bytes.resize(writes.size());
   std::vector<double>& units = out.units;
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
@@ -341,7 +352,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   for (const WriteRequest* w : writes) {
     const store::TableInfo& t = *infos[w->table];
     if (w->is_put) {
-      FDYNO_RETURN_IF_ERROR(ValidateItemKey(t.key_schema, w->item));
+      FDYNO_RETURN_IF_ERROR(ValidateBatchPutKey(t.key_schema, w->item));
       FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(t, w->item));
     } else {
       FDYNO_RETURN_IF_ERROR(ValidateKey(t.key_schema, w->item));
@@ -372,6 +383,9 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   if (validate_only) return out;
   for (size_t i = 0; i < writes.size(); ++i) {
     const store::TableInfo& t = *infos[writes[i]->table];
+    AddIndexWriteUnits(t, mutation.current(i).item(),
+                       mutation.next(i) ? &*mutation.next(i) : nullptr,
+                       out.index_units[writes[i]->table]);
     if (!store::HasItemCollections(t)) continue;
     FDYNO_ASSIGN_OR_RETURN(
         out.collection_bytes[i],
@@ -414,6 +428,7 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                        Applied replayed;
                        FDYNO_ASSIGN_OR_RETURN(replayed.units,
                                               DecodeUnits(receipt->result.extra, tables.size()));
+                       replayed.index_units.resize(tables.size());
                        FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
                                               CurrentCollectionSizes(s, tx, tables, writes));
                        return replayed;
@@ -542,6 +557,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   std::vector<const WriteRequest*> all;
   for (const WriteRequest& w : requests) all.push_back(&w);
   std::vector<double> units(tables.size());
+  std::vector<ConsumedCapacity> index_units(tables.size());
   std::vector<const WriteRequest*> unprocessed;
   // Item collections written (tables with local secondary indexes): the write and its
   // collection's size after its group.
@@ -557,6 +573,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   Result<Applied> whole = CommitGroup(s, ctx, tables, all);
   if (whole.ok()) {
     units = whole->units;
+    index_units = whole->index_units;
     note_collections(all, *whole);
   } else {
     Error err = std::move(whole).error();
@@ -588,7 +605,10 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
         for (const WriteRequest* w : group) unprocessed.push_back(w);
         continue;
       }
-      for (size_t i = 0; i < units.size(); ++i) units[i] += g->units[i];
+      for (size_t i = 0; i < units.size(); ++i) {
+        units[i] += g->units[i];
+        index_units[i].AddIndexUnits(g->index_units[i]);
+      }
       note_collections(group, *g);
     }
   }
@@ -634,6 +654,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
       c.table_name = tables[ti].name;
       c.is_write = true;
       c.table_units = units[ti];
+      c.AddIndexUnits(index_units[ti]);
       WriteConsumedCapacityObject(w, mode, c);
     }
     w.EndArray();

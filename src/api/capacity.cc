@@ -1,5 +1,11 @@
 #include "api/capacity.h"
 
+#include <algorithm>
+#include <optional>
+
+#include "model/item_size.h"
+#include "store/indexes.h"
+
 namespace fdyno::api {
 
 Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(const std::string* value) {
@@ -33,6 +39,55 @@ double ConsumedCapacity::total() const {
   for (const auto& [name, units] : global_indexes) t += units;
   for (const auto& [name, units] : local_indexes) t += units;
   return t;
+}
+
+namespace {
+
+void AddUnits(std::vector<std::pair<std::string, double>>& list, const std::string& name,
+              double units) {
+  for (auto& [n, u] : list) {
+    if (n == name) {
+      u += units;
+      return;
+    }
+  }
+  list.emplace_back(name, units);
+}
+
+// The write units one index consumes for the change (nullopt: its entry does not change).
+std::optional<double> IndexWriteUnits(const store::TableInfo& table,
+                                      const store::SecondaryIndex& index,
+                                      const model::Item* old_item, const model::Item* new_item) {
+  std::optional<store::IndexEntry> before, after;
+  if (old_item != nullptr) before = store::ComputeIndexEntry(table, index, *old_item);
+  if (new_item != nullptr) after = store::ComputeIndexEntry(table, index, *new_item);
+  auto units = [](const store::IndexEntry& e) { return WriteUnits(model::ItemSize(e.image), 0); };
+  if (!before && !after) return std::nullopt;
+  if (!before) return units(*after);
+  if (!after) return units(*before);
+  if (before->key != after->key) return units(*before) + units(*after);  // a delete and a put
+  if (before->image == after->image) return std::nullopt;
+  return std::max(units(*before), units(*after));
+}
+
+}  // namespace
+
+void ConsumedCapacity::AddIndexUnits(const ConsumedCapacity& other) {
+  for (const auto& [name, units] : other.global_indexes) AddUnits(global_indexes, name, units);
+  for (const auto& [name, units] : other.local_indexes) AddUnits(local_indexes, name, units);
+}
+
+void AddIndexWriteUnits(const store::TableInfo& table, const model::Item* old_item,
+                        const model::Item* new_item, ConsumedCapacity& c) {
+  for (const auto* list : {&table.global_indexes, &table.local_indexes}) {
+    for (const store::SecondaryIndex& index : *list) {
+      if (!store::IndexIsMaintained(index)) continue;
+      std::optional<double> units = IndexWriteUnits(table, index, old_item, new_item);
+      if (!units) continue;
+      AddUnits(list == &table.global_indexes ? c.global_indexes : c.local_indexes, index.name,
+               *units);
+    }
+  }
 }
 
 namespace {

@@ -3,7 +3,8 @@
 // Reads: one unit per 4 KB (rounded up) of the item read, at least one unit even when no item
 // is found; eventually consistent reads cost half. Writes: one unit per 1 KB (rounded up) of
 // the larger of the old and the new image, at least one unit; a write whose condition fails
-// still consumes the units of the existing item (one when there is none).
+// still consumes the units of the existing item (one when there is none). Writes also consume
+// units for each secondary index entry they write (AddIndexWriteUnits).
 // Pure functions; thread-safe.
 #pragma once
 
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/attribute_value.h"
+#include "store/catalog.h"
 
 namespace fdyno::api {
 
@@ -43,7 +46,18 @@ struct ConsumedCapacity {
   std::vector<std::pair<std::string, double>> local_indexes;
 
   double total() const;
+  // Adds the index units of `other` (same table) to this one's.
+  void AddIndexUnits(const ConsumedCapacity& other);
 };
+
+// Adds to `c` the write units each secondary index of `table` consumes when `old_item`
+// (null: absent) is replaced by `new_item` (null: deleted), by DynamoDB's rules on the
+// projected index entries: nothing when the entry is absent before and after or unchanged; the
+// entry's units (1 KB each, rounded up) when it appears or disappears; the larger of the two
+// when it changes in place; both when its index key moves. An index whose entry does not
+// change is not listed.
+void AddIndexWriteUnits(const store::TableInfo& table, const model::Item* old_item,
+                        const model::Item* new_item, ConsumedCapacity& c);
 
 // Writes "ConsumedCapacity": {...} (key and value) into an open JSON object when mode is
 // not kNone; writes nothing otherwise.

@@ -54,5 +54,45 @@ TEST(CapacityTest, ParseAndRender) {
             R"({"CapacityUnits":2.0},"GlobalSecondaryIndexes":{"g":{"CapacityUnits":1.0}}}})");
 }
 
+// Index write units by DynamoDB's rules on the projected entries.
+TEST(CapacityTest, IndexWriteUnits) {
+  store::TableInfo t;
+  t.key_schema.hash = {"pk", store::ScalarType::kS};
+  store::SecondaryIndex all;
+  all.name = "all";
+  all.id = 1;
+  all.key_schema.hash = {"g", store::ScalarType::kS};
+  t.global_indexes.push_back(all);
+  store::SecondaryIndex keys;
+  keys.name = "keys";
+  keys.id = 2;
+  keys.key_schema.hash = {"g", store::ScalarType::kS};
+  keys.projection.type = store::ProjectionType::kKeysOnly;
+  t.global_indexes.push_back(keys);
+  auto S = [](std::string s) { return model::AttributeValue::S(std::move(s)); };
+  auto units = [&](const model::Item* old_item, const model::Item* new_item) {
+    ConsumedCapacity c;
+    AddIndexWriteUnits(t, old_item, new_item, c);
+    return c.global_indexes;
+  };
+  using Units = std::vector<std::pair<std::string, double>>;
+  const model::Item plain{{"pk", S("a")}};
+  const model::Item in{{"pk", S("a")}, {"g", S("x")}};
+  const model::Item big{{"pk", S("a")}, {"g", S("x")}, {"d", S(std::string(2000, 'd'))}};
+  const model::Item moved{{"pk", S("a")}, {"g", S("y")}};
+  EXPECT_EQ(units(nullptr, &plain), Units{});                        // no entry
+  EXPECT_EQ(units(nullptr, &in), (Units{{"all", 1}, {"keys", 1}}));  // new entry
+  EXPECT_EQ(units(&in, nullptr), (Units{{"all", 1}, {"keys", 1}}));  // removed
+  EXPECT_EQ(units(&in, &in), Units{});                               // unchanged
+  EXPECT_EQ(units(&in, &big), (Units{{"all", 2}}));                  // in place, larger
+  EXPECT_EQ(units(&big, &moved), (Units{{"all", 3}, {"keys", 2}}));  // moved: both
+  ConsumedCapacity total;
+  total.table_units = 1;
+  AddIndexWriteUnits(t, &big, &moved, total);
+  AddIndexWriteUnits(t, nullptr, &in, total);
+  EXPECT_EQ(total.global_indexes, (Units{{"all", 4}, {"keys", 3}}));
+  EXPECT_EQ(total.total(), 8);
+}
+
 }  // namespace
 }  // namespace fdyno::api

@@ -110,6 +110,14 @@ Status ValidateItemKey(const store::KeySchema& schema, const Item& item) {
   return CheckKeySizes(schema, item);
 }
 
+Status ValidateBatchPutKey(const store::KeySchema& schema, const Item& item) {
+  for (const store::AttributeDefinition& def : schema.Attributes()) {
+    auto it = item.find(def.name);
+    if (it != item.end() && !ValueMatches(it->second, def.type)) return SchemaMismatch();
+  }
+  return ValidateItemKey(schema, item);
+}
+
 Item KeyOf(const store::KeySchema& schema, const Item& item) {
   Item key;
   key.emplace(schema.hash.name, item.at(schema.hash.name));

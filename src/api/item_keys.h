@@ -31,6 +31,9 @@ inline constexpr uint64_t kMaxRangeKeyBytes = 1024;
 Status ValidateKey(const store::KeySchema& schema, const model::Item& key);
 // An Item parameter (PutItem, Put actions): it carries the key attributes with their types.
 Status ValidateItemKey(const store::KeySchema& schema, const model::Item& item);
+// A BatchWriteItem PutRequest's Item: as ValidateItemKey, except that a key attribute of another
+// type is "The provided key element does not match the schema", as DynamoDB answers there.
+Status ValidateBatchPutKey(const store::KeySchema& schema, const model::Item& item);
 
 // The key attributes of an item. REQUIRES: ValidateItemKey passed.
 model::Item KeyOf(const store::KeySchema& schema, const model::Item& item);

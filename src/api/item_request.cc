@@ -259,6 +259,10 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
         "Non-expression parameters: {" +
         join(legacy) + "} Expression parameters: {" + join(expression) + "}");
   }
+  if (m.conditional_operator && op != ItemOp::kGetItem && m.expected == nullptr) {
+    return Error::Validation(
+        "ConditionalOperator can only be used when Filter or Expected has two or more elements");
+  }
   if (m.names && expression.empty()) {
     return Error::Validation(
         "ExpressionAttributeNames can only be specified when using expressions: " +

@@ -19,7 +19,7 @@ namespace fdyno::api {
 
 // Identity, deadline and clock of one request. Passed by const reference to every handler.
 struct RequestContext {
-  std::string account_id = "000000000000";  // caller's AWS account (scopes tokens, ARNs)
+  std::string account_id = "000000000001";  // caller's AWS account (scopes tokens, ARNs)
   std::string region = "us-east-1";
   std::string request_id;
   std::string access_key_id;  // who signed the request (any key in open mode)

@@ -264,12 +264,13 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   }
   const bool forward = !query || plan.forward;
   if (start) {
-    FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *start));
+    FDYNO_RETURN_IF_ERROR(ValidateStartKey(*t.table, t.index, *start, query));
     std::string entry = StartKeyEntry(t, *start);
     if (query && !plan.key_condition.range) {
       FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, plan.key_condition, *start));
     } else if (query) {
-      FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, entry, forward));
+      FDYNO_RETURN_IF_ERROR(
+          CheckStartKeyInRange(begin, end, entry, forward, plan.key_condition.range->op));
     }
     if (forward) {
       begin = std::max(begin, store::ItemRangeEnd(entry));

@@ -3,6 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -288,14 +289,18 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
   note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
   note(legacy, m.filter != nullptr, is_query ? "QueryFilter" : "ScanFilter");
   note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-  if (is_query) note(legacy, m.key_conditions != nullptr, "KeyConditions");
   note(expression, m.pe.has_value(), "ProjectionExpression");
   note(expression, m.fe.has_value(), "FilterExpression");
   if (is_query) note(expression, m.kce.has_value(), "KeyConditionExpression");
   if (!m.pe) absent.push_back("ProjectionExpression");
   if (!m.fe) absent.push_back("FilterExpression");
   if (is_query && !m.kce) absent.push_back("KeyConditionExpression");
-  if (!legacy.empty() && !expression.empty()) {
+  // DynamoDB takes KeyConditions with a ProjectionExpression or a FilterExpression; it is a
+  // mix only with a KeyConditionExpression (or in a request that mixes anyway).
+  const bool mixed = (!legacy.empty() && !expression.empty()) ||
+                     (m.key_conditions != nullptr && m.kce.has_value());
+  if (is_query && mixed) note(legacy, m.key_conditions != nullptr, "KeyConditions");
+  if (mixed) {
     return Error::Validation(
         "Can not use both expression and non-expression parameters in the same request: "
         "Non-expression parameters: {" +
@@ -313,14 +318,17 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
         "ExpressionAttributeValues can only be specified when using expressions: " + null_list());
   }
   if (r.select == Select::kSpecific && !m.attributes_to_get && !m.pe) {
+    // Query words it as a constraint error; Scan does not (both as DynamoDB answers).
     return Error::Validation(
+        std::string(is_query ? "1 validation error detected: " : "") +
         "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
         "SPECIFIC_ATTRIBUTES");
   }
   if (r.select && r.select != Select::kSpecific && (m.attributes_to_get || m.pe)) {
     std::string which = m.pe ? "ProjectionExpression" : "AttributesToGet";
-    return Error::Validation("Cannot specify the " + which + " when choosing to get " +
-                             std::string(*m.select));
+    return Error::Validation(
+        "Cannot specify the " + which + " when choosing to get " +
+        (r.select == Select::kCount ? std::string("only the Count") : std::string(*m.select)));
   }
   if (is_query && !m.kce && !m.key_conditions) {
     return Error::Validation(
@@ -365,6 +373,7 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
 struct Plan {
   std::optional<expr::Condition> key_condition;  // resolved, shape checked
   std::optional<expr::Condition> filter;
+  bool legacy_filter = false;  // the filter is a QueryFilter/ScanFilter
   std::optional<expr::Projection> projection;
 };
 
@@ -411,6 +420,7 @@ Result<Plan> PlanExpressions(const ReadRequest& r) {
   if (r.filter && !r.filter->empty()) {
     FDYNO_ASSIGN_OR_RETURN(plan.filter,
                            expr::legacy::ConvertFilter(*r.filter, r.conditional_operator));
+    plan.legacy_filter = true;
   }
   if (r.attributes_to_get) {
     FDYNO_ASSIGN_OR_RETURN(plan.projection,
@@ -451,27 +461,39 @@ Error InvalidStartKey() {
 
 }  // namespace
 
+// ExclusiveStartKey must hold exactly the table's key attributes (and the index's, when
+// reading an index) with the right types. DynamoDB checks the number of attributes first,
+// then the index's key attributes, then the table's, and words each failure differently.
 Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryIndex* index,
-                        const Item& esk) {
-  std::vector<const model::KeyAttribute*> attrs = {&table.key_schema.hash};
-  if (table.key_schema.range) attrs.push_back(&*table.key_schema.range);
+                        const Item& esk, bool is_query) {
+  const Error short_form = Error::Validation("The provided starting key is invalid");
+  std::vector<model::KeyAttribute> attrs = table.key_schema.Attributes();
   if (index) {
-    attrs.push_back(&index->key_schema.hash);
-    if (index->key_schema.range) attrs.push_back(&*index->key_schema.range);
+    for (model::KeyAttribute& a : index->key_schema.Attributes()) attrs.push_back(std::move(a));
   }
-  size_t distinct = 0;
-  std::vector<std::string> seen;
-  for (const model::KeyAttribute* a : attrs) {
-    bool dup = false;
-    for (const std::string& s : seen) dup = dup || s == a->name;
-    if (dup) continue;
-    seen.push_back(a->name);
-    ++distinct;
-    auto it = esk.find(a->name);
-    if (it == esk.end() || it->second.type() != model::ToType(a->type)) return InvalidStartKey();
+  std::vector<std::string> distinct;
+  for (const model::KeyAttribute& a : attrs) {
+    if (std::find(distinct.begin(), distinct.end(), a.name) == distinct.end()) {
+      distinct.push_back(a.name);
+    }
+  }
+  if (esk.size() != distinct.size()) {
+    return is_query || index ? short_form : InvalidStartKey();
+  }
+  if (index) {
+    for (const model::KeyAttribute& a : index->key_schema.Attributes()) {
+      auto it = esk.find(a.name);
+      if (it == esk.end()) return short_form;
+      if (it->second.type() != model::ToType(a.type)) {
+        return Error::Validation("The provided key element does not match the schema");
+      }
+    }
+  }
+  for (const model::KeyAttribute& a : attrs) {
+    auto it = esk.find(a.name);
+    if (it == esk.end() || it->second.type() != model::ToType(a.type)) return InvalidStartKey();
     if (IsEmptyKeyValue(it->second)) return InvalidStartKey();
   }
-  if (esk.size() != distinct) return InvalidStartKey();
   return Status();
 }
 
@@ -509,8 +531,9 @@ Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx, con
     }
   }
   if (r.select == Select::kAllProjected && t.index == nullptr) {
-    return Error::Validation(std::string("ALL_PROJECTED_ATTRIBUTES can be used only when ") +
-                             (r.is_query ? "Querying" : "Scanning") + " using an IndexName");
+    // DynamoDB says "Querying" for Scan too.
+    return Error::Validation(
+        "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
   }
   if (r.select == Select::kAllAttributes && t.global &&
       t.index->projection.type != store::ProjectionType::kAll) {
@@ -520,6 +543,55 @@ Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx, con
         t.index->name + " because its projection type is not ALL");
   }
   return t;
+}
+
+// The top-level attributes an operand reads, left to right, appended to `out`.
+void OperandRoots(const expr::Operand& o, std::vector<std::string>& out) {
+  if (o.is_path()) out.push_back(o.path().root());
+  if (o.is_call()) {
+    for (const expr::Operand& arg : o.call().args) OperandRoots(arg, out);
+  }
+}
+
+// The top-level attributes a condition reads, left to right, appended to `out`.
+void ConditionRoots(const expr::Condition& c, std::vector<std::string>& out) {
+  for (const expr::Operand& o : c.operands) OperandRoots(o, out);
+  for (const expr::Condition& child : c.children) ConditionRoots(child, out);
+}
+
+// Decides how an index read gets attributes its index does not project: a local secondary
+// index reads them from the base items; asking a global secondary index for them is
+// DynamoDB's ValidationException.
+// Answers whether each entry's base item must be read (PageSpec::fetch_base).
+Result<bool> PlanUnprojectedReads(const ReadRequest& r, const Plan& plan, const PageTarget& t) {
+  if (t.index == nullptr || t.index->projection.type == store::ProjectionType::kAll) {
+    return false;
+  }
+  std::vector<std::string> projected_reads, filter_reads;
+  if (plan.projection) {
+    for (const expr::Path& p : *plan.projection) projected_reads.push_back(p.root());
+  }
+  if (plan.filter) ConditionRoots(*plan.filter, filter_reads);
+  auto missing = [&](const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const std::string& n : names) {
+      if (!store::ProjectsAttribute(*t.table, *t.index, n) &&
+          std::find(out.begin(), out.end(), n) == out.end()) {
+        out.push_back(n);
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> unprojected = missing(projected_reads);
+  if (t.global) {
+    if (unprojected.empty()) return false;
+    std::string list;
+    for (const std::string& n : unprojected) list += (list.empty() ? "" : ", ") + n;
+    return Error::Validation("One or more parameter values were invalid: Global secondary index " +
+                             t.index->name + " does not project [" + list + "]");
+  }
+  return r.select == Select::kAllAttributes || !unprojected.empty() ||
+         !missing(filter_reads).empty();
 }
 
 }  // namespace
@@ -532,9 +604,8 @@ std::string StartKeyEntry(const PageTarget& t, const Item& esk) {
 Item PageKeyOf(const PageTarget& t, const Item& item) {
   Item key = KeyOf(t.table->key_schema, item);
   if (t.index) {
-    key.emplace(t.index->key_schema.hash.name, item.at(t.index->key_schema.hash.name));
-    if (t.index->key_schema.range) {
-      key.emplace(t.index->key_schema.range->name, item.at(t.index->key_schema.range->name));
+    for (const model::KeyAttribute& a : t.index->key_schema.Attributes()) {
+      key.emplace(a.name, item.at(a.name));
     }
   }
   return key;
@@ -695,17 +766,47 @@ Result<expr::KeyCondition> QueryKeyCondition(const PageTarget& t, const Plan& pl
     ks.range_name = schema.range->name;
     ks.range_type = model::ToType(schema.range->type);
   }
+  for (const model::KeyAttribute& a : schema.more_hash) {
+    ks.more_hash.push_back({a.name, model::ToType(a.type)});
+  }
+  for (const model::KeyAttribute& a : schema.more_range) {
+    ks.more_range.push_back({a.name, model::ToType(a.type)});
+  }
   return expr::ExtractKeyCondition(*plan.key_condition, ks);
+}
+
+// A Query's filter may not read the key attributes of the table or index queried: they belong
+// in the key condition. The error names the first one the filter reads.
+Status CheckFilterOnKeys(const PageTarget& t, const Plan& plan) {
+  if (!plan.filter) return Status();
+  std::vector<std::string> reads;
+  ConditionRoots(*plan.filter, reads);
+  const std::vector<model::KeyAttribute> keys = QuerySchema(t).Attributes();
+  for (const std::string& name : reads) {
+    for (const model::KeyAttribute& k : keys) {
+      if (k.name != name) continue;
+      return Error::Validation(
+          std::string(plan.legacy_filter ? "QueryFilter" : "Filter Expression") +
+          " can only contain non-primary key attributes: Primary key attribute: " + name);
+    }
+  }
+  return Status();
 }
 
 }  // namespace
 
+// A Query without a sort key condition: its ExclusiveStartKey must lie in the queried
+// partition.
 Status CheckStartKeyInPartition(const PageTarget& t, const expr::KeyCondition& kc,
                                 const Item& esk) {
-  auto it = esk.find(QuerySchema(t).hash.name);
-  if (it == esk.end() || !(it->second == kc.hash_value)) {
-    return Error::Validation(
-        "The provided starting key is outside query boundaries based on provided condition");
+  const std::vector<model::KeyAttribute> attrs = QuerySchema(t).HashAttributes();
+  const std::vector<AttributeValue> values = kc.HashValues();
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    auto it = esk.find(attrs[i].name);
+    if (it == esk.end() || !(it->second == values[i])) {
+      return Error::Validation(
+          "The provided starting key is outside query boundaries based on provided condition");
+    }
   }
   return Status();
 }
@@ -719,10 +820,17 @@ Status CheckStartKeyInPartition(const PageTarget& t, const expr::KeyCondition& k
 // `sk = :v` condition accepts no start key at all. Index entries carry the base key after the
 // index sort key, so an index start key at an inclusive bound still leaves room (other items
 // with the same index sort key): index pagination over ties keeps working.
+//
+// Read backward, a start key on an inclusive lower bound (`sk >= :v`, BETWEEN, begins_with) is
+// accepted and leaves nothing to read: it is the LastEvaluatedKey of a page that ended exactly
+// on the bound, which DynamoDB takes back.
 Status CheckStartKeyInRange(const std::string& begin, const std::string& end,
-                            const std::string& start, bool forward) {
-  const bool inside =
-      forward ? begin <= start && store::ItemRangeEnd(start) < end : begin < start && start < end;
+                            const std::string& start, bool forward, expr::KeyRange::Op op) {
+  using Op = expr::KeyRange::Op;
+  const bool on_lower_bound_ok = op == Op::kGe || op == Op::kBetween || op == Op::kBeginsWith;
+  const bool inside = forward
+                          ? begin <= start && store::ItemRangeEnd(start) < end
+                          : (begin < start || (on_lower_bound_ok && begin == start)) && start < end;
   if (!inside) {
     return Error::Validation("The provided starting key does not match the range key predicate");
   }
@@ -734,14 +842,23 @@ Result<std::pair<std::string, std::string>> QueryRange(const PageTarget& t,
                                                        const expr::KeyCondition& kc) {
   const store::TableInfo& table = *t.table;
   std::string pbegin, pend;
+  const std::vector<AttributeValue> hash_values = kc.HashValues();
   auto sort_prefix = [&](const AttributeValue& v) {
-    if (t.index) return store::IndexSortPrefix(table.id, t.index->id, kc.hash_value, v);
+    if (t.index) {
+      std::vector<AttributeValue> range = kc.range_prefix;
+      range.push_back(v);
+      return store::IndexSortPrefix(table.id, t.index->id, hash_values, range);
+    }
     std::string h = model::EncodeKeyValue(kc.hash_value);
     std::string rv = model::EncodeKeyValue(v);
     return store::ItemKey(table.id, h, &rv);
   };
-  if (t.index) {
-    std::tie(pbegin, pend) = store::IndexPartitionRange(table.id, t.index->id, kc.hash_value);
+  if (t.index && !kc.range_prefix.empty()) {
+    // The sort key attributes before the range condition's are fixed by equality.
+    pbegin = store::IndexSortPrefix(table.id, t.index->id, hash_values, kc.range_prefix);
+    pend = pbegin + '\xff';
+  } else if (t.index) {
+    std::tie(pbegin, pend) = store::IndexPartitionRange(table.id, t.index->id, hash_values);
   } else {
     std::string h = model::EncodeKeyValue(kc.hash_value);
     pbegin = store::ItemKey(table.id, h, nullptr);
@@ -813,6 +930,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
                 PageOutput page;
                 FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
+                FDYNO_ASSIGN_OR_RETURN(const bool fetch_base, PlanUnprojectedReads(r, plan, t));
                 if (t.index) {
                   page.index_name = t.index->name;
                   page.index_is_global = t.global;
@@ -820,10 +938,16 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 std::optional<expr::KeyCondition> kc;
                 if (r.is_query) {
                   FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
+                  FDYNO_RETURN_IF_ERROR(CheckFilterOnKeys(t, plan));
                 }
                 if (r.exclusive_start_key) {
                   FDYNO_RETURN_IF_ERROR(
-                      ValidateStartKey(*t.table, t.index, *r.exclusive_start_key));
+                      ValidateStartKey(*t.table, t.index, *r.exclusive_start_key, r.is_query));
+                  if (kc && t.index == nullptr && !t.table->key_schema.range) {
+                    // A Query of a table without a sort key reads at most one item.
+                    return Error::Validation(
+                        "The query can return at most one row and cannot be restarted");
+                  }
                   if (kc && !kc->range) {
                     FDYNO_RETURN_IF_ERROR(CheckStartKeyInPartition(t, *kc, *r.exclusive_start_key));
                   }
@@ -837,8 +961,17 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 }
                 if (r.exclusive_start_key) {
                   std::string start = StartKeyEntry(t, *r.exclusive_start_key);
+                  if (r.segment && (start < begin || start >= end)) {
+                    // A parallel Scan continues only within its own segment.
+                    return Error::Validation(
+                        "Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct "
+                        "Segment. TotalSegments: " +
+                        std::to_string(*r.total_segments) +
+                        " Segment: " + std::to_string(*r.segment));
+                  }
                   if (kc && kc->range) {
-                    FDYNO_RETURN_IF_ERROR(CheckStartKeyInRange(begin, end, start, r.forward));
+                    FDYNO_RETURN_IF_ERROR(
+                        CheckStartKeyInRange(begin, end, start, r.forward, kc->range->op));
                   }
                   if (r.forward) {
                     begin = std::max(begin, store::ItemRangeEnd(start));
@@ -850,9 +983,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 spec.limit = r.limit;
                 spec.forward = r.forward;
                 spec.count_only = r.select == Select::kCount;
-                spec.fetch_base = t.index != nullptr && !t.global &&
-                                  r.select == Select::kAllAttributes &&
-                                  t.index->projection.type != store::ProjectionType::kAll;
+                spec.fetch_base = fetch_base;
                 spec.filter = plan.filter ? &*plan.filter : nullptr;
                 spec.projection = plan.projection ? &*plan.projection : nullptr;
                 spec.now_ms = s.clock->WallMillis();

@@ -154,11 +154,12 @@ TEST_F(QueryOpsTest, StartKeyMustLieInTheSortKeyConditionInTheQueryDirection) {
   const std::string ge5 = Values(V(":v", 5)), le5 = ge5, between = Values(V(":l", 3) + V(":h", 6));
   const std::vector<Case> cases = {
       // >= 5: forward from the bound is fine, from below it is not; backward the bound is the
-      // end of the range, so nothing can follow it.
+      // end of the range: accepted (the LastEvaluatedKey of a page that ended on it), and
+      // nothing follows it.
       {"pk = :p AND sk >= :v", ge5, true, 4, std::nullopt},
       {"pk = :p AND sk >= :v", ge5, true, 5, Seq(6, 9)},
       {"pk = :p AND sk >= :v", ge5, true, 9, std::vector<int>{}},
-      {"pk = :p AND sk >= :v", ge5, false, 5, std::nullopt},
+      {"pk = :p AND sk >= :v", ge5, false, 5, std::vector<int>{}},
       {"pk = :p AND sk >= :v", ge5, false, 4, std::nullopt},
       {"pk = :p AND sk >= :v", ge5, false, 6, std::vector<int>{5}},
       {"pk = :p AND sk >= :v", ge5, false, 100, Seq(9, 5)},
@@ -187,7 +188,7 @@ TEST_F(QueryOpsTest, StartKeyMustLieInTheSortKeyConditionInTheQueryDirection) {
       {"pk = :p AND sk BETWEEN :l AND :h", between, false, 7, std::nullopt},
       {"pk = :p AND sk BETWEEN :l AND :h", between, false, 6, Seq(5, 3)},
       {"pk = :p AND sk BETWEEN :l AND :h", between, false, 4, std::vector<int>{3}},
-      {"pk = :p AND sk BETWEEN :l AND :h", between, false, 3, std::nullopt},
+      {"pk = :p AND sk BETWEEN :l AND :h", between, false, 3, std::vector<int>{}},
       {"pk = :p AND sk BETWEEN :l AND :h", between, false, 2, std::nullopt},
       // = 5 on a table selects at most one item: no start key can continue it.
       {"pk = :p AND sk = :v", ge5, true, 5, std::nullopt},
@@ -261,7 +262,9 @@ TEST_F(QueryOpsTest, BeginsWithStartKeys) {
   EXPECT_EQ(q(true, "0"), std::make_pair(std::string(), std::string(kRangeError)));
   EXPECT_EQ(q(true, "b"), std::make_pair(std::string(), std::string(kRangeError)));
   EXPECT_EQ(q(false, "a2"), std::make_pair(std::string("a1a0"), std::string()));
-  EXPECT_EQ(q(false, "a"), std::make_pair(std::string(), std::string(kRangeError)));
+  // Read backward, the prefix itself is the inclusive lower bound: a page that ended on an item
+  // "a" hands it back as LastEvaluatedKey, so it is accepted and reads nothing.
+  EXPECT_EQ(q(false, "a"), std::make_pair(std::string(), std::string()));
   EXPECT_EQ(q(false, "b"), std::make_pair(std::string(), std::string(kRangeError)));
   EXPECT_EQ(q(false, "a\xc3\xbf"), std::make_pair(std::string("a2a1a0"), std::string()));
 }
@@ -306,8 +309,9 @@ TEST_F(QueryOpsTest, IndexStartKeysAtTheBoundsKeepPaginatingOverTies) {
 
 // Every page size, every condition, both directions, tables and indexes: pages chained by
 // their LastEvaluatedKey return every item once, in order. The only start key a chain may have
-// rejected is the last page's, on a table, when that page ended on the inclusive end bound of
-// the range (nothing can follow it; DynamoDB rejects it too) - never one with items after it.
+// rejected is the last page's, on a table, when that page ended on the inclusive upper bound
+// of the range read forward (nothing can follow it; DynamoDB rejects it too) - never one with
+// items after it, and never one read backward to an inclusive lower bound.
 TEST_F(QueryOpsTest, PaginationAtEveryPageSize) {
   CreateNumericTable();
   struct Shape {
@@ -342,6 +346,8 @@ TEST_F(QueryOpsTest, PaginationAtEveryPageSize) {
           if (o.error) {
             EXPECT_EQ(*o.error, kRangeError);
             EXPECT_STREQ(s.index, "") << "an index chain was rejected";
+            const bool eq = std::string(s.kce).find("sk = ") != std::string::npos;
+            EXPECT_TRUE(forward || eq) << "a backward chain was rejected";
             EXPECT_EQ(got, want) << "rejected before every item was returned";
             break;
           }

@@ -100,15 +100,17 @@ Result<std::pair<std::string, std::string>> QueryRange(const PageTarget& t,
                                                        const expr::KeyCondition& kc);
 
 // An ExclusiveStartKey: exactly the table's key attributes (and the index's) with their types.
+// `is_query`: DynamoDB words a wrong number of attributes differently for Query and Scan.
 Status ValidateStartKey(const store::TableInfo& table, const store::SecondaryIndex* index,
-                        const model::Item& esk);
+                        const model::Item& esk, bool is_query);
 // A Query without a sort key condition: the start key must lie in the queried partition.
 Status CheckStartKeyInPartition(const PageTarget& t, const expr::KeyCondition& kc,
                                 const model::Item& esk);
 // A Query with a sort key condition, whose range is [begin, end): the start key, stored at
 // `start`, must lie inside it with room left in the reading direction.
+// `op` is the sort key condition's: a start key on an inclusive bound is allowed.
 Status CheckStartKeyInRange(const std::string& begin, const std::string& end,
-                            const std::string& start, bool forward);
+                            const std::string& start, bool forward, expr::KeyRange::Op op);
 // The kv key of the entry a start key names.
 std::string StartKeyEntry(const PageTarget& t, const model::Item& esk);
 // The key a page resumes after (LastEvaluatedKey) for an entry read.

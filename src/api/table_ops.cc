@@ -156,6 +156,31 @@ Result<std::optional<ThroughputIn>> ParseThroughput(const Value& obj, std::strin
   return std::optional<ThroughputIn>(t);
 }
 
+struct OnDemandIn {
+  std::optional<int64_t> max_read;
+  std::optional<int64_t> max_write;
+};
+
+Result<std::optional<OnDemandIn>> ParseOnDemand(const Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v,
+                         GetStruct(obj, "OnDemandThroughput", "OnDemandThroughput"));
+  if (v == nullptr) return std::optional<OnDemandIn>();
+  OnDemandIn o;
+  FDYNO_ASSIGN_OR_RETURN(o.max_read, GetLong(*v, "MaxReadRequestUnits"));
+  FDYNO_ASSIGN_OR_RETURN(o.max_write, GetLong(*v, "MaxWriteRequestUnits"));
+  return std::optional<OnDemandIn>(o);
+}
+
+// Applies an OnDemandThroughput member-wise over `limits`: a given member replaces the stored
+// one, -1 removes it.
+void ApplyOnDemand(const OnDemandIn& in, store::OnDemandLimits& limits) {
+  auto apply = [](std::optional<int64_t> v, int64_t& stored) {
+    if (v) stored = *v == -1 ? 0 : *v;
+  };
+  apply(in.max_read, limits.max_read_request_units);
+  apply(in.max_write, limits.max_write_request_units);
+}
+
 Result<std::optional<ProjectionIn>> ParseProjection(const Value& obj) {
   FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(obj, "Projection", "Projection"));
   if (v == nullptr) return std::optional<ProjectionIn>();
@@ -256,15 +281,22 @@ std::string RenderKeySchema(const std::vector<KeyElementIn>& ks) {
   return out + "]";
 }
 
+// The longest key schema of a table or local index, and of a global secondary index (four
+// partition and four sort key attributes).
+constexpr size_t kMaxKeySchema = 2;
+constexpr size_t kMaxGlobalIndexKeySchema = 2 * model::kMaxKeyAttributesPerRole;
+
 void CheckKeySchemaConstraints(ConstraintErrors& e,
                                const std::optional<std::vector<KeyElementIn>>& ks,
-                               const std::string& path, bool check_key_type_enum) {
+                               const std::string& path, bool check_key_type_enum,
+                               size_t max_length = kMaxKeySchema) {
   e.NotNull(path, ks.has_value());
   if (!ks) return;
   if (ks->empty()) {
     e.Add(path, "[]", "Member must have length greater than or equal to 1");
-  } else if (ks->size() > 2) {
-    e.Add(path, RenderKeySchema(*ks), "Member must have length less than or equal to 2");
+  } else if (ks->size() > max_length) {
+    e.Add(path, RenderKeySchema(*ks),
+          "Member must have length less than or equal to " + std::to_string(max_length));
   }
   for (size_t i = 0; i < ks->size(); ++i) {
     const KeyElementIn& k = (*ks)[i];
@@ -305,7 +337,8 @@ void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<
     const IndexIn& index = (*indexes)[i];
     std::string p = MemberPath(path, i);
     CheckIndexNameConstraints(e, index.name, Path(p, "indexName"));
-    CheckKeySchemaConstraints(e, index.key_schema, Path(p, "keySchema"), false);
+    CheckKeySchemaConstraints(e, index.key_schema, Path(p, "keySchema"), false,
+                              global ? kMaxGlobalIndexKeySchema : kMaxKeySchema);
     e.NotNull(Path(p, "projection"), index.projection.has_value());
     if (index.projection) {
       if (index.projection->type) {
@@ -318,6 +351,11 @@ void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<
           e.Add(nk, "[]", "Member must have length greater than or equal to 1");
         } else if (index.projection->non_key->size() > kMaxNonKeyAttributes) {
           e.AddWithoutValue(nk, "Member must have length less than or equal to 20");
+        }
+        for (size_t k = 0; k < index.projection->non_key->size(); ++k) {
+          const std::string& name = (*index.projection->non_key)[k];
+          e.MinLength(MemberPath(nk, k), name, 1);
+          e.MaxLength(MemberPath(nk, k), name, 255);
         }
       }
     }
@@ -392,15 +430,73 @@ std::vector<std::string> KeyNames(const std::vector<KeyElementIn>& ks) {
   return out;
 }
 
-// Key schema rules shared by tables and indexes; on success, the resolved schema.
+// Whether `ks` is a multi-attribute key: more than one HASH or more than one RANGE element.
+bool IsMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
+  const auto hashes = std::count_if(ks.begin(), ks.end(),
+                                    [](const KeyElementIn& k) { return *k.key_type == "HASH"; });
+  return hashes > 1 || static_cast<size_t>(hashes) + 1 < ks.size();
+}
+
+// The rules of a multi-attribute global secondary index key: HASH elements first, at most four
+// of each type, every attribute once.
+Status CheckMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
+  std::set<std::string> names;
+  size_t hashes = 0, ranges = 0;
+  for (const KeyElementIn& k : ks) {
+    if (!names.insert(*k.name).second) {
+      return Error::Validation("Invalid KeySchema: Duplicate attribute name in KeySchema: " +
+                               *k.name);
+    }
+    if (*k.key_type == "HASH") {
+      if (ranges > 0) {
+        return Error::Validation(
+            "Invalid KeySchema: All HASH KeySchemaElements must come before the RANGE "
+            "KeySchemaElements");
+      }
+      ++hashes;
+    } else {
+      ++ranges;
+    }
+  }
+  if (hashes > model::kMaxKeyAttributesPerRole) {
+    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 HASH elements");
+  }
+  if (ranges > model::kMaxKeyAttributesPerRole) {
+    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 RANGE elements");
+  }
+  return Status();
+}
+
+// Key schema rules shared by tables and indexes; on success, the resolved schema. Only a
+// global secondary index (`multi_attribute_ok`) may have a multi-attribute key.
 Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
-                                          const std::vector<AttributeIn>& defs) {
+                                          const std::vector<AttributeIn>& defs,
+                                          bool multi_attribute_ok = false) {
   for (const auto& k : ks) {
     if (FindDefinition(defs, *k.name) == nullptr) {
       return Invalid("Some index key attributes are not defined in AttributeDefinitions. Keys: " +
                      JoinNames(KeyNames(ks)) +
                      ", AttributeDefinitions: " + JoinNames(DefinitionNames(defs)));
     }
+  }
+  auto attr = [&](const KeyElementIn& k) {
+    const AttributeIn* d = FindDefinition(defs, *k.name);
+    return store::AttributeDefinition{*k.name, *store::ParseScalarType(*d->type)};
+  };
+  if (multi_attribute_ok && *ks[0].key_type == "HASH" && IsMultiAttributeKey(ks)) {
+    FDYNO_RETURN_IF_ERROR(CheckMultiAttributeKey(ks));
+    store::KeySchema out;
+    out.hash = attr(ks[0]);
+    for (size_t i = 1; i < ks.size(); ++i) {
+      if (*ks[i].key_type == "HASH") {
+        out.more_hash.push_back(attr(ks[i]));
+      } else if (!out.range) {
+        out.range = attr(ks[i]);
+      } else {
+        out.more_range.push_back(attr(ks[i]));
+      }
+    }
+    return out;
   }
   if (ks.size() == 2 && *ks[0].name == *ks[1].name) {
     return Error::Validation(
@@ -415,10 +511,6 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
     return Error::Validation(
         "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
   }
-  auto attr = [&](const KeyElementIn& k) {
-    const AttributeIn* d = FindDefinition(defs, *k.name);
-    return store::AttributeDefinition{*k.name, *store::ParseScalarType(*d->type)};
-  };
   store::KeySchema out;
   out.hash = attr(ks[0]);
   if (ks.size() == 2) out.range = attr(ks[1]);
@@ -553,6 +645,7 @@ struct CreateTableRequest {
   std::optional<std::vector<TagIn>> tags;
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
+  std::optional<OnDemandIn> on_demand;
 };
 
 Result<CreateTableRequest> ParseCreateTable(const Value& body) {
@@ -571,25 +664,30 @@ Result<CreateTableRequest> ParseCreateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.tags, ParseTags(body));
   FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
+  FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   return r;
+}
+
+void CheckAttributeDefinitionConstraints(ConstraintErrors& e,
+                                         const std::optional<std::vector<AttributeIn>>& defs) {
+  if (!defs) return;
+  for (size_t i = 0; i < defs->size(); ++i) {
+    const AttributeIn& a = (*defs)[i];
+    std::string p = MemberPath("attributeDefinitions", i);
+    e.NotNull(Path(p, "attributeName"), a.name.has_value());
+    if (a.name) {
+      e.MinLength(Path(p, "attributeName"), *a.name, 1);
+      e.MaxLength(Path(p, "attributeName"), *a.name, 255);
+    }
+    e.NotNull(Path(p, "attributeType"), a.type.has_value());
+    if (a.type) e.Enum(Path(p, "attributeType"), *a.type, {"B", "N", "S"});
+  }
 }
 
 Status CheckCreateTableConstraints(const CreateTableRequest& r) {
   ConstraintErrors e;
   e.NotNull("attributeDefinitions", r.attribute_definitions.has_value());
-  if (r.attribute_definitions) {
-    for (size_t i = 0; i < r.attribute_definitions->size(); ++i) {
-      const AttributeIn& a = (*r.attribute_definitions)[i];
-      std::string p = MemberPath("attributeDefinitions", i);
-      e.NotNull(Path(p, "attributeName"), a.name.has_value());
-      if (a.name) {
-        e.MinLength(Path(p, "attributeName"), *a.name, 1);
-        e.MaxLength(Path(p, "attributeName"), *a.name, 255);
-      }
-      e.NotNull(Path(p, "attributeType"), a.type.has_value());
-      if (a.type) e.Enum(Path(p, "attributeType"), *a.type, {"B", "N", "S"});
-    }
-  }
+  CheckAttributeDefinitionConstraints(e, r.attribute_definitions);
   if (r.billing_mode) e.Enum("billingMode", *r.billing_mode, {"PROVISIONED", "PAY_PER_REQUEST"});
   CheckThroughputConstraints(e, r.throughput, "provisionedThroughput");
   CheckKeySchemaConstraints(e, r.key_schema, "keySchema", true);
@@ -665,11 +763,8 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
   std::set<std::string> index_names;
   std::vector<std::string> used = KeyNames(ks);
   auto note_used = [&](const store::KeySchema& k) {
-    if (std::find(used.begin(), used.end(), k.hash.name) == used.end()) {
-      used.push_back(k.hash.name);
-    }
-    if (k.range && std::find(used.begin(), used.end(), k.range->name) == used.end()) {
-      used.push_back(k.range->name);
+    for (const model::KeyAttribute& a : k.Attributes()) {
+      if (std::find(used.begin(), used.end(), a.name) == used.end()) used.push_back(a.name);
     }
   };
   if (r.local_indexes) {
@@ -709,7 +804,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
   if (r.global_indexes) {
     if (r.global_indexes->empty()) return Invalid("List of GlobalSecondaryIndexes is empty");
     for (const IndexIn& in : *r.global_indexes) {
-      FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*in.key_schema, defs));
+      FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*in.key_schema, defs, true));
       FDYNO_ASSIGN_OR_RETURN(store::Projection projection, ResolveProjection(*in.projection));
       store::SecondaryIndex index;
       if (on_demand && in.throughput) {
@@ -775,6 +870,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
     t.table_class_set = true;
   }
   t.deletion_protection = r.deletion_protection.value_or(false);
+  if (r.on_demand) ApplyOnDemand(*r.on_demand, t.on_demand);
 
   std::vector<store::Tag> tags;
   if (r.tags) {
@@ -967,6 +1063,7 @@ struct UpdateTableRequest {
   const Value* replica_updates = nullptr;
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
+  std::optional<OnDemandIn> on_demand;
 };
 
 Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
@@ -1016,11 +1113,13 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.replica_updates, GetList(body, "ReplicaUpdates"));
   FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
+  FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   return r;
 }
 
 Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   ConstraintErrors e;
+  CheckAttributeDefinitionConstraints(e, r.attribute_definitions);
   CheckThroughputConstraints(e, r.throughput, "provisionedThroughput");
   if (r.billing_mode) e.Enum("billingMode", *r.billing_mode, {"PROVISIONED", "PAY_PER_REQUEST"});
   if (r.gsi_updates) {
@@ -1032,7 +1131,13 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
         e.NotNull(p + ".update.provisionedThroughput", g.update_throughput.has_value());
         CheckThroughputConstraints(e, g.update_throughput, p + ".update.provisionedThroughput");
       }
-      if (g.has_create) CheckIndexNameConstraints(e, g.create_name, p + ".create.indexName");
+      if (g.has_create) {
+        CheckIndexNameConstraints(e, g.create_name, p + ".create.indexName");
+        if (g.create.key_schema) {
+          CheckKeySchemaConstraints(e, g.create.key_schema, p + ".create.keySchema", false,
+                                    kMaxGlobalIndexKeySchema);
+        }
+      }
       if (g.has_delete) CheckIndexNameConstraints(e, g.delete_name, p + ".delete.indexName");
     }
   }
@@ -1049,7 +1154,7 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
 
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
   if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
-      !r.deletion_protection && !r.table_class) {
+      !r.deletion_protection && !r.table_class && !r.on_demand) {
     return Error::Validation(
         "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
         "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
@@ -1139,6 +1244,15 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
         return Invalid("Both KeySchema and Projection are required to create index: " +
                        *g.create_name);
       }
+    }
+    // One index is created or deleted at a time.
+    const auto online =
+        std::count_if(r.gsi_updates->begin(), r.gsi_updates->end(),
+                      [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; });
+    if (online > 1) {
+      return Error::Make(ErrorType::kLimitExceeded,
+                         "Subscriber limit exceeded: Only 1 online index can be created or "
+                         "deleted simultaneously per table");
     }
   }
   return Status::Ok();
@@ -1230,14 +1344,20 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
         if (current.FindIndex(name) != nullptr) {
           return Invalid("Attempting to create an index which already exists");
         }
+        // The new index's key attributes must be defined in this request, even those the
+        // table already defines, and with the types they already have.
         std::vector<AttributeIn> defs;
         if (r.attribute_definitions) defs = *r.attribute_definitions;
-        for (const auto& d : current.attribute_definitions) {
-          bool given = std::any_of(defs.begin(), defs.end(),
-                                   [&](const AttributeIn& a) { return a.name == d.name; });
-          if (!given) defs.push_back({d.name, std::string(store::ScalarTypeName(d.type))});
+        for (const AttributeIn& d : defs) {
+          for (const auto& known : current.attribute_definitions) {
+            if (known.name == *d.name && store::ScalarTypeName(known.type) != *d.type) {
+              return Invalid("Cannot change the type of attribute " + known.name + " from " +
+                             std::string(store::ScalarTypeName(known.type)) + " to " + *d.type);
+            }
+          }
         }
-        FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*u.create.key_schema, defs));
+        FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks,
+                               ResolveKeySchema(*u.create.key_schema, defs, true));
         FDYNO_ASSIGN_OR_RETURN(store::Projection projection,
                                ResolveProjection(*u.create.projection));
         if (on_demand && u.create.throughput) {
@@ -1250,11 +1370,10 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
         store::SecondaryIndex index;
         index.name = name;
         index.id = t.next_index_id++;
-        for (const auto* k : {&iks.hash, iks.range ? &*iks.range : nullptr}) {
-          if (k == nullptr) continue;
+        for (const model::KeyAttribute& k : iks.Attributes()) {
           bool known = std::any_of(t.attribute_definitions.begin(), t.attribute_definitions.end(),
-                                   [&](const auto& d) { return d.name == k->name; });
-          if (!known) t.attribute_definitions.push_back(*k);
+                                   [&](const auto& d) { return d.name == k.name; });
+          if (!known) t.attribute_definitions.push_back(k);
         }
         index.key_schema = std::move(iks);
         index.projection = std::move(projection);
@@ -1354,6 +1473,7 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
     updating = true;
   }
   if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
+  if (r.on_demand) ApplyOnDemand(*r.on_demand, t.on_demand);
   return std::make_pair(std::move(t), updating);
 }
 
@@ -1425,7 +1545,8 @@ Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Va
         if (current.size() > kMaxTags) return TooManyTags();
         return s.catalog->SetTags(txn, t->id, current);
       }));
-  return std::string("{}");
+  // TagResource and UntagResource have no output: DynamoDB answers with an empty body.
+  return std::string();
 }
 
 Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const Value& body) {
@@ -1453,7 +1574,7 @@ Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const 
         });
         return s.catalog->SetTags(txn, t->id, current);
       }));
-  return std::string("{}");
+  return std::string();
 }
 
 Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, const Value& body) {

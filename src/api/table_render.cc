@@ -25,21 +25,17 @@ void Str(Writer& w, std::string_view s) {
 void WriteSeconds(Writer& w, int64_t ms) { w.Double(static_cast<double>(ms) / 1000.0); }
 
 void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
-  w.StartArray();
-  w.StartObject();
-  w.Key("AttributeName");
-  Str(w, ks.hash.name);
-  w.Key("KeyType");
-  w.String("HASH");
-  w.EndObject();
-  if (ks.range) {
+  auto element = [&w](const model::KeyAttribute& a, const char* key_type) {
     w.StartObject();
     w.Key("AttributeName");
-    Str(w, ks.range->name);
+    Str(w, a.name);
     w.Key("KeyType");
-    w.String("RANGE");
+    w.String(key_type);
     w.EndObject();
-  }
+  };
+  w.StartArray();
+  for (const model::KeyAttribute& a : ks.HashAttributes()) element(a, "HASH");
+  for (const model::KeyAttribute& a : ks.RangeAttributes()) element(a, "RANGE");
   w.EndArray();
 }
 
@@ -141,26 +137,35 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     return counts ? counts->Index(i.id) : 0;
   };
   const std::string arn = TableArn(ctx, t.name);
+  // DeleteTable's description leaves out the attribute definitions, the key schema and the
+  // creation time, as DynamoDB's does.
+  const bool deleting = status == store::TableStatus::kDeleting;
   w.StartObject();
-  w.Key("AttributeDefinitions");
-  w.StartArray();
-  for (const auto& a : t.attribute_definitions) {
-    w.StartObject();
-    w.Key("AttributeName");
-    Str(w, a.name);
-    w.Key("AttributeType");
-    Str(w, store::ScalarTypeName(a.type));
-    w.EndObject();
+  if (!deleting) {
+    w.Key("AttributeDefinitions");
+    w.StartArray();
+    for (const auto& a : t.attribute_definitions) {
+      w.StartObject();
+      w.Key("AttributeName");
+      Str(w, a.name);
+      w.Key("AttributeType");
+      Str(w, store::ScalarTypeName(a.type));
+      w.EndObject();
+    }
+    w.EndArray();
   }
-  w.EndArray();
   w.Key("TableName");
   Str(w, t.name);
-  w.Key("KeySchema");
-  WriteKeySchema(w, t.key_schema);
+  if (!deleting) {
+    w.Key("KeySchema");
+    WriteKeySchema(w, t.key_schema);
+  }
   w.Key("TableStatus");
   Str(w, TableStatusText(status));
-  w.Key("CreationDateTime");
-  WriteSeconds(w, t.creation_ms);
+  if (!deleting) {
+    w.Key("CreationDateTime");
+    WriteSeconds(w, t.creation_ms);
+  }
   w.Key("ProvisionedThroughput");
   WriteThroughput(w, t.throughput);
   w.Key("TableSizeBytes");
@@ -181,6 +186,19 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     if (t.last_update_to_pay_per_request_ms != 0) {
       w.Key("LastUpdateToPayPerRequestDateTime");
       WriteSeconds(w, t.last_update_to_pay_per_request_ms);
+    }
+    w.EndObject();
+  }
+  if (t.on_demand.set()) {
+    w.Key("OnDemandThroughput");
+    w.StartObject();
+    if (t.on_demand.max_read_request_units != 0) {
+      w.Key("MaxReadRequestUnits");
+      w.Int64(t.on_demand.max_read_request_units);
+    }
+    if (t.on_demand.max_write_request_units != 0) {
+      w.Key("MaxWriteRequestUnits");
+      w.Int64(t.on_demand.max_write_request_units);
     }
     w.EndObject();
   }

@@ -403,10 +403,12 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
       }
       if (!st.ok()) {
         if (!IsSchemaMismatch(st.error())) return st.error();
+        // The actions after the first invalid one are never evaluated: their reasons stay
+        // None.
         reasons[i].code = "ValidationError";
         reasons[i].message = st.error().message;
         cancel = true;
-        continue;
+        break;
       }
       for (const std::string& name : updated[i]) {
         if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
@@ -452,18 +454,25 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
       if (a.kind == TransactActionKind::kPut) {
         next[i] = a.item;
       } else if (a.kind == TransactActionKind::kUpdate) {
+        // An update that only removes leaves a missing item missing, whatever its paths.
+        if (!old && expr::OnlyRemoves(*a.update)) continue;
         Result<Item> updated_item = expr::ApplyUpdate(*a.update, old ? *old : keys[i]);
         Status size_ok = updated_item.ok() ? model::CheckUpdatedItemSize(*updated_item)
                                            : Status(updated_item.error());
         if (size_ok.ok()) {
-          size_ok = store::ValidateNewImage(*tables.infos[tables.of_action[i]], *updated_item);
+          size_ok = store::ValidateNewImage(*tables.infos[tables.of_action[i]], *updated_item,
+                                            old ? old : &kEmpty);
         }
         if (!size_ok.ok()) {
-          if (size_ok.error().type != ErrorType::kValidation) return size_ok.error();
+          // An empty index key value fails the whole request, as DynamoDB does.
+          if (size_ok.error().type != ErrorType::kValidation ||
+              size_ok.error().cause == ErrorCause::kIndexKeyEmpty) {
+            return size_ok.error();
+          }
           reasons[i].code = "ValidationError";
           reasons[i].message = size_ok.error().message;
           cancel = true;
-          continue;
+          break;
         }
         // An update that only removes (REMOVE, DELETE) does not create a missing item.
         if (old || !expr::OnlyRemoves(*a.update)) next[i] = std::move(updated_item).value();
@@ -494,7 +503,10 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
       if (next[i] || a.kind == TransactActionKind::kDelete) {
         out.collection_key = CollectionKey(table, keys[i]);
       }
-      FDYNO_RETURN_IF_ERROR(mutation.Stage(table, std::move(current[i]), std::move(next[i])));
+      FDYNO_RETURN_IF_ERROR(mutation.Stage(table, std::move(current[i]), std::move(next[i]),
+                                           a.kind == TransactActionKind::kUpdate
+                                               ? store::StageKind::kUpdate
+                                               : store::StageKind::kReplace));
       action_of_change.push_back(i);
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
@@ -589,6 +601,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
         reasons[i].code = "ValidationError";
         reasons[i].message = st.error().message;
         cancel = true;
+        break;  // the later actions are never evaluated: None
       }
     }
     if (cancel) return Cancelled(reasons);
@@ -643,13 +656,16 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   w.StartArray();
   for (size_t i = 0; i < n; ++i) {
     w.StartObject();
-    if (read.items[i]) {
-      w.Key("Item");
-      if (r.actions[i].projection) {
-        model::WriteItem(w, expr::Project(*read.items[i], *r.actions[i].projection));
-      } else {
-        model::WriteItem(w, *read.items[i]);
+    if (read.items[i] && r.actions[i].projection) {
+      // A projection that selects nothing of the item leaves Item out, as DynamoDB does.
+      model::Item projected = expr::Project(*read.items[i], *r.actions[i].projection);
+      if (!projected.empty()) {
+        w.Key("Item");
+        model::WriteItem(w, projected);
       }
+    } else if (read.items[i]) {
+      w.Key("Item");
+      model::WriteItem(w, *read.items[i]);
     }
     w.EndObject();
   }

@@ -420,7 +420,7 @@ TEST_F(TransactTest, ValidationMessages) {
            std::to_string(i) + R"("},"p":{"S":")" + std::string(350'000, 'x') + R"("}}}})";
   }
   expect("TransactWriteItems", big + "]}", ErrorType::kValidation,
-         "Transaction request cannot be larger than 4 MB");
+         "Transaction request size cannot exceed 4 MB");
 }
 
 TEST_F(TransactTest, KeySchemaMismatchIsACancellationReason) {
@@ -446,6 +446,21 @@ TEST_F(TransactTest, KeySchemaMismatchIsACancellationReason) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().type, ErrorType::kTransactionCanceled);
   EXPECT_NE(r.error().cancellation_reasons_json.find("ValidationError"), std::string::npos);
+  // The actions after the first invalid one are never evaluated: None, even when invalid too.
+  r = Call("TransactWriteItems",
+           R"({"TransactItems":[{"Delete":{"TableName":"tbl","Key":{"pk":{"N":"1"}}}},)"
+           R"({"Delete":{"TableName":"tbl","Key":{"pk":{"N":"2"}}}},)"
+           R"({"Put":{"TableName":"tbl","Item":{"pk":{"S":"ok2"}}}}]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().cancellation_reasons_json,
+            R"([{"Code":"ValidationError","Message":"The provided key element does not match )"
+            R"(the schema"},{"Code":"None"},{"Code":"None"}])");
+  r = Call("TransactGetItems", R"({"TransactItems":[{"Get":{"TableName":"tbl","Key":{}}},)"
+                               R"({"Get":{"TableName":"tbl","Key":{}}}]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[ValidationError, None]");
 }
 
 TEST_F(TransactTest, TokenReplaysMismatchesAndExpires) {

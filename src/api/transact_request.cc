@@ -308,7 +308,7 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
     r.actions.push_back(std::move(a));
   }
   if (payload > kMaxTransactPayloadBytes) {
-    return Error::Validation("Transaction request cannot be larger than 4 MB");
+    return Error::Validation("Transaction request size cannot exceed 4 MB");
   }
   // Phase 4: expressions.
   for (TransactWriteAction& a : r.actions) FDYNO_RETURN_IF_ERROR(ResolveWriteExpressions(a));

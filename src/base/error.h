@@ -63,9 +63,10 @@ bool ClientRetryable(ErrorType type);
 // reports some per action as a cancellation reason): never recognised by message text.
 enum class ErrorCause : uint8_t {
   kUnspecified = 0,
-  kKeySchemaMismatch,  // a key lacks the schema's attributes or has another type
-  kIndexKeyMismatch,   // an index key attribute of the item has the wrong type
-  kItemTooLarge,       // the item (after an update) exceeds 400 KB
+  kKeySchemaMismatch,    // a key lacks the schema's attributes or has another type
+  kIndexKeyMismatch,     // an index key attribute of the item has the wrong type
+  kIndexKeyEmpty,        // an index key attribute of the item is an empty string or binary
+  kItemTooLarge,         // the item (after an update) exceeds 400 KB
   kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
   kSnapshotLost,    // a read version shared by many transactions aged out (workers/backups.h)
   kUnrecoverable,   // long work whose input is corrupt or gone: it can never finish

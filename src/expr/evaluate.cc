@@ -33,10 +33,21 @@ class Val {
   std::optional<AttributeValue> owned_;
 };
 
+// The length of a UTF-8 string in UTF-16 code units, as size() counts a String (a character
+// outside the Basic Multilingual Plane is two).
+uint64_t Utf16Length(const std::string& s) {
+  uint64_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++n;  // a lead byte starts a character
+    if (c >= 0xF0) ++n;           // a four-byte sequence: a surrogate pair
+  }
+  return n;
+}
+
 std::optional<uint64_t> SizeOf(const AttributeValue& v) {
   switch (v.type()) {
     case Type::kS:
-      return std::get<std::string>(v.v).size();
+      return Utf16Length(std::get<std::string>(v.v));
     case Type::kB:
       return std::get<model::Binary>(v.v).bytes.size();
     case Type::kSS:

@@ -8,6 +8,10 @@ namespace {
 
 Error Invalid(std::string message) { return Error::Validation(std::move(message)); }
 
+// Four partition and four sort key attributes of a multi-attribute key.
+constexpr size_t kMaxKeyConditions = 8;
+constexpr std::string_view kConditionsLength = "Conditions can be of length 1 or 2 only";
+
 // The conditions joined by AND, left to right.
 void Leaves(const Condition& c, std::vector<const Condition*>& out) {
   if (c.kind == Condition::Kind::kAnd) {
@@ -74,6 +78,114 @@ KeyRange::Op RangeOp(CompareOp op) {
   }
 }
 
+// The bound a shape-checked sort key leaf puts on its key.
+KeyRange RangeOf(const Condition& leaf) {
+  KeyRange r;
+  r.name = KeyOf(leaf);
+  switch (leaf.kind) {
+    case Condition::Kind::kCompare: {
+      bool key_left = leaf.operands[0].is_path();
+      r.op = RangeOp(key_left ? leaf.op : Mirror(leaf.op));
+      r.value = leaf.operands[key_left ? 1 : 0].value();
+      break;
+    }
+    case Condition::Kind::kBetween:
+      r.op = KeyRange::Op::kBetween;
+      r.value = leaf.operands[1].value();
+      r.high = leaf.operands[2].value();
+      break;
+    default:  // begins_with
+      r.op = KeyRange::Op::kBeginsWith;
+      r.value = leaf.operands[0].call().args[1].value();
+      break;
+  }
+  return r;
+}
+
+bool IsEquality(const Condition& leaf) {
+  return leaf.kind == Condition::Kind::kCompare && leaf.op == CompareOp::kEq;
+}
+
+// A key condition on a multi-attribute key: equality on every partition key attribute; the
+// sort key attributes constrained left to right without a gap, with equality on all but the
+// last constrained one, which may also be a range condition.
+Result<KeyCondition> ExtractMultiAttributeKeyCondition(const Condition& condition,
+                                                       const KeySchema& schema) {
+  std::vector<const Condition*> leaves;
+  Leaves(condition, leaves);
+  std::vector<KeySchema::Attribute> hash{{schema.hash_name, schema.hash_type}};
+  hash.insert(hash.end(), schema.more_hash.begin(), schema.more_hash.end());
+  std::vector<KeySchema::Attribute> range;
+  if (schema.range_name) range.push_back({*schema.range_name, schema.range_type});
+  range.insert(range.end(), schema.more_range.begin(), schema.more_range.end());
+  auto leaf_of = [&](const std::string& name) -> const Condition* {
+    for (const Condition* leaf : leaves) {
+      if (KeyOf(*leaf) == name) return leaf;
+    }
+    return nullptr;
+  };
+  const Error unsupported = Invalid("Query key condition not supported");
+  // Every value compared with a key attribute must have the key's type.
+  for (const auto* attrs : {&hash, &range}) {
+    for (const KeySchema::Attribute& a : *attrs) {
+      const Condition* leaf = leaf_of(a.name);
+      if (leaf == nullptr) continue;
+      for (const Operand& o : OperandsOf(*leaf)) {
+        if (o.is_value() && o.value().type() != a.type) {
+          return Invalid(
+              "One or more parameter values were invalid: Condition parameter type does not "
+              "match schema type");
+        }
+      }
+    }
+  }
+  KeyCondition out;
+  for (size_t i = 0; i < hash.size(); ++i) {
+    const Condition* leaf = leaf_of(hash[i].name);
+    if (leaf == nullptr)
+      return Invalid("Query condition missed key schema element: " + hash[i].name);
+    if (!IsEquality(*leaf)) return unsupported;
+    model::AttributeValue v = RangeOf(*leaf).value;
+    if (i == 0) {
+      out.hash_name = hash[i].name;
+      out.hash_value = v;
+    } else {
+      out.more_hash_values.push_back(v);
+    }
+  }
+  size_t used = hash.size();
+  for (size_t i = 0; i < range.size(); ++i) {
+    const Condition* leaf = leaf_of(range[i].name);
+    if (leaf == nullptr) {
+      // A later sort key attribute constrained past this gap.
+      for (size_t j = i + 1; j < range.size(); ++j) {
+        if (leaf_of(range[j].name) != nullptr) {
+          return Invalid("Query condition missed key schema element: " + range[i].name);
+        }
+      }
+      break;
+    }
+    ++used;
+    if (out.range) {
+      // Only the last constrained attribute may have a range condition.
+      if (out.range->op != KeyRange::Op::kEq) return unsupported;
+      out.range_prefix.push_back(out.range->value);
+    }
+    out.range = RangeOf(*leaf);
+  }
+  // A condition on an attribute that is not part of the key.
+  if (used != leaves.size()) {
+    for (const Condition* leaf : leaves) {
+      bool key = false;
+      for (const auto* attrs : {&hash, &range}) {
+        for (const KeySchema::Attribute& a : *attrs) key = key || a.name == KeyOf(*leaf);
+      }
+      if (!key) return Invalid("Query condition missed key schema element: " + KeyOf(*leaf));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 CompareOp Mirror(CompareOp op) {
@@ -130,14 +242,24 @@ Status CheckKeyConditionShape(const Condition& condition) {
     duplicate = duplicate || !keys.insert(KeyOf(*leaf)).second;
   }
   if (duplicate) return Invalid("KeyConditionExpressions must only contain one condition per key");
-  if (leaves.size() > 2) return Invalid("Conditions can be of length 1 or 2 only");
+  if (leaves.size() > kMaxKeyConditions) return Invalid(std::string(kConditionsLength));
   return Status::Ok();
 }
 
+std::vector<model::AttributeValue> KeyCondition::HashValues() const {
+  std::vector<model::AttributeValue> out{hash_value};
+  out.insert(out.end(), more_hash_values.begin(), more_hash_values.end());
+  return out;
+}
+
 Result<KeyCondition> ExtractKeyCondition(const Condition& condition, const KeySchema& schema) {
+  if (!schema.more_hash.empty() || !schema.more_range.empty()) {
+    return ExtractMultiAttributeKeyCondition(condition, schema);
+  }
   std::vector<const Condition*> leaves;
   Leaves(condition, leaves);
   const Error unsupported = Invalid("Query key condition not supported");
+  if (leaves.size() > 2) return Invalid(std::string(kConditionsLength));
   if (leaves.size() == 2 && !schema.range_name) return unsupported;
   const Condition* hash = nullptr;
   const Condition* range = nullptr;

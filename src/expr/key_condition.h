@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "expr/ast.h"
@@ -31,15 +32,24 @@ struct KeyRange {
 struct KeyCondition {
   std::string hash_name;
   model::AttributeValue hash_value;
+  // A multi-attribute key: the values of the further partition key attributes, in key order.
+  std::vector<model::AttributeValue> more_hash_values = {};
+  // A multi-attribute key: the values the sort key attributes before range->name are equal to,
+  // in key order (the sort key is constrained left to right).
+  std::vector<model::AttributeValue> range_prefix = {};
   std::optional<KeyRange> range;
+
+  // Every partition key value in key order.
+  std::vector<model::AttributeValue> HashValues() const;
 };
 
 // The operator that compares the other way round: `x op key` is `key Mirror(op) x`.
 CompareOp Mirror(CompareOp op);
 
-// The conditions DynamoDB allows in a KeyConditionExpression: one or two conditions joined by
-// AND, each comparing one top-level attribute with values (=, <, <=, >, >=, BETWEEN,
-// begins_with), at most one per attribute.
+// The conditions DynamoDB allows in a KeyConditionExpression: one or two conditions (up to
+// eight for a multi-attribute key, checked against the schema later) joined by AND, each comparing
+// one top-level attribute with values (=, <, <=, >, >=, BETWEEN, begins_with), at most one per
+// attribute.
 Status CheckKeyConditionShape(const Condition& condition);
 
 // The key schema of the table or index queried, with the attribute types from its
@@ -49,6 +59,16 @@ struct KeySchema {
   model::Type hash_type = model::Type::kS;
   std::optional<std::string> range_name;  // absent without a sort key
   model::Type range_type = model::Type::kS;
+  // A multi-attribute key (global secondary indexes): the further partition and sort key
+  // attributes in key order. Then every partition key attribute needs an equality condition,
+  // and the sort key attributes are constrained left to right, with equality on all but the
+  // last constrained one.
+  struct Attribute {
+    std::string name;
+    model::Type type = model::Type::kS;
+  };
+  std::vector<Attribute> more_hash = {};
+  std::vector<Attribute> more_range = {};
 };
 
 // REQUIRES: CheckKeyConditionShape(condition).ok() (or legacy::CheckKeyConditions for a

@@ -70,7 +70,9 @@ TEST(KeyConditionShape, Messages) {
       {"b > :s AND b < :t AND c = :s",
        "KeyConditionExpressions must only contain one condition "
        "per key"},
-      {"a = :s AND b = :s AND c = :s", "Conditions can be of length 1 or 2 only"},
+      // Up to eight (a multi-attribute key's); a one-attribute key's limit of two is checked
+      // against the schema (KeyConditionMultiAttribute below).
+      {"a = :s AND b = :s AND c = :s", "<ok>"},
       {"a = :s", "<ok>"},
       {":s = a AND (begins_with(b, :t))", "<ok>"},
   };
@@ -158,6 +160,78 @@ TEST(KeyConditionLegacy, KeyConditions) {
   ASSERT_TRUE(k.ok()) << k.error().message;
   EXPECT_TRUE(k->hash_value == AttributeValue::S("p"));
   EXPECT_EQ(k->range->op, KeyRange::Op::kBeginsWith);
+}
+
+// A multi-attribute key (t1 S, t2 N; r1 N, r2 S, r3 S): equality on every partition key
+// attribute; the sort key attributes left to right, equality on all but the last constrained.
+TEST(KeyConditionMultiAttribute, Extraction) {
+  KeySchema schema{"t1", model::Type::kS, "r1", model::Type::kN};
+  schema.more_hash = {{"t2", model::Type::kN}};
+  schema.more_range = {{"r2", model::Type::kS}, {"r3", model::Type::kS}};
+  auto extract = [&](const std::string& text) -> Result<KeyCondition> {
+    FDYNO_ASSIGN_OR_RETURN(parsed::Condition p,
+                           ParseCondition(text, ExpressionKind::kKeyCondition));
+    const AttributeValues values = {{":s", AttributeValue::S("v")},
+                                    {":t", AttributeValue::S("w")},
+                                    {":n", AttributeValue::N(*model::Number::Parse("7"))},
+                                    {":m", AttributeValue::N(*model::Number::Parse("9"))}};
+    ResolveContext ctx(nullptr, &values);
+    FDYNO_ASSIGN_OR_RETURN(Condition c, ctx.ResolveCondition(p, ExpressionKind::kKeyCondition));
+    FDYNO_RETURN_IF_ERROR(CheckKeyConditionShape(c));
+    return ExtractKeyCondition(c, schema);
+  };
+  auto k = extract("t2 = :n AND t1 = :s");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_EQ(k->HashValues(),
+            (std::vector<AttributeValue>{AttributeValue::S("v"),
+                                         AttributeValue::N(*model::Number::Parse("7"))}));
+  EXPECT_FALSE(k->range);
+  k = extract("t1 = :s AND t2 = :n AND r1 = :m AND r2 = :s AND begins_with(r3, :t)");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  ASSERT_EQ(k->range_prefix.size(), 2u);
+  EXPECT_TRUE(k->range_prefix[1] == AttributeValue::S("v"));
+  EXPECT_EQ(k->range->name, "r3");
+  EXPECT_EQ(k->range->op, KeyRange::Op::kBeginsWith);
+  k = extract("t1 = :s AND t2 = :n AND r1 BETWEEN :n AND :m");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_TRUE(k->range_prefix.empty());
+  EXPECT_EQ(k->range->op, KeyRange::Op::kBetween);
+  struct Bad {
+    const char* text;
+    const char* error;
+  };
+  const Bad bad[] = {
+      {"t1 = :s", "Query condition missed key schema element: t2"},
+      {"t1 = :s AND t2 > :n", "Query key condition not supported"},
+      {"begins_with(t1, :s) AND t2 = :n", "Query key condition not supported"},
+      {"t1 = :s AND t2 = :n AND r2 = :s", "Query condition missed key schema element: r1"},
+      {"t1 = :s AND t2 = :n AND r1 > :n AND r2 = :s", "Query key condition not supported"},
+      {"t1 = :s AND t2 = :n AND r1 = :n AND r3 = :s",
+       "Query condition missed key schema element: r2"},
+      {"t1 = :s AND t2 = :n AND x9 = :s", "Query condition missed key schema element: x9"},
+      {"t1 = :s AND t2 = :s",
+       "One or more parameter values were invalid: Condition parameter type does not match "
+       "schema type"},
+  };
+  for (const Bad& b : bad) {
+    auto r = extract(b.text);
+    ASSERT_FALSE(r.ok()) << b.text;
+    EXPECT_EQ(r.error().message, b.error) << b.text;
+  }
+  // More conditions than a key can have.
+  EXPECT_EQ(ShapeError("a = :s AND b = :s AND c = :s AND d = :s AND e = :s AND f = :s AND "
+                       "g = :s AND h = :s AND i = :s"),
+            "Conditions can be of length 1 or 2 only");
+}
+
+// A one-attribute key still takes at most two conditions.
+TEST(KeyConditionMultiAttribute, SingleAttributeKeysKeepTwoConditions) {
+  auto c = Resolved("a = :s AND b = :t AND c = :s");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(CheckKeyConditionShape(*c).ok());
+  auto k = ExtractKeyCondition(*c, KeySchema{"a", model::Type::kS, "b", model::Type::kS});
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().message, "Conditions can be of length 1 or 2 only");
 }
 
 }  // namespace

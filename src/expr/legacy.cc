@@ -63,6 +63,20 @@ Condition Not(Condition inner) {
   return c;
 }
 
+// a > b for two scalars of one type (numbers by value, strings and binaries bytewise).
+bool Greater(const model::AttributeValue& a, const model::AttributeValue& b) {
+  switch (a.type()) {
+    case model::Type::kN:
+      return std::get<model::Number>(a.v).Compare(std::get<model::Number>(b.v)) > 0;
+    case model::Type::kS:
+      return std::get<std::string>(a.v) > std::get<std::string>(b.v);
+    case model::Type::kB:
+      return std::get<model::Binary>(a.v).bytes > std::get<model::Binary>(b.v).bytes;
+    default:
+      return false;
+  }
+}
+
 bool IsScalar(model::Type t) {
   return t == model::Type::kS || t == model::Type::kN || t == model::Type::kB;
 }
@@ -132,12 +146,23 @@ Result<Condition> Build(const std::string& name, ComparisonOperator op,
       return FunctionCondition(Function::kAttributeNotExists, {PathOperand(name)});
     case ComparisonOperator::kContains:
       return FunctionCondition(Function::kContains, {PathOperand(name), ValueOperand(values[0])});
-    case ComparisonOperator::kNotContains:
-      return Not(
-          FunctionCondition(Function::kContains, {PathOperand(name), ValueOperand(values[0])}));
+    case ComparisonOperator::kNotContains: {
+      // A missing attribute does not satisfy NOT_CONTAINS.
+      Condition c;
+      c.kind = Condition::Kind::kAnd;
+      c.children.push_back(FunctionCondition(Function::kAttributeExists, {PathOperand(name)}));
+      c.children.push_back(Not(
+          FunctionCondition(Function::kContains, {PathOperand(name), ValueOperand(values[0])})));
+      return c;
+    }
     case ComparisonOperator::kBeginsWith:
       return FunctionCondition(Function::kBeginsWith, {PathOperand(name), ValueOperand(values[0])});
     case ComparisonOperator::kIn: {
+      for (const auto& v : values) {
+        if (v.type() != values[0].type()) {
+          return Invalid("AttributeValues inside AttributeValueList must be of same type");
+        }
+      }
       Condition c;
       c.kind = Condition::Kind::kIn;
       c.operands.push_back(PathOperand(name));
@@ -147,6 +172,11 @@ Result<Condition> Build(const std::string& name, ComparisonOperator op,
     case ComparisonOperator::kBetween: {
       if (values[0].type() != values[1].type()) {
         return Invalid("AttributeValues inside AttributeValueList must be of same type");
+      }
+      if (Greater(values[0], values[1])) {
+        return Error::Validation(
+            "The BETWEEN condition was provided a range where the lower bound is greater than the "
+            "upper bound");
       }
       Condition c;
       c.kind = Condition::Kind::kBetween;

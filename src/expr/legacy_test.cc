@@ -88,6 +88,9 @@ TEST(Legacy, ExpectedWithComparisonOperator) {
       {"s", ComparisonOperator::kContains, {S("y")}, true},
       {"s", ComparisonOperator::kNotContains, {S("y")}, false},
       {"a", ComparisonOperator::kNotContains, {S("zzz")}, true},
+      // A missing attribute satisfies neither CONTAINS nor NOT_CONTAINS.
+      {"z", ComparisonOperator::kNotContains, {S("zzz")}, false},
+      {"z", ComparisonOperator::kContains, {S("zzz")}, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.attr) + " " + std::string(ComparisonOperatorName(c.op)));
@@ -192,6 +195,21 @@ TEST(Legacy, FilterConditions) {
   EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kBeginsWith, {N("1")}}}},
                                   ConditionalOperator::kAnd)),
             p + "ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type");
+  // IN takes values of one type; BETWEEN's bounds in order.
+  EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kIn, {N("1"), S("1")}}}},
+                                  ConditionalOperator::kAnd)),
+            p + "AttributeValues inside AttributeValueList must be of same type");
+  EXPECT_EQ(ErrorOf(ConvertFilter({{"n", {ComparisonOperator::kBetween, {N("10"), N("9")}}}},
+                                  ConditionalOperator::kAnd)),
+            "The BETWEEN condition was provided a range where the lower bound is greater than "
+            "the upper bound");
+  EXPECT_EQ(ErrorOf(ConvertFilter({{"s", {ComparisonOperator::kBetween, {S("b"), S("a")}}}},
+                                  ConditionalOperator::kAnd)),
+            "The BETWEEN condition was provided a range where the lower bound is greater than "
+            "the upper bound");
+  EXPECT_TRUE(ConvertFilter({{"n", {ComparisonOperator::kBetween, {N("9"), N("9")}}}},
+                            ConditionalOperator::kAnd)
+                  .ok());
 }
 
 TEST(Legacy, AttributesToGet) {

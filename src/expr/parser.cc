@@ -1,6 +1,7 @@
 #include "expr/parser.h"
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,7 +58,7 @@ std::vector<Token> Lex(std::string_view s) {
     size_t start = i;
     Tok type = Tok::kUnknown;
     char c = s[i];
-    if (IsAlpha(c) || c == '_') {
+    if (IsAlpha(c)) {  // a name starts with a letter: "_a" is a syntax error at "_"
       while (i < s.size() && IsIdentChar(s[i])) ++i;
       type = Tok::kName;
     } else if (c == '#' || c == ':') {
@@ -416,8 +417,10 @@ class Parser {
         if (Peek().type != Tok::kInt) return SyntaxError(pos_);
         uint64_t index = 0;
         for (char c : Peek().text) {
-          // Saturate: an index past any possible list behaves like one past the end.
-          index = index > (UINT64_MAX - 9) / 10 ? UINT64_MAX : index * 10 + (c - '0');
+          index = index * 10 + static_cast<uint64_t>(c - '0');
+          // A list index is a 32-bit integer: a larger one is no number at all (DynamoDB
+          // rejects it as a syntax error at the index).
+          if (index > static_cast<uint64_t>(INT32_MAX)) return SyntaxError(pos_);
         }
         ++pos_;
         if (Peek().type != Tok::kRBracket) return SyntaxError(pos_);
@@ -493,6 +496,11 @@ class Parser {
       FDYNO_ASSIGN_OR_RETURN(Opnd arg, ParseOperand());
       if (arg.op.is_call() && IsConditionKind() && arg.op.call().function != Function::kSize) {
         Note(kSlotMisusedFunction, MisusedMessage(arg.op.call().function));
+      }
+      // DynamoDB parses a list_append argument of list_append, then refuses it.
+      if (f == Function::kListAppend && arg.op.is_call() &&
+          arg.op.call().function == Function::kListAppend) {
+        Note(kSlotMisusedFunction, MisusedMessage(Function::kListAppend));
       }
       call.args.push_back(std::move(arg.op));
       if (Peek().type == Tok::kComma) {

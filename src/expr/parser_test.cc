@@ -135,10 +135,16 @@ TEST(Parser, ParenthesizedSetValues) {
   EXPECT_FALSE(ParseUpdate("SET a = (b + :c").ok());
 }
 
-TEST(Parser, HugeListIndexSaturates) {
-  auto r = ParseProjection("a[99999999999999999999999999]");
+// A list index is a 32-bit integer: a larger one is a syntax error (a 26-digit one too, which
+// must not overflow while it is read).
+TEST(Parser, ListIndexTooLargeForANumberIsASyntaxError) {
+  auto r = ParseProjection("a[2147483647]");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ((*r)[0].elements[1].index, UINT64_MAX);
+  EXPECT_EQ((*r)[0].elements[1].index, 2147483647u);
+  EXPECT_FALSE(ParseProjection("a[2147483648]").ok());
+  auto huge = ParseProjection("a[99999999999999999999999999]");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().type, ErrorType::kValidation);
 }
 
 }  // namespace
@@ -393,8 +399,8 @@ TEST(ParserLimits, DeepNestingOfEveryKind) {
   ASSERT_FALSE(u.ok());
   EXPECT_EQ(u.error().message,
             "Invalid UpdateExpression: The expression has redundant parentheses;");
-  // 250 nested functions are deep but valid.
-  auto f = ParseUpdate("SET a = " + repeat("list_append(", 250) + "b" + repeat(", c)", 250));
+  // 200 nested function calls (as deep as 4 KB allows) are within the parser's depth limit.
+  auto f = ParseUpdate("SET a = " + repeat("if_not_exists(", 200) + "b" + repeat(", c)", 200));
   EXPECT_TRUE(f.ok()) << f.error().message;
 }
 

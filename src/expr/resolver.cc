@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/json.h"
+
 namespace fdyno::expr {
 
 namespace {
@@ -199,8 +201,12 @@ class Resolver {
     switch (out.kind) {
       case Condition::Kind::kCompare:
         CheckDistinct(std::string(CompareOpText(out.op)), out.operands[0], out.operands[1]);
+        if (out.op != CompareOp::kEq && out.op != CompareOp::kNe) {
+          CheckOrderable(CompareOpText(out.op), out.operands);
+        }
         break;
       case Condition::Kind::kBetween:
+        CheckOrderable("BETWEEN", out.operands);
         CheckBetween(out.operands[1], out.operands[2]);
         break;
       default:
@@ -381,6 +387,20 @@ class Resolver {
     }
   }
 
+  // An ordering comparison (<, <=, >, >=, BETWEEN) with a list or map value is a validation
+  // error, not a comparison that fails.
+  void CheckOrderable(std::string_view op, const std::vector<Operand>& operands) {
+    for (const Operand& o : operands) {
+      if (!o.is_value()) continue;
+      const model::Type t = o.value().type();
+      if (t == model::Type::kL || t == model::Type::kM) {
+        Note(kSlotType, "Incorrect operand type for operator or function; operator or function: " +
+                            std::string(op) + ", operand type: " + std::string(model::TypeName(t)));
+        return;
+      }
+    }
+  }
+
   void CheckDistinct(const std::string& op, const Operand& a, const Operand& b) {
     if (a.is_path() && b.is_path() && a.path() == b.path()) {
       Note(kSlotDistinct,
@@ -472,6 +492,13 @@ Result<Update> ResolveContext::ResolveUpdate(const parsed::Update& tree) {
     }
   }
   FDYNO_RETURN_IF_ERROR(r.Finish());
+  // A SET or ADD writes its path's names into the item, where they must fit DynamoDB's limit.
+  for (const UpdateAction& a : out.actions) {
+    if (a.kind != UpdateAction::Kind::kSet && a.kind != UpdateAction::Kind::kAdd) continue;
+    for (const PathElement& e : a.path.elements) {
+      if (!e.is_index()) FDYNO_RETURN_IF_ERROR(model::CheckAttributeNameLength(e.name()));
+    }
+  }
   return out;
 }
 

@@ -17,16 +17,19 @@ Error TooLarge(size_t max_bytes) {
                          std::to_string(max_bytes) + " bytes");
 }
 
+// A body that fails to decompress is answered with HTTP 500, as DynamoDB answers it.
 Error Corrupt(std::string_view what) {
-  return Error::Serialization("Content-Encoding " + std::string(what) +
-                              ": invalid or truncated compressed data");
+  return Error::Internal("Content-Encoding " + std::string(what) +
+                         ": invalid or truncated compressed data");
 }
 
 enum class InflateOutcome { kOk, kTooLarge, kCorrupt };
 
 // Inflates with the given zlib window bits into *out, never letting *out exceed max_bytes + 1.
-InflateOutcome Inflate(std::string_view input, int window_bits, size_t max_bytes,
-                       std::string& out) {
+// With `members`, input that continues after the end of a stream is another stream (gzip
+// members, RFC 1952 2.2) whose output follows.
+InflateOutcome Inflate(std::string_view input, int window_bits, size_t max_bytes, std::string& out,
+                       bool members = false) {
   z_stream zs{};
   if (inflateInit2(&zs, window_bits) != Z_OK) return InflateOutcome::kCorrupt;
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
@@ -51,6 +54,10 @@ InflateOutcome Inflate(std::string_view input, int window_bits, size_t max_bytes
     zs.avail_out = static_cast<uInt>(capacity - used);
     int rc = inflate(&zs, Z_NO_FLUSH);
     out.resize(capacity - zs.avail_out);
+    if (rc == Z_STREAM_END && members && zs.avail_in > 0) {
+      if (inflateReset(&zs) != Z_OK) break;
+      continue;
+    }
     if (rc == Z_STREAM_END) {
       outcome = zs.avail_in == 0 ? InflateOutcome::kOk : InflateOutcome::kCorrupt;
       if (out.size() > max_bytes) outcome = InflateOutcome::kTooLarge;
@@ -84,7 +91,7 @@ Result<std::string> Decompress(std::string_view input, ContentEncoding encoding,
       if (input.size() > max_bytes) return TooLarge(max_bytes);
       return std::string(input);
     case ContentEncoding::kGzip:
-      switch (Inflate(input, 16 + MAX_WBITS, max_bytes, out)) {
+      switch (Inflate(input, 16 + MAX_WBITS, max_bytes, out, /*members=*/true)) {
         case InflateOutcome::kOk:
           return out;
         case InflateOutcome::kTooLarge:

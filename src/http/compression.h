@@ -19,9 +19,10 @@ enum class ContentEncoding { kIdentity, kGzip, kDeflate };
 std::optional<ContentEncoding> ParseContentEncoding(std::string_view header);
 
 // Decodes a body. Output larger than max_bytes fails with RequestEntityTooLarge as soon as the
-// inflater produces byte max_bytes + 1; corrupt or truncated input fails with
-// SerializationException. "deflate" accepts the zlib format (RFC 1950, as HTTP specifies) and,
-// as many clients send it, raw deflate (RFC 1951).
+// inflater produces byte max_bytes + 1; corrupt, truncated or empty input fails with
+// InternalServerError (HTTP 500, DynamoDB's answer). "gzip" accepts several concatenated
+// members (RFC 1952). "deflate" accepts the zlib format (RFC 1950, as HTTP specifies) and, as
+// many clients send it, raw deflate (RFC 1951).
 Result<std::string> Decompress(std::string_view input, ContentEncoding encoding, size_t max_bytes);
 
 // Encodes a body: "gzip" (RFC 1952) or "deflate" (the zlib format, RFC 1950, as HTTP means

@@ -55,17 +55,35 @@ TEST(CompressionTest, BombRejected) {
   EXPECT_EQ(out.error().type, ErrorType::kRequestEntityTooLarge);
 }
 
-TEST(CompressionTest, CorruptAndTruncatedRejected) {
+// A body that fails to decompress is DynamoDB's HTTP 500.
+TEST(CompressionTest, CorruptTruncatedAndEmptyRejected) {
   std::string gz = Compress(std::string(1000, 'q'), ContentEncoding::kGzip);
   auto truncated = Decompress(gz.substr(0, gz.size() / 2), ContentEncoding::kGzip, 1 << 20);
   ASSERT_FALSE(truncated.ok());
-  EXPECT_EQ(truncated.error().type, ErrorType::kSerialization);
+  EXPECT_EQ(truncated.error().type, ErrorType::kInternalServerError);
+  EXPECT_EQ(HttpStatus(truncated.error().type), 500);
   auto garbage = Decompress("not gzip at all", ContentEncoding::kGzip, 1 << 20);
   ASSERT_FALSE(garbage.ok());
-  EXPECT_EQ(garbage.error().type, ErrorType::kSerialization);
+  EXPECT_EQ(garbage.error().type, ErrorType::kInternalServerError);
   auto trailing = Decompress(gz + "junk", ContentEncoding::kGzip, 1 << 20);
   EXPECT_FALSE(trailing.ok());
-  EXPECT_FALSE(Decompress("", ContentEncoding::kDeflate, 10).ok());
+  for (ContentEncoding e : {ContentEncoding::kGzip, ContentEncoding::kDeflate}) {
+    auto empty = Decompress("", e, 10);
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().type, ErrorType::kInternalServerError);
+  }
+}
+
+TEST(CompressionTest, ConcatenatedGzipMembersDecodeInOrder) {
+  std::string two =
+      Compress("{\"a\":", ContentEncoding::kGzip) + Compress("1}", ContentEncoding::kGzip);
+  auto out = Decompress(two, ContentEncoding::kGzip, 1 << 20);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(*out, "{\"a\":1}");
+  // The bound covers every member together.
+  auto bounded = Decompress(two, ContentEncoding::kGzip, 6);
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_EQ(bounded.error().type, ErrorType::kRequestEntityTooLarge);
 }
 
 }  // namespace

@@ -135,9 +135,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
 
   void OnHeader(beast::error_code ec) {
     if (ec == bhttp::error::header_limit) {
-      return Reject(Error::Make(ErrorType::kRequestEntityTooLarge,
-                                "Request header exceeds the maximum of " +
-                                    std::to_string(env_.config->max_header_bytes) + " bytes"));
+      // An oversized request line or header block is a bad request (400), as DynamoDB answers.
+      return Reject(Error::Validation("Request header exceeds the maximum of " +
+                                      std::to_string(env_.config->max_header_bytes) + " bytes"));
     }
     // Beast reports a Content-Length above the body limit while parsing the header.
     if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());

@@ -610,8 +610,10 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   std::string_view encoding_header = Header(request, bhttp::field::content_encoding);
   std::optional<ContentEncoding> encoding = ParseContentEncoding(encoding_header);
   if (!encoding) {
-    return fail(fdyno::Error::Serialization("Unsupported Content-Encoding: " +
-                                            std::string(encoding_header)));
+    // A body in an encoding the server cannot decode fails to decompress: HTTP 500, as
+    // DynamoDB answers.
+    return fail(
+        fdyno::Error::Internal("Unsupported Content-Encoding: " + std::string(encoding_header)));
   }
   std::string decoded;
   std::string_view body = raw;
@@ -639,7 +641,9 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   }
   if (!document.IsObject()) return fail(fdyno::Error::Serialization(""));
   if (JsonDepth(document) > kMaxJsonDepth) {
-    return fail(fdyno::Error::Validation("Nesting Levels have exceeded supported limits"));
+    return fail(fdyno::Error::Validation(
+        "Nesting Levels have exceeded supported limits: Attributes in the item have nested "
+        "levels beyond supported limit"));
   }
   if (options_.access_log != nullptr) exchange->table = TablesOf(document);
 

@@ -22,7 +22,9 @@ namespace {
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr std::string_view kTerminator = "aws4_request";
 constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
-constexpr std::string_view kDefaultAccount = "000000000000";
+// The open-mode caller's account. Not DynamoDB Local's all-zero account: clients and tests
+// name 000000000000 as "some other account", and its ARNs must not look like the caller's.
+constexpr std::string_view kDefaultAccount = kOpenModeAccount;
 
 constexpr std::string_view kSignatureMismatch =
     "The request signature we calculated does not match the signature you provided. Check your "
@@ -251,6 +253,17 @@ Result<Parsed> ParseHeaderForm(const SignedRequest& request, std::string_view au
     p.amz_date_made = AmzDate(p.date_s * 1000);
   }
   return p;
+}
+
+// The header-form request time (X-Amz-Date, else Date) against now; Ok when there is none or
+// it does not parse (the parser reports that).
+Status CheckRequestTime(const SignedRequest& request, const VerifyOptions& options) {
+  const std::string_view* amz_date = FindHeader(request, "x-amz-date");
+  const std::string_view* date = amz_date ? amz_date : FindHeader(request, "date");
+  if (date == nullptr) return Status::Ok();
+  Result<int64_t> date_s = ParseRequestDate(*date, amz_date == nullptr);
+  if (!date_s.ok()) return Status::Ok();
+  return CheckTime(*date_s, options);
 }
 
 Result<Parsed> ParseQueryForm(const std::vector<std::pair<std::string, std::string>>& params) {
@@ -617,13 +630,20 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   if (auth == nullptr && !query_form) return Missing();
   if (auth != nullptr && Trim(*auth).substr(0, 5) != "AWS4-") return Missing();
 
+  const bool open = store.empty();
   Parsed p;
   if (query_form) {
     FDYNO_ASSIGN_OR_RETURN(p, ParseQueryForm(params));
   } else {
-    FDYNO_ASSIGN_OR_RETURN(p, ParseHeaderForm(request, *auth));
+    Result<Parsed> parsed = ParseHeaderForm(request, *auth);
+    if (!parsed.ok()) {
+      // An incomplete Authorization header (one without commas, say) is still checked for
+      // expiry first: DynamoDB answers "Signature expired" before IncompleteSignature.
+      if (!open) FDYNO_RETURN_IF_ERROR(CheckRequestTime(request, options));
+      return std::move(parsed).error();
+    }
+    p = std::move(parsed).value();
   }
-  const bool open = store.empty();
 
   if (!SignsHeader(p.signed_headers, "host")) {
     return Invalid("'Host' must be a 'SignedHeader' in the AWS Authorization.");

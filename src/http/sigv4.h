@@ -66,9 +66,12 @@ struct Identity {
   std::string account_id;
 };
 
+// The account of every caller in open mode.
+inline constexpr std::string_view kOpenModeAccount = "000000000001";
+
 // Verifies a request. With an empty store (open mode) only the form of the signature is
 // checked (any well-formed Authorization header or presigned query is accepted, as DynamoDB
-// Local does) and the identity has the key id and the default account "000000000000".
+// Local does) and the identity has the key id and the account kOpenModeAccount.
 Result<Identity> Verify(const SignedRequest& request, const CredentialStore& store,
                         const VerifyOptions& options);
 

@@ -287,12 +287,35 @@ TEST(SigV4Test, IncompleteAuthorization) {
             "Credential=a/b/c/d/e");
 }
 
+// An Authorization header without commas is incomplete, but a request date outside the
+// allowed skew is reported first, as DynamoDB does.
+TEST(SigV4Test, IncompleteAuthorizationStillChecksExpiryFirst) {
+  SignedRequest r;
+  r.method = "POST";
+  r.target = "/";
+  const std::string auth =
+      "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/dynamodb/aws4_request "
+      "SignedHeaders=host;x-amz-date Signature=abc";
+  r.headers = {{"Host", "x"}, {"X-Amz-Date", "20150830T123600Z"}, {"Authorization", auth}};
+  auto stale = Verify(r, ExampleStore(), DynamoOptions(kNowMs + 16 * 60'000));
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().type, ErrorType::kInvalidSignature);
+  EXPECT_EQ(stale.error().message.rfind("Signature expired: ", 0), 0u) << stale.error().message;
+  auto future = Verify(r, ExampleStore(), DynamoOptions(kNowMs - 16 * 60'000));
+  ASSERT_FALSE(future.ok());
+  EXPECT_EQ(future.error().message.rfind("Signature not yet current: ", 0), 0u);
+  // In time, it is the incomplete header.
+  auto current = Verify(r, ExampleStore(), DynamoOptions(kNowMs));
+  ASSERT_FALSE(current.ok());
+  EXPECT_EQ(current.error().type, ErrorType::kIncompleteSignature);
+}
+
 TEST(SigV4Test, OpenModeAcceptsAnyWellFormedSignature) {
   Signed s = MakeSigned(kNowMs, "whatever", "eu-west-1");
   CredentialStore open;
   auto result = Verify(s.request, open, DynamoOptions(kNowMs + 3'600'000));
   ASSERT_TRUE(result.ok()) << result.error().message;
-  EXPECT_EQ(result->account_id, "000000000000");
+  EXPECT_EQ(result->account_id, kOpenModeAccount);
   SignedRequest r;
   r.method = "POST";
   r.target = "/";

@@ -212,6 +212,8 @@ bool HasDuplicateStrings(const Value& array) {
 
 Status ValidateInto(const Value& v, int level, AttributeValue* out_value);
 
+Status CheckAttributeName(const Value& name) { return CheckAttributeNameLength(Str(name)); }
+
 Error NestingError() {
   return Invalid(
       "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "
@@ -322,6 +324,7 @@ Status ValidateInto(const Value& v, int level, AttributeValue* out_value) {
       case Field::kM: {
         Map& map = out.v.emplace<Map>();
         for (auto c = m.MemberBegin(); c != m.MemberEnd(); ++c) {
+          FDYNO_RETURN_IF_ERROR(CheckAttributeName(c->name));
           auto [slot, inserted] = map.try_emplace(std::string(Str(c->name)));
           if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
           FDYNO_RETURN_IF_ERROR(ValidateInto(c->value, level + 1, &slot->second));
@@ -380,6 +383,7 @@ Result<Item> DecodeItem(const Value& value) {
   FDYNO_RETURN_IF_ERROR(CheckItemShape(value));
   Item item;
   for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeName(it->name));
     auto [slot, inserted] = item.try_emplace(std::string(Str(it->name)));
     if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
     FDYNO_RETURN_IF_ERROR(ValidateInto(it->value, 1, &slot->second));
@@ -409,6 +413,13 @@ std::string ItemToJson(const Item& item) {
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   WriteItem(w, item);
   return std::string(buf.GetString(), buf.GetSize());
+}
+
+Status CheckAttributeNameLength(std::string_view name) {
+  constexpr size_t kMaxAttributeNameBytes = 65'535;
+  if (name.size() <= kMaxAttributeNameBytes) return Status::Ok();
+  return Invalid(
+      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
 }
 
 }  // namespace fdyno::model

@@ -31,6 +31,10 @@ namespace fdyno::model {
 // level deeper than it. DynamoDB rejects values deeper than this.
 inline constexpr int kMaxNestingLevel = 32;
 
+// An attribute name (at any depth) is at most 65,535 bytes; a longer one is DynamoDB's
+// ValidationException "Attribute name is too large".
+Status CheckAttributeNameLength(std::string_view name);
+
 // SerializationException for a JSON value that cannot be an AttributeValue (wrong JSON type of
 // the value or of a member, invalid base64), recursively.
 Status CheckAttributeValueShape(const rapidjson::Value& value);

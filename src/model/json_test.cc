@@ -65,6 +65,21 @@ TEST(JsonTest, NullMembersAreAbsentAndUnknownMembersIgnored) {
   EXPECT_EQ(Decode(R"({"BOOL":"yes"})"), R"(ok: {"BOOL":true})");
 }
 
+// Attribute names are at most 65,535 bytes, at the top level and inside maps.
+TEST(JsonTest, AttributeNameLength) {
+  const std::string ok(65'535, 'n');
+  const std::string too_long(65'536, 'n');
+  const std::string message =
+      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes";
+  EXPECT_TRUE(ItemFromJson(R"({")" + ok + R"(":{"S":"x"}})").ok());
+  auto top = ItemFromJson(R"({")" + too_long + R"(":{"S":"x"}})");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.error().message, message);
+  auto nested = ItemFromJson(R"({"m":{"L":[{"M":{")" + too_long + R"(":{"N":"1"}}}]}})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_EQ(nested.error().message, message);
+}
+
 TEST(JsonTest, ValidationErrors) {
   const std::string v = "ValidationException: ";
   EXPECT_EQ(Decode(R"({})"),

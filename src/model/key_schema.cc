@@ -46,4 +46,24 @@ std::optional<ScalarType> ToScalarType(Type type) {
   }
 }
 
+std::vector<KeyAttribute> KeySchema::HashAttributes() const {
+  std::vector<KeyAttribute> out{hash};
+  out.insert(out.end(), more_hash.begin(), more_hash.end());
+  return out;
+}
+
+std::vector<KeyAttribute> KeySchema::RangeAttributes() const {
+  std::vector<KeyAttribute> out;
+  if (!range) return out;
+  out.push_back(*range);
+  out.insert(out.end(), more_range.begin(), more_range.end());
+  return out;
+}
+
+std::vector<KeyAttribute> KeySchema::Attributes() const {
+  std::vector<KeyAttribute> out = HashAttributes();
+  for (KeyAttribute& a : RangeAttributes()) out.push_back(std::move(a));
+  return out;
+}
+
 }  // namespace fdyno::model

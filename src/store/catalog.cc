@@ -102,13 +102,24 @@ void WriteAttr(Writer& w, const AttributeDefinition& a) {
   w.EndObject();
 }
 
+// A role with one attribute is that attribute's object; a multi-attribute key's roles are
+// arrays, which a binary without multi-attribute keys rejects (fails closed) rather than
+// reading as a one-attribute key.
+void WriteKeyRole(Writer& w, const std::vector<AttributeDefinition>& attrs, bool multi) {
+  if (!multi) return WriteAttr(w, attrs[0]);
+  w.StartArray();
+  for (const auto& a : attrs) WriteAttr(w, a);
+  w.EndArray();
+}
+
 void WriteKeySchema(Writer& w, const KeySchema& k) {
+  const bool multi = k.multi_attribute();
   w.StartObject();
   w.Key("hash");
-  WriteAttr(w, k.hash);
+  WriteKeyRole(w, k.HashAttributes(), multi);
   if (k.range) {
     w.Key("range");
-    WriteAttr(w, *k.range);
+    WriteKeyRole(w, k.RangeAttributes(), multi);
   }
   w.EndObject();
 }
@@ -259,13 +270,34 @@ Result<AttributeDefinition> ReadAttr(const rapidjson::Value& v) {
   return a;
 }
 
+// One role of a key schema: an attribute object, or an array of 1 to 4 of them.
+Result<std::vector<AttributeDefinition>> ReadKeyRole(const rapidjson::Value& v) {
+  std::vector<AttributeDefinition> out;
+  if (!v.IsArray()) {
+    FDYNO_ASSIGN_OR_RETURN(AttributeDefinition a, ReadAttr(v));
+    out.push_back(std::move(a));
+    return out;
+  }
+  if (v.Empty() || v.Size() > model::kMaxKeyAttributesPerRole) {
+    return Corrupt("key attribute list of a wrong length");
+  }
+  for (const auto& e : v.GetArray()) {
+    FDYNO_ASSIGN_OR_RETURN(AttributeDefinition a, ReadAttr(e));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 Result<KeySchema> ReadKeySchema(const rapidjson::Value& v) {
   KeySchema k;
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* hash, Field(v, "hash"));
-  FDYNO_ASSIGN_OR_RETURN(k.hash, ReadAttr(*hash));
+  FDYNO_ASSIGN_OR_RETURN(std::vector<AttributeDefinition> hashes, ReadKeyRole(*hash));
+  k.hash = hashes[0];
+  k.more_hash.assign(hashes.begin() + 1, hashes.end());
   if (v.HasMember("range")) {
-    FDYNO_ASSIGN_OR_RETURN(AttributeDefinition range, ReadAttr(v["range"]));
-    k.range = std::move(range);
+    FDYNO_ASSIGN_OR_RETURN(std::vector<AttributeDefinition> ranges, ReadKeyRole(v["range"]));
+    k.range = ranges[0];
+    k.more_range.assign(ranges.begin() + 1, ranges.end());
   }
   return k;
 }
@@ -414,6 +446,15 @@ std::string EncodeTableInfo(const TableInfo& t) {
   w.Bool(t.table_class_set);
   w.Key("deletion_protection");
   w.Bool(t.deletion_protection);
+  if (t.on_demand.set()) {
+    w.Key("on_demand");
+    w.StartObject();
+    w.Key("read");
+    w.Int64(t.on_demand.max_read_request_units);
+    w.Key("write");
+    w.Int64(t.on_demand.max_write_request_units);
+    w.EndObject();
+  }
   w.Key("next_index_id");
   w.Int64(t.next_index_id);
   if (t.restore) {
@@ -485,6 +526,10 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.table_class, EnumFrom(d, "table_class", kTableClasses));
   FDYNO_ASSIGN_OR_RETURN(t.table_class_set, OptBool(d, "table_class_set", false));
   FDYNO_ASSIGN_OR_RETURN(t.deletion_protection, OptBool(d, "deletion_protection", false));
+  if (d.HasMember("on_demand")) {
+    FDYNO_ASSIGN_OR_RETURN(t.on_demand.max_read_request_units, Int(d["on_demand"], "read"));
+    FDYNO_ASSIGN_OR_RETURN(t.on_demand.max_write_request_units, Int(d["on_demand"], "write"));
+  }
   FDYNO_ASSIGN_OR_RETURN(t.next_index_id, Int(d, "next_index_id"));
   if (d.HasMember("restore")) {
     const rapidjson::Value& r = d["restore"];

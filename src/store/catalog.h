@@ -106,6 +106,15 @@ struct TtlSettings {
   bool operator==(const TtlSettings&) const = default;
 };
 
+// OnDemandThroughput: the most read and write request units of an on-demand table, as given
+// (recorded and shown, not enforced). 0: not set.
+struct OnDemandLimits {
+  int64_t max_read_request_units = 0;
+  int64_t max_write_request_units = 0;
+  bool set() const { return max_read_request_units != 0 || max_write_request_units != 0; }
+  bool operator==(const OnDemandLimits&) const = default;
+};
+
 struct SseSettings {
   bool enabled = false;  // true: KMS (SSEDescription shown); false: AWS-owned key
   std::string kms_master_key_id;
@@ -140,6 +149,7 @@ struct TableInfo {
   BillingMode billing_mode = BillingMode::kProvisioned;
   int64_t last_update_to_pay_per_request_ms = 0;  // 0: never on-demand
   Throughput throughput;
+  OnDemandLimits on_demand = {};
   std::vector<SecondaryIndex> local_indexes;
   std::vector<SecondaryIndex> global_indexes;
   StreamSettings stream;

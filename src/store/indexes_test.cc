@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -26,7 +27,7 @@ AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 AttributeValue N(int n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 // pk (S) + sk (N); LSI by_lsk (pk, lsk S) KEYS_ONLY; GSI sparse (g S) ALL; GSI inc (g2 N, g3 S)
-// INCLUDE x.
+// INCLUDE x; GSI multi with a multi-attribute key (m1 S, m2 N; m3 N, m4 S) KEYS_ONLY.
 TableInfo MakeTable() {
   TableInfo t;
   t.name = "t";
@@ -53,6 +54,15 @@ TableInfo MakeTable() {
   inc.projection.type = ProjectionType::kInclude;
   inc.projection.non_key_attributes = {"x"};
   t.global_indexes.push_back(inc);
+  SecondaryIndex multi;
+  multi.name = "multi";
+  multi.id = 4;
+  multi.key_schema.hash = {"m1", ScalarType::kS};
+  multi.key_schema.more_hash = {{"m2", ScalarType::kN}};
+  multi.key_schema.range = model::KeyAttribute{"m3", ScalarType::kN};
+  multi.key_schema.more_range = {{"m4", ScalarType::kS}};
+  multi.projection.type = ProjectionType::kKeysOnly;
+  t.global_indexes.push_back(multi);
   return t;
 }
 
@@ -157,6 +167,11 @@ TEST(IndexesTest, SeededRandomModel) {
         if (pick(3) != 0) item["g2"] = N(pick(3));
         if (pick(3) != 0) item["g3"] = S("v" + std::to_string(pick(3)));
         if (pick(2) == 0) item["x"] = N(pick(100));
+        // The multi-attribute key: any attribute may be missing or (m2) of another type.
+        if (pick(5) != 0) item["m1"] = S("a" + std::to_string(pick(2)));
+        if (pick(5) != 0) item["m2"] = pick(6) == 0 ? S("wrong") : N(pick(2));
+        if (pick(5) != 0) item["m3"] = N(pick(4) - 2);
+        if (pick(5) != 0) item["m4"] = S("z" + std::to_string(pick(3)));
         if (pick(2) == 0) item["y"] = S(std::string(pick(2) == 0 ? 10 : 150'000, 'y'));
         ASSERT_TRUE(ValidateIndexKeys(t, item).ok());
       }
@@ -202,6 +217,85 @@ TEST(IndexesTest, ProjectionsAndSparseness) {
   ASSERT_TRUE(inc);
   EXPECT_EQ(inc->image,
             (Item{{"pk", S("a")}, {"sk", N(1)}, {"g2", N(3)}, {"g3", S("q")}, {"x", N(5)}}));
+}
+
+// A multi-attribute key's entries: one partition per combination of partition key values,
+// ordered by the sort key attributes in sequence, then the table key; an item missing any key
+// attribute, or with a mistyped one, has no entry.
+TEST(IndexesTest, MultiAttributeKeyEntries) {
+  const TableInfo t = MakeTable();
+  const SecondaryIndex& multi = t.global_indexes[2];
+  auto entry = [&](int sk, std::string m1, int m2, int m3, std::string m4) {
+    Item item{{"pk", S("p")}, {"sk", N(sk)}, {"m1", S(m1)},
+              {"m2", N(m2)},  {"m3", N(m3)}, {"m4", S(m4)}};
+    auto e = ComputeIndexEntry(t, multi, item);
+    EXPECT_TRUE(e);
+    return e ? e->key : std::string();
+  };
+  // Within partition (a, 1): m3 numerically first, then m4, then the table key.
+  std::vector<std::string> ordered = {entry(9, "a", 1, -5, "z"), entry(1, "a", 1, 2, "b"),
+                                      entry(2, "a", 1, 2, "c"), entry(3, "a", 1, 2, "c"),
+                                      entry(0, "a", 1, 10, "a")};
+  EXPECT_TRUE(std::is_sorted(ordered.begin(), ordered.end()));
+  const std::vector<AttributeValue> partition = {S("a"), N(1)};
+  auto [begin, end] = IndexPartitionRange(t.id, multi.id, partition);
+  for (const std::string& k : ordered) {
+    EXPECT_TRUE(begin <= k && k < end);
+  }
+  // Another value of either partition attribute is another partition.
+  for (const std::string& k : {entry(1, "a", 2, 2, "b"), entry(1, "b", 1, 2, "b")}) {
+    EXPECT_FALSE(begin <= k && k < end);
+  }
+  // Sort key prefixes: m3 = 2 holds exactly the three entries with m3 = 2.
+  const std::string m3 = IndexSortPrefix(t.id, multi.id, partition, {N(2)});
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    const bool has_prefix = ordered[i].rfind(m3, 0) == 0;
+    EXPECT_EQ(has_prefix, i >= 1 && i <= 3) << i;
+  }
+  // Sparse: a missing or mistyped key attribute.
+  Item missing{{"pk", S("p")}, {"sk", N(1)}, {"m1", S("a")}, {"m2", N(1)}, {"m3", N(1)}};
+  EXPECT_FALSE(ComputeIndexEntry(t, multi, missing));
+  Item mistyped = missing;
+  mistyped["m4"] = S("x");
+  mistyped["m2"] = S("1");
+  EXPECT_FALSE(ComputeIndexEntry(t, multi, mistyped));
+  EXPECT_TRUE(ValidateIndexKeys(t, mistyped).ok());
+  mistyped["m2"] = N(1);
+  auto e = ComputeIndexEntry(t, multi, mistyped);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->image, (Item{{"pk", S("p")},
+                            {"sk", N(1)},
+                            {"m1", S("a")},
+                            {"m2", N(1)},
+                            {"m3", N(1)},
+                            {"m4", S("x")}}));
+}
+
+// DynamoDB names the alphabetically first index with a bad key attribute; an update is
+// checked only on the attributes it changed, with its own wording for an empty value.
+TEST(IndexesTest, ValidateIndexKeysOrderAndUpdates) {
+  TableInfo t = MakeTable();
+  t.local_indexes[0].name = "zz_lsi";  // by_lsk renamed: after "sparse" alphabetically
+  t.global_indexes[0].key_schema.hash = {"lsk", ScalarType::kS};
+  Item item{{"pk", S("a")}, {"sk", N(1)}, {"lsk", N(1)}};
+  auto s = ValidateIndexKeys(t, item);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "One or more parameter values were invalid: Type mismatch for Index Key lsk Expected: "
+            "S Actual: N IndexName: sparse");
+  EXPECT_EQ(s.error().cause, ErrorCause::kIndexKeyMismatch);
+  // Unchanged by an update: not checked.
+  EXPECT_TRUE(ValidateIndexKeys(t, item, &item).ok());
+  Item before{{"pk", S("a")}, {"sk", N(1)}};
+  Item after = before;
+  after["lsk"] = S("");
+  s = ValidateIndexKeys(t, after, &before);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "One or more parameter values are not valid. The update expression attempted to "
+            "update a secondary index key to a value that is not supported. The AttributeValue "
+            "for a key attribute cannot contain an empty string value.");
+  EXPECT_EQ(s.error().cause, ErrorCause::kIndexKeyEmpty);
 }
 
 TEST(IndexesTest, ValidateIndexKeysMessages) {

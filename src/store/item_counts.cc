@@ -42,8 +42,10 @@ bool HasKeyAttribute(const model::Item& item, const model::KeyAttribute& attr) {
 }  // namespace
 
 bool HasIndexEntry(const SecondaryIndex& index, const model::Item& item) {
-  return HasKeyAttribute(item, index.key_schema.hash) &&
-         (!index.key_schema.range || HasKeyAttribute(item, *index.key_schema.range));
+  for (const model::KeyAttribute& a : index.key_schema.Attributes()) {
+    if (!HasKeyAttribute(item, a)) return false;
+  }
+  return true;
 }
 
 std::string ItemCountKey(int64_t table_id, int64_t id) {

@@ -44,13 +44,20 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
   return c;
 }
 
-Status ValidateNewImage(const TableInfo& table, const model::Item& next) {
-  return ValidateIndexKeys(table, next);
+Status ValidateNewImage(const TableInfo& table, const model::Item& next,
+                        const model::Item* before) {
+  return ValidateIndexKeys(table, next, before);
 }
 
 Result<size_t> Mutation::Stage(const TableInfo& table, CurrentItem current,
-                               std::optional<model::Item> next) {
-  if (next) FDYNO_RETURN_IF_ERROR(ValidateNewImage(table, *next));
+                               std::optional<model::Item> next, StageKind kind) {
+  if (next) {
+    // An update of a missing item starts from its key alone.
+    static const model::Item kNone;
+    const model::Item* before = nullptr;
+    if (kind == StageKind::kUpdate) before = current.item() ? current.item() : &kNone;
+    FDYNO_RETURN_IF_ERROR(ValidateNewImage(table, *next, before));
+  }
   changes_.push_back(Change{&table, std::move(current), std::move(next)});
   return changes_.size() - 1;
 }

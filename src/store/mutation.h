@@ -62,8 +62,13 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 
 // Checks that `next` may be an item of `table`: every maintained index key attribute it has is
 // of the index's type and not empty (ValidationException with cause kIndexKeyMismatch for a
-// type mismatch).
-Status ValidateNewImage(const TableInfo& table, const model::Item& next);
+// type mismatch, kIndexKeyEmpty for an empty value). With `before` (an update's starting
+// item), only the attributes the update changed (store/indexes.h ValidateIndexKeys).
+Status ValidateNewImage(const TableInfo& table, const model::Item& next,
+                        const model::Item* before = nullptr);
+
+// How Stage checks the new image: whole (a put), or only what changed (an update).
+enum class StageKind { kReplace, kUpdate };
 
 struct MutationOptions {
   int64_t now_ms = 0;  // wall time: the change records' creation time
@@ -85,10 +90,11 @@ class Mutation {
 
   // Stages replacing `current` by `next` (nullopt: the item is deleted, or stays absent) in
   // `table`, which must outlive the Mutation. Returns the change's index. ValidateNewImage
-  // errors for `next`. REQUIRES: `current` was read with ReadCurrent for this table, and its
-  // image is decoded when it exists and NeedsOldImage(table); each item staged once.
-  Result<size_t> Stage(const TableInfo& table, CurrentItem current,
-                       std::optional<model::Item> next);
+  // errors for `next` (for kUpdate, against the current item). REQUIRES: `current` was read
+  // with ReadCurrent for this table, and its image is decoded when it exists and
+  // NeedsOldImage(table); each item staged once.
+  Result<size_t> Stage(const TableInfo& table, CurrentItem current, std::optional<model::Item> next,
+                       StageKind kind = StageKind::kReplace);
 
   // Checks the item collection limit over all staged changes, then buffers every write in tx.
   Result<Written> Write(kv::Transaction& tx);

@@ -59,9 +59,11 @@ bool IndexCarriesTtl(const TableInfo& table, const SecondaryIndex& index) {
   const std::string& a = table.ttl.attribute;
   if (index.projection.type == ProjectionType::kAll) return true;
   const auto is = [&a](const model::KeyAttribute& k) { return k.name == a; };
-  if (is(table.key_schema.hash) || (table.key_schema.range && is(*table.key_schema.range)) ||
-      is(index.key_schema.hash) || (index.key_schema.range && is(*index.key_schema.range))) {
+  if (is(table.key_schema.hash) || (table.key_schema.range && is(*table.key_schema.range))) {
     return true;
+  }
+  for (const model::KeyAttribute& k : index.key_schema.Attributes()) {
+    if (is(k)) return true;
   }
   const auto& include = index.projection.non_key_attributes;
   return index.projection.type == ProjectionType::kInclude &&

@@ -12,6 +12,7 @@ import time
 
 import boto3
 import botocore.config
+import botocore.exceptions
 import pytest
 import requests
 
@@ -22,6 +23,13 @@ ACCESS_KEY = "AKIDFDYNOTEST0000001"
 SECRET_KEY = "fdyno-test-secret-key-0000000000000000001"
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
+
+
+def client_error(fn, **kw):
+    """Calls fn(**kw), which must fail with a ClientError; returns its (code, message)."""
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        fn(**kw)
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
 
 
 def free_port():

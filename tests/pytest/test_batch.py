@@ -1,9 +1,15 @@
 """BatchGetItem and BatchWriteItem, black-box through boto3 against the real binary."""
 import uuid
 
-import botocore.exceptions
 import pytest
 
+from conftest import client_error
+
+
+
+@pytest.fixture(scope="module")
+def server(module_server):
+    return module_server
 
 
 @pytest.fixture(scope="module")
@@ -21,18 +27,13 @@ def table(ddb):
     return name
 
 
-def _err(fn, **kw):
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        fn(**kw)
-    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
-
-
 def test_write_then_get(ddb, table):
     r = ddb.batch_write_item(RequestItems={table: [
         {"PutRequest": {"Item": {"pk": {"S": f"k{i}"}, "g": {"S": "grp"}, "v": {"N": str(i)}}}}
         for i in range(25)]}, ReturnConsumedCapacity="TOTAL")
     assert r["UnprocessedItems"] == {}
-    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 25.0}]
+    # One unit per item and one per index entry written.
+    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 50.0}]
     r = ddb.batch_get_item(RequestItems={table: {
         "Keys": [{"pk": {"S": f"k{i}"}} for i in range(30)],
         "ProjectionExpression": "pk, v"}})
@@ -72,20 +73,20 @@ def test_large_batch_splits(ddb, table):
 
 
 def test_validation(ddb, table):
-    assert _err(ddb.batch_write_item, RequestItems={table: [
+    assert client_error(ddb.batch_write_item, RequestItems={table: [
         {"PutRequest": {"Item": {"pk": {"S": "d"}}}},
         {"DeleteRequest": {"Key": {"pk": {"S": "d"}}}}]})[1] == (
         "Provided list of item keys contains duplicates")
-    assert _err(ddb.batch_get_item, RequestItems={table: {
+    assert client_error(ddb.batch_get_item, RequestItems={table: {
         "Keys": [{"pk": {"S": "d"}}, {"pk": {"S": "d"}}]}})[1] == (
         "Provided list of item keys contains duplicates")
-    assert _err(ddb.batch_write_item, RequestItems={"nope-" + uuid.uuid4().hex: [
+    assert client_error(ddb.batch_write_item, RequestItems={"nope-" + uuid.uuid4().hex: [
         {"PutRequest": {"Item": {"pk": {"S": "d"}}}}]})[0] == "ResourceNotFoundException"
-    code, msg = _err(ddb.batch_get_item, RequestItems={table: {
+    code, msg = client_error(ddb.batch_get_item, RequestItems={table: {
         "Keys": [{"pk": {"S": f"x{i}"}} for i in range(101)]}})
     assert code == "ValidationException" and "less than or equal to 100" in msg
     # Invalid input writes nothing.
-    code, _ = _err(ddb.batch_write_item, RequestItems={table: [
+    code, _ = client_error(ddb.batch_write_item, RequestItems={table: [
         {"PutRequest": {"Item": {"pk": {"S": "ok1"}}}},
         {"PutRequest": {"Item": {"pk": {"N": "1"}}}}]})
     assert code == "ValidationException"
@@ -117,3 +118,30 @@ def test_batch_get_answers_at_most_16_mib_and_the_rest_as_unprocessed_keys(ddb, 
         request = r["UnprocessedKeys"]
     assert sorted(seen) == [f"huge{i:03}" for i in range(100)]
     assert pages >= 3
+
+
+def test_batch_write_key_element_of_another_type(ddb, table):
+    for bad in ({"N": "1"}, {"L": [{"S": "a"}]}, {"M": {"a": {"S": "b"}}}):
+        assert client_error(ddb.batch_write_item, RequestItems={table: [
+            {"PutRequest": {"Item": {"pk": bad}}}]}) == (
+            "ValidationException", "The provided key element does not match the schema")
+        assert client_error(ddb.batch_write_item, RequestItems={table: [
+            {"DeleteRequest": {"Key": {"pk": bad}}}]}) == (
+            "ValidationException", "The provided key element does not match the schema")
+
+
+def test_batch_get_empty_request_items_and_mixed_projections(server, ddb, table):
+    raw = server.client(parameter_validation=False)
+    assert client_error(raw.batch_get_item, RequestItems={}) == (
+        "ValidationException", "The requestItems parameter is required for BatchGetItem")
+    other = f"batch-o-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=other, BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    assert client_error(ddb.batch_get_item, RequestItems={
+        table: {"Keys": [{"pk": {"S": "a"}}], "ProjectionExpression": "pk"},
+        other: {"Keys": [{"pk": {"S": "a"}}], "AttributesToGet": ["pk"]}}) == (
+        "ValidationException",
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {AttributesToGet} Expression parameters: "
+        "{ProjectionExpression}")

@@ -447,3 +447,103 @@ def test_invalid_expression_attribute_value_names_its_key(ddb, table):
         assert err["Code"] == "ValidationException"
         assert err["Message"].startswith(expected), err["Message"]
         assert err["Message"].endswith(" for key :v"), err["Message"]
+
+
+def test_update_size_limit_leaves_out_the_key_and_counts_the_actions(ddb, table):
+    # DynamoDB measures an UpdateItem as the item after it without its key attributes, plus
+    # a cost per action: an item PutItem accepts can be out of UpdateItem's reach.
+    base = {"pk": {"S": "edge"}, "n": {"N": "1"}}
+    fixed = 2 + 4 + 2 + 1 + 1  # pk + "edge", n + 1, and "d"
+    item = dict(base, d={"S": "x" * (409_600 - fixed - 10)})
+    ddb.put_item(TableName=table, Item=item)
+    # The finished item is 409,600 - 10 bytes: under the limit, but without the 6-byte key and
+    # with 3 + 19 bytes for one SET it is over.
+    assert fails(ddb.update_item, TableName=table, Key=key("edge"), UpdateExpression="SET n = :n",
+                 ExpressionAttributeValues={":n": {"N": "2"}}) == (
+        "ValidationException", "Item size to update has exceeded the maximum allowed size")
+    ddb.put_item(TableName=table, Item=dict(item, n={"N": "2"}))  # the same item, put
+    # A REMOVE costs 2: the update that shrinks the item fits.
+    ddb.update_item(TableName=table, Key=key("edge"), UpdateExpression="REMOVE n")
+
+
+def test_write_capacity_of_index_entries(ddb):
+    name = "items_idx_" + uuid.uuid4().hex[:8]
+    ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in
+                              ("pk", "sk", "g", "l")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi", "KeySchema": [
+            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi", "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    k = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    r = ddb.put_item(TableName=name, Item=dict(k, g={"S": "x"}, l={"S": "y"}),
+                     ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {
+        "TableName": name, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 1.0},
+        "GlobalSecondaryIndexes": {"gsi": {"CapacityUnits": 1.0}},
+        "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 1.0}}}
+    # Moving the GSI key: a delete and a put there; the KEYS_ONLY LSI entry is unchanged.
+    r = ddb.update_item(TableName=name, Key=k, UpdateExpression="SET g = :g",
+                        ExpressionAttributeValues={":g": {"S": "z"}},
+                        ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {
+        "TableName": name, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 1.0},
+        "GlobalSecondaryIndexes": {"gsi": {"CapacityUnits": 2.0}}}
+    r = ddb.update_item(TableName=name, Key=k, UpdateExpression="SET note = :o",
+                        ExpressionAttributeValues={":o": {"S": "o"}},
+                        ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": name, "CapacityUnits": 2.0}
+    r = ddb.delete_item(TableName=name, Key=k, ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"]["CapacityUnits"] == 3.0
+    r = ddb.batch_write_item(RequestItems={name: [
+        {"PutRequest": {"Item": {"pk": {"S": "b"}, "sk": {"S": str(i)}, "g": {"S": "x"}}}}
+        for i in range(3)]}, ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == [{
+        "TableName": name, "CapacityUnits": 6.0, "Table": {"CapacityUnits": 3.0},
+        "GlobalSecondaryIndexes": {"gsi": {"CapacityUnits": 3.0}}}]
+
+
+def test_legacy_not_contains_fails_on_a_missing_attribute(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "nc"}})
+    assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "nc"}}, Expected={
+        "tags": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [{"S": "x"}]}}) == (
+        "ConditionalCheckFailedException", "The conditional request failed")
+    ddb.put_item(TableName=table, Item={"pk": {"S": "nc"}, "tags": {"SS": ["y"]}})
+    ddb.put_item(TableName=table, Item={"pk": {"S": "nc"}}, Expected={
+        "tags": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [{"S": "x"}]}})
+
+
+def test_conditional_operator_without_expected(ddb, table):
+    assert fails(ddb.put_item, TableName=table, Item=key("co"),
+                 ConditionalOperator="AND") == (
+        "ValidationException",
+        "ConditionalOperator can only be used when Filter or Expected has two or more elements")
+
+
+def test_remove_nested_path_on_a_missing_item_is_accepted(ddb, table):
+    r = ddb.update_item(TableName=table, Key=key("ghost2"), UpdateExpression="REMOVE a.b",
+                        ReturnValues="ALL_NEW")
+    assert "Attributes" not in r
+    assert "Item" not in ddb.get_item(TableName=table, Key=key("ghost2"), ConsistentRead=True)
+
+
+def test_attribute_name_length_limit(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "names"}, "n" * 65_535: {"S": "x"}})
+    for item in ({"pk": {"S": "names"}, "n" * 65_536: {"S": "x"}},
+                 {"pk": {"S": "names"}, "m": {"M": {"n" * 65_536: {"S": "x"}}}}):
+        assert fails(ddb.put_item, TableName=table, Item=item) == (
+            "ValidationException",
+            "1 validation error detected: Attribute name is too large, must be less than 65536 "
+            "bytes")
+    for path in ("#n", "m.#n"):
+        assert fails(ddb.update_item, TableName=table, Key=key("names"),
+                     UpdateExpression=f"SET {path} = :v",
+                     ExpressionAttributeNames={"#n": "n" * 65_536},
+                     ExpressionAttributeValues={":v": {"S": "x"}}) == (
+            "ValidationException",
+            "1 validation error detected: Attribute name is too large, must be less than 65536 "
+            "bytes")

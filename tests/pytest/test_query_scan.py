@@ -5,10 +5,17 @@ import uuid
 import botocore.exceptions
 import pytest
 
+from conftest import client_error
+
 
 
 def _name(prefix):
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def server(module_server):
+    return module_server
 
 
 @pytest.fixture(scope="module")
@@ -196,31 +203,25 @@ def test_index_follows_updates_and_deletes(ddb):
         "Actual: N IndexName: gix")
 
 
-def _err(fn, **kw):
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        fn(**kw)
-    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
-
-
 def test_validation(ddb, table):
-    assert _err(ddb.query, TableName=table)[1] == (
+    assert client_error(ddb.query, TableName=table)[1] == (
         "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
         "request.")
-    assert _err(ddb.query, TableName="nope-" + uuid.uuid4().hex, KeyConditionExpression="a = :a",
+    assert client_error(ddb.query, TableName="nope-" + uuid.uuid4().hex, KeyConditionExpression="a = :a",
                 ExpressionAttributeValues={":a": {"S": "x"}})[0] == "ResourceNotFoundException"
-    assert _err(ddb.query, TableName=table, IndexName="by_g", ConsistentRead=True,
+    assert client_error(ddb.query, TableName=table, IndexName="by_g", ConsistentRead=True,
                 KeyConditionExpression="g = :g", ExpressionAttributeValues={":g": {"S": "x"}})[1] == (
         "Consistent reads are not supported on global secondary indexes")
-    assert _err(ddb.query, TableName=table, IndexName="nope", KeyConditionExpression="g = :g",
+    assert client_error(ddb.query, TableName=table, IndexName="nope", KeyConditionExpression="g = :g",
                 ExpressionAttributeValues={":g": {"S": "x"}})[1] == (
         "The table does not have the specified index: nope")
-    assert _err(ddb.scan, TableName=table, Segment=5, TotalSegments=5)[1] == (
+    assert client_error(ddb.scan, TableName=table, Segment=5, TotalSegments=5)[1] == (
         "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
         "Segment: 5 is not less than TotalSegments: 5")
-    assert _err(ddb.scan, TableName=table, Segment=1)[1] == (
+    assert client_error(ddb.scan, TableName=table, Segment=1)[1] == (
         "The TotalSegments parameter is required but was not present in the request when "
         "Segment parameter is present")
-    code, msg = _err(ddb.query, TableName=table, KeyConditionExpression="sk = :v",
+    code, msg = client_error(ddb.query, TableName=table, KeyConditionExpression="sk = :v",
                      ExpressionAttributeValues={":v": {"N": "1"}})
     assert msg == "Query condition missed key schema element: pk"
 
@@ -232,7 +233,7 @@ def test_query_start_key_outside_partition(ddb, table):
     inside = ddb.query(TableName=table, ExclusiveStartKey=first["LastEvaluatedKey"], **kce)
     assert _sks(inside["Items"]) == list(range(3, 10))
     other = {"pk": {"S": "b"}, "sk": {"N": "2"}}
-    code, msg = _err(ddb.query, TableName=table, ExclusiveStartKey=other, **kce)
+    code, msg = client_error(ddb.query, TableName=table, ExclusiveStartKey=other, **kce)
     assert (code, msg) == (
         "ValidationException",
         "The provided starting key is outside query boundaries based on provided condition")
@@ -254,33 +255,36 @@ def test_query_start_key_outside_sort_key_condition(ddb, table):
         return {"pk": {"S": pk}, "sk": {"N": str(sk)}}
 
     ge = ("pk = :p AND sk >= :v", {":v": {"N": "5"}})
-    assert _err(q, kce=ge[0], values=ge[1], start=key(4)) == ("ValidationException",
+    assert client_error(q, kce=ge[0], values=ge[1], start=key(4)) == ("ValidationException",
                                                              RANGE_PREDICATE)
     assert _sks(q(*ge, key(5))["Items"]) == [6, 7, 8, 9]
-    assert _err(q, kce=ge[0], values=ge[1], start=key(5), forward=False)[1] == RANGE_PREDICATE
+    # Backward, the lower bound itself: the LastEvaluatedKey of a page that ended on it is
+    # taken back, and nothing follows it.
+    assert _sks(q(*ge, key(5), forward=False)["Items"]) == []
+    assert client_error(q, kce=ge[0], values=ge[1], start=key(4), forward=False)[1] == RANGE_PREDICATE
     assert _sks(q(*ge, key(6), forward=False)["Items"]) == [5]
     le = ("pk = :p AND sk <= :v", {":v": {"N": "5"}})
-    assert _err(q, kce=le[0], values=le[1], start=key(5))[1] == RANGE_PREDICATE
+    assert client_error(q, kce=le[0], values=le[1], start=key(5))[1] == RANGE_PREDICATE
     assert _sks(q(*le, key(5), forward=False)["Items"]) == [4, 3, 2, 1, 0]
-    assert _err(q, kce=le[0], values=le[1], start=key(6), forward=False)[1] == RANGE_PREDICATE
+    assert client_error(q, kce=le[0], values=le[1], start=key(6), forward=False)[1] == RANGE_PREDICATE
     between = ("pk = :p AND sk BETWEEN :l AND :h", {":l": {"N": "3"}, ":h": {"N": "6"}})
     assert _sks(q(*between, key(3))["Items"]) == [4, 5, 6]
-    assert _err(q, kce=between[0], values=between[1], start=key(6))[1] == RANGE_PREDICATE
+    assert client_error(q, kce=between[0], values=between[1], start=key(6))[1] == RANGE_PREDICATE
     assert _sks(q(*between, key(6), forward=False)["Items"]) == [5, 4, 3]
-    assert _err(q, kce=between[0], values=between[1], start=key(2), forward=False)[1] == (
+    assert client_error(q, kce=between[0], values=between[1], start=key(2), forward=False)[1] == (
         RANGE_PREDICATE)
     lt = ("pk = :p AND sk < :v", {":v": {"N": "5"}})
-    assert _err(q, kce=lt[0], values=lt[1], start=key(5), forward=False)[1] == RANGE_PREDICATE
+    assert client_error(q, kce=lt[0], values=lt[1], start=key(5), forward=False)[1] == RANGE_PREDICATE
     # Another partition, under a sort key condition that its sort key would satisfy.
-    assert _err(q, kce=ge[0], values=ge[1], start=key(7, pk="b"))[1] == RANGE_PREDICATE
+    assert client_error(q, kce=ge[0], values=ge[1], start=key(7, pk="b"))[1] == RANGE_PREDICATE
     # Legacy KeyConditions.
-    assert _err(ddb.query, TableName=table, ExclusiveStartKey=key(2), KeyConditions={
+    assert client_error(ddb.query, TableName=table, ExclusiveStartKey=key(2), KeyConditions={
         "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]},
         "sk": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "5"}]}})[1] == (
         RANGE_PREDICATE)
     # begins_with on the LSI's string sort key.
     lkey = {"pk": {"S": "a"}, "sk": {"N": "0"}, "lsk": {"S": "k9"}}
-    assert _err(ddb.query, TableName=table, IndexName="by_lsk", ExclusiveStartKey=lkey,
+    assert client_error(ddb.query, TableName=table, IndexName="by_lsk", ExclusiveStartKey=lkey,
                 KeyConditionExpression="pk = :p AND begins_with(lsk, :b)",
                 ExpressionAttributeValues={":p": {"S": "a"}, ":b": {"S": "l"}})[1] == (
         RANGE_PREDICATE)
@@ -293,8 +297,9 @@ def test_query_start_key_outside_sort_key_condition(ddb, table):
 
 def test_query_sort_condition_pagination_every_limit(ddb, table):
     """Pages chained by LastEvaluatedKey under a sort key condition return every item once.
-    Only a chain whose last page ended exactly on the inclusive end bound of a table range has
-    its final start key rejected (nothing can follow it), as DynamoDB does."""
+    Only a forward chain whose last page ended exactly on the inclusive upper bound of a table
+    range has its final start key rejected (nothing can follow it); read backward, a page that
+    ended on the inclusive lower bound continues (to nothing), as DynamoDB does."""
     for forward in (True, False):
         for limit in range(1, 6):
             seen, start, rejected = [], None, False
@@ -309,7 +314,7 @@ def test_query_sort_condition_pagination_every_limit(ddb, table):
                     r = ddb.query(**kw)
                 except botocore.exceptions.ClientError as e:
                     assert e.response["Error"]["Message"] == RANGE_PREDICATE
-                    assert _sks([start]) == ([6] if forward else [3])
+                    assert forward and _sks([start]) == [6]
                     rejected = True
                     break
                 seen += _sks(r["Items"])
@@ -317,4 +322,161 @@ def test_query_sort_condition_pagination_every_limit(ddb, table):
                 if not start:
                     break
             assert seen == ([3, 4, 5, 6] if forward else [6, 5, 4, 3]), (forward, limit)
-            assert rejected == (4 % limit == 0), (forward, limit)
+            assert rejected == (forward and 4 % limit == 0), (forward, limit)
+
+
+def test_legacy_key_conditions_mix_with_projection_and_filter_expressions(ddb, table):
+    kc = {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]},
+          "sk": {"ComparisonOperator": "LT", "AttributeValueList": [{"N": "4"}]}}
+    r = ddb.query(TableName=table, KeyConditions=kc, ProjectionExpression="sk, x")
+    assert [set(i) for i in r["Items"]] == [{"sk", "x"}] * 4
+    r = ddb.query(TableName=table, KeyConditions=kc, FilterExpression="x = :x",
+                  ExpressionAttributeValues={":x": {"N": "1"}})
+    assert _sks(r["Items"]) == [1]
+    # KeyConditions with KeyConditionExpression, and the other legacy members with
+    # expressions, stay mixes.
+    code, msg = client_error(ddb.query, TableName=table, KeyConditions=kc,
+                     KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    assert (code, msg) == ("ValidationException",
+                           "Can not use both expression and non-expression parameters in the same "
+                           "request: Non-expression parameters: {KeyConditions} Expression "
+                           "parameters: {KeyConditionExpression}")
+    code, msg = client_error(ddb.query, TableName=table, KeyConditions=kc, FilterExpression="x = :x",
+                     ExpressionAttributeValues={":x": {"N": "1"}},
+                     QueryFilter={"y": {"ComparisonOperator": "NOT_NULL"}})
+    assert msg == ("Can not use both expression and non-expression parameters in the same "
+                   "request: Non-expression parameters: {QueryFilter, KeyConditions} Expression "
+                   "parameters: {FilterExpression}")
+    code, msg = client_error(ddb.query, TableName=table, KeyConditionExpression="pk = :p",
+                     ExpressionAttributeValues={":p": {"S": "a"}}, AttributesToGet=["x"])
+    assert code == "ValidationException" and "Non-expression parameters: {AttributesToGet}" in msg
+
+
+def test_query_backward_page_ending_on_lower_bound_continues(ddb, table):
+    kw = dict(TableName=table, KeyConditionExpression="pk = :p AND sk >= :v",
+              ExpressionAttributeValues={":p": {"S": "a"}, ":v": {"N": "7"}},
+              ScanIndexForward=False, Limit=3)
+    first = ddb.query(**kw)
+    assert _sks(first["Items"]) == [9, 8, 7]
+    assert first["LastEvaluatedKey"] == {"pk": {"S": "a"}, "sk": {"N": "7"}}
+    second = ddb.query(ExclusiveStartKey=first["LastEvaluatedKey"], **kw)
+    assert second["Items"] == [] and "LastEvaluatedKey" not in second
+
+
+def test_filter_on_key_attributes_is_rejected(ddb, table):
+    values = {":p": {"S": "a"}, ":v": {"N": "1"}}
+    for expr, key in (("sk = :v", "sk"), ("x = :v OR sk > :v", "sk"),
+                      ("attribute_exists(pk)", "pk")):
+        code, msg = client_error(ddb.query, TableName=table, KeyConditionExpression="pk = :p",
+                         FilterExpression=expr, ExpressionAttributeValues={
+                             k: v for k, v in values.items() if k in expr or k == ":p"})
+        assert (code, msg) == ("ValidationException",
+                               "Filter Expression can only contain non-primary key attributes: "
+                               f"Primary key attribute: {key}")
+    code, msg = client_error(ddb.query, TableName=table, KeyConditions={
+        "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
+        QueryFilter={"sk": {"ComparisonOperator": "GT", "AttributeValueList": [{"N": "1"}]}})
+    assert (code, msg) == ("ValidationException",
+                           "QueryFilter can only contain non-primary key attributes: Primary key "
+                           "attribute: sk")
+    # On an index, its own key attributes are the key; the table's sort key is not.
+    code, msg = client_error(ddb.query, TableName=table, IndexName="by_g",
+                     KeyConditionExpression="g = :g", FilterExpression="g = :g",
+                     ExpressionAttributeValues={":g": {"S": "even"}})
+    assert msg.endswith("Primary key attribute: g")
+    r = ddb.query(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  FilterExpression="sk > :v",
+                  ExpressionAttributeValues={":g": {"S": "even"}, ":v": {"N": "6"}})
+    assert sorted(_sks(r["Items"])) == [8, 8]
+    # Scan filters may read keys.
+    r = ddb.scan(TableName=table, FilterExpression="sk = :v",
+                 ExpressionAttributeValues={":v": {"N": "1"}})
+    assert r["Count"] == 2
+
+
+def test_unprojected_attributes_lsi_reads_base_gsi_rejects(ddb, table):
+    # by_lsk projects only keys: attributes beyond them come from the base table.
+    r = ddb.query(TableName=table, IndexName="by_lsk", KeyConditions={
+        "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
+        AttributesToGet=["sk", "x", "y"], Limit=2)
+    assert r["Items"] == [{"sk": {"N": "9"}, "x": {"N": "0"}, "y": {"S": "big" * 10}},
+                          {"sk": {"N": "8"}, "x": {"N": "2"}, "y": {"S": "big" * 10}}]
+    r = ddb.query(TableName=table, IndexName="by_lsk", KeyConditionExpression="pk = :p",
+                  FilterExpression="x = :x", ProjectionExpression="sk",
+                  ExpressionAttributeValues={":p": {"S": "a"}, ":x": {"N": "1"}})
+    assert sorted(_sks(r["Items"])) == [1, 4, 7]
+    # by_g projects x (INCLUDE) but not y.
+    code, msg = client_error(ddb.query, TableName=table, IndexName="by_g",
+                     KeyConditionExpression="g = :g", ProjectionExpression="x, y, sk",
+                     ExpressionAttributeValues={":g": {"S": "even"}})
+    assert (code, msg) == ("ValidationException", "One or more parameter values were invalid: "
+                           "Global secondary index by_g does not project [y]")
+    r = ddb.query(TableName=table, IndexName="by_g", KeyConditionExpression="g = :g",
+                  ProjectionExpression="x, sk",
+                  ExpressionAttributeValues={":g": {"S": "even"}}, Limit=1)
+    assert set(r["Items"][0]) == {"x", "sk"}
+
+
+def test_select_messages(server, table):
+    raw = server.client(parameter_validation=False)
+    kce = dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    assert client_error(raw.query, TableName=table, Select="COUNT", ProjectionExpression="sk", **kce) == (
+        "ValidationException",
+        "Cannot specify the ProjectionExpression when choosing to get only the Count")
+    assert client_error(raw.scan, TableName=table, Select="COUNT", AttributesToGet=["sk"]) == (
+        "ValidationException",
+        "Cannot specify the AttributesToGet when choosing to get only the Count")
+    assert client_error(raw.scan, TableName=table, Select="ALL_PROJECTED_ATTRIBUTES") == (
+        "ValidationException",
+        "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+    assert client_error(raw.query, TableName=table, Select="SPECIFIC_ATTRIBUTES", **kce) == (
+        "ValidationException",
+        "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression "
+        "when choosing to get SPECIFIC_ATTRIBUTES")
+    assert client_error(raw.scan, TableName=table, Select="SPECIFIC_ATTRIBUTES") == (
+        "ValidationException",
+        "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+        "SPECIFIC_ATTRIBUTES")
+
+
+def test_malformed_exclusive_start_keys(ddb, table):
+    kce = dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    short = ("ValidationException", "The provided starting key is invalid")
+    full = ("ValidationException",
+            "The provided starting key is invalid: The provided key element does not match the "
+            "schema")
+    # The number of attributes first: Query's message stops short, a table Scan's does not.
+    assert client_error(ddb.query, TableName=table, ExclusiveStartKey={"pk": {"S": "a"}}, **kce) == short
+    assert client_error(ddb.scan, TableName=table, ExclusiveStartKey={"pk": {"S": "a"}}) == full
+    assert client_error(ddb.scan, TableName=table, IndexName="by_g",
+                ExclusiveStartKey={"pk": {"S": "a"}, "sk": {"N": "1"}}) == short
+    # Then the index's key attributes, then the table's.
+    assert client_error(ddb.scan, TableName=table, IndexName="by_g", ExclusiveStartKey={
+        "pk": {"S": "a"}, "sk": {"N": "1"}, "g": {"N": "1"}}) == (
+        "ValidationException", "The provided key element does not match the schema")
+    assert client_error(ddb.scan, TableName=table, IndexName="by_g", ExclusiveStartKey={
+        "pk": {"S": "a"}, "x": {"N": "1"}, "g": {"S": "even"}}) == full
+    assert client_error(ddb.query, TableName=table, ExclusiveStartKey={
+        "pk": {"S": "a"}, "sk": {"S": "1"}}, **kce) == full
+
+
+def test_exclusive_start_key_of_a_hash_only_query_and_another_segment(ddb):
+    name = _name("esk")
+    ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    for i in range(40):
+        ddb.put_item(TableName=name, Item={"pk": {"S": f"k{i}"}})
+    assert client_error(ddb.query, TableName=name, KeyConditionExpression="pk = :p",
+                ExpressionAttributeValues={":p": {"S": "k1"}},
+                ExclusiveStartKey={"pk": {"S": "k1"}}) == (
+        "ValidationException", "The query can return at most one row and cannot be restarted")
+    # Segment 0's last key continues segment 0 but belongs to no other segment.
+    page = ddb.scan(TableName=name, Segment=0, TotalSegments=2, Limit=1)
+    start = page["LastEvaluatedKey"]
+    ddb.scan(TableName=name, Segment=0, TotalSegments=2, ExclusiveStartKey=start)
+    assert client_error(ddb.scan, TableName=name, Segment=1, TotalSegments=2,
+                ExclusiveStartKey=start) == (
+        "ValidationException",
+        "Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. "
+        "TotalSegments: 2 Segment: 1")

@@ -211,6 +211,16 @@ def test_describe_missing_table(ddb):
      "[STANDARD, STANDARD_INFREQUENT_ACCESS]."),
     (dict(Tags=[{"Key": "aws:x", "Value": "1"}]), "ValidationException",
      "Tag Key cannot be prefixed with aws:, Key: aws:x"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "g", "AttributeType": "S"}],
+          GlobalSecondaryIndexes=[{
+              "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+              "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n" * 256]},
+              "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]),
+     "ValidationException",
+     "1 validation error detected: Value '" + "n" * 256 + "' at 'globalSecondaryIndexes.1.member"
+     ".projection.nonKeyAttributes.1.member' failed to satisfy constraint: Member must have "
+     "length less than or equal to 255"),
 ])
 def test_create_table_validation(raw, args, code, message):
     request = simple(unique())
@@ -387,6 +397,17 @@ def test_delete_table_and_recreate_sees_no_old_items(ddb):
     # The name is reusable at once, and the new table is empty.
     ddb.create_table(**on_demand(name))
     assert "Item" not in ddb.get_item(TableName=name, Key={"pk": {"S": "old"}})
+
+
+def test_delete_table_description_leaves_out_schema_and_creation_time(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    deleted = ddb.delete_table(TableName=name)["TableDescription"]
+    for member in ("AttributeDefinitions", "KeySchema", "CreationDateTime"):
+        assert member not in deleted
+    assert deleted["TableStatus"] == "DELETING"
+    assert deleted["TableArn"] == arn(name)
+    assert deleted["ItemCount"] == 0
 
 
 def test_delete_missing_table(ddb):
@@ -577,6 +598,31 @@ def test_tag_validation(raw, op, args, code, message):
     assert error(e) == (code, fill(message))
 
 
+def test_tag_and_untag_answer_with_an_empty_body(server, ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    r = call(server, "TagResource",
+             json.dumps({"ResourceArn": arn(name), "Tags": [{"Key": "k", "Value": "v"}]}))
+    assert (r.status_code, r.content) == (200, b"")
+    r = call(server, "UntagResource", json.dumps({"ResourceArn": arn(name), "TagKeys": ["k"]}))
+    assert (r.status_code, r.content) == (200, b"")
+
+
+def test_open_mode_account_is_not_the_all_zero_account(start_server):
+    # Clients name DynamoDB Local's account 000000000000 as another account's: in open mode an
+    # ARN naming it must not be the caller's.
+    open_ddb = start_server(credentials=False).client()
+    name = unique()
+    own = open_ddb.create_table(**on_demand(name))["TableDescription"]["TableArn"]
+    assert own.split(":")[4] not in ("000000000000", "")
+    open_ddb.tag_resource(ResourceArn=own, Tags=[{"Key": "k", "Value": "v"}])
+    assert open_ddb.list_tags_of_resource(ResourceArn=own)["Tags"] == [{"Key": "k", "Value": "v"}]
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        open_ddb.list_tags_of_resource(
+            ResourceArn=f"arn:aws:dynamodb:{REGION}:000000000000:table/{name}")
+    assert error(e)[0] == "AccessDeniedException"
+
+
 def test_tags_of_another_account_are_access_denied(ddb):
     with pytest.raises(botocore.exceptions.ClientError) as e:
         other = "999999999999" if ACCOUNT_ID != "999999999999" else "888888888888"
@@ -595,6 +641,72 @@ def test_too_many_tags(ddb):
         ddb.tag_resource(ResourceArn=arn(name), Tags=[{"Key": "one_more", "Value": "v"}])
     assert error(e) == ("ValidationException",
                         "Number of Tags exceed the current limit for the provided ResourceArn")
+
+
+def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
+    name = unique()
+    body = dict(on_demand(name), OnDemandThroughput={"MaxReadRequestUnits": 100,
+                                                     "MaxWriteRequestUnits": 50})
+    r = call(server, "CreateTable", json.dumps(body))
+    assert r.status_code == 200, r.text
+    assert r.json()["TableDescription"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50}
+    r = call(server, "UpdateTable", json.dumps(
+        {"TableName": name, "OnDemandThroughput": {"MaxReadRequestUnits": 200}}))
+    assert r.status_code == 200, r.text
+    r = call(server, "DescribeTable", json.dumps({"TableName": name}))
+    assert r.json()["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 200,
+                                                       "MaxWriteRequestUnits": 50}
+    # -1 removes a member.
+    r = call(server, "UpdateTable", json.dumps(
+        {"TableName": name, "OnDemandThroughput": {"MaxWriteRequestUnits": -1}}))
+    assert r.status_code == 200, r.text
+    r = call(server, "DescribeTable", json.dumps({"TableName": name}))
+    assert r.json()["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 200}
+    plain = unique()
+    r = call(server, "CreateTable", json.dumps(on_demand(plain)))
+    assert "OnDemandThroughput" not in r.json()["TableDescription"]
+
+
+def test_update_table_gsi_creation_rules(ddb):
+    name = unique()
+    ddb.create_table(**simple(name))
+    create = {"IndexName": "gix1", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+              "Projection": {"ProjectionType": "ALL"},
+              "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}
+    # The new index's key attributes must be defined in the request.
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Create": create}])
+    assert error(e) == ("ValidationException", INVALID + "Some index key attributes are not "
+                        "defined in AttributeDefinitions. Keys: [g], AttributeDefinitions: []")
+    # Redefining an attribute's type.
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, AttributeDefinitions=[
+            {"AttributeName": "g", "AttributeType": "S"},
+            {"AttributeName": "pk", "AttributeType": "N"}],
+            GlobalSecondaryIndexUpdates=[{"Create": create}])
+    assert error(e)[0] == "ValidationException"
+    # Two indexes in one call.
+    second = dict(create, IndexName="gix2")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, AttributeDefinitions=[
+            {"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": create}, {"Create": second}])
+    assert error(e) == ("LimitExceededException", "Subscriber limit exceeded: Only 1 online "
+                        "index can be created or deleted simultaneously per table")
+    # Attribute names over 255 bytes in the new index's definitions and key schema.
+    long_name = "a" * 256
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, AttributeDefinitions=[
+            {"AttributeName": long_name, "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": dict(create, KeySchema=[
+                {"AttributeName": long_name, "KeyType": "HASH"}])}])
+    code, message = error(e)
+    assert code == "ValidationException"
+    assert "Member must have length less than or equal to 255" in message
+    ddb.update_table(TableName=name, AttributeDefinitions=[
+        {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": create}])
 
 
 # ---- DescribeContinuousBackups, DescribeTimeToLive ----------------------------------------

@@ -136,6 +136,16 @@ def test_transact_get_items(ddb, table, composite):
     assert {c["TableName"] for c in out["ConsumedCapacity"]} == {table, composite}
 
 
+def test_transact_get_items_projection_selecting_nothing_leaves_item_out(ddb, table):
+    ddb.put_item(TableName=table, Item={"pk": {"S": "g3"}, "a": {"S": "x"}})
+    ddb.put_item(TableName=table, Item={"pk": {"S": "g4"}, "a": {"S": "x"}})
+    out = ddb.transact_get_items(TransactItems=[
+        {"Get": {"TableName": table, "Key": {"pk": {"S": "g3"}}, "ProjectionExpression": "nope"}},
+        {"Get": {"TableName": table, "Key": {"pk": {"S": "g4"}}, "ProjectionExpression": "a"}},
+    ])
+    assert out["Responses"] == [{}, {"Item": {"a": {"S": "x"}}}]
+
+
 def test_validation_errors(server, table):
     ddb = server.client(parameter_validation=False)  # let the server see invalid requests
     with pytest.raises(botocore.exceptions.ClientError) as exc:

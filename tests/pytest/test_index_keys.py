@@ -1,0 +1,96 @@
+"""Errors for secondary index key values, as DynamoDB words and orders them: the error names the
+alphabetically first index with a bad key attribute; an update expression that writes an empty
+string or binary into an index key gets the update wording, and fails a transaction as a whole
+(a ValidationException, not a cancellation); an update is checked only on what it changed."""
+import time
+import uuid
+
+import pytest
+
+from conftest import client_error
+
+
+@pytest.fixture(scope="module")
+def table(ddb):
+    name = f"ikeys-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "S"},
+                              {"AttributeName": "k", "AttributeType": "B"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{
+            "IndexName": "lsi1",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "k", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "gsi1",
+            "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        BillingMode="PAY_PER_REQUEST")
+    return name
+
+
+KEY = {"pk": {"S": "p"}, "sk": {"S": "s"}}
+
+
+def test_put_names_the_alphabetically_first_index(ddb, table):
+    assert client_error(ddb.put_item, TableName=table, Item={**KEY, "k": {"S": "x"}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Type mismatch for Index Key k Expected: B "
+        "Actual: S IndexName: gsi1")
+    assert client_error(ddb.put_item, TableName=table, Item={**KEY, "k": {"B": b""}}) == (
+        "ValidationException",
+        "One or more parameter values are not valid. A value specified for a secondary index key "
+        "is not supported. The AttributeValue for a key attribute cannot contain an empty binary "
+        "value. IndexName: gsi1, IndexKey: k")
+
+
+def test_update_writing_an_empty_index_key_uses_the_update_wording(ddb, table):
+    assert client_error(ddb.update_item, TableName=table, Key=KEY, UpdateExpression="SET k = :e",
+                ExpressionAttributeValues={":e": {"B": b""}}) == (
+        "ValidationException",
+        "One or more parameter values are not valid. The update expression attempted to update "
+        "a secondary index key to a value that is not supported. The AttributeValue for a key "
+        "attribute cannot contain an empty binary value.")
+    # In a transaction it fails the request itself.
+    code, msg = client_error(ddb.transact_write_items, TransactItems=[
+        {"Put": {"TableName": table, "Item": {"pk": {"S": "other"}, "sk": {"S": "s"}}}},
+        {"Update": {"TableName": table, "Key": KEY, "UpdateExpression": "SET k = :e",
+                    "ExpressionAttributeValues": {":e": {"B": b""}}}}])
+    assert code == "ValidationException"
+    assert "The update expression attempted to update a secondary index key" in msg
+    assert "Item" not in ddb.get_item(TableName=table,
+                                      Key={"pk": {"S": "other"}, "sk": {"S": "s"}})
+
+
+def test_update_is_checked_only_on_what_it_changed(ddb):
+    # An item whose attribute became an index key of another type after it was written (the
+    # index was added later) can still be updated elsewhere.
+    name = f"ikeys-u-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=name,
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     BillingMode="PAY_PER_REQUEST")
+    key = {"pk": {"S": "a"}}
+    ddb.put_item(TableName=name, Item={**key, "g": {"N": "1"}, "n": {"N": "1"}})
+    ddb.update_table(
+        TableName=name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+    deadline = time.time() + 30
+    while ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0][
+            "IndexStatus"] != "ACTIVE":
+        assert time.time() < deadline
+        time.sleep(0.05)
+    ddb.update_item(TableName=name, Key=key, UpdateExpression="SET n = :two",
+                    ExpressionAttributeValues={":two": {"N": "2"}})
+    assert ddb.get_item(TableName=name, Key=key)["Item"]["n"] == {"N": "2"}
+    assert client_error(ddb.update_item, TableName=name, Key=key, UpdateExpression="SET g = :g",
+                ExpressionAttributeValues={":g": {"N": "2"}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
+        "Actual: N IndexName: by_g")
