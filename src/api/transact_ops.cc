@@ -578,6 +578,23 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
   return RenderWrite(r, run);
 }
 
+// ConsumedCapacity of a read transaction (TransactGetItems, ExecuteTransaction's reads): two
+// strongly consistent read units per 4 KB of each item, per table; nothing for kNone.
+void WriteTransactReadCapacity(Writer& w, ReturnConsumedCapacity mode,
+                               const std::vector<std::string>& tables,
+                               const std::vector<uint32_t>& table_of,
+                               const std::vector<uint64_t>& sizes) {
+  if (mode == ReturnConsumedCapacity::kNone) return;
+  std::vector<double> units(tables.size(), 0);
+  for (size_t i = 0; i < sizes.size(); ++i) units[table_of[i]] += 2 * ReadUnits(sizes[i], true);
+  w.Key("ConsumedCapacity");
+  w.StartArray();
+  for (size_t t = 0; t < tables.size(); ++t) {
+    WriteCapacityEntry(w, mode, tables[t], units[t], "ReadCapacityUnits");
+  }
+  w.EndArray();
+}
+
 // ---- TransactGetItems ----------------------------------------------------------------------
 
 Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestContext& ctx,
@@ -641,17 +658,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  if (r.return_consumed_capacity != ReturnConsumedCapacity::kNone) {
-    std::vector<double> units(read.tables.size(), 0);
-    for (size_t i = 0; i < n; ++i) units[read.table_of[i]] += 2 * ReadUnits(read.sizes[i], true);
-    w.Key("ConsumedCapacity");
-    w.StartArray();
-    for (size_t t = 0; t < read.tables.size(); ++t) {
-      WriteCapacityEntry(w, r.return_consumed_capacity, read.tables[t], units[t],
-                         "ReadCapacityUnits");
-    }
-    w.EndArray();
-  }
+  WriteTransactReadCapacity(w, r.return_consumed_capacity, read.tables, read.table_of, read.sizes);
   w.Key("Responses");
   w.StartArray();
   for (size_t i = 0; i < n; ++i) {
@@ -880,17 +887,7 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     w.EndObject();
   }
   w.EndArray();
-  if (r.return_consumed_capacity != ReturnConsumedCapacity::kNone) {
-    std::vector<double> units(read.tables.size(), 0);
-    for (size_t i = 0; i < n; ++i) units[read.table_of[i]] += 2 * ReadUnits(read.sizes[i], true);
-    w.Key("ConsumedCapacity");
-    w.StartArray();
-    for (size_t t = 0; t < read.tables.size(); ++t) {
-      WriteCapacityEntry(w, r.return_consumed_capacity, read.tables[t], units[t],
-                         "ReadCapacityUnits");
-    }
-    w.EndArray();
-  }
+  WriteTransactReadCapacity(w, r.return_consumed_capacity, read.tables, read.table_of, read.sizes);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -1,5 +1,5 @@
-// On-demand backups and restores in the background (store/backups.h; the protocol of shared/spec
-// "Multi-transaction workflows").
+// On-demand backups and restores in the background (store/backups.h; formats in
+// docs/format/backups.md): multi-transaction workflows that are safe to resume.
 //
 // Backup. CreateBackup stores the backup CREATING. The worker claims it (its process becomes the
 // owner), reads the table's items at one consistent snapshot and writes them as chunks, each
