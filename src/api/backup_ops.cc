@@ -294,10 +294,17 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
   CheckName(e, "backupName", name);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   const int64_t now_ms = s.clock->WallMillis();
+  // Chosen once: after an ambiguous commit the retry finds the backup its earlier attempt
+  // made, and never makes a second one.
+  const std::string id = store::NewBackupId(now_ms);
   FDYNO_ASSIGN_OR_RETURN(
       BackupInfo created,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
-              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<BackupInfo> {
+              [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<BackupInfo> {
+                if (attempt.maybe_committed) {
+                  FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> mine, store::ReadBackup(tx, id));
+                  if (mine) return std::move(*mine);
+                }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(tx, table_name));
                 if (!t) {
@@ -310,7 +317,7 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                 }
                 FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(tx, *t));
                 BackupInfo b;
-                b.id = store::NewBackupId(now_ms);
+                b.id = id;
                 b.name = *name;
                 b.created_ms = now_ms;
                 b.table_name = t->name;
@@ -350,11 +357,17 @@ Result<std::string> DescribeBackup(Services& s, const RequestContext& ctx, const
 Result<std::string> DeleteBackup(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ReadBackupArn(ctx, body, "DeleteBackup"));
   using Found = std::pair<BackupInfo, TableInfo>;
+  std::optional<Found> deleted;  // what the latest attempt deleted
   FDYNO_ASSIGN_OR_RETURN(
       Found found,
       kv::Run(
           *s.db, RunOptionsFor(ctx, s),
-          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Found> {
+          [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Found> {
+            if (attempt.maybe_committed && deleted) {  // the earlier attempt's delete applied?
+              FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> still,
+                                     store::ReadBackup(tx, ref.id));
+              if (!still) return *deleted;
+            }
             FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
             if (b.status == store::BackupStatus::kCreating) {
               return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
@@ -368,7 +381,8 @@ Result<std::string> DeleteBackup(Services& s, const RequestContext& ctx, const V
             }
             FDYNO_ASSIGN_OR_RETURN(TableInfo t, store::ReadBackupTable(tx, b.id));
             store::DeleteBackupRecord(tx, b.id);
-            return Found{std::move(b), std::move(t)};
+            deleted = Found{std::move(b), std::move(t)};
+            return *deleted;
           }));
   Wake(s);  // the worker removes the chunks
   return BackupDescriptionResponse(ctx, found.first, found.second, "DELETED");
@@ -774,34 +788,41 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
   FDYNO_ASSIGN_OR_RETURN(BackupRef ref,
                          ParseBackupArn(ctx, *r.backup_arn, "RestoreTableFromBackup"));
   const int64_t now_ms = s.clock->WallMillis();
+  const std::string uuid = store::NewTableUuid();
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
-      kv::Run(
-          *s.db, RunOptionsFor(ctx, s),
-          [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
-            FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
-            if (b.status == store::BackupStatus::kCreating) {
-              return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
-            }
-            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                   s.catalog->Find(tx, *r.target));
-            if (existing) {
-              return Error::Make(ErrorType::kTableAlreadyExists,
-                                 "Table already exists: " + *r.target);
-            }
-            FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
-            FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms));
-            plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
-            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                   s.catalog->Create(tx, std::move(plan), {}));
-            store::RestoreJob job;
-            job.table_id = t->id;
-            job.table_name = t->name;
-            job.backup_id = b.id;
-            job.chunks = b.progress.chunks;
-            tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
-            return t;
-          }));
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& tx,
+                  const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
+                if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
+                  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
+                                         s.catalog->FindCreated(tx, *r.target, uuid));
+                  if (mine) return mine;
+                }
+                FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+                if (b.status == store::BackupStatus::kCreating) {
+                  return Error::Make(ErrorType::kBackupInUse,
+                                     "Backup is being created: " + ref.arn);
+                }
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
+                                       s.catalog->Find(tx, *r.target));
+                if (existing) {
+                  return Error::Make(ErrorType::kTableAlreadyExists,
+                                     "Table already exists: " + *r.target);
+                }
+                FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
+                FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms));
+                plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                       s.catalog->Create(tx, std::move(plan), {}, uuid));
+                store::RestoreJob job;
+                job.table_id = t->id;
+                job.table_name = t->name;
+                job.backup_id = b.id;
+                job.chunks = b.progress.chunks;
+                tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
+                return t;
+              }));
   Wake(s);
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }

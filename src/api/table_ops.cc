@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -885,13 +886,19 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
   FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
+  const std::string uuid = store::NewTableUuid();
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
               [&](kv::Transaction& txn,
-                  const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
+                  const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
+                if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
+                  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
+                                         s.catalog->FindCreated(txn, plan.first.name, uuid));
+                  if (mine) return mine;
+                }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Create(txn, plan.first, plan.second));
+                                       s.catalog->Create(txn, plan.first, plan.second, uuid));
                 if (!t->stream.enabled) return t;
                 // The table's stream, created with it (its id is in the table record).
                 TableInfo with_stream = *t;
@@ -949,13 +956,17 @@ Counter& PurgesCounter() {
 
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
+  std::shared_ptr<const TableInfo> seen;  // what the latest attempt dropped
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> dropped,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
               [&](kv::Transaction& txn,
-                  const kv::Attempt&) -> Result<std::shared_ptr<const TableInfo>> {
+                  const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, name));
+                // After an ambiguous commit, the table being gone (or replaced) is the
+                // earlier attempt's drop.
+                if (attempt.maybe_committed && seen && (!t || t->uuid != seen->uuid)) return seen;
                 if (!t) return TableNotFound(name);
                 FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 if (t->deletion_protection) {
@@ -964,6 +975,7 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                       "Disable deletion protection first.");
                 }
                 FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t));
+                seen = t;
                 // Its stream stays readable for 24 hours, closed.
                 FDYNO_RETURN_IF_ERROR(store::SyncStream(txn, t.get(), nullptr, s.stream_slots,
                                                         s.clock->WallMillis()));
@@ -1482,18 +1494,27 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, r.table_name, "UpdateTable"));
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
   const int64_t now_ms = s.clock->WallMillis();
+  std::optional<std::pair<TableInfo, bool>> written;  // what the latest attempt wrote
   FDYNO_ASSIGN_OR_RETURN(
       auto updated,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
-              [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::pair<TableInfo, bool>> {
+              [&](kv::Transaction& txn,
+                  const kv::Attempt& attempt) -> Result<std::pair<TableInfo, bool>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, name));
                 if (!t) return TableNotFound(name);
+                // After an ambiguous commit, the record the earlier attempt wrote is its
+                // success (applying the request again would fail on its own effect).
+                if (attempt.maybe_committed && written &&
+                    store::EncodeTableInfo(*t) == store::EncodeTableInfo(written->first)) {
+                  return *written;
+                }
                 FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
                 FDYNO_RETURN_IF_ERROR(
                     store::SyncStream(txn, t.get(), &plan.first, s.stream_slots, now_ms));
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));
+                written = plan;
                 return plan;
               }));
   return DescriptionResponse("TableDescription", ctx, updated.first,

@@ -80,27 +80,39 @@ Status CheckTtlChange(const Services& s, const store::TtlSettings& ttl, const Tt
   return Status::Ok();
 }
 
+// Whether `ttl` is what this request (made at `now_ms`) writes: the TTL worker moves the
+// status on (ENABLING to ENABLED) but keeps the attribute and the time of the change.
+bool IsThisChange(const store::TtlSettings& ttl, const TtlRequest& r, int64_t now_ms) {
+  if (ttl.updated_ms != now_ms) return false;
+  if (!r.enabled) return ttl.status == store::TtlStatus::kDisabled;
+  return ttl.attribute == r.attribute &&
+         (ttl.status == store::TtlStatus::kEnabling || ttl.status == store::TtlStatus::kEnabled);
+}
+
 Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(TtlRequest r, ParseUpdateTimeToLive(ctx, body));
   const int64_t now_ms = s.clock->WallMillis();
-  FDYNO_RETURN_IF_ERROR(kv::Run(
-      *s.db, RunOptionsFor(ctx, s, false), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                               s.catalog->Find(txn, r.table));
-        if (!t) return TableNotFound(r.table);
-        FDYNO_RETURN_IF_ERROR(CheckTtlChange(s, t->ttl, r, now_ms));
-        store::TableInfo updated = *t;
-        if (r.enabled) {
-          // Item writes maintain the expiry index from this commit on; the TTL worker adds
-          // the items that exist, then marks it ENABLED.
-          updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
-        } else {
-          auto [begin, end] = store::ExpiryIndexRange(t->id);
-          txn.ClearRange(begin, end);
-          updated.ttl = {store::TtlStatus::kDisabled, "", now_ms};
-        }
-        return s.catalog->Update(txn, updated);
-      }));
+  FDYNO_RETURN_IF_ERROR(
+      kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+              [&](kv::Transaction& txn, const kv::Attempt& attempt) -> Status {
+                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
+                                       s.catalog->Find(txn, r.table));
+                if (!t) return TableNotFound(r.table);
+                // After an ambiguous commit, a change stamped with this request's time is its own.
+                if (attempt.maybe_committed && IsThisChange(t->ttl, r, now_ms)) return Status::Ok();
+                FDYNO_RETURN_IF_ERROR(CheckTtlChange(s, t->ttl, r, now_ms));
+                store::TableInfo updated = *t;
+                if (r.enabled) {
+                  // Item writes maintain the expiry index from this commit on; the TTL worker adds
+                  // the items that exist, then marks it ENABLED.
+                  updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
+                } else {
+                  auto [begin, end] = store::ExpiryIndexRange(t->id);
+                  txn.ClearRange(begin, end);
+                  updated.ttl = {store::TtlStatus::kDisabled, "", now_ms};
+                }
+                return s.catalog->Update(txn, updated);
+              }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

@@ -377,6 +377,8 @@ const SecondaryIndex* TableInfo::FindIndex(std::string_view index_name) const {
   return nullptr;
 }
 
+std::string NewTableUuid() { return NewUuid(); }
+
 std::string EncodeTableInfo(const TableInfo& t) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
@@ -643,8 +645,17 @@ size_t Catalog::CachedNames() {
   return cache_->tables.size();
 }
 
+Result<std::shared_ptr<const TableInfo>> Catalog::FindCreated(kv::Transaction& txn,
+                                                              std::string_view name,
+                                                              std::string_view uuid) {
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, Find(txn, name));
+  if (t && !uuid.empty() && t->uuid == uuid) return t;
+  return std::shared_ptr<const TableInfo>();
+}
+
 Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, TableInfo info,
-                                                         const std::vector<Tag>& tags) {
+                                                         const std::vector<Tag>& tags,
+                                                         std::string_view uuid) {
   const std::string key = TableKey(info.name);
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> existing, txn.Get(key));
   if (existing) return Error::ResourceInUse("Table already exists: " + info.name);
@@ -655,7 +666,7 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, T
   const uint64_t id = last_id + 1;
   txn.Set(NextTableIdKey(), kv::EncodeCounter(static_cast<int64_t>(id)));
   info.id = static_cast<int64_t>(id);
-  info.uuid = NewUuid();
+  info.uuid = uuid.empty() ? NewUuid() : std::string(uuid);
   info.creation_ms = clock_->WallMillis();
   info.next_index_id = 1;
   for (auto* list : {&info.local_indexes, &info.global_indexes}) {

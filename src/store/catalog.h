@@ -178,6 +178,10 @@ struct TableNamePage {
   bool more = false;  // names exist after the last one returned
 };
 
+// A new table's uuid (DescribeTable's TableId), for a create request to choose before its
+// first attempt (see Catalog::FindCreated).
+std::string NewTableUuid();
+
 struct CatalogOptions {
   // Keys cleared per transaction when a dropped table's data is removed.
   int purge_batch_keys = 256;
@@ -191,11 +195,18 @@ class Catalog {
   // conflict on the metadata version key (see the header comment).
   Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, std::string_view name);
 
-  // Creates `info` (id, uuid and creation time are assigned here; next_index_id and index
-  // ids too) with `tags`. ResourceInUseException "Table already exists: <name>" when the
-  // name is taken. Returns what was stored.
+  // Creates `info` (id, uuid and creation time are assigned here, next_index_id and index ids
+  // too) with `tags`. `uuid`: the one the request chose with NewTableUuid (empty: a new one;
+  // info.uuid is never kept, a restored plan carries its source's). ResourceInUseException
+  // "Table already exists: <name>" when the name is taken. Returns what was stored.
   Result<std::shared_ptr<const TableInfo>> Create(kv::Transaction& txn, TableInfo info,
-                                                  const std::vector<Tag>& tags);
+                                                  const std::vector<Tag>& tags,
+                                                  std::string_view uuid = {});
+  // The table `name` when it is the one created with `uuid`, else null. A create request
+  // chooses its uuid once, before its first attempt; after an ambiguous commit its retry
+  // finds here the table its earlier attempt made, instead of "Table already exists".
+  Result<std::shared_ptr<const TableInfo>> FindCreated(kv::Transaction& txn, std::string_view name,
+                                                       std::string_view uuid);
   // Replaces the record of an existing table (same name and id).
   Status Update(kv::Transaction& txn, const TableInfo& info);
   // Removes the table from the catalog, with its tags, and records its id as pending purge;

@@ -183,13 +183,18 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
 
   // What RestoreTableFromBackup stores, without overrides.
   void StartRestore(const std::string& backup_id, const std::string& target) {
-    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    const std::string uuid = store::NewTableUuid();
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Status {
+      if (attempt.maybe_committed) {
+        FDYNO_ASSIGN_OR_RETURN(auto mine, catalog_.FindCreated(tx, target, uuid));
+        if (mine) return Status::Ok();
+      }
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b, store::ReadBackup(tx, backup_id));
       FDYNO_ASSIGN_OR_RETURN(store::TableInfo plan, store::ReadBackupTable(tx, backup_id));
       plan.name = target;
       plan.status = store::TableStatus::kCreating;
       plan.restore = store::RestoreSummary{backup_id, b->table_name, b->created_ms, true};
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Create(tx, plan, {}));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Create(tx, plan, {}, uuid));
       store::RestoreJob job{t->id, t->name, backup_id, b->progress.chunks, 0, 0, 0};
       tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
       return Status::Ok();
