@@ -95,7 +95,8 @@ std::map<std::string, Item> ReadIndex(kv::Database& db, const TableInfo& t,
 }
 
 // The test's own statement of what an index holds, independent of ComputeIndexEntry and
-// ProjectForIndex: an item has an entry when it has every index key attribute with the
+// ProjectForIndex: an item has an entry when it has every index key attribute (each of a
+// multi-attribute key's partition and sort attributes) with the
 // index's type; the entry's image is the whole item (ALL), the table and index keys
 // (KEYS_ONLY), or those and the listed attributes that the item has (INCLUDE). Entry keys
 // come from IndexEntryKey, the layout's documented key (its order is checked black-box by
@@ -103,7 +104,9 @@ std::map<std::string, Item> ReadIndex(kv::Database& db, const TableInfo& t,
 std::optional<Item> OwnEntryImage(const TableInfo& t, const SecondaryIndex& index,
                                   const Item& item) {
   std::vector<model::KeyAttribute> index_keys = {index.key_schema.hash};
+  for (const model::KeyAttribute& k : index.key_schema.more_hash) index_keys.push_back(k);
   if (index.key_schema.range) index_keys.push_back(*index.key_schema.range);
+  for (const model::KeyAttribute& k : index.key_schema.more_range) index_keys.push_back(k);
   for (const model::KeyAttribute& k : index_keys) {
     auto it = item.find(k.name);
     if (it == item.end() || static_cast<int>(it->second.type()) != static_cast<int>(k.type)) {
