@@ -67,15 +67,17 @@ Status FdbTransaction::ReadRange(std::string begin, std::string end, size_t want
   // Snapshot reads: the caller adds the read conflict range the contract asks for.
   for (int iteration = 1;; ++iteration) {
     const size_t had = out->kvs.size();
-    const int limit = want == 0 ? 0 : static_cast<int>(want - had);
+    const int limit = want == 0 ? 0 : static_cast<int>(std::min<size_t>(want - had, INT_MAX));
     const int mode = want == 0 ? kStreamingWantAll : kStreamingExact;
     // Key selectors firstGreaterOrEqual(begin) and firstGreaterOrEqual(end).
     Future rows = Wrap(api_->transaction_get_range(tr_, Bytes(begin), Length(begin), 0, 1,
                                                    Bytes(end), Length(end), 0, 1, limit, 0, mode,
                                                    iteration, 1, reverse ? 1 : 0));
     FDYNO_ASSIGN_OR_RETURN(bool more, rows.KeyValues(prefix_.size(), &out->kvs));
-    const bool progressed = out->kvs.size() > had;
-    if (!more || !progressed || (want != 0 && out->kvs.size() >= want)) return Status::Ok();
+    if (!more || (want != 0 && out->kvs.size() >= want)) return Status::Ok();
+    if (out->kvs.size() == had) {  // no row to go on after: fail rather than return too few
+      return KvErr(kInternalError, "FoundationDB reported more rows in a range but sent none");
+    }
     // Go on after the last row: below it when reverse, past it otherwise.
     const std::string last = Key(out->kvs.back().key);
     if (reverse) {
@@ -99,7 +101,7 @@ Result<RangeResult> FdbTransaction::GetRange(std::string_view begin, std::string
   if (broken_) return *broken_;
   RangeResult out;
   if (!(begin < end)) return out;
-  const size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  const size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;  // 0: all
   // One row past the limit tells whether the range holds more.
   FDYNO_RETURN_IF_ERROR(
       ReadRange(Key(begin), Key(end), limit == 0 ? 0 : limit + 1, options.reverse, &out));
