@@ -9,6 +9,12 @@ bool RetryableNotCommitted(int code) {
     case kTransactionTooOld:
     case kFutureVersion:
     case kProcessBehind:
+    case kDatabaseLocked:
+    case kCommitProxyMemoryLimitExceeded:
+    case kBatchTransactionThrottled:
+    case kGrvProxyMemoryLimitExceeded:
+    case kTagThrottled:
+    case kProxyTagThrottled:
       return true;
     default:
       return false;
@@ -30,7 +36,13 @@ std::string_view ErrorName(int code) {
     case kTransactionCancelled: return "transaction_cancelled";
     case kTransactionTimedOut: return "transaction_timed_out";
     case kProcessBehind: return "process_behind";
+    case kDatabaseLocked: return "database_locked";
     case kClusterVersionChanged: return "cluster_version_changed";
+    case kCommitProxyMemoryLimitExceeded: return "commit_proxy_memory_limit_exceeded";
+    case kBatchTransactionThrottled: return "batch_transaction_throttled";
+    case kGrvProxyMemoryLimitExceeded: return "grv_proxy_memory_limit_exceeded";
+    case kTagThrottled: return "tag_throttled";
+    case kProxyTagThrottled: return "proxy_tag_throttled";
     case kAccessedUnreadable: return "accessed_unreadable";
     case kClientInvalidOperation: return "client_invalid_operation";
     case kInvertedRange: return "inverted_range";

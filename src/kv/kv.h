@@ -30,7 +30,14 @@ inline constexpr int kCommitUnknownResult = 1021;  // may or may not have commit
 inline constexpr int kTransactionCancelled = 1025;
 inline constexpr int kTransactionTimedOut = 1031;  // the transaction's timeout passed
 inline constexpr int kProcessBehind = 1037;
+inline constexpr int kDatabaseLocked = 1038;
 inline constexpr int kClusterVersionChanged = 1039;
+// FoundationDB's throttling and overload codes: retryable, nothing committed.
+inline constexpr int kCommitProxyMemoryLimitExceeded = 1042;
+inline constexpr int kBatchTransactionThrottled = 1051;
+inline constexpr int kGrvProxyMemoryLimitExceeded = 1078;
+inline constexpr int kTagThrottled = 1213;
+inline constexpr int kProxyTagThrottled = 1223;
 inline constexpr int kAccessedUnreadable = 1036;      // read of a versionstamped value/key
 inline constexpr int kClientInvalidOperation = 2000;  // e.g. bad versionstamp offset
 inline constexpr int kInvertedRange = 2005;           // range begin after end

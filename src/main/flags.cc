@@ -23,9 +23,35 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--data-dir", f.data_dir, "Directory of the embedded engine's database")
       ->envname("DYNODB_DATA_DIR")
       ->capture_default_str();
-  serve.add_option("--engine", f.engine, "Storage engine (embedded)")
+  serve
+      .add_option("--engine", f.engine,
+                  "Storage engine: embedded (in this process, in --data-dir) or fdb (a "
+                  "FoundationDB cluster, which many fdyno processes can share)")
       ->envname("DYNODB_ENGINE")
-      ->check(CLI::IsMember({"embedded"}))
+      ->check(CLI::IsMember({"embedded", "fdb"}))
+      ->capture_default_str();
+  serve
+      .add_option("--fdb-cluster-file", f.fdb_cluster_file,
+                  "With --engine fdb: the cluster file (default: FoundationDB's, "
+                  "/etc/foundationdb/fdb.cluster)")
+      ->envname("DYNODB_FDB_CLUSTER_FILE");
+  serve
+      .add_option("--fdb-prefix", f.fdb_prefix,
+                  "With --engine fdb: bytes before every key fdyno stores, so that several "
+                  "deployments share one cluster ('\\xNN' for any byte, at most 256 bytes, not "
+                  "starting with \\xff)")
+      ->envname("DYNODB_FDB_PREFIX");
+  serve
+      .add_option("--fdb-library", f.fdb_library,
+                  "With --engine fdb: FoundationDB's client library, a name on the loader's "
+                  "path or a path (FoundationDB 7.1 or 7.3)")
+      ->envname("DYNODB_FDB_LIBRARY")
+      ->capture_default_str();
+  serve
+      .add_option("--fdb-connect-timeout", f.fdb_connect_timeout_s,
+                  "With --engine fdb: seconds to wait at start for the cluster to answer")
+      ->envname("DYNODB_FDB_CONNECT_TIMEOUT")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   serve
       .add_flag("--in-memory", f.in_memory,

@@ -17,6 +17,10 @@ struct ServeFlags {
   int port = 0;  // 0: the port of --listen
   std::string data_dir = "./fdyno-data";
   std::string engine = "embedded";
+  std::string fdb_cluster_file;  // empty: FoundationDB's default cluster file
+  std::string fdb_prefix;        // as typed: "\xNN" escapes (kv/engines/fdb/prefix.h)
+  std::string fdb_library = "libfdb_c.so";
+  double fdb_connect_timeout_s = 10;
   std::string durability = "fsync";
   bool in_memory = false;
   uint64_t in_memory_limit = uint64_t{1} << 30;  // bytes

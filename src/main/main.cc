@@ -15,10 +15,9 @@
 #include "base/scaled_clock.h"
 #include "http/server.h"
 #include "http/sigv4.h"
-#include "kv/engines/embedded/embedded.h"
-#include "main/engine_options.h"
 #include "main/flags.h"
 #include "main/logging.h"
+#include "main/serve_engine.h"
 #include "main/version.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -162,42 +161,36 @@ int Serve(const ServeFlags& flags) {
     }
   }
 
-  kv::EmbeddedOptions engine_options = ServerEngineOptions(
-      flags.data_dir, flags.durability == "none" ? kv::Durability::kNone : kv::Durability::kFsync,
-      clock);
-  engine_options.in_memory = flags.in_memory;
-  engine_options.memory_limit_bytes = flags.in_memory_limit;
-  const std::string storage =
-      flags.in_memory
-          ? "in memory, limit " + (flags.in_memory_limit == 0
-                                       ? std::string("none")
-                                       : std::to_string(flags.in_memory_limit >> 20) + " MiB")
-          : "data dir " + flags.data_dir + ", durability " + flags.durability;
-  Result<std::unique_ptr<kv::Database>> db = kv::OpenEmbedded(engine_options);
-  if (!db.ok()) {
-    spdlog::error("cannot open the embedded engine ({}): {}", storage, db.error().message);
-    return 1;
+  Result<ServeEngine> engine = OpenServeEngine(flags, clock);
+  if (!engine.ok()) {
+    spdlog::error("{}", engine.error().message);
+    return engine.error().type == ErrorType::kValidation ? 2 : 1;
   }
+  const std::string storage = engine->description;
+  std::unique_ptr<kv::Database>& db = engine->db;
 
   // Writes on the network thread need a commit that does not hold it.
-  config->inline_writes = config->inline_writes && (*db)->CommitsAsynchronously();
+  config->inline_writes = config->inline_writes && db->CommitsAsynchronously();
 
   PreRegisterMetrics();
   int exit_code = 0;
   {
     store::Catalog catalog(clock);  // the table catalog every operation shares
-    // On-demand backups and restores (workers/backups.h). Only this process opens the embedded
-    // engine's directory, so a backup another process owned was abandoned: take it over at once.
+    // On-demand backups and restores (workers/backups.h). When only this process opens the
+    // database (the embedded engine), a backup another process owned was abandoned: take it
+    // over at once. Over FoundationDB other processes may be working on theirs: take over one
+    // only after a minute without progress.
     workers::BackupWorkerOptions backup_options;
     backup_options.clock = clock;
-    backup_options.takeover = std::chrono::milliseconds(0);
+    backup_options.takeover =
+        engine->exclusive ? std::chrono::milliseconds(0) : std::chrono::milliseconds(60'000);
     if (const char* pause = std::getenv("FDYNO_TEST_BACKUP_PAUSE_AFTER"); pause && *pause) {
       backup_options.pause_after = std::atoi(pause);  // crash tests: see workers/backups.h
     }
-    workers::BackupWorker backup_worker(db->get(), &catalog, backup_options);
+    workers::BackupWorker backup_worker(db.get(), &catalog, backup_options);
     api::ApiDeps deps;
     deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
-    deps.db = db->get();
+    deps.db = db.get();
     deps.clock = clock;
     deps.catalog = &catalog;
     deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
@@ -205,14 +198,14 @@ int Serve(const ServeFlags& flags) {
     deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
-    workers::IndexWorker index_worker(db->get(), &catalog);
+    workers::IndexWorker index_worker(db.get(), &catalog);
     index_worker.Start();
     // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
     workers::TtlOptions ttl_options;
     ttl_options.sweep_interval =
         std::chrono::milliseconds(std::llround(flags.ttl_sweep_interval_s * 1000));
     ttl_options.clock = clock;
-    workers::TtlWorker ttl_worker(db->get(), &catalog, ttl_options);
+    workers::TtlWorker ttl_worker(db.get(), &catalog, ttl_options);
     ttl_worker.Start();
     // Streams: retention, shard rotation, removal (workers/streams.h). The first pass runs now,
     // before serving, so that tables whose stream an older binary enabled get theirs recorded.
@@ -221,18 +214,18 @@ int Serve(const ServeFlags& flags) {
         std::chrono::milliseconds(std::llround(flags.stream_shard_rotation_s * 1000));
     stream_options.slots = flags.stream_shards;
     stream_options.clock = clock;
-    if (Result<workers::StreamStats> first = workers::RunStreamPass(**db, catalog, stream_options);
+    if (Result<workers::StreamStats> first = workers::RunStreamPass(*db, catalog, stream_options);
         !first.ok()) {
       spdlog::error("streams: {}", first.error().message);
       return 1;
     }
-    workers::StreamWorker stream_worker(db->get(), &catalog, stream_options);
+    workers::StreamWorker stream_worker(db.get(), &catalog, stream_options);
     stream_worker.Start();
     backup_worker.Start();
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
     Result<std::unique_ptr<workers::TokenGc>> token_gc =
-        workers::StartTokenGcFromEnv(db->get(), clock);
+        workers::StartTokenGcFromEnv(db.get(), clock);
     if (!token_gc.ok()) {
       spdlog::error("{}", token_gc.error().message);
       return 2;
@@ -269,7 +262,7 @@ int Serve(const ServeFlags& flags) {
       spdlog::info("all requests answered; closing the engine");
     }
   }
-  db->reset();  // closes the engine cleanly (flushes and releases the directory lock)
+  db.reset();  // closes the engine cleanly (the embedded one flushes and releases its lock)
   spdlog::info("fdyno stopped");
   return exit_code;
 }

@@ -236,9 +236,44 @@ def test_help_documents_every_flag():
                       ("--admin-listen", "DYNODB_ADMIN_LISTEN"),
                       ("--allow-anonymous", "DYNODB_ALLOW_ANONYMOUS"),
                       ("--durability", "DYNODB_DURABILITY"), ("--workers", "DYNODB_WORKERS"),
-                      ("--queue-bound", "DYNODB_QUEUE_BOUND")]:
+                      ("--queue-bound", "DYNODB_QUEUE_BOUND"),
+                      ("--fdb-cluster-file", "DYNODB_FDB_CLUSTER_FILE"),
+                      ("--fdb-prefix", "DYNODB_FDB_PREFIX"), ("--fdb-library", "DYNODB_FDB_LIBRARY"),
+                      ("--fdb-connect-timeout", "DYNODB_FDB_CONNECT_TIMEOUT")]:
         assert flag in out, flag
         assert env in out, env
+
+
+def serve_and_wait(args, env=None):
+    return subprocess.run([FDYNO_BIN, "serve", "--port", str(free_port()), *args],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_fdb_engine_without_its_client_library_is_a_clear_error(tmp_path):
+    missing = str(tmp_path / "no" / "libfdb_c.so")
+    proc = serve_and_wait(["--engine", "fdb", "--fdb-library", missing])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "cannot load the FoundationDB client library" in out and missing in out
+    # The same through the environment.
+    proc = serve_and_wait([], env={"DYNODB_ENGINE": "fdb", "DYNODB_FDB_LIBRARY": missing,
+                                   "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and missing in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("prefix", ["\\xff/app", "a\\q", "\\x4", "p" * 257])
+def test_fdb_prefix_is_validated_before_anything_opens(prefix):
+    proc = serve_and_wait(["--engine", "fdb", "--fdb-prefix", prefix,
+                           "--fdb-library", "/nonexistent/libfdb_c.so"])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    assert "--fdb-prefix" in out and "FoundationDB client library" not in out
+
+
+def test_in_memory_is_refused_with_the_fdb_engine():
+    proc = serve_and_wait(["--engine", "fdb", "--in-memory"])
+    assert proc.returncode == 2
+    assert "--in-memory" in proc.stdout + proc.stderr
 
 
 def test_environment_variables_configure_serve(tmp_path):

@@ -1,10 +1,42 @@
 #include "kv/contract/engines.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
+#include "kv/engines/fdb/fdb.h"
 #include "kv/testing/memory_engine.h"
 
 namespace fdyno::kv::contract {
+namespace {
+
+// The FoundationDB cluster the fdb engine's tests use: FDYNO_FDB_CLUSTER_FILE, and the client
+// library FDYNO_FDB_LIBRARY (default: libfdb_c.so on the loader's path).
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+FdbOptions TestFdbOptions(const std::string& dir) {
+  FdbOptions options;
+  options.cluster_file = Env("FDYNO_FDB_CLUSTER_FILE");
+  // Each test's database is its own prefix, named after its (unique) directory.
+  options.prefix = "fdyno_contract/" + std::filesystem::path(dir).filename().string() + "/";
+  if (std::string library = Env("FDYNO_FDB_LIBRARY"); !library.empty()) options.library = library;
+  return options;
+}
+
+// Clears the test's prefix (every key the contract tests write sorts before "\xff\xff").
+void DestroyFdb(const std::string& dir) {
+  Result<std::unique_ptr<Database>> db = OpenFdb(TestFdbOptions(dir));
+  if (!db.ok()) return;
+  std::unique_ptr<Transaction> t = (*db)->CreateTransaction();
+  t->ClearRange("", "\xff\xff");
+  (void)t->Commit();
+}
+
+}  // namespace
 
 const std::vector<EngineFactory>& ContractEngines() {
   static const std::vector<EngineFactory> engines = {
@@ -52,7 +84,17 @@ const std::vector<EngineFactory>& ContractEngines() {
          return OpenMemoryEngine({.clock = clock});
        },
        /*persistent=*/false, /*locks_directory=*/false},
-      // The FoundationDB engine joins here.
+      // FoundationDB, when FDYNO_FDB_CLUSTER_FILE names a cluster; skipped, saying so, otherwise.
+      {"fdb", [](const std::string& dir, Clock*) { return OpenFdb(TestFdbOptions(dir)); },
+       /*persistent=*/true, /*locks_directory=*/false, /*follows_clock=*/false,
+       [] {
+         return Env("FDYNO_FDB_CLUSTER_FILE").empty()
+                    ? std::string(
+                          "FDYNO_FDB_CLUSTER_FILE is not set: the FoundationDB engine's "
+                          "contract tests need a cluster")
+                    : std::string();
+       },
+       DestroyFdb},
   };
   return engines;
 }

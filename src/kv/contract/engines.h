@@ -24,6 +24,15 @@ struct EngineFactory {
   bool persistent = true;
   // Whether a second open of a directory that is open fails (lock tests).
   bool locks_directory = true;
+  // Whether the clock given to open drives the 5 s window and transaction timeouts. When not
+  // (FoundationDB: its cluster's versions advance in real time), the tests that need time to
+  // pass wait for it, with margins around the boundaries.
+  bool follows_clock = true;
+  // Why the engine cannot run here (empty: it can); its tests are then skipped with the reason.
+  std::function<std::string()> unavailable = nullptr;
+  // Removes what a test stored for the database of `dir`, after it is closed; null when
+  // removing the directory is enough.
+  std::function<void(const std::string& dir)> destroy = nullptr;
 };
 
 // gtest prints a parameter by its name.

@@ -18,6 +18,7 @@
 // runs a longer workload (8 x 5000 operations per engine instead of 8 x 1000).
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -30,6 +31,7 @@
 
 #include "base/metrics.h"
 #include "kv/engines/faulty/faulty.h"
+#include "kv/engines/fdb/fdb.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "kv/tuple.h"
@@ -633,6 +635,27 @@ TEST(SerializabilityTest, FaultyEmbeddedEngine) {
   RunWorkload(faulty.get(), "faulty(embedded)", seed, faulty.get());
 }
 #endif
+
+// On FoundationDB when FDYNO_FDB_CLUSTER_FILE names a cluster (FDYNO_FDB_LIBRARY: the client
+// library), under a prefix of its own, cleared afterwards.
+TEST(SerializabilityTest, FdbEngine) {
+  const char* cluster = std::getenv("FDYNO_FDB_CLUSTER_FILE");
+  if (cluster == nullptr || *cluster == '\0') {
+    GTEST_SKIP() << "FDYNO_FDB_CLUSTER_FILE is not set: the FoundationDB engine needs a cluster";
+  }
+  FdbOptions o;
+  o.cluster_file = cluster;
+  o.prefix = "fdyno_serializability/" + std::to_string(::getpid()) + "/";
+  if (const char* library = std::getenv("FDYNO_FDB_LIBRARY"); library && *library) {
+    o.library = library;
+  }
+  auto db = OpenFdb(o);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  RunWorkload(db->get(), "fdb", Seed(), nullptr);
+  auto t = (*db)->CreateTransaction();
+  t->ClearRange("", "\xff\xff");
+  EXPECT_TRUE(t->Commit().ok());
+}
 
 }  // namespace
 }  // namespace fdyno::kv
