@@ -322,9 +322,10 @@ const Router::OperationMetrics& Router::MetricsFor(std::string_view label) const
   return it->second;
 }
 
-HttpResponse Router::Error(std::string_view label, const fdyno::Error& error,
+HttpResponse Router::Error(std::string_view label, const fdyno::Error& original,
                            std::string_view content_type, std::string request_id,
                            std::string_view cause) const {
+  const fdyno::Error error = ClientError(original);
   ErrorType type = error.is_kv() ? ErrorType::kInternalServerError : error.type;
   metrics_
       ->GetCounter("fdyno_errors_total",
@@ -634,7 +635,10 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   // nested input cannot exhaust the stack.
   ParseBuffer insitu(body);
   rapidjson::Document document;
-  document.ParseInsitu<rapidjson::kParseIterativeFlag>(insitu.text.data());
+  // Every string must be valid UTF-8, as DynamoDB requires (SerializationException otherwise):
+  // nothing invalid is stored, compared as a key or echoed.
+  document.ParseInsitu<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(
+      insitu.text.data());
   if (document.HasParseError()) return fail(fdyno::Error::Serialization(""));
   if (document.IsArray()) {
     return fail(fdyno::Error::Serialization("Start of list found where not expected"));

@@ -8,6 +8,9 @@
 #include <ctime>
 #include <random>
 
+#include "base/utf8.h"
+#include "kv/kv.h"
+
 namespace fdyno::http {
 
 std::string_view ErrorNamespace(ErrorType type) {
@@ -30,6 +33,23 @@ std::string_view ErrorNamespace(ErrorType type) {
   }
 }
 
+Error ClientError(const Error& error) {
+  if (!error.is_kv()) return error;
+  switch (error.kv_code) {
+    case kv::kTransactionTooLarge:
+    case kv::kKeyTooLarge:
+    case kv::kValueTooLarge:
+      return Error::Validation(
+          "The request's writes, with the index entries and stream records they make, exceed "
+          "the " +
+          std::to_string(kv::kMaxTransactionBytes) +
+          " bytes one transaction of the storage engine can hold: send fewer or smaller items "
+          "per request, or project fewer attributes into the table's indexes");
+    default:
+      return error;
+  }
+}
+
 std::string RenderErrorBody(const Error& error) {
   // Engine errors never reach clients as such: they are internal server errors.
   ErrorType type = error.is_kv() ? ErrorType::kInternalServerError : error.type;
@@ -39,7 +59,9 @@ std::string RenderErrorBody(const Error& error) {
   w.StartObject();
   w.Key("__type");
   w.String(full_type.data(), static_cast<rapidjson::SizeType>(full_type.size()));
-  std::string_view message = error.message;
+  // A message may quote what the client sent (an operation name from a header): the body
+  // stays valid UTF-8 whatever it held.
+  std::string message = ToValidUtf8(error.message);
   if (error.is_kv()) message = "Internal server error";
   if (!message.empty()) {
     w.Key(type == ErrorType::kSerialization ? "Message" : "message");

@@ -26,6 +26,12 @@ TEST(WireTest, ErrorBodies) {
   EXPECT_EQ(RenderErrorBody(Error::Kv(1020, "not_committed")),
             R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
             R"("message":"Internal server error"})");
+  // A message quoting invalid bytes stays valid UTF-8 on the wire.
+  EXPECT_EQ(RenderErrorBody(Error::Validation("name a\xFF"
+                                              "b")),
+            "{\"__type\":\"com.amazon.coral.validate#ValidationException\",\"message\":\"name "
+            "a\xEF\xBF\xBD"
+            "b\"}");
   Error ccf = Error::ConditionalCheckFailed();
   ccf.item_json = R"({"pk":{"S":"a"}})";
   EXPECT_EQ(RenderErrorBody(ccf),

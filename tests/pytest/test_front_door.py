@@ -84,6 +84,30 @@ def test_malformed_json_is_serialization_exception(server):
     assert error_type(r) == "SerializationException"
 
 
+def test_invalid_utf8_is_a_serialization_exception_and_nothing_is_stored(server):
+    table = {"TableName": "utf8", "BillingMode": "PAY_PER_REQUEST",
+             "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+             "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}]}
+    assert call(server, "CreateTable", json.dumps(table)).status_code == 200
+    for bad in (b'{"TableName":"utf8","Item":{"k":{"S":"a\xffb"}}}',       # in a value
+                b'{"TableName":"utf8","Item":{"k":{"S":"k\xff"}}}',        # in a key
+                b'{"TableName":"utf8","Item":{"k":{"S":"x"},"n\xc0\xaf":{"S":"v"}}}',  # name
+                b'{"TableName":"utf8","Item":{"k":{"S":"\xed\xa0\x80"}}}',  # a surrogate
+                b'{"TableName":"utf8\xff","Item":{"k":{"S":"x"}}}'):        # a table name
+        r = call(server, "PutItem", bad)
+        assert (r.status_code, r.json()) == (
+            400, {"__type": "com.amazon.coral.service#SerializationException"}), bad
+    r = call(server, "Scan", '{"TableName":"utf8"}')
+    assert r.json()["Count"] == 0
+    # Valid text, raw or escaped, is stored and returned as sent.
+    assert call(server, "PutItem", '{"TableName":"utf8","Item":{"k":{"S":"\u00e9\ud83d\ude00"}}}'
+                ).status_code == 200
+    assert call(server, "PutItem", '{"TableName":"utf8","Item":{"k":{"S":"€"}}}'
+                ).status_code == 200
+    keys = sorted(i["k"]["S"] for i in call(server, "Scan", '{"TableName":"utf8"}').json()["Items"])
+    assert keys == sorted(["é😀", "€"])
+
+
 def test_non_json_content_type_is_unknown_operation(server):
     r = call(server, "DescribeLimits", headers={"Content-Type": "text/plain"})
     assert r.status_code == 404
