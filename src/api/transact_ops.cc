@@ -262,7 +262,8 @@ Error Cancelled(const std::vector<Reason>& reasons) {
 
 // Key errors that DynamoDB reports per action (a cancellation reason) rather than for the
 // request: the key does not have the schema's attributes and types, or an index key attribute
-// has the wrong type. Empty key values and oversized keys are request-level ValidationExceptions.
+// has the wrong type. Empty key values and oversized keys (of the table or an index) are
+// request-level ValidationExceptions.
 bool IsSchemaMismatch(const Error& e) {
   return e.cause == ErrorCause::kKeySchemaMismatch || e.cause == ErrorCause::kIndexKeyMismatch;
 }
@@ -464,9 +465,10 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
                                             old ? old : &kEmpty);
         }
         if (!size_ok.ok()) {
-          // An empty index key value fails the whole request, as DynamoDB does.
+          // An empty or over-long index key value fails the whole request, as DynamoDB does.
           if (size_ok.error().type != ErrorType::kValidation ||
-              size_ok.error().cause == ErrorCause::kIndexKeyEmpty) {
+              size_ok.error().cause == ErrorCause::kIndexKeyEmpty ||
+              size_ok.error().cause == ErrorCause::kIndexKeyTooLong) {
             return size_ok.error();
           }
           reasons[i].code = "ValidationError";

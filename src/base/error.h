@@ -12,46 +12,46 @@
 namespace fdyno {
 
 // X(Enum, "WireType", http_status, retryable)
-#define FDYNO_DYNAMODB_ERRORS(X)                                                          \
-  X(kAccessDenied, "AccessDeniedException", 400, false)                                    \
-  X(kConditionalCheckFailed, "ConditionalCheckFailedException", 400, false)                \
-  X(kIncompleteSignature, "IncompleteSignatureException", 400, false)                      \
-  X(kInvalidSignature, "InvalidSignatureException", 400, false)                            \
-  X(kMissingAuthenticationToken, "MissingAuthenticationTokenException", 400, false)        \
-  X(kUnrecognizedClient, "UnrecognizedClientException", 400, false)                        \
+#define FDYNO_DYNAMODB_ERRORS(X)                                                              \
+  X(kAccessDenied, "AccessDeniedException", 400, false)                                       \
+  X(kConditionalCheckFailed, "ConditionalCheckFailedException", 400, false)                   \
+  X(kIncompleteSignature, "IncompleteSignatureException", 400, false)                         \
+  X(kInvalidSignature, "InvalidSignatureException", 400, false)                               \
+  X(kMissingAuthenticationToken, "MissingAuthenticationTokenException", 400, false)           \
+  X(kUnrecognizedClient, "UnrecognizedClientException", 400, false)                           \
   X(kItemCollectionSizeLimitExceeded, "ItemCollectionSizeLimitExceededException", 400, false) \
-  X(kLimitExceeded, "LimitExceededException", 400, true)                                   \
-  X(kProvisionedThroughputExceeded, "ProvisionedThroughputExceededException", 400, true)   \
-  X(kRequestLimitExceeded, "RequestLimitExceeded", 400, true)                              \
-  X(kThrottling, "ThrottlingException", 400, true)                                         \
-  X(kResourceInUse, "ResourceInUseException", 400, false)                                  \
-  X(kResourceNotFound, "ResourceNotFoundException", 400, false)                            \
-  X(kTableNotFound, "TableNotFoundException", 400, false)                                  \
-  X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                        \
-  X(kTableInUse, "TableInUseException", 400, false)                                        \
-  X(kIndexNotFound, "IndexNotFoundException", 400, false)                                  \
-  X(kBackupNotFound, "BackupNotFoundException", 400, false)                                \
-  X(kBackupInUse, "BackupInUseException", 400, false)                                      \
-  X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)    \
-  X(kTransactionCanceled, "TransactionCanceledException", 400, false)                      \
-  X(kTransactionConflict, "TransactionConflictException", 400, false)                      \
-  X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
-  X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)      \
-  X(kDuplicateItem, "DuplicateItemException", 400, false)                                  \
-  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                              \
-  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                          \
-  X(kSerialization, "SerializationException", 400, false)                                  \
-  X(kValidation, "ValidationException", 400, false)                                        \
-  X(kUnknownOperation, "UnknownOperationException", 400, false)                            \
-  X(kRequestEntityTooLarge, "RequestEntityTooLarge", 413, false)                           \
-  X(kInternalServerError, "InternalServerError", 500, true)                                \
+  X(kLimitExceeded, "LimitExceededException", 400, true)                                      \
+  X(kProvisionedThroughputExceeded, "ProvisionedThroughputExceededException", 400, true)      \
+  X(kRequestLimitExceeded, "RequestLimitExceeded", 400, true)                                 \
+  X(kThrottling, "ThrottlingException", 400, true)                                            \
+  X(kResourceInUse, "ResourceInUseException", 400, false)                                     \
+  X(kResourceNotFound, "ResourceNotFoundException", 400, false)                               \
+  X(kTableNotFound, "TableNotFoundException", 400, false)                                     \
+  X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                           \
+  X(kTableInUse, "TableInUseException", 400, false)                                           \
+  X(kIndexNotFound, "IndexNotFoundException", 400, false)                                     \
+  X(kBackupNotFound, "BackupNotFoundException", 400, false)                                   \
+  X(kBackupInUse, "BackupInUseException", 400, false)                                         \
+  X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)       \
+  X(kTransactionCanceled, "TransactionCanceledException", 400, false)                         \
+  X(kTransactionConflict, "TransactionConflictException", 400, false)                         \
+  X(kTransactionInProgress, "TransactionInProgressException", 400, false)                     \
+  X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)         \
+  X(kDuplicateItem, "DuplicateItemException", 400, false)                                     \
+  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                                 \
+  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                             \
+  X(kSerialization, "SerializationException", 400, false)                                     \
+  X(kValidation, "ValidationException", 400, false)                                           \
+  X(kUnknownOperation, "UnknownOperationException", 400, false)                               \
+  X(kRequestEntityTooLarge, "RequestEntityTooLarge", 413, false)                              \
+  X(kInternalServerError, "InternalServerError", 500, true)                                   \
   X(kServiceUnavailable, "ServiceUnavailable", 503, true)
 
 enum class ErrorType {
 #define FDYNO_ERROR_ENUM(name, wire, status, retryable) name,
   FDYNO_DYNAMODB_ERRORS(FDYNO_ERROR_ENUM)
 #undef FDYNO_ERROR_ENUM
-  kKv,  // an engine error; Error::kv_code holds FoundationDB's code
+      kKv,  // an engine error; Error::kv_code holds FoundationDB's code
 };
 
 // Wire name ("ValidationException"), HTTP status and whether clients retry it.
@@ -66,10 +66,11 @@ enum class ErrorCause : uint8_t {
   kKeySchemaMismatch,    // a key lacks the schema's attributes or has another type
   kIndexKeyMismatch,     // an index key attribute of the item has the wrong type
   kIndexKeyEmpty,        // an index key attribute of the item is an empty string or binary
+  kIndexKeyTooLong,      // an index key attribute of the item exceeds its size limit
   kItemTooLarge,         // the item (after an update) exceeds 400 KB
   kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
-  kSnapshotLost,    // a read version shared by many transactions aged out (workers/backups.h)
-  kUnrecoverable,   // long work whose input is corrupt or gone: it can never finish
+  kSnapshotLost,         // a read version shared by many transactions aged out (workers/backups.h)
+  kUnrecoverable,        // long work whose input is corrupt or gone: it can never finish
 };
 
 struct Error {
@@ -94,7 +95,9 @@ struct Error {
   }
 
   static Error Kv(int code, std::string message = {});
-  static Error Validation(std::string message) { return {ErrorType::kValidation, std::move(message)}; }
+  static Error Validation(std::string message) {
+    return {ErrorType::kValidation, std::move(message)};
+  }
   static Error ResourceNotFound(std::string message) {
     return {ErrorType::kResourceNotFound, std::move(message)};
   }

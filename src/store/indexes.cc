@@ -6,6 +6,7 @@
 
 #include "kv/tuple.h"
 #include "model/item_codec.h"
+#include "model/item_size.h"
 #include "model/key_codec.h"
 #include "store/item_counts.h"
 #include "store/items.h"
@@ -50,16 +51,39 @@ kv::Tuple PartitionTuple(const std::vector<AttributeValue>& hash) {
   return t;
 }
 
-// The values of `attrs` in `item`, all present with their types; nullopt otherwise.
-std::optional<std::vector<AttributeValue>> ValuesOf(const Item& item,
-                                                    const std::vector<model::KeyAttribute>& attrs) {
-  std::vector<AttributeValue> out;
-  for (const model::KeyAttribute& a : attrs) {
-    const AttributeValue* v = Find(item, a.name);
-    if (v == nullptr || !HasType(*v, a.type)) return std::nullopt;
-    out.push_back(*v);
+// What keeps an index key value out of an index.
+enum class KeyProblem { kNone, kMissing, kMistyped, kEmpty, kTooLong };
+
+uint64_t MaxKeyBytes(bool partition) {
+  return partition ? kMaxIndexPartitionKeyBytes : kMaxIndexSortKeyBytes;
+}
+
+KeyProblem ProblemOf(const AttributeValue* v, const model::KeyAttribute& a, bool partition) {
+  if (v == nullptr) return KeyProblem::kMissing;
+  if (!HasType(*v, a.type)) return KeyProblem::kMistyped;
+  if ((v->type() == model::Type::kS && std::get<std::string>(v->v).empty()) ||
+      (v->type() == model::Type::kB && std::get<model::Binary>(v->v).bytes.empty())) {
+    return KeyProblem::kEmpty;
   }
-  return out;
+  if (model::ValueSize(*v) > MaxKeyBytes(partition)) return KeyProblem::kTooLong;
+  return KeyProblem::kNone;
+}
+
+// Calls fn(attribute, is_partition_attribute) for each key attribute of `index` in order.
+template <typename Fn>
+void ForEachKeyAttribute(const SecondaryIndex& index, Fn fn) {
+  for (const model::KeyAttribute& a : index.key_schema.HashAttributes()) fn(a, true);
+  for (const model::KeyAttribute& a : index.key_schema.RangeAttributes()) fn(a, false);
+}
+
+// Whether every key attribute of `index` is present in `item` with its type (an entry an older
+// backfill may have stored even when the value was empty or too long).
+bool HasTypedKey(const SecondaryIndex& index, const Item& item) {
+  for (const model::KeyAttribute& a : index.key_schema.Attributes()) {
+    const AttributeValue* v = Find(item, a.name);
+    if (v == nullptr || !HasType(*v, a.type)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -111,60 +135,74 @@ std::string IndexEntryKey(int64_t table_id, const SecondaryIndex& index,
   return layout::Index(table_id, index.id).Pack(t);
 }
 
+bool IndexKeyIsStorable(const SecondaryIndex& index, const Item& item) {
+  bool storable = true;
+  ForEachKeyAttribute(index, [&](const model::KeyAttribute& a, bool partition) {
+    storable = storable && ProblemOf(Find(item, a.name), a, partition) == KeyProblem::kNone;
+  });
+  return storable;
+}
+
 std::optional<IndexEntry> ComputeIndexEntry(const TableInfo& table, const SecondaryIndex& index,
                                             const Item& item) {
-  if (!ValuesOf(item, index.key_schema.Attributes())) return std::nullopt;
+  if (!IndexKeyIsStorable(index, item)) return std::nullopt;
   IndexEntry e;
   e.key = IndexEntryKey(table.id, index, table.key_schema, item);
   e.image = ProjectForIndex(table, index, item);
   return e;
 }
 
-Status ValidateIndexKeys(const TableInfo& table, const Item& item, const Item* before) {
-  // Every maintained index is checked; the error names the alphabetically first index with a
-  // bad key attribute, as DynamoDB does.
-  const SecondaryIndex* worst_index = nullptr;
-  model::KeyAttribute worst_attr;
-  const AttributeValue* worst_value = nullptr;
-  for (const auto* list : {&table.local_indexes, &table.global_indexes}) {
-    for (const SecondaryIndex& index : *list) {
-      if (!IndexIsMaintained(index)) continue;
-      if (worst_index != nullptr && worst_index->name <= index.name) continue;
-      for (const model::KeyAttribute& a : index.key_schema.Attributes()) {
-        const AttributeValue* v = Find(item, a.name);
-        if (v == nullptr) continue;
-        // An update is checked only on the key attributes it changed.
-        if (before != nullptr) {
-          const AttributeValue* old = Find(*before, a.name);
-          if (old != nullptr && *old == *v) continue;
-        }
-        // A mistyped attribute of a multi-attribute key only keeps the item out of the index.
-        const bool mistyped = !HasType(*v, a.type) && !index.key_schema.multi_attribute();
-        const bool empty =
-            HasType(*v, a.type) &&
-            ((v->type() == model::Type::kS && std::get<std::string>(v->v).empty()) ||
-             (v->type() == model::Type::kB && std::get<model::Binary>(v->v).bytes.empty()));
-        if (mistyped || empty) {
-          worst_index = &index;
-          worst_attr = a;
-          worst_value = v;
-          break;
-        }
-      }
+namespace {
+
+// The first key attribute of `index` whose value in `item` a write may not store, with its
+// problem; only attributes the write changed from `before` (when given) count.
+struct BadKey {
+  const SecondaryIndex* index = nullptr;
+  model::KeyAttribute attr;
+  const AttributeValue* value = nullptr;
+  KeyProblem problem = KeyProblem::kNone;
+  bool partition = false;
+};
+
+BadKey FirstBadKey(const SecondaryIndex& index, const Item& item, const Item* before) {
+  BadKey bad;
+  ForEachKeyAttribute(index, [&](const model::KeyAttribute& a, bool partition) {
+    if (bad.index != nullptr) return;
+    const AttributeValue* v = Find(item, a.name);
+    if (v == nullptr) return;
+    if (before != nullptr) {
+      const AttributeValue* old = Find(*before, a.name);
+      if (old != nullptr && *old == *v) return;
     }
-  }
-  if (worst_index == nullptr) return Status();
-  const model::KeyAttribute& attr = worst_attr;
-  const AttributeValue& v = *worst_value;
-  if (!HasType(v, attr.type)) {
+    KeyProblem p = ProblemOf(v, a, partition);
+    // A mistyped attribute of a multi-attribute key only keeps the item out of the index.
+    if (p == KeyProblem::kMistyped && index.key_schema.multi_attribute()) return;
+    if (p != KeyProblem::kNone) bad = BadKey{&index, a, v, p, partition};
+  });
+  return bad;
+}
+
+Error BadKeyError(const BadKey& bad, bool update) {
+  const model::KeyAttribute& attr = bad.attr;
+  const AttributeValue& v = *bad.value;
+  const std::string& index = bad.index->name;
+  if (bad.problem == KeyProblem::kMistyped) {
     return Error::Validation(
                "One or more parameter values were invalid: Type mismatch for Index Key " +
-               attr.name + " Expected: " + std::string(ScalarTypeName(attr.type)) + " Actual: " +
-               std::string(model::TypeName(v.type())) + " IndexName: " + worst_index->name)
+               attr.name + " Expected: " + std::string(ScalarTypeName(attr.type)) +
+               " Actual: " + std::string(model::TypeName(v.type())) + " IndexName: " + index)
         .WithCause(ErrorCause::kIndexKeyMismatch);
   }
+  if (bad.problem == KeyProblem::kTooLong) {
+    return Error::Validation(
+               "One or more parameter values were invalid: Size limit exceeded for Index Key " +
+               attr.name + " Actual Size: " + std::to_string(model::ValueSize(v)) +
+               " bytes Max Size: " + std::to_string(MaxKeyBytes(bad.partition)) +
+               " bytes IndexName: " + index)
+        .WithCause(ErrorCause::kIndexKeyTooLong);
+  }
   const std::string kind = v.type() == model::Type::kS ? "string" : "binary";
-  if (before != nullptr) {
+  if (update) {
     return Error::Validation(
                "One or more parameter values are not valid. The update expression attempted to "
                "update a secondary index key to a value that is not supported. The "
@@ -176,8 +214,26 @@ Status ValidateIndexKeys(const TableInfo& table, const Item& item, const Item* b
              "One or more parameter values are not valid. A value specified for a secondary index "
              "key is not supported. The AttributeValue for a key attribute cannot contain an "
              "empty " +
-             kind + " value. IndexName: " + worst_index->name + ", IndexKey: " + attr.name)
+             kind + " value. IndexName: " + index + ", IndexKey: " + attr.name)
       .WithCause(ErrorCause::kIndexKeyEmpty);
+}
+
+}  // namespace
+
+Status ValidateIndexKeys(const TableInfo& table, const Item& item, const Item* before) {
+  // Every maintained index is checked; the error names the alphabetically first index with a
+  // bad key attribute, as DynamoDB does.
+  BadKey worst;
+  for (const auto* list : {&table.local_indexes, &table.global_indexes}) {
+    for (const SecondaryIndex& index : *list) {
+      if (!IndexIsMaintained(index)) continue;
+      if (worst.index != nullptr && worst.index->name <= index.name) continue;
+      BadKey bad = FirstBadKey(index, item, before);
+      if (bad.index != nullptr) worst = bad;
+    }
+  }
+  if (worst.index == nullptr) return Status();
+  return BadKeyError(worst, before != nullptr);
 }
 
 void UpdateIndex(kv::Transaction& tx, const TableInfo& table, const SecondaryIndex& index,
@@ -185,6 +241,12 @@ void UpdateIndex(kv::Transaction& tx, const TableInfo& table, const SecondaryInd
   std::optional<IndexEntry> before, after;
   if (old_item != nullptr) before = ComputeIndexEntry(table, index, *old_item);
   if (new_item != nullptr) after = ComputeIndexEntry(table, index, *new_item);
+  if (old_item != nullptr && !before && HasTypedKey(index, *old_item)) {
+    // An entry an older backfill may have stored for a value no longer indexed (empty or too
+    // long): removed with the old image, whatever its size.
+    DeleteItem(tx, IndexEntryKey(table.id, index, table.key_schema, *old_item),
+               OldItem{true, 0, true});
+  }
   std::string before_image;
   if (before) before_image = model::EncodeStoredItem(before->image);
   if (before && (!after || after->key != before->key)) {

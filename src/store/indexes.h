@@ -43,8 +43,17 @@ struct IndexEntry {
 // while it is backfilled).
 bool IndexIsMaintained(const SecondaryIndex& index);
 
-// The entry `item` has in `index`, or nullopt when the item lacks an index key attribute (or
-// it has another type: callers validate first).
+// DynamoDB's size limits of one index key value (model::ValueSize), as for a table's key:
+// a partition key attribute at most 2,048 bytes, a sort key attribute at most 1,024.
+inline constexpr uint64_t kMaxIndexPartitionKeyBytes = 2048;
+inline constexpr uint64_t kMaxIndexSortKeyBytes = 1024;
+
+// Whether `item` has an entry in `index`: every index key attribute present with its type, not
+// an empty string/binary, within the size limits. Writes refuse the last three
+// (ValidateIndexKeys); a backfill leaves such items out of the index, as DynamoDB does.
+bool IndexKeyIsStorable(const SecondaryIndex& index, const model::Item& item);
+
+// The entry `item` has in `index`, or nullopt when it has none (IndexKeyIsStorable).
 std::optional<IndexEntry> ComputeIndexEntry(const TableInfo& table, const SecondaryIndex& index,
                                             const model::Item& item);
 
@@ -59,8 +68,11 @@ model::Item ProjectForIndex(const TableInfo& table, const SecondaryIndex& index,
 
 // ValidationException when a maintained index key attribute of `item` has the wrong type
 // ("One or more parameter values were invalid: Type mismatch for Index Key <attr> Expected:
-// <T> Actual: <T> IndexName: <index>", cause kIndexKeyMismatch) or is an empty string/binary
-// (cause kIndexKeyEmpty), naming the alphabetically first such index. With `before` (the item
+// <T> Actual: <T> IndexName: <index>", cause kIndexKeyMismatch), is an empty string/binary
+// (cause kIndexKeyEmpty) or exceeds its size limit ("One or more parameter values were
+// invalid: Size limit exceeded for Index Key <attr> Actual Size: <n> bytes Max Size: <max>
+// bytes IndexName: <index>", cause kIndexKeyTooLong), naming the alphabetically first such
+// index. With `before` (the item
 // an update started from) only the key attributes the update changed are checked, and an
 // empty one gets DynamoDB's update-expression wording.
 Status ValidateIndexKeys(const TableInfo& table, const model::Item& item,

@@ -34,18 +34,10 @@ std::string StorageKeyOf(const TableInfo& table, const model::Item& item) {
   return ItemKey(table.id, h, &r);
 }
 
-bool HasKeyAttribute(const model::Item& item, const model::KeyAttribute& attr) {
-  auto it = item.find(attr.name);
-  return it != item.end() && it->second.type() == model::ToType(attr.type);
-}
-
 }  // namespace
 
 bool HasIndexEntry(const SecondaryIndex& index, const model::Item& item) {
-  for (const model::KeyAttribute& a : index.key_schema.Attributes()) {
-    if (!HasKeyAttribute(item, a)) return false;
-  }
-  return true;
+  return IndexKeyIsStorable(index, item);
 }
 
 std::string ItemCountKey(int64_t table_id, int64_t id) {

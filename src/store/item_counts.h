@@ -57,8 +57,7 @@ std::string ItemCountKey(int64_t table_id, int64_t id);
 // The journal key of the base item stored at `item_key` (store::ItemKey) for index `index_id`.
 std::string ItemCountJournalKey(int64_t table_id, int64_t index_id, std::string_view item_key);
 
-// Whether `item` has an entry in `index`: both index key attributes present with their
-// types (store::ComputeIndexEntry without building the entry).
+// Whether `item` has an entry in `index` (store::IndexKeyIsStorable).
 bool HasIndexEntry(const SecondaryIndex& index, const model::Item& item);
 
 // Buffers the count changes of replacing `old_item` (null: absent) by `new_item` (null:

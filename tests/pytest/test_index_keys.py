@@ -94,3 +94,57 @@ def test_update_is_checked_only_on_what_it_changed(ddb):
         "ValidationException",
         "One or more parameter values were invalid: Type mismatch for Index Key g Expected: S "
         "Actual: N IndexName: by_g")
+
+
+def test_index_key_size_limits(ddb):
+    """An index partition key value may hold 2,048 bytes and a sort key value 1,024; one more is
+    DynamoDB's "Size limit exceeded" naming the index, for a put, an update and a transaction."""
+    name = f"ikeys-s-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "h", "r")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by_hr", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"},
+                                                {"AttributeName": "r", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        BillingMode="PAY_PER_REQUEST")
+    ok = {"pk": {"S": "a"}, "h": {"S": "h" * 2048}, "r": {"S": "r" * 1024}}
+    ddb.put_item(TableName=name, Item=ok)
+    too_long = ("ValidationException",
+                "One or more parameter values were invalid: Size limit exceeded for Index Key h "
+                "Actual Size: 2049 bytes Max Size: 2048 bytes IndexName: by_hr")
+    assert client_error(ddb.put_item, TableName=name, Item={**ok, "h": {"S": "h" * 2049}}) == (
+        too_long)
+    assert client_error(ddb.put_item, TableName=name, Item={**ok, "r": {"S": "r" * 1025}}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Size limit exceeded for Index Key r "
+        "Actual Size: 1025 bytes Max Size: 1024 bytes IndexName: by_hr")
+    assert client_error(ddb.update_item, TableName=name, Key={"pk": {"S": "a"}},
+                        UpdateExpression="SET h = :h",
+                        ExpressionAttributeValues={":h": {"S": "h" * 2049}}) == too_long
+    assert client_error(ddb.transact_write_items, TransactItems=[
+        {"Put": {"TableName": name, "Item": {**ok, "h": {"S": "h" * 2049}}}}]) == too_long
+    assert ddb.get_item(TableName=name, Key={"pk": {"S": "a"}})["Item"] == ok
+
+
+def test_a_backfill_skips_items_whose_key_the_index_cannot_hold(ddb):
+    name = f"ikeys-b-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=name,
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     BillingMode="PAY_PER_REQUEST")
+    for pk, g in (("empty", ""), ("long", "x" * 2049), ("longest", "x" * 2048), ("ok", "g")):
+        ddb.put_item(TableName=name, Item={"pk": {"S": pk}, "g": {"S": g}})
+    ddb.update_table(
+        TableName=name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+    deadline = time.time() + 30
+    while ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0][
+            "IndexStatus"] != "ACTIVE":
+        assert time.time() < deadline, "the backfill never finished"
+        time.sleep(0.05)
+    items = ddb.scan(TableName=name, IndexName="by_g")["Items"]
+    assert sorted(i["pk"]["S"] for i in items) == ["longest", "ok"]
