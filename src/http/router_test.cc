@@ -9,6 +9,7 @@
 
 #include "api/api.h"
 #include "http/compression.h"
+#include "kv/kv.h"
 
 namespace fdyno::http {
 namespace {
@@ -124,6 +125,30 @@ TEST_F(RouterTest, HandlerErrorsAreRenderedAndCounted) {
   EXPECT_EQ(Count("fdyno_errors_total",
                   {{"operation", "GetItem"}, {"error_type", "ResourceNotFoundException"}}),
             1);
+}
+
+// An engine limit (the request's writes exceed one transaction) is a ValidationException a
+// client can act on, not a 500 its SDK would retry forever; other engine errors stay 500s.
+TEST_F(RouterTest, EngineLimitsAreValidationErrors) {
+  api::OperationRegistry registry;
+  int code = 0;
+  registry.Register(
+      "PutItem", [&](const api::RequestContext&, const rapidjson::Value&) -> Result<std::string> {
+        return fdyno::Error::Kv(code, "engine");
+      });
+  Router router(registry, options_);
+  for (int limit : {kv::kTransactionTooLarge, kv::kKeyTooLarge, kv::kValueTooLarge}) {
+    code = limit;
+    HttpResponse r = router.HandleApi(Make("DynamoDB_20120810.PutItem", "{}"));
+    EXPECT_EQ(r.status, 400u) << limit;
+    EXPECT_EQ(Type(r), "ValidationException");
+    EXPECT_NE(r.body.find("exceed the 10000000 bytes one transaction of the storage engine can "
+                          "hold"),
+              std::string::npos)
+        << r.body;
+  }
+  code = kv::kNotCommitted;
+  EXPECT_EQ(router.HandleApi(Make("DynamoDB_20120810.PutItem", "{}")).status, 500u);
 }
 
 TEST_F(RouterTest, ExceptionsBecomeInternalServerError) {
@@ -422,6 +447,43 @@ TEST_F(RouterTest, BodiesParseInPlaceWithTheirExactStrings) {
   EXPECT_EQ(Type(r), "SerializationException");
   r = call(std::string(R"({"V":"a)") + std::string(1, '\0') + R"("})");
   EXPECT_EQ(Type(r), "SerializationException");
+}
+
+// DynamoDB requires valid UTF-8: a string (a value or a member name) with any invalid sequence
+// is a SerializationException and never reaches an operation, so nothing invalid is stored or
+// compared as a key; valid text, escaped or not, reaches it byte for byte.
+TEST_F(RouterTest, InvalidUtf8AnywhereIsASerializationException) {
+  api::OperationRegistry registry;
+  int calls = 0;
+  registry.Register(
+      "PutItem", [&](const api::RequestContext&, const rapidjson::Value&) -> Result<std::string> {
+        ++calls;
+        return std::string("{}");
+      });
+  Router router(registry, options_);
+  auto call = [&](const std::string& body) {
+    return router.HandleApi(Make("DynamoDB_20120810.PutItem", body));
+  };
+  for (const std::string& bad : {
+           std::string("{\"V\":\"a\xFF"
+                       "b\"}"),                      // a byte never in UTF-8
+           std::string("{\"V\xFF\":\"a\"}"),         // in a member name
+           std::string("{\"V\":\"\xC0\xAF\"}"),      // overlong
+           std::string("{\"V\":\"\xED\xA0\x80\"}"),  // an encoded surrogate
+           std::string("{\"V\":\"\xE2\x82\"}"),      // truncated
+           std::string("{\"V\":\"\x80\"}"),          // a lone continuation byte
+           std::string("{\"V\":\"\\uD800\"}"),       // an escaped lone surrogate
+       }) {
+    HttpResponse r = call(bad);
+    EXPECT_EQ(r.status, 400u);
+    EXPECT_EQ(r.body, R"({"__type":"com.amazon.coral.service#SerializationException"})");
+  }
+  EXPECT_EQ(calls, 0);
+  for (const std::string& good : {std::string("{\"V\":\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"}"),
+                                  std::string("{\"V\":\"\\uD83D\\uDE00\\uFFFD\"}")}) {
+    EXPECT_EQ(call(good).status, 200u) << good;
+  }
+  EXPECT_EQ(calls, 2);
 }
 
 TEST_F(RouterTest, OperationsOfTheApiThatFdynoLacksSaySo) {

@@ -19,6 +19,12 @@ namespace fdyno::http {
 // Error::item_json, when set, becomes the body's "Item" member; Error::cancellation_reasons_json
 // (TransactionCanceledException) the "CancellationReasons" member.
 std::string RenderErrorBody(const Error& error);
+
+// What the client is told of `error`. An engine limit (kv 2101-2103: the writes of one request,
+// with their index entries and stream records, exceed what one transaction of the storage
+// engine holds) is a ValidationException the client can act on, never a retryable 500 it would
+// resend forever; every other engine error stays an internal server error; the rest is as is.
+Error ClientError(const Error& error);
 std::string_view ErrorNamespace(ErrorType type);
 
 // A fresh 52-character request id ([A-Z0-9]), like DynamoDB's x-amzn-RequestId.

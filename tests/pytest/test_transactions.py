@@ -246,3 +246,28 @@ def test_client_request_token_length_counts_characters(ddb, table):
     code, message = _error(e)
     assert code == "ValidationException"
     assert "Member must have length less than or equal to 36" in message
+
+
+def test_writes_beyond_the_engine_transaction_are_a_validation_error(ddb):
+    """Ten items of 399,800 bytes on a table with two GSIs projecting ALL: within DynamoDB's
+    4 MB, but their index entries triple the writes past the 10 MB one engine transaction holds.
+    fdyno's documented deviation: a ValidationException the client can act on (never a 500 an
+    SDK retries forever), and nothing written."""
+    name = "txbig-" + uuid.uuid4().hex[:8]
+    ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "g1", "g2")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[{"IndexName": f"by_{g}",
+                                 "KeySchema": [{"AttributeName": g, "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}} for g in ("g1", "g2")])
+    puts = [{"Put": {"TableName": name, "Item": {
+        "pk": {"S": f"k{i}"}, "g1": {"S": "a"}, "g2": {"S": "b"}, "v": {"S": "v" * 399_780}}}}
+        for i in range(10)]
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.transact_write_items(TransactItems=puts)
+    code, message = _error(e)
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert code == "ValidationException"
+    assert "one transaction of the storage engine can hold" in message
+    assert ddb.scan(TableName=name, Select="COUNT")["Count"] == 0
