@@ -33,6 +33,30 @@ def table(ddb):
     return name
 
 
+def _hash_table(ddb, prefix):
+    """A new on-demand table keyed by pk (S), without indexes."""
+    name = f"{prefix}{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=name,
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     BillingMode="PAY_PER_REQUEST")
+    return name
+
+
+def _add_index_on_g(ddb, name):
+    """Adds GSI by_g (g S, KEYS_ONLY) to a table with data; returns once it is ACTIVE."""
+    ddb.update_table(
+        TableName=name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
+    deadline = time.time() + 30
+    while ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0][
+            "IndexStatus"] != "ACTIVE":
+        assert time.time() < deadline, "the backfill never finished"
+        time.sleep(0.05)
+
+
 KEY = {"pk": {"S": "p"}, "sk": {"S": "s"}}
 
 
@@ -69,23 +93,10 @@ def test_update_writing_an_empty_index_key_uses_the_update_wording(ddb, table):
 def test_update_is_checked_only_on_what_it_changed(ddb):
     # An item whose attribute became an index key of another type after it was written (the
     # index was added later) can still be updated elsewhere.
-    name = f"ikeys-u-{uuid.uuid4().hex[:8]}"
-    ddb.create_table(TableName=name,
-                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                     BillingMode="PAY_PER_REQUEST")
+    name = _hash_table(ddb, "ikeys-u-")
     key = {"pk": {"S": "a"}}
     ddb.put_item(TableName=name, Item={**key, "g": {"N": "1"}, "n": {"N": "1"}})
-    ddb.update_table(
-        TableName=name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexUpdates=[{"Create": {
-            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
-    deadline = time.time() + 30
-    while ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0][
-            "IndexStatus"] != "ACTIVE":
-        assert time.time() < deadline
-        time.sleep(0.05)
+    _add_index_on_g(ddb, name)
     ddb.update_item(TableName=name, Key=key, UpdateExpression="SET n = :two",
                     ExpressionAttributeValues={":two": {"N": "2"}})
     assert ddb.get_item(TableName=name, Key=key)["Item"]["n"] == {"N": "2"}
@@ -129,22 +140,9 @@ def test_index_key_size_limits(ddb):
 
 
 def test_a_backfill_skips_items_whose_key_the_index_cannot_hold(ddb):
-    name = f"ikeys-b-{uuid.uuid4().hex[:8]}"
-    ddb.create_table(TableName=name,
-                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                     BillingMode="PAY_PER_REQUEST")
+    name = _hash_table(ddb, "ikeys-b-")
     for pk, g in (("empty", ""), ("long", "x" * 2049), ("longest", "x" * 2048), ("ok", "g")):
         ddb.put_item(TableName=name, Item={"pk": {"S": pk}, "g": {"S": g}})
-    ddb.update_table(
-        TableName=name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexUpdates=[{"Create": {
-            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"}}}])
-    deadline = time.time() + 30
-    while ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][0][
-            "IndexStatus"] != "ACTIVE":
-        assert time.time() < deadline, "the backfill never finished"
-        time.sleep(0.05)
+    _add_index_on_g(ddb, name)
     items = ddb.scan(TableName=name, IndexName="by_g")["Items"]
     assert sorted(i["pk"]["S"] for i in items) == ["longest", "ok"]
