@@ -9,6 +9,7 @@
 #include "api/table_ops.h"
 #include "api/transact_ops.h"
 #include "api/ttl_ops.h"
+#include "api/vector_ops.h"
 
 namespace fdyno::api {
 
@@ -34,6 +35,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);
     RegisterQueryOperations(registry, services);
+    RegisterVectorOperations(registry, services);
     PartiqlOptions partiql;
     partiql.write = MakePartiqlWriter(services);
     RegisterPartiqlOperations(registry, services, std::move(partiql));

@@ -353,7 +353,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
     const store::TableInfo& t = *infos[w->table];
     if (w->is_put) {
       FDYNO_RETURN_IF_ERROR(ValidateBatchPutKey(t.key_schema, w->item));
-      FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(t, w->item));
+      FDYNO_RETURN_IF_ERROR(store::ValidateNewImage(t, w->item));
     } else {
       FDYNO_RETURN_IF_ERROR(ValidateKey(t.key_schema, w->item));
     }

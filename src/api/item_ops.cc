@@ -306,7 +306,7 @@ Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
   const Item& item = *w.item;
   if (w.op == ItemOp::kPutItem) {
     FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, item));
-    FDYNO_RETURN_IF_ERROR(store::ValidateIndexKeys(table, item));
+    FDYNO_RETURN_IF_ERROR(store::ValidateNewImage(table, item));
   } else {
     FDYNO_RETURN_IF_ERROR(ValidateKey(schema, item));
   }

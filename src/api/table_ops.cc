@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/projection_request.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
+#include "api/vector_table_ops.h"
 #include "base/metrics.h"
 #include "base/utf8.h"
 #include "kv/run.h"
@@ -32,7 +34,6 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 // DynamoDB's per-table limits.
 constexpr size_t kMaxLocalIndexes = 5;
 constexpr size_t kMaxGlobalIndexes = 20;
-constexpr size_t kMaxNonKeyAttributes = 20;
 constexpr size_t kMaxTags = 50;
 constexpr int64_t kMaxCapacityUnits = 1'000'000'000'000;
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
@@ -77,10 +78,6 @@ struct AttributeIn {
 struct ThroughputIn {
   std::optional<int64_t> read;
   std::optional<int64_t> write;
-};
-struct ProjectionIn {
-  std::optional<std::string> type;
-  std::optional<std::vector<std::string>> non_key;
 };
 struct IndexIn {
   std::optional<std::string> name;
@@ -180,15 +177,6 @@ void ApplyOnDemand(const OnDemandIn& in, store::OnDemandLimits& limits) {
   };
   apply(in.max_read, limits.max_read_request_units);
   apply(in.max_write, limits.max_write_request_units);
-}
-
-Result<std::optional<ProjectionIn>> ParseProjection(const Value& obj) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(obj, "Projection", "Projection"));
-  if (v == nullptr) return std::optional<ProjectionIn>();
-  ProjectionIn p;
-  FDYNO_ASSIGN_OR_RETURN(p.type, OwnedString(*v, "ProjectionType"));
-  FDYNO_ASSIGN_OR_RETURN(p.non_key, StringList(*v, "NonKeyAttributes"));
-  return std::optional<ProjectionIn>(std::move(p));
 }
 
 Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const Value& body, std::string_view name,
@@ -341,25 +329,7 @@ void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<
     CheckKeySchemaConstraints(e, index.key_schema, Path(p, "keySchema"), false,
                               global ? kMaxGlobalIndexKeySchema : kMaxKeySchema);
     e.NotNull(Path(p, "projection"), index.projection.has_value());
-    if (index.projection) {
-      if (index.projection->type) {
-        e.Enum(Path(p, "projection.projectionType"), *index.projection->type,
-               {"ALL", "INCLUDE", "KEYS_ONLY"});
-      }
-      if (index.projection->non_key) {
-        std::string nk = Path(p, "projection.nonKeyAttributes");
-        if (index.projection->non_key->empty()) {
-          e.Add(nk, "[]", "Member must have length greater than or equal to 1");
-        } else if (index.projection->non_key->size() > kMaxNonKeyAttributes) {
-          e.AddWithoutValue(nk, "Member must have length less than or equal to 20");
-        }
-        for (size_t k = 0; k < index.projection->non_key->size(); ++k) {
-          const std::string& name = (*index.projection->non_key)[k];
-          e.MinLength(MemberPath(nk, k), name, 1);
-          e.MaxLength(MemberPath(nk, k), name, 255);
-        }
-      }
-    }
+    if (index.projection) CheckProjectionConstraints(e, *index.projection, Path(p, "projection"));
     if (global) CheckThroughputConstraints(e, index.throughput, Path(p, "provisionedThroughput"));
   }
 }
@@ -417,6 +387,13 @@ const AttributeIn* FindDefinition(const std::vector<AttributeIn>& defs, const st
     if (d.name && *d.name == name) return &d;
   }
   return nullptr;
+}
+
+// The definitions of a request whose constraints passed (names present, types valid).
+std::vector<store::AttributeDefinition> TypedDefinitions(const std::vector<AttributeIn>& defs) {
+  std::vector<store::AttributeDefinition> out;
+  for (const AttributeIn& d : defs) out.push_back({*d.name, *store::ParseScalarType(*d.type)});
+  return out;
 }
 
 std::vector<std::string> DefinitionNames(const std::vector<AttributeIn>& defs) {
@@ -515,27 +492,6 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
   store::KeySchema out;
   out.hash = attr(ks[0]);
   if (ks.size() == 2) out.range = attr(ks[1]);
-  return out;
-}
-
-Result<store::Projection> ResolveProjection(const ProjectionIn& p) {
-  if (!p.type) return Invalid("Unknown ProjectionType: null");
-  store::Projection out;
-  out.type = *p.type == "ALL"         ? store::ProjectionType::kAll
-             : *p.type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
-                                      : store::ProjectionType::kInclude;
-  if (out.type != store::ProjectionType::kInclude && p.non_key) {
-    return Invalid("ProjectionType is " + *p.type + ", but NonKeyAttributes is specified");
-  }
-  if (out.type == store::ProjectionType::kInclude) {
-    if (!p.non_key)
-      return Invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified");
-    std::set<std::string> seen;
-    for (const auto& a : *p.non_key) {
-      if (!seen.insert(a).second) return Invalid("Duplicate element in NonKeyAttributes: " + a);
-    }
-    out.non_key_attributes = *p.non_key;
-  }
   return out;
 }
 
@@ -647,6 +603,7 @@ struct CreateTableRequest {
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
+  std::optional<std::vector<VectorIndexIn>> vector_indexes;
 };
 
 Result<CreateTableRequest> ParseCreateTable(const Value& body) {
@@ -666,6 +623,7 @@ Result<CreateTableRequest> ParseCreateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
+  FDYNO_ASSIGN_OR_RETURN(r.vector_indexes, ParseVectorIndexes(body));
   return r;
 }
 
@@ -694,6 +652,7 @@ Status CheckCreateTableConstraints(const CreateTableRequest& r) {
   CheckKeySchemaConstraints(e, r.key_schema, "keySchema", true);
   CheckIndexConstraints(e, r.local_indexes, "localSecondaryIndexes", false);
   CheckIndexConstraints(e, r.global_indexes, "globalSecondaryIndexes", true);
+  CheckVectorIndexConstraints(e, r.vector_indexes);
   if (r.stream) {
     e.NotNull("streamSpecification.streamEnabled", r.stream->enabled.has_value());
     if (r.stream->view_type) {
@@ -754,7 +713,8 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
     return Error::Validation("Invalid KeySchema: Some index key attribute have no definition");
   }
   FDYNO_ASSIGN_OR_RETURN(t.key_schema, ResolveKeySchema(ks, defs));
-  const bool has_indexes = r.local_indexes.has_value() || r.global_indexes.has_value();
+  const bool has_indexes =
+      r.local_indexes.has_value() || r.global_indexes.has_value() || r.vector_indexes.has_value();
   if (!has_indexes && ks.size() != defs.size()) {
     return Invalid(
         "Number of attributes in KeySchema does not exactly match number of attributes "
@@ -831,6 +791,11 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
     if (r.global_indexes->size() > kMaxGlobalIndexes) {
       return Invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20");
     }
+  }
+  if (r.vector_indexes) {
+    FDYNO_ASSIGN_OR_RETURN(
+        t.vector_indexes,
+        PlanCreateVectorIndexes(*r.vector_indexes, TypedDefinitions(defs), t, index_names, used));
   }
   if (has_indexes && used.size() != defs.size()) {
     return Invalid("Some AttributeDefinitions are not used. AttributeDefinitions: " +
@@ -1076,6 +1041,7 @@ struct UpdateTableRequest {
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
+  std::optional<std::vector<VectorIndexUpdateIn>> vector_updates;
 };
 
 Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
@@ -1126,6 +1092,7 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
+  FDYNO_ASSIGN_OR_RETURN(r.vector_updates, ParseVectorIndexUpdates(body));
   return r;
 }
 
@@ -1162,11 +1129,13 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   }
   if (r.sse && r.sse->sse_type)
     e.Enum("sSESpecification.sSEType", *r.sse->sse_type, {"AES256", "KMS"});
+  CheckVectorIndexUpdateConstraints(e, r.vector_updates);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
 
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
+  const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
   if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
-      !r.deletion_protection && !r.table_class && !r.on_demand) {
+      !r.deletion_protection && !r.table_class && !r.on_demand && vector_changes == 0) {
     return Error::Validation(
         "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
         "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
@@ -1211,15 +1180,17 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
       }
     }
   }
-  // Kinds of change that must come alone.
+  if (r.vector_updates) FDYNO_RETURN_IF_ERROR(CheckVectorIndexUpdates(*r.vector_updates));
+  // Kinds of change that must come alone (vector index changes count as index changes).
   const bool iops = r.throughput || r.billing_mode;
   const bool gsi_create_delete =
-      r.gsi_updates &&
-      std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
-                  [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; });
-  const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi} + int{r.sse.has_value()} +
-                    int{r.table_class.has_value()} + int{r.deletion_protection.has_value()} +
-                    int{r.replica_updates != nullptr};
+      vector_changes > 0 ||
+      (r.gsi_updates &&
+       std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
+                   [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; }));
+  const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi || vector_changes > 0} +
+                    int{r.sse.has_value()} + int{r.table_class.has_value()} +
+                    int{r.deletion_protection.has_value()} + int{r.replica_updates != nullptr};
   if (r.sse && kinds > 1) {
     return Invalid("Server-Side Encryption modification must be the only operation in the request");
   }
@@ -1249,7 +1220,7 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.replica_updates) {
     return Invalid("Replica modification is not supported: this server has one region");
   }
-  if (gsi_create_delete) {
+  if (gsi_create_delete && r.gsi_updates) {
     // Online index changes (workers/backfill.h): Create needs its key schema and projection.
     for (const GsiUpdateIn& g : *r.gsi_updates) {
       if (g.has_create && (!g.create.key_schema || !g.create.projection)) {
@@ -1257,10 +1228,15 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
                        *g.create_name);
       }
     }
-    // One index is created or deleted at a time.
-    const auto online =
-        std::count_if(r.gsi_updates->begin(), r.gsi_updates->end(),
-                      [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; });
+  }
+  if (gsi_create_delete) {
+    // One index (secondary or vector) is created or deleted at a time.
+    const size_t online =
+        vector_changes +
+        (r.gsi_updates
+             ? std::count_if(r.gsi_updates->begin(), r.gsi_updates->end(),
+                             [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; })
+             : 0);
     if (online > 1) {
       return Error::Make(ErrorType::kLimitExceeded,
                          "Subscriber limit exceeded: Only 1 online index can be created or "
@@ -1484,6 +1460,13 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
     t.table_class_set = true;
     updating = true;
   }
+  if (r.vector_updates) {
+    std::vector<store::AttributeDefinition> defs;
+    if (r.attribute_definitions) defs = TypedDefinitions(*r.attribute_definitions);
+    FDYNO_RETURN_IF_ERROR(ApplyVectorIndexUpdates(*r.vector_updates, defs, t));
+    updating = true;
+  }
+  FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
   if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
   if (r.on_demand) ApplyOnDemand(*r.on_demand, t.on_demand);
   return std::make_pair(std::move(t), updating);

@@ -400,7 +400,7 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
       Status st = a.kind == TransactActionKind::kPut ? ValidateItemKey(schema, a.item)
                                                      : ValidateKey(schema, a.item);
       if (st.ok() && a.kind == TransactActionKind::kPut) {
-        st = store::ValidateIndexKeys(*tables.infos[tables.of_action[i]], a.item);
+        st = store::ValidateNewImage(*tables.infos[tables.of_action[i]], a.item);
       }
       if (!st.ok()) {
         if (!IsSchemaMismatch(st.error())) return st.error();

@@ -14,6 +14,8 @@ std::string_view KindName(ExpressionKind kind) {
       return "ProjectionExpression";
     case ExpressionKind::kUpdate:
       return "UpdateExpression";
+    case ExpressionKind::kSearchCondition:
+      return "SearchConditionExpression";
   }
   return "Expression";
 }

@@ -22,10 +22,19 @@
 namespace fdyno::expr {
 
 // Which request parameter an expression came from; names the expression in error messages.
-enum class ExpressionKind { kCondition, kFilter, kKeyCondition, kProjection, kUpdate };
+// kSearchCondition: SearchVectors' SearchConditionExpression, parsed as a condition; the
+// operation restricts its shape.
+enum class ExpressionKind {
+  kCondition,
+  kFilter,
+  kKeyCondition,
+  kProjection,
+  kUpdate,
+  kSearchCondition
+};
 
 // "ConditionExpression", "FilterExpression", "KeyConditionExpression", "ProjectionExpression",
-// "UpdateExpression".
+// "UpdateExpression", "SearchConditionExpression".
 std::string_view KindName(ExpressionKind kind);
 
 // Limits DynamoDB enforces on every expression.

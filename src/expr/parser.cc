@@ -374,7 +374,7 @@ class Parser {
 
   bool IsConditionKind() const {
     return kind_ == ExpressionKind::kCondition || kind_ == ExpressionKind::kFilter ||
-           kind_ == ExpressionKind::kKeyCondition;
+           kind_ == ExpressionKind::kKeyCondition || kind_ == ExpressionKind::kSearchCondition;
   }
 
   bool IsConditionKeyword(const Token& t) const {

@@ -28,7 +28,7 @@
 namespace fdyno::expr {
 
 // ConditionExpression, FilterExpression or KeyConditionExpression (kind names the expression
-// in messages). REQUIRES: kind is kCondition, kFilter or kKeyCondition.
+// in messages). REQUIRES: kind is kCondition, kFilter, kKeyCondition or kSearchCondition.
 Result<parsed::Condition> ParseCondition(std::string_view text, ExpressionKind kind);
 
 // ProjectionExpression: one or more comma-separated document paths.

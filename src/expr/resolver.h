@@ -46,7 +46,7 @@ class ResolveContext {
   ResolveContext(const AttributeNames* names, const AttributeValues* values)
       : names_(names), values_(values) {}
 
-  // REQUIRES: kind is kCondition, kFilter or kKeyCondition.
+  // REQUIRES: kind is kCondition, kFilter, kKeyCondition or kSearchCondition.
   Result<Condition> ResolveCondition(const parsed::Condition& tree, ExpressionKind kind);
   Result<Projection> ResolveProjection(const parsed::Projection& tree);
   Result<Update> ResolveUpdate(const parsed::Update& tree);

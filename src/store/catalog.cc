@@ -10,15 +10,19 @@
 
 #include "kv/run.h"
 #include "store/layout.h"
+#include "store/vector_index_record.h"
 
 namespace fdyno::store {
 namespace {
 
 // Catalog record and tag-set format version (first byte of the value). Persisted.
 // Table record format versions. Version 2 adds the stream id and the TTL settings; version 1
-// records (no such members) still read. Persisted: never renumber.
+// records (no such members) still read. Version 3 is a version 2 record with vector indexes
+// ("vector_indexes"): only tables that have some are written so, and binaries that predate
+// them reject it. Persisted: never renumber.
 constexpr uint8_t kTableRecordVersion1 = 1;
 constexpr uint8_t kTableRecordVersion = 2;
+constexpr uint8_t kTableRecordVersion3 = 3;
 constexpr uint8_t kTagsRecordVersion = 1;
 // Pending-purge marker format version. Persisted.
 constexpr uint8_t kPurgeMarkerVersion = 1;
@@ -367,6 +371,20 @@ std::string NewUuid() {
 
 }  // namespace
 
+const SearchSchemaElement* VectorIndex::Hash() const {
+  for (const SearchSchemaElement& e : search_schema) {
+    if (e.role == SearchRole::kHash) return &e;
+  }
+  return nullptr;
+}
+
+const VectorIndex* TableInfo::FindVectorIndex(std::string_view index_name) const {
+  for (const VectorIndex& v : vector_indexes) {
+    if (v.name == index_name) return &v;
+  }
+  return nullptr;
+}
+
 const SecondaryIndex* TableInfo::FindIndex(std::string_view index_name) const {
   for (const auto& i : local_indexes) {
     if (i.name == index_name) return &i;
@@ -413,6 +431,10 @@ std::string EncodeTableInfo(const TableInfo& t) {
   w.StartArray();
   for (const auto& i : t.global_indexes) WriteIndex(w, i);
   w.EndArray();
+  if (!t.vector_indexes.empty()) {
+    w.Key("vector_indexes");
+    WriteVectorIndexes(w, t.vector_indexes);
+  }
   w.Key("stream");
   w.StartObject();
   w.Key("enabled");
@@ -473,7 +495,8 @@ std::string EncodeTableInfo(const TableInfo& t) {
     w.EndObject();
   }
   w.EndObject();
-  std::string out(1, static_cast<char>(kTableRecordVersion));
+  const uint8_t version = t.vector_indexes.empty() ? kTableRecordVersion : kTableRecordVersion3;
+  std::string out(1, static_cast<char>(version));
   out.append(buf.GetString(), buf.GetSize());
   return out;
 }
@@ -481,7 +504,8 @@ std::string EncodeTableInfo(const TableInfo& t) {
 Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   if (bytes.empty()) return Corrupt("empty");
   const uint8_t version = static_cast<uint8_t>(bytes[0]);
-  if (version != kTableRecordVersion && version != kTableRecordVersion1) {
+  if (version != kTableRecordVersion && version != kTableRecordVersion1 &&
+      version != kTableRecordVersion3) {
     return Error::Internal("unknown catalog record format version " + std::to_string(version));
   }
   rapidjson::Document d;
@@ -508,11 +532,15 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.throughput, ReadThroughput(*tp));
   FDYNO_ASSIGN_OR_RETURN(t.local_indexes, ReadIndexes(d, "local_indexes"));
   FDYNO_ASSIGN_OR_RETURN(t.global_indexes, ReadIndexes(d, "global_indexes"));
+  if (version == kTableRecordVersion3) {
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* vectors, Field(d, "vector_indexes"));
+    FDYNO_ASSIGN_OR_RETURN(t.vector_indexes, ReadVectorIndexes(*vectors));
+  }
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* stream, Field(d, "stream"));
   FDYNO_ASSIGN_OR_RETURN(t.stream.enabled, Bool(*stream, "enabled"));
   FDYNO_ASSIGN_OR_RETURN(t.stream.view_type, EnumFrom(*stream, "view_type", kViewTypes));
   FDYNO_ASSIGN_OR_RETURN(t.stream.label, Str(*stream, "label"));
-  if (version >= kTableRecordVersion) {
+  if (version != kTableRecordVersion1) {
     FDYNO_ASSIGN_OR_RETURN(t.stream.stream_id, Int(*stream, "id"));
     FDYNO_ASSIGN_OR_RETURN(int64_t slots, Int(*stream, "slots"));
     if (slots < 1 || slots > 255) return Corrupt("stream slots");
@@ -672,6 +700,7 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, T
   for (auto* list : {&info.local_indexes, &info.global_indexes}) {
     for (auto& index : *list) index.id = info.next_index_id++;
   }
+  for (VectorIndex& index : info.vector_indexes) index.id = info.next_index_id++;
   txn.Set(key, EncodeTableInfo(info));
   if (!tags.empty()) txn.Set(TagsKey(info.id), EncodeTags(tags));
   BumpVersion(txn);

@@ -79,6 +79,33 @@ struct SecondaryIndex {
   bool operator==(const SecondaryIndex&) const = default;
 };
 
+// A vector index (SearchVectors): the items' vector attribute, searched by a distance function,
+// optionally partitioned by a HASH attribute and filtered by INLINE_FILTER attributes (its
+// search schema). Entries and their maintenance: store/vector_index.h.
+enum class DistanceFunction : uint8_t { kCosine, kDotProduct, kEuclidean };
+enum class SearchRole : uint8_t { kHash, kInlineFilter };
+
+struct SearchSchemaElement {
+  AttributeDefinition attribute;  // name and type (from the table's AttributeDefinitions)
+  SearchRole role = SearchRole::kInlineFilter;
+  bool operator==(const SearchSchemaElement&) const = default;
+};
+
+struct VectorIndex {
+  std::string name;
+  int64_t id = 0;         // shares the table's index id space (next_index_id)
+  std::string attribute;  // the vector attribute
+  int64_t dimensions = 0;
+  DistanceFunction distance = DistanceFunction::kCosine;
+  std::vector<SearchSchemaElement> search_schema;  // request order
+  Projection projection;
+  IndexStatus status = IndexStatus::kActive;
+  bool backfilling = false;  // added by UpdateTable and being built
+  // The HASH element of the search schema, or null.
+  const SearchSchemaElement* Hash() const;
+  bool operator==(const VectorIndex&) const = default;
+};
+
 enum class BillingMode : uint8_t { kProvisioned, kPayPerRequest };
 enum class StreamViewType : uint8_t { kNewImage, kOldImage, kNewAndOldImages, kKeysOnly };
 enum class TableClass : uint8_t { kStandard, kStandardInfrequentAccess };
@@ -152,6 +179,7 @@ struct TableInfo {
   OnDemandLimits on_demand = {};
   std::vector<SecondaryIndex> local_indexes;
   std::vector<SecondaryIndex> global_indexes;
+  std::vector<VectorIndex> vector_indexes;
   StreamSettings stream;
   TtlSettings ttl;
   SseSettings sse;
@@ -163,10 +191,14 @@ struct TableInfo {
 
   // The index named `name` (local or global), or null.
   const SecondaryIndex* FindIndex(std::string_view name) const;
+  // The vector index named `name`, or null.
+  const VectorIndex* FindVectorIndex(std::string_view name) const;
   bool operator==(const TableInfo&) const = default;
 };
 
-// The stored form of a table record (docs/format/catalog.md): version byte, then JSON.
+// The stored form of a table record (docs/format/catalog.md): version byte, then JSON. A table
+// with vector indexes is written as version 3, which binaries without vector indexes reject
+// (fail closed) instead of writing items without maintaining the index.
 // Decoding fails closed (InternalServerError) on an unknown version or malformed record.
 std::string EncodeTableInfo(const TableInfo& info);
 Result<TableInfo> DecodeTableInfo(std::string_view bytes);

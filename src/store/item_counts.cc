@@ -8,6 +8,7 @@
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/vector_index.h"
 
 namespace fdyno::store {
 namespace {
@@ -61,20 +62,30 @@ void RecordItemCountChange(kv::Transaction& tx, const TableInfo& table, const mo
       tx, table.id, kTableCountId,
       static_cast<int64_t>(new_item != nullptr) - static_cast<int64_t>(old_item != nullptr));
   std::optional<std::string> storage_key;
+  // One index (secondary or vector) whose entry test is `has_entry`.
+  auto record = [&](int64_t index_id, bool backfilling, auto has_entry) {
+    const bool before = old_item != nullptr && has_entry(*old_item);
+    const bool after = new_item != nullptr && has_entry(*new_item);
+    const int64_t delta = static_cast<int64_t>(after) - static_cast<int64_t>(before);
+    if (delta == 0) return;
+    AddItemCount(tx, table.id, index_id, delta);
+    if (backfilling) {
+      if (!storage_key) storage_key = StorageKeyOf(table, old_item ? *old_item : *new_item);
+      tx.AtomicOp(kv::MutationType::kAdd, ItemCountJournalKey(table.id, index_id, *storage_key),
+                  kv::EncodeCounter(delta));
+    }
+  };
   for (const auto* list : {&table.local_indexes, &table.global_indexes}) {
     for (const SecondaryIndex& index : *list) {
       if (!IndexIsMaintained(index)) continue;
-      const bool before = old_item != nullptr && HasIndexEntry(index, *old_item);
-      const bool after = new_item != nullptr && HasIndexEntry(index, *new_item);
-      const int64_t delta = static_cast<int64_t>(after) - static_cast<int64_t>(before);
-      if (delta == 0) continue;
-      AddItemCount(tx, table.id, index.id, delta);
-      if (index.backfilling) {
-        if (!storage_key) storage_key = StorageKeyOf(table, old_item ? *old_item : *new_item);
-        tx.AtomicOp(kv::MutationType::kAdd, ItemCountJournalKey(table.id, index.id, *storage_key),
-                    kv::EncodeCounter(delta));
-      }
+      record(index.id, index.backfilling,
+             [&](const model::Item& item) { return HasIndexEntry(index, item); });
     }
+  }
+  for (const VectorIndex& index : table.vector_indexes) {
+    if (!VectorIndexIsMaintained(index)) continue;
+    record(index.id, index.backfilling,
+           [&](const model::Item& item) { return HasVectorEntry(index, item); });
   }
 }
 
@@ -126,6 +137,10 @@ Result<ItemCounts> ReadItemCounts(kv::Transaction& tx, const TableInfo& table) {
       FDYNO_ASSIGN_OR_RETURN(int64_t n, read(index.id));
       out.indexes[index.id] = n;
     }
+  }
+  for (const VectorIndex& index : table.vector_indexes) {
+    FDYNO_ASSIGN_OR_RETURN(int64_t n, read(index.id));
+    out.indexes[index.id] = n;
   }
   return out;
 }

@@ -13,8 +13,8 @@
 //
 // Maintenance: RecordItemCountChange runs in the transaction that replaces a base item (from
 // store::UpdateIndexes, which every item write calls). The table counter moves by one when the
-// item appears or disappears; the counter of every maintained index moves by the change in
-// whether the item has an entry in it.
+// item appears or disappears; the counter of every maintained index (secondary or vector,
+// store/vector_index.h) moves by the change in whether the item has an entry in it.
 //
 // Backfill. While an index is CREATING with backfilling, a write cannot know without a read
 // whether the item it changes already has its entry (the backfill may not have reached it).

@@ -16,6 +16,8 @@
 //                                (store/item_counts.h)
 //   (3, table_id, 7, index_id, ...)  ITEM COUNT JOURNAL of an index being backfilled, keyed
 //                                like the base items (store/item_counts.h)
+//   (3, table_id, 8, index_id, ...)  VECTOR INDEX entries of one vector index
+//                                (store/vector_index.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -56,6 +58,7 @@ enum class TablePart : int64_t {
   kItemCollections = 5,
   kItemCounts = 6,
   kItemCountJournal = 7,
+  kVectorIndex = 8,
 };
 
 inline kv::Subspace RootSubspace(Root root) {
@@ -103,6 +106,12 @@ inline kv::Subspace ItemCounts(int64_t table_id) {
 inline kv::Subspace ItemCountJournal(int64_t table_id, int64_t index_id) {
   return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
                                 static_cast<int64_t>(TablePart::kItemCountJournal), index_id});
+}
+
+// The entries of one vector index (store/vector_index.h).
+inline kv::Subspace VectorIndex(int64_t table_id, int64_t index_id) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
+                                static_cast<int64_t>(TablePart::kVectorIndex), index_id});
 }
 
 }  // namespace fdyno::store::layout

@@ -10,12 +10,14 @@
 #include "store/indexes.h"
 #include "store/item_counts.h"
 #include "store/ttl.h"
+#include "store/vector_index.h"
 
 namespace fdyno::store {
 
 bool NeedsOldImage(const TableInfo& table) {
   return !table.local_indexes.empty() || !table.global_indexes.empty() ||
-         (table.stream.enabled && table.stream.stream_id != 0) || TtlIsMaintained(table);
+         !table.vector_indexes.empty() || (table.stream.enabled && table.stream.stream_id != 0) ||
+         TtlIsMaintained(table);
 }
 
 std::string ItemStorageKey(const TableInfo& table, const model::Item& key) {
@@ -46,7 +48,8 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 
 Status ValidateNewImage(const TableInfo& table, const model::Item& next,
                         const model::Item* before) {
-  return ValidateIndexKeys(table, next, before);
+  FDYNO_RETURN_IF_ERROR(ValidateIndexKeys(table, next, before));
+  return ValidateVectorAttributes(table, next, before);
 }
 
 Result<size_t> Mutation::Stage(const TableInfo& table, CurrentItem current,
@@ -107,6 +110,7 @@ Status Mutation::WriteOne(kv::Transaction& tx, const Change& c, uint16_t order) 
   } else {
     // Index entries and item counts change in the same transaction as the item.
     UpdateIndexes(tx, table, old_item, new_item);
+    UpdateVectorIndexes(tx, table, c.current.key, old_item, new_item);
   }
   UpdateExpiryIndex(tx, table, c.current.key, old_item, new_item);
   if (table.stream.enabled && table.stream.stream_id != 0 && StateChanged(old_item, new_item)) {

@@ -3,8 +3,8 @@
 // ReadCurrent, decide their new images themselves (requests, conditions, updates), and hand
 // every change of one kv transaction to a Mutation, which writes what follows from the changes:
 //   * the base image and its chunks (store/items.h), or the item's removal;
-//   * the entries of every maintained secondary index, and the item counts of the table and
-//     its indexes (store/indexes.h, store/item_counts.h);
+//   * the entries of every maintained secondary index and vector index, and the item counts of
+//     the table and its indexes (store/indexes.h, store/vector_index.h, store/item_counts.h);
 //   * the item collection sizes of tables with local secondary indexes, checked against the
 //     limit over all the changes together (store/item_collections.h);
 //   * the expiry index entries of tables with TTL (store/ttl.h);
@@ -47,7 +47,7 @@ struct CurrentItem {
   const model::Item* item() const { return image ? &*image : nullptr; }
 };
 
-// Whether writes to `table` need an item's old image decoded: secondary indexes, item
+// Whether writes to `table` need an item's old image decoded: secondary or vector indexes, item
 // collections, an enabled stream or TTL.
 bool NeedsOldImage(const TableInfo& table);
 
@@ -62,8 +62,10 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 
 // Checks that `next` may be an item of `table`: every maintained index key attribute it has is
 // of the index's type and not empty (ValidationException with cause kIndexKeyMismatch for a
-// type mismatch, kIndexKeyEmpty for an empty value). With `before` (an update's starting
-// item), only the attributes the update changed (store/indexes.h ValidateIndexKeys).
+// type mismatch, kIndexKeyEmpty for an empty value), and every vector attribute of a maintained
+// vector index is a valid vector (store/vector_index.h ValidateVectorAttributes; secondary index
+// errors first). With `before` (an update's starting item), only the attributes the update
+// changed (store/indexes.h ValidateIndexKeys).
 Status ValidateNewImage(const TableInfo& table, const model::Item& next,
                         const model::Item* before = nullptr);
 

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -13,22 +16,93 @@
 #include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/vector_index.h"
 #include "workers/tables.h"
 
 namespace fdyno::workers {
 namespace {
 
-store::SecondaryIndex* FindById(store::TableInfo& t, int64_t id) {
+template <typename Table>
+auto* FindById(Table& t, int64_t id) {
   for (auto* list : {&t.global_indexes, &t.local_indexes}) {
-    for (store::SecondaryIndex& i : *list) {
+    for (auto& i : *list) {
       if (i.id == id) return &i;
     }
   }
-  return nullptr;
+  return static_cast<decltype(&t.global_indexes[0])>(nullptr);
 }
 
-bool NeedsBackfill(const store::SecondaryIndex& i) {
+template <typename Index>
+bool NeedsBackfill(const Index& i) {
   return i.status == store::IndexStatus::kCreating && i.backfilling;
+}
+
+// What the worker does to one index of a table, secondary or vector (the TableInfo given is
+// the page transaction's copy of the table).
+struct IndexWork {
+  store::IndexStatus status = store::IndexStatus::kActive;
+  bool backfilling = false;
+  kv::Subspace entries;  // every key of the index's entries
+  // Writes the entry of base item `item` (stored at `item_key`); whether it has one.
+  std::function<void(kv::Transaction&, std::string_view item_key, const model::Item& item)> copy;
+  std::function<bool(const model::Item&)> has_entry;
+  std::function<void(store::TableInfo&)> activate;  // ACTIVE, no longer backfilling
+  std::function<void(store::TableInfo&)> remove;    // out of the table
+};
+
+std::optional<IndexWork> SecondaryWork(const store::TableInfo& info, int64_t id) {
+  const store::SecondaryIndex* index = FindById(info, id);
+  if (index == nullptr) return std::nullopt;
+  IndexWork w;
+  w.status = index->status;
+  w.backfilling = index->backfilling;
+  w.entries = store::layout::Index(info.id, id);
+  w.copy = [&info, index](kv::Transaction& tx, std::string_view, const model::Item& item) {
+    store::UpdateIndex(tx, info, *index, nullptr, &item);
+  };
+  w.has_entry = [index](const model::Item& item) { return store::HasIndexEntry(*index, item); };
+  w.activate = [id](store::TableInfo& t) {
+    store::SecondaryIndex& i = *FindById(t, id);
+    i.status = store::IndexStatus::kActive;
+    i.backfilling = false;
+  };
+  w.remove = [id](store::TableInfo& t) {
+    std::erase_if(t.global_indexes, [id](const auto& g) { return g.id == id; });
+  };
+  return w;
+}
+
+std::optional<IndexWork> VectorWork(const store::TableInfo& info, int64_t id) {
+  auto it = std::find_if(info.vector_indexes.begin(), info.vector_indexes.end(),
+                         [id](const auto& v) { return v.id == id; });
+  if (it == info.vector_indexes.end()) return std::nullopt;
+  const store::VectorIndex* index = &*it;
+  IndexWork w;
+  w.status = index->status;
+  w.backfilling = index->backfilling;
+  w.entries = store::layout::VectorIndex(info.id, id);
+  w.copy = [&info, index](kv::Transaction& tx, std::string_view key, const model::Item& item) {
+    store::UpdateVectorIndex(tx, info, *index, key, nullptr, &item);
+  };
+  w.has_entry = [index](const model::Item& item) { return store::HasVectorEntry(*index, item); };
+  auto find = [id](store::TableInfo& t) -> store::VectorIndex& {
+    return *std::find_if(t.vector_indexes.begin(), t.vector_indexes.end(),
+                         [id](const auto& v) { return v.id == id; });
+  };
+  w.activate = [find](store::TableInfo& t) {
+    store::VectorIndex& v = find(t);
+    v.status = store::IndexStatus::kActive;
+    v.backfilling = false;
+  };
+  w.remove = [id](store::TableInfo& t) {
+    std::erase_if(t.vector_indexes, [id](const auto& v) { return v.id == id; });
+  };
+  return w;
+}
+
+std::optional<IndexWork> WorkOf(const store::TableInfo& info, int64_t id) {
+  if (std::optional<IndexWork> w = SecondaryWork(info, id)) return w;
+  return VectorWork(info, id);
 }
 
 // A lifecycle line while an index's work goes on (backfill or removal) at most this often.
@@ -55,19 +129,19 @@ WorkerMetrics& GetMetrics() {
   return *metrics;
 }
 
-Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
-                                int64_t index_id, const BackfillOptions& options) {
+Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog,
+                                const store::TableInfo& info, int64_t index_id,
+                                const IndexWork& index, const BackfillOptions& options) {
   StepResult out;
-  store::SecondaryIndex& index = *FindById(info, index_id);
-  const std::string cursor_key = BackfillCursorKey(info.id, index.id);
+  const std::string cursor_key = BackfillCursorKey(info.id, index_id);
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
   int64_t entries = 0;  // items of the page that have an entry in the index
   FDYNO_ASSIGN_OR_RETURN(
       ItemPage page,
       VisitItemPage(tx, info, cursor.value_or(""), {options.page_items, options.page_bytes},
-                    [&](std::string_view, const model::Item& item) -> Status {
-                      store::UpdateIndex(tx, info, index, nullptr, &item);
-                      if (store::HasIndexEntry(index, item)) ++entries;
+                    [&](std::string_view key, const model::Item& item) -> Status {
+                      index.copy(tx, key, item);
+                      if (index.has_entry(item)) ++entries;
                       return Status::Ok();
                     }));
   out.items = page.items;
@@ -78,16 +152,16 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
   // The item count: what this page counted replaces the journaled deltas of writes that reached
   // its items first (store/item_counts.h).
   FDYNO_ASSIGN_OR_RETURN(int64_t journaled,
-                         store::TakeBackfillJournal(tx, info.id, index.id, begin,
+                         store::TakeBackfillJournal(tx, info.id, index_id, begin,
                                                     last ? end : std::string_view(next)));
-  store::AddItemCount(tx, info.id, index.id, entries - journaled);
+  store::AddItemCount(tx, info.id, index_id, entries - journaled);
   if (last) {
     // The end: the index becomes ACTIVE in this transaction. The journal left behind belongs to
     // writes that reached their item after its page, which are already counted.
-    store::ClearBackfillJournal(tx, info.id, index.id);
-    index.status = store::IndexStatus::kActive;
-    index.backfilling = false;
-    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
+    store::ClearBackfillJournal(tx, info.id, index_id);
+    store::TableInfo active = info;
+    index.activate(active);
+    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, active));
     tx.Clear(cursor_key);
     out.finished = true;
     return out;
@@ -97,9 +171,10 @@ Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog, st
 }
 
 Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
-                              int64_t index_id, const BackfillOptions& options) {
+                              int64_t index_id, const IndexWork& index,
+                              const BackfillOptions& options) {
   StepResult out;
-  auto [begin, end] = store::layout::Index(info.id, index_id).Range();
+  auto [begin, end] = index.entries.Range();
   kv::RangeOptions ro;
   ro.limit = options.page_items;
   ro.snapshot = true;
@@ -110,13 +185,7 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
     out.items = static_cast<int>(rr.kvs.size());
   }
   if (!rr.more) {
-    auto& g = info.global_indexes;
-    for (auto it = g.begin(); it != g.end(); ++it) {
-      if (it->id == index_id) {
-        g.erase(it);
-        break;
-      }
-    }
+    index.remove(info);
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
     tx.Clear(BackfillCursorKey(info.id, index_id));
     store::ClearIndexCounts(tx, info.id, index_id);
@@ -138,12 +207,12 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<StepResult> {
     FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table_name));
     if (!found) return StepResult{0, true};
-    store::TableInfo info = *found;
-    store::SecondaryIndex* index = FindById(info, index_id);
-    if (index == nullptr) return StepResult{0, true};
-    if (NeedsBackfill(*index)) return BackfillPage(tx, catalog, info, index_id, options);
+    const store::TableInfo& info = *found;
+    std::optional<IndexWork> index = WorkOf(info, index_id);
+    if (!index) return StepResult{0, true};
+    if (NeedsBackfill(*index)) return BackfillPage(tx, catalog, info, index_id, *index, options);
     if (index->status == store::IndexStatus::kDeleting) {
-      return DeletePage(tx, catalog, info, index_id, options);
+      return DeletePage(tx, catalog, info, index_id, *index, options);
     }
     return StepResult{0, true};
   });
@@ -160,12 +229,14 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   };
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   std::vector<Work> work;
-  for (const auto& info : tables) {
-    for (const auto& i : info->global_indexes) {
-      if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
-        work.push_back({info->name, i.id, i.name, i.status == store::IndexStatus::kDeleting});
-      }
+  auto note = [&](const std::string& table, const auto& i) {
+    if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
+      work.push_back({table, i.id, i.name, i.status == store::IndexStatus::kDeleting});
     }
+  };
+  for (const auto& info : tables) {
+    for (const auto& i : info->global_indexes) note(info->name, i);
+    for (const auto& v : info->vector_indexes) note(info->name, v);
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
