@@ -63,12 +63,6 @@ void CheckName(ConstraintErrors& e, std::string_view path, const std::optional<s
   e.Pattern(path, *v, IsValidTableNameChars(*v), kNamePattern);
 }
 
-Result<std::optional<std::string>> OwnedString(const Value& obj, std::string_view name) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
-  if (!v) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(*v));
-}
-
 // A timestamp member (seconds since the epoch, a JSON number) in ms.
 Result<std::optional<int64_t>> GetTimestampMs(const Value& obj, std::string_view name) {
   const Value* v = Member(obj, name);
@@ -118,7 +112,7 @@ Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn
 // The BackupArn member, checked against the API model (required, 37..1024 characters).
 Result<BackupRef> ReadBackupArn(const RequestContext& ctx, const Value& body,
                                 std::string_view operation) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> arn, OwnedString(body, "BackupArn"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> arn, GetOwnedString(body, "BackupArn"));
   ConstraintErrors e;
   e.NotNull("backupArn", arn.has_value());
   if (arn) {
@@ -289,7 +283,7 @@ std::string BackupDescriptionResponse(const RequestContext& ctx, const BackupInf
 
 Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string table_name, ReadExistingTableName(ctx, body, "CreateBackup"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> name, OwnedString(body, "BackupName"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> name, GetOwnedString(body, "BackupName"));
   ConstraintErrors e;
   CheckName(e, "backupName", name);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
@@ -406,8 +400,8 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
   FDYNO_ASSIGN_OR_RETURN(r.lower_ms, GetTimestampMs(body, "TimeRangeLowerBound"));
   FDYNO_ASSIGN_OR_RETURN(r.upper_ms, GetTimestampMs(body, "TimeRangeUpperBound"));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> start,
-                         OwnedString(body, "ExclusiveStartBackupArn"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> type, OwnedString(body, "BackupType"));
+                         GetOwnedString(body, "ExclusiveStartBackupArn"));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> type, GetOwnedString(body, "BackupType"));
   if (table) {
     FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, table, "ListBackups"));
     r.table = std::move(name);
@@ -533,22 +527,22 @@ Result<std::optional<std::vector<IndexOverride>>> ParseIndexOverrides(const Valu
     FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type));
     if (!v.IsObject()) continue;
     IndexOverride o;
-    FDYNO_ASSIGN_OR_RETURN(o.name, OwnedString(v, "IndexName"));
+    FDYNO_ASSIGN_OR_RETURN(o.name, GetOwnedString(v, "IndexName"));
     FDYNO_ASSIGN_OR_RETURN(const Value* ks, GetList(v, "KeySchema"));
     if (ks != nullptr) {
       o.has_key_schema = true;
       for (const Value& k : ks->GetArray()) {
         FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kValueStruct, "KeySchemaElement"));
         if (!k.IsObject()) continue;
-        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> n, OwnedString(k, "AttributeName"));
-        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> t, OwnedString(k, "KeyType"));
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> n, GetOwnedString(k, "AttributeName"));
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> t, GetOwnedString(k, "KeyType"));
         o.key_schema.emplace_back(std::move(n), std::move(t));
       }
     }
     FDYNO_ASSIGN_OR_RETURN(const Value* p, GetStruct(v, "Projection", "Projection"));
     if (p != nullptr) {
       o.has_projection = true;
-      FDYNO_ASSIGN_OR_RETURN(o.projection_type, OwnedString(*p, "ProjectionType"));
+      FDYNO_ASSIGN_OR_RETURN(o.projection_type, GetOwnedString(*p, "ProjectionType"));
       FDYNO_ASSIGN_OR_RETURN(const Value* nka, GetList(*p, "NonKeyAttributes"));
       if (nka != nullptr) {
         std::vector<std::string> names;
@@ -567,9 +561,9 @@ Result<std::optional<std::vector<IndexOverride>>> ParseIndexOverrides(const Valu
 
 Result<RestoreRequest> ParseRestore(const Value& body) {
   RestoreRequest r;
-  FDYNO_ASSIGN_OR_RETURN(r.target, OwnedString(body, "TargetTableName"));
-  FDYNO_ASSIGN_OR_RETURN(r.backup_arn, OwnedString(body, "BackupArn"));
-  FDYNO_ASSIGN_OR_RETURN(r.billing, OwnedString(body, "BillingModeOverride"));
+  FDYNO_ASSIGN_OR_RETURN(r.target, GetOwnedString(body, "TargetTableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.backup_arn, GetOwnedString(body, "BackupArn"));
+  FDYNO_ASSIGN_OR_RETURN(r.billing, GetOwnedString(body, "BillingModeOverride"));
   FDYNO_ASSIGN_OR_RETURN(
       r.gsi, ParseIndexOverrides(body, "GlobalSecondaryIndexOverride", "GlobalSecondaryIndex"));
   FDYNO_ASSIGN_OR_RETURN(
@@ -584,8 +578,8 @@ Result<RestoreRequest> ParseRestore(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.sse, GetStruct(body, "SSESpecificationOverride", "SSESpecification"));
   if (r.sse != nullptr) {
     FDYNO_ASSIGN_OR_RETURN(r.sse_enabled, GetBool(*r.sse, "Enabled"));
-    FDYNO_ASSIGN_OR_RETURN(r.sse_type, OwnedString(*r.sse, "SSEType"));
-    FDYNO_ASSIGN_OR_RETURN(r.sse_key, OwnedString(*r.sse, "KMSMasterKeyId"));
+    FDYNO_ASSIGN_OR_RETURN(r.sse_type, GetOwnedString(*r.sse, "SSEType"));
+    FDYNO_ASSIGN_OR_RETURN(r.sse_key, GetOwnedString(*r.sse, "KMSMasterKeyId"));
   }
   return r;
 }

@@ -183,6 +183,25 @@ Result<std::optional<int64_t>> GetInteger(const rapidjson::Value& obj, std::stri
   return AsInt64(*v);
 }
 
+Result<std::optional<std::string>> GetOwnedString(const rapidjson::Value& obj,
+                                                  std::string_view name) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
+  if (!v) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(*v));
+}
+
+Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
+    const rapidjson::Value& obj, std::string_view name, std::string_view type_name) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(obj, name));
+  if (list == nullptr) return std::optional<std::vector<const rapidjson::Value*>>();
+  std::vector<const rapidjson::Value*> out;
+  for (const rapidjson::Value& v : list->GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type_name));
+    out.push_back(&v);
+  }
+  return std::optional<std::vector<const rapidjson::Value*>>(std::move(out));
+}
+
 Result<const rapidjson::Value*> GetList(const rapidjson::Value& obj, std::string_view name) {
   const rapidjson::Value* v = Member(obj, name);
   if (v == nullptr) return v;

@@ -58,6 +58,12 @@ Result<std::optional<int64_t>> GetLong(const rapidjson::Value& obj, std::string_
 Result<std::optional<int64_t>> GetInteger(const rapidjson::Value& obj, std::string_view name);
 // An array member; every element is then checked by the caller (CheckShape per element).
 Result<const rapidjson::Value*> GetList(const rapidjson::Value& obj, std::string_view name);
+// A string member as an owned string (request fields kept past the parse).
+Result<std::optional<std::string>> GetOwnedString(const rapidjson::Value& obj,
+                                                  std::string_view name);
+// A list member whose elements must each be a structure of `type_name`; the elements.
+Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
+    const rapidjson::Value& obj, std::string_view name, std::string_view type_name);
 // A structure member (JSON object). `type_name` as for CheckShape.
 Result<const rapidjson::Value*> GetStruct(const rapidjson::Value& obj, std::string_view name,
                                           std::string_view type_name);

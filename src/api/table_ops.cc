@@ -99,25 +99,6 @@ struct TagIn {
   std::optional<std::string> value;
 };
 
-Result<std::optional<std::string>> OwnedString(const Value& obj, std::string_view name) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
-  if (!v) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(*v));
-}
-
-// Each element of a list member must be a structure of `type_name`; returns the elements.
-Result<std::optional<std::vector<const Value*>>> StructList(const Value& obj, std::string_view name,
-                                                            std::string_view type_name) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
-  if (list == nullptr) return std::optional<std::vector<const Value*>>();
-  std::vector<const Value*> out;
-  for (const Value& v : list->GetArray()) {
-    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type_name));
-    out.push_back(&v);
-  }
-  return std::optional<std::vector<const Value*>>(std::move(out));
-}
-
 Result<std::optional<std::vector<std::string>>> StringList(const Value& obj,
                                                            std::string_view name) {
   FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
@@ -131,14 +112,14 @@ Result<std::optional<std::vector<std::string>>> StringList(const Value& obj,
 }
 
 Result<std::optional<std::vector<KeyElementIn>>> ParseKeySchema(const Value& obj) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(obj, "KeySchema", "KeySchemaElement"));
+  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(obj, "KeySchema", "KeySchemaElement"));
   if (!elements) return std::optional<std::vector<KeyElementIn>>();
   std::vector<KeyElementIn> out;
   for (const Value* e : *elements) {
     KeyElementIn k;
     if (e->IsObject()) {
-      FDYNO_ASSIGN_OR_RETURN(k.name, OwnedString(*e, "AttributeName"));
-      FDYNO_ASSIGN_OR_RETURN(k.key_type, OwnedString(*e, "KeyType"));
+      FDYNO_ASSIGN_OR_RETURN(k.name, GetOwnedString(*e, "AttributeName"));
+      FDYNO_ASSIGN_OR_RETURN(k.key_type, GetOwnedString(*e, "KeyType"));
     }
     out.push_back(std::move(k));
   }
@@ -181,13 +162,13 @@ void ApplyOnDemand(const OnDemandIn& in, store::OnDemandLimits& limits) {
 
 Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const Value& body, std::string_view name,
                                                          std::string_view type_name, bool global) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(body, name, type_name));
+  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(body, name, type_name));
   if (!elements) return std::optional<std::vector<IndexIn>>();
   std::vector<IndexIn> out;
   for (const Value* e : *elements) {
     IndexIn index;
     if (e->IsObject()) {
-      FDYNO_ASSIGN_OR_RETURN(index.name, OwnedString(*e, "IndexName"));
+      FDYNO_ASSIGN_OR_RETURN(index.name, GetOwnedString(*e, "IndexName"));
       FDYNO_ASSIGN_OR_RETURN(index.key_schema, ParseKeySchema(*e));
       FDYNO_ASSIGN_OR_RETURN(index.projection, ParseProjection(*e));
       if (global) {
@@ -201,14 +182,14 @@ Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const Value& body, std:
 
 Result<std::optional<std::vector<AttributeIn>>> ParseAttributeDefinitions(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(auto elements,
-                         StructList(body, "AttributeDefinitions", "AttributeDefinition"));
+                         GetStructList(body, "AttributeDefinitions", "AttributeDefinition"));
   if (!elements) return std::optional<std::vector<AttributeIn>>();
   std::vector<AttributeIn> out;
   for (const Value* e : *elements) {
     AttributeIn a;
     if (e->IsObject()) {
-      FDYNO_ASSIGN_OR_RETURN(a.name, OwnedString(*e, "AttributeName"));
-      FDYNO_ASSIGN_OR_RETURN(a.type, OwnedString(*e, "AttributeType"));
+      FDYNO_ASSIGN_OR_RETURN(a.name, GetOwnedString(*e, "AttributeName"));
+      FDYNO_ASSIGN_OR_RETURN(a.type, GetOwnedString(*e, "AttributeType"));
     }
     out.push_back(std::move(a));
   }
@@ -221,7 +202,7 @@ Result<std::optional<StreamIn>> ParseStream(const Value& body) {
   if (v == nullptr) return std::optional<StreamIn>();
   StreamIn s;
   FDYNO_ASSIGN_OR_RETURN(s.enabled, GetBool(*v, "StreamEnabled"));
-  FDYNO_ASSIGN_OR_RETURN(s.view_type, OwnedString(*v, "StreamViewType"));
+  FDYNO_ASSIGN_OR_RETURN(s.view_type, GetOwnedString(*v, "StreamViewType"));
   return std::optional<StreamIn>(std::move(s));
 }
 
@@ -230,20 +211,20 @@ Result<std::optional<SseIn>> ParseSse(const Value& body) {
   if (v == nullptr) return std::optional<SseIn>();
   SseIn s;
   FDYNO_ASSIGN_OR_RETURN(s.enabled, GetBool(*v, "Enabled"));
-  FDYNO_ASSIGN_OR_RETURN(s.sse_type, OwnedString(*v, "SSEType"));
-  FDYNO_ASSIGN_OR_RETURN(s.kms_key, OwnedString(*v, "KMSMasterKeyId"));
+  FDYNO_ASSIGN_OR_RETURN(s.sse_type, GetOwnedString(*v, "SSEType"));
+  FDYNO_ASSIGN_OR_RETURN(s.kms_key, GetOwnedString(*v, "KMSMasterKeyId"));
   return std::optional<SseIn>(std::move(s));
 }
 
 Result<std::optional<std::vector<TagIn>>> ParseTags(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, StructList(body, "Tags", "Tag"));
+  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(body, "Tags", "Tag"));
   if (!elements) return std::optional<std::vector<TagIn>>();
   std::vector<TagIn> out;
   for (const Value* e : *elements) {
     TagIn t;
     if (e->IsObject()) {
-      FDYNO_ASSIGN_OR_RETURN(t.key, OwnedString(*e, "Key"));
-      FDYNO_ASSIGN_OR_RETURN(t.value, OwnedString(*e, "Value"));
+      FDYNO_ASSIGN_OR_RETURN(t.key, GetOwnedString(*e, "Key"));
+      FDYNO_ASSIGN_OR_RETURN(t.value, GetOwnedString(*e, "Value"));
     }
     out.push_back(std::move(t));
   }
@@ -609,18 +590,18 @@ struct CreateTableRequest {
 Result<CreateTableRequest> ParseCreateTable(const Value& body) {
   CreateTableRequest r;
   FDYNO_ASSIGN_OR_RETURN(r.attribute_definitions, ParseAttributeDefinitions(body));
-  FDYNO_ASSIGN_OR_RETURN(r.table_name, OwnedString(body, "TableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.table_name, GetOwnedString(body, "TableName"));
   FDYNO_ASSIGN_OR_RETURN(r.key_schema, ParseKeySchema(body));
   FDYNO_ASSIGN_OR_RETURN(r.local_indexes,
                          ParseIndexes(body, "LocalSecondaryIndexes", "LocalSecondaryIndex", false));
   FDYNO_ASSIGN_OR_RETURN(
       r.global_indexes, ParseIndexes(body, "GlobalSecondaryIndexes", "GlobalSecondaryIndex", true));
-  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, OwnedString(body, "BillingMode"));
+  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, GetOwnedString(body, "BillingMode"));
   FDYNO_ASSIGN_OR_RETURN(r.throughput, ParseThroughput(body, "ProvisionedThroughput"));
   FDYNO_ASSIGN_OR_RETURN(r.stream, ParseStream(body));
   FDYNO_ASSIGN_OR_RETURN(r.sse, ParseSse(body));
   FDYNO_ASSIGN_OR_RETURN(r.tags, ParseTags(body));
-  FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
+  FDYNO_ASSIGN_OR_RETURN(r.table_class, GetOwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   FDYNO_ASSIGN_OR_RETURN(r.vector_indexes, ParseVectorIndexes(body));
@@ -1047,11 +1028,11 @@ struct UpdateTableRequest {
 Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   UpdateTableRequest r;
   FDYNO_ASSIGN_OR_RETURN(r.attribute_definitions, ParseAttributeDefinitions(body));
-  FDYNO_ASSIGN_OR_RETURN(r.table_name, OwnedString(body, "TableName"));
-  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, OwnedString(body, "BillingMode"));
+  FDYNO_ASSIGN_OR_RETURN(r.table_name, GetOwnedString(body, "TableName"));
+  FDYNO_ASSIGN_OR_RETURN(r.billing_mode, GetOwnedString(body, "BillingMode"));
   FDYNO_ASSIGN_OR_RETURN(r.throughput, ParseThroughput(body, "ProvisionedThroughput"));
-  FDYNO_ASSIGN_OR_RETURN(
-      auto updates, StructList(body, "GlobalSecondaryIndexUpdates", "GlobalSecondaryIndexUpdate"));
+  FDYNO_ASSIGN_OR_RETURN(auto updates, GetStructList(body, "GlobalSecondaryIndexUpdates",
+                                                     "GlobalSecondaryIndexUpdate"));
   if (updates) {
     r.gsi_updates.emplace();
     for (const Value* u : *updates) {
@@ -1061,7 +1042,7 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
                                GetStruct(*u, "Update", "UpdateGlobalSecondaryIndexAction"));
         if (up != nullptr) {
           g.has_update = true;
-          FDYNO_ASSIGN_OR_RETURN(g.update_name, OwnedString(*up, "IndexName"));
+          FDYNO_ASSIGN_OR_RETURN(g.update_name, GetOwnedString(*up, "IndexName"));
           FDYNO_ASSIGN_OR_RETURN(g.update_throughput,
                                  ParseThroughput(*up, "ProvisionedThroughput"));
         }
@@ -1069,7 +1050,7 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
                                GetStruct(*u, "Create", "CreateGlobalSecondaryIndexAction"));
         if (cr != nullptr) {
           g.has_create = true;
-          FDYNO_ASSIGN_OR_RETURN(g.create_name, OwnedString(*cr, "IndexName"));
+          FDYNO_ASSIGN_OR_RETURN(g.create_name, GetOwnedString(*cr, "IndexName"));
           g.create.name = g.create_name;
           FDYNO_ASSIGN_OR_RETURN(g.create.key_schema, ParseKeySchema(*cr));
           FDYNO_ASSIGN_OR_RETURN(g.create.projection, ParseProjection(*cr));
@@ -1080,7 +1061,7 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
                                GetStruct(*u, "Delete", "DeleteGlobalSecondaryIndexAction"));
         if (de != nullptr) {
           g.has_delete = true;
-          FDYNO_ASSIGN_OR_RETURN(g.delete_name, OwnedString(*de, "IndexName"));
+          FDYNO_ASSIGN_OR_RETURN(g.delete_name, GetOwnedString(*de, "IndexName"));
         }
       }
       r.gsi_updates->push_back(std::move(g));
@@ -1089,7 +1070,7 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.stream, ParseStream(body));
   FDYNO_ASSIGN_OR_RETURN(r.sse, ParseSse(body));
   FDYNO_ASSIGN_OR_RETURN(r.replica_updates, GetList(body, "ReplicaUpdates"));
-  FDYNO_ASSIGN_OR_RETURN(r.table_class, OwnedString(body, "TableClass"));
+  FDYNO_ASSIGN_OR_RETURN(r.table_class, GetOwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   FDYNO_ASSIGN_OR_RETURN(r.vector_updates, ParseVectorIndexUpdates(body));

@@ -21,46 +21,27 @@ std::string MemberPath(const std::string& list_path, size_t index) {
   return list_path + "." + std::to_string(index + 1) + ".member";
 }
 
-Result<std::optional<std::string>> OwnedString(const Value& obj, std::string_view name) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> v, GetString(obj, name));
-  if (!v) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(*v));
-}
-
-// The elements of list member `name`, each a structure of `type_name`.
-Result<std::optional<std::vector<const Value*>>> Structs(const Value& obj, std::string_view name,
-                                                         std::string_view type_name) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
-  if (list == nullptr) return std::optional<std::vector<const Value*>>();
-  std::vector<const Value*> out;
-  for (const Value& v : list->GetArray()) {
-    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type_name));
-    out.push_back(&v);
-  }
-  return std::optional<std::vector<const Value*>>(std::move(out));
-}
-
 Result<VectorIndexIn> ParseOne(const Value& v) {
   VectorIndexIn in;
   if (!v.IsObject()) return in;
-  FDYNO_ASSIGN_OR_RETURN(in.name, OwnedString(v, "IndexName"));
+  FDYNO_ASSIGN_OR_RETURN(in.name, GetOwnedString(v, "IndexName"));
   FDYNO_ASSIGN_OR_RETURN(const Value* attr,
                          GetStruct(v, "VectorAttribute", "VectorAttributeDefinition"));
   if (attr != nullptr) {
     in.has_attribute = true;
-    FDYNO_ASSIGN_OR_RETURN(in.attribute, OwnedString(*attr, "AttributeName"));
+    FDYNO_ASSIGN_OR_RETURN(in.attribute, GetOwnedString(*attr, "AttributeName"));
   }
   FDYNO_ASSIGN_OR_RETURN(in.dimensions, GetInteger(v, "Dimensions"));
-  FDYNO_ASSIGN_OR_RETURN(in.distance, OwnedString(v, "DistanceFunction"));
+  FDYNO_ASSIGN_OR_RETURN(in.distance, GetOwnedString(v, "DistanceFunction"));
   FDYNO_ASSIGN_OR_RETURN(in.projection, ParseProjection(v));
-  FDYNO_ASSIGN_OR_RETURN(auto schema, Structs(v, "SearchSchema", "SearchSchemaElement"));
+  FDYNO_ASSIGN_OR_RETURN(auto schema, GetStructList(v, "SearchSchema", "SearchSchemaElement"));
   if (schema) {
     in.search_schema.emplace();
     for (const Value* e : *schema) {
       SearchSchemaElementIn element;
       if (e->IsObject()) {
-        FDYNO_ASSIGN_OR_RETURN(element.name, OwnedString(*e, "AttributeName"));
-        FDYNO_ASSIGN_OR_RETURN(element.type, OwnedString(*e, "SearchSchemaElementType"));
+        FDYNO_ASSIGN_OR_RETURN(element.name, GetOwnedString(*e, "AttributeName"));
+        FDYNO_ASSIGN_OR_RETURN(element.type, GetOwnedString(*e, "SearchSchemaElementType"));
       }
       in.search_schema->push_back(std::move(element));
     }
@@ -220,7 +201,7 @@ Status CheckCount(const store::TableInfo& t) {
 }  // namespace
 
 Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexes(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, Structs(body, "VectorIndexes", "VectorIndex"));
+  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(body, "VectorIndexes", "VectorIndex"));
   if (!elements) return std::optional<std::vector<VectorIndexIn>>();
   std::vector<VectorIndexIn> out;
   for (const Value* e : *elements) {
@@ -231,7 +212,8 @@ Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexes(const Value
 }
 
 Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, Structs(body, "VectorIndexUpdates", "VectorIndexUpdate"));
+  FDYNO_ASSIGN_OR_RETURN(auto elements,
+                         GetStructList(body, "VectorIndexUpdates", "VectorIndexUpdate"));
   if (!elements) return std::optional<std::vector<VectorIndexUpdateIn>>();
   std::vector<VectorIndexUpdateIn> out;
   for (const Value* e : *elements) {
@@ -246,7 +228,7 @@ Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(
       FDYNO_ASSIGN_OR_RETURN(const Value* del, GetStruct(*e, "Delete", "DeleteVectorIndexAction"));
       if (del != nullptr) {
         u.has_delete = true;
-        FDYNO_ASSIGN_OR_RETURN(u.delete_name, OwnedString(*del, "IndexName"));
+        FDYNO_ASSIGN_OR_RETURN(u.delete_name, GetOwnedString(*del, "IndexName"));
       }
     }
     out.push_back(std::move(u));
