@@ -183,16 +183,21 @@ void WriteUnits(Writer& w, const store::Throughput& t) {
   w.EndObject();
 }
 
-void WriteSourceTableDetails(Writer& w, const RequestContext& ctx, const BackupInfo& b,
-                             const TableInfo& t) {
-  const bool available = b.status == store::BackupStatus::kAvailable;
-  w.StartObject();
+// The backed-up table's name, id and ARN, as SourceTableDetails and BackupSummary show them.
+void WriteBackedUpTable(Writer& w, const RequestContext& ctx, const BackupInfo& b) {
   w.Key("TableName");
   Str(w, b.table_name);
   w.Key("TableId");
   Str(w, b.table_uuid);
   w.Key("TableArn");
   Str(w, TableArn(ctx, b.table_name));
+}
+
+void WriteSourceTableDetails(Writer& w, const RequestContext& ctx, const BackupInfo& b,
+                             const TableInfo& t) {
+  const bool available = b.status == store::BackupStatus::kAvailable;
+  w.StartObject();
+  WriteBackedUpTable(w, ctx, b);
   w.Key("TableSizeBytes");
   w.Int64(available ? b.progress.bytes : 0);
   w.Key("KeySchema");
@@ -462,12 +467,7 @@ Result<std::string> ListBackups(Services& s, const RequestContext& ctx, const Va
   w.StartArray();
   for (const BackupInfo& b : page.backups) {
     w.StartObject();
-    w.Key("TableName");
-    Str(w, b.table_name);
-    w.Key("TableId");
-    Str(w, b.table_uuid);
-    w.Key("TableArn");
-    Str(w, TableArn(ctx, b.table_name));
+    WriteBackedUpTable(w, ctx, b);
     WriteBackupMembers(w, ctx, b, StatusText(b.status));
     w.EndObject();
   }

@@ -105,13 +105,8 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
       (void)cr;
       FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
       (void)pe;
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names,
-                             GetMap(e.value, "ExpressionAttributeNames", "String"));
-      if (names) {
-        for (const auto& n : names->GetObject()) {
-          FDYNO_RETURN_IF_ERROR(CheckShape(n.value, JsonShape::kString));
-        }
-      }
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
+      (void)names;
     }
   }
   FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));

@@ -114,15 +114,9 @@ Result<Members> ReadMembers(ItemOp op, const rapidjson::Value& body) {
   if (op == ItemOp::kGetItem) {
     FDYNO_ASSIGN_OR_RETURN(m.projection_expression, GetString(body, "ProjectionExpression"));
   }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(body, "ExpressionAttributeNames", "String"));
-  if (m.names) {
-    for (const auto& e : m.names->GetObject()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
-    }
-  }
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
   if (writes) {
-    FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(body, "ExpressionAttributeValues", "AttributeValue"));
-    if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+    FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
   }
   return m;
 }
@@ -293,7 +287,8 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
       return Error::Validation("ExpressionAttributeValues must not be empty");
     }
     r.has_expression_attribute_values = true;
-    FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_values, DecodeExpressionAttributeValues(*m.values));
+    FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_values,
+                           DecodeExpressionAttributeValues(*m.values));
   }
   if (m.expected) {
     r.has_expected = true;

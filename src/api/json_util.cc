@@ -202,6 +202,24 @@ Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
   return std::optional<std::vector<const rapidjson::Value*>>(std::move(out));
 }
 
+Result<const rapidjson::Value*> GetExpressionNames(const rapidjson::Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names,
+                         GetMap(obj, "ExpressionAttributeNames", "String"));
+  if (names != nullptr) {
+    for (const auto& e : names->GetObject()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
+    }
+  }
+  return names;
+}
+
+Result<const rapidjson::Value*> GetExpressionValues(const rapidjson::Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* values,
+                         GetMap(obj, "ExpressionAttributeValues", "AttributeValue"));
+  if (values != nullptr) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*values));
+  return values;
+}
+
 Result<const rapidjson::Value*> GetList(const rapidjson::Value& obj, std::string_view name) {
   const rapidjson::Value* v = Member(obj, name);
   if (v == nullptr) return v;

@@ -64,6 +64,10 @@ Result<std::optional<std::string>> GetOwnedString(const rapidjson::Value& obj,
 // A list member whose elements must each be a structure of `type_name`; the elements.
 Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
     const rapidjson::Value& obj, std::string_view name, std::string_view type_name);
+// ExpressionAttributeNames: a map of strings (each value shape-checked), or null when absent.
+Result<const rapidjson::Value*> GetExpressionNames(const rapidjson::Value& obj);
+// ExpressionAttributeValues: a map of attribute values (each shape-checked), or null.
+Result<const rapidjson::Value*> GetExpressionValues(const rapidjson::Value& obj);
 // A structure member (JSON object). `type_name` as for CheckShape.
 Result<const rapidjson::Value*> GetStruct(const rapidjson::Value& obj, std::string_view name,
                                           std::string_view type_name);

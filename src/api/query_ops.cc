@@ -142,14 +142,8 @@ Result<Members> ReadMembers(bool is_query, const rapidjson::Value& body) {
   if (is_query) {
     FDYNO_ASSIGN_OR_RETURN(m.kce, GetString(body, "KeyConditionExpression"));
   }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(body, "ExpressionAttributeNames", "String"));
-  if (m.names) {
-    for (const auto& e : m.names->GetObject()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(body, "ExpressionAttributeValues", "AttributeValue"));
-  if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
+  FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
   return m;
 }
 

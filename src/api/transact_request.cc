@@ -114,15 +114,9 @@ Result<ActionMembers> ReadActionMembers(const rapidjson::Value& obj, std::string
   } else {
     FDYNO_ASSIGN_OR_RETURN(m.condition_expression, GetString(obj, "ConditionExpression"));
   }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(obj, "ExpressionAttributeNames", "String"));
-  if (m.names) {
-    for (const auto& e : m.names->GetObject()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
-    }
-  }
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(obj));
   if (!get) {
-    FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(obj, "ExpressionAttributeValues", "AttributeValue"));
-    if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+    FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(obj));
     FDYNO_ASSIGN_OR_RETURN(m.return_values_on_ccf,
                            GetString(obj, "ReturnValuesOnConditionCheckFailure"));
   }

@@ -73,14 +73,8 @@ Result<Members> ReadMembers(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(m.rcc, GetString(body, "ReturnConsumedCapacity"));
   FDYNO_ASSIGN_OR_RETURN(m.sce, GetString(body, "SearchConditionExpression"));
   FDYNO_ASSIGN_OR_RETURN(m.pe, GetString(body, "ProjectionExpression"));
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetMap(body, "ExpressionAttributeNames", "String"));
-  if (m.names) {
-    for (const auto& e : m.names->GetObject()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.values, GetMap(body, "ExpressionAttributeValues", "AttributeValue"));
-  if (m.values) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.values));
+  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
+  FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
   return m;
 }
 
