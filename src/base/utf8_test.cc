@@ -43,6 +43,14 @@ TEST(Utf8Test, EveryKindOfInvalidSequenceIsInvalid) {
   }
 }
 
+// Long ASCII runs take the eight-bytes-at-a-time path; what follows them is still checked.
+TEST(Utf8Test, LongAsciiRunsThenAnyByte) {
+  EXPECT_TRUE(IsValidUtf8("abcdefghijklmnop\xC3\xA9qrstuvwx"));
+  EXPECT_FALSE(IsValidUtf8("abcdefgh\xFF"));
+  EXPECT_FALSE(IsValidUtf8("abcdefghijklmnopqrstuvw\xED\xA0\x80"));
+  EXPECT_FALSE(IsValidUtf8("abcdefg\xC3"));
+}
+
 TEST(Utf8Test, ToValidUtf8ReplacesEachBadByte) {
   EXPECT_EQ(ToValidUtf8("abc\xC3\xA9"), "abc\xC3\xA9");
   EXPECT_EQ(ToValidUtf8("a\xFF"
