@@ -33,6 +33,8 @@ namespace fdyno {
   X(kBackupNotFound, "BackupNotFoundException", 400, false)                                \
   X(kBackupInUse, "BackupInUseException", 400, false)                                      \
   X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)    \
+  X(kPointInTimeRecoveryUnavailable, "PointInTimeRecoveryUnavailableException", 400, false) \
+  X(kInvalidRestoreTime, "InvalidRestoreTimeException", 400, false)                        \
   X(kTransactionCanceled, "TransactionCanceledException", 400, false)                      \
   X(kTransactionConflict, "TransactionConflictException", 400, false)                      \
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \

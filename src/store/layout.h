@@ -16,6 +16,9 @@
 //                                (store/item_counts.h)
 //   (3, table_id, 7, index_id, ...)  ITEM COUNT JOURNAL of an index being backfilled, keyed
 //                                like the base items (store/item_counts.h)
+//   (3, table_id, 8, epoch, ...) point-in-time recovery HISTORY: the undo records of every
+//                                change while recovery is enabled (store/pitr.h)
+//   (3, table_id, 9, epoch)      point-in-time recovery TRIM POINT of one history (store/pitr.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -56,6 +59,8 @@ enum class TablePart : int64_t {
   kItemCollections = 5,
   kItemCounts = 6,
   kItemCountJournal = 7,
+  kPitrHistory = 8,
+  kPitrTrim = 9,
 };
 
 inline kv::Subspace RootSubspace(Root root) {
