@@ -59,8 +59,8 @@ enum class TablePart : int64_t {
   kItemCollections = 5,
   kItemCounts = 6,
   kItemCountJournal = 7,
-  kPitrHistory = 8,
-  kPitrTrim = 9,
+  kPitrHistory = 9,
+  kPitrTrim = 10,
 };
 
 inline kv::Subspace RootSubspace(Root root) {

@@ -1,9 +1,9 @@
 // Point-in-time recovery: the history that lets a table be restored as it was at any moment of
 // its recovery window, and the jobs of the restores that read it. Format: docs/format/pitr.md.
 //
-//   (3, table_id, 8, epoch, vs)        -> an undo record, or the head of a split one
-//   (3, table_id, 8, epoch, vs, i)     -> part i >= 1 of a split undo record
-//   (3, table_id, 9, epoch)            -> trim point: time (ms) of the newest record removed
+//   (3, table_id, 9, epoch, vs)        -> an undo record, or the head of a split one
+//   (3, table_id, 9, epoch, vs, i)     -> part i >= 1 of a split undo record
+//   (3, table_id, 10, epoch)           -> trim point: time (ms) of the newest record removed
 //   (7, 6, table_id)                   -> job of a table being restored to a point in time
 //
 // While recovery is enabled (TableInfo::pitr), the mutation path (store/mutation.h) writes, in
