@@ -4,6 +4,7 @@
 #include "api/batch_ops.h"
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
+#include "api/pitr_ops.h"
 #include "api/query_ops.h"
 #include "api/stream_ops.h"
 #include "api/table_ops.h"
@@ -41,6 +42,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterPartiqlOperations(registry, services, std::move(partiql));
     RegisterBatchOperations(registry, services);
     RegisterBackupOperations(registry, services);
+    RegisterPitrOperations(registry, services);
   }
   return registry;
 }

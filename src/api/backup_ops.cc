@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/restore_request.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
 #include "kv/run.h"
@@ -26,8 +27,6 @@ using store::BackupInfo;
 using store::TableInfo;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
-constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
 constexpr int kMaxListBackups = 100;
 
 kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only = false) {
@@ -52,24 +51,6 @@ void Wake(const Services& s) {
 
 Error BackupNotFound(std::string_view arn) {
   return Error::Make(ErrorType::kBackupNotFound, "Backup not found: " + std::string(arn));
-}
-
-// A name member's constraints (table, backup and index names): length 3..255, the pattern.
-void CheckName(ConstraintErrors& e, std::string_view path, const std::optional<std::string>& v) {
-  e.NotNull(path, v.has_value());
-  if (!v) return;
-  e.MinLength(path, *v, 3);
-  e.MaxLength(path, *v, 255);
-  e.Pattern(path, *v, IsValidTableNameChars(*v), kNamePattern);
-}
-
-// A timestamp member (seconds since the epoch, a JSON number) in ms.
-Result<std::optional<int64_t>> GetTimestampMs(const Value& obj, std::string_view name) {
-  const Value* v = Member(obj, name);
-  if (v == nullptr) return std::optional<int64_t>();
-  FDYNO_RETURN_IF_ERROR(CheckShape(*v, JsonShape::kDouble));
-  if (!v->IsNumber()) return Error::Serialization("Unexpected token received from parser");
-  return std::optional<int64_t>(static_cast<int64_t>(std::llround(v->GetDouble() * 1000.0)));
 }
 
 // ---- backup ARNs ----------------------------------------------------------------------------
@@ -482,341 +463,56 @@ Result<std::string> ListBackups(Services& s, const RequestContext& ctx, const Va
 
 // ==== RestoreTableFromBackup ================================================================
 
-struct IndexOverride {
-  std::optional<std::string> name;
-  std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> key_schema;
-  bool has_key_schema = false;
-  std::optional<std::string> projection_type;
-  std::optional<std::vector<std::string>> non_key;
-  bool has_projection = false;
-  std::optional<int64_t> read, write;
-  bool has_throughput = false;
-};
-
-struct RestoreRequest {
-  std::optional<std::string> target;
-  std::optional<std::string> backup_arn;
-  std::optional<std::string> billing;
-  std::optional<std::vector<IndexOverride>> gsi;
-  std::optional<std::vector<IndexOverride>> lsi;
-  std::optional<int64_t> read, write;
-  bool has_throughput = false;
-  const Value* sse = nullptr;
-  std::optional<bool> sse_enabled;
-  std::optional<std::string> sse_type, sse_key;
-};
-
-Status ParseThroughputInto(const Value& obj, std::optional<int64_t>& read,
-                           std::optional<int64_t>& write, bool& present) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* t,
-                         GetStruct(obj, "ProvisionedThroughput", "ProvisionedThroughput"));
-  if (t == nullptr) return Status::Ok();
-  present = true;
-  FDYNO_ASSIGN_OR_RETURN(read, GetLong(*t, "ReadCapacityUnits"));
-  FDYNO_ASSIGN_OR_RETURN(write, GetLong(*t, "WriteCapacityUnits"));
-  return Status::Ok();
-}
-
-Result<std::optional<std::vector<IndexOverride>>> ParseIndexOverrides(const Value& body,
-                                                                      std::string_view member,
-                                                                      std::string_view type) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(body, member));
-  if (list == nullptr) return std::optional<std::vector<IndexOverride>>();
-  std::vector<IndexOverride> out;
-  for (const Value& v : list->GetArray()) {
-    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, type));
-    if (!v.IsObject()) continue;
-    IndexOverride o;
-    FDYNO_ASSIGN_OR_RETURN(o.name, GetOwnedString(v, "IndexName"));
-    FDYNO_ASSIGN_OR_RETURN(const Value* ks, GetList(v, "KeySchema"));
-    if (ks != nullptr) {
-      o.has_key_schema = true;
-      for (const Value& k : ks->GetArray()) {
-        FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kValueStruct, "KeySchemaElement"));
-        if (!k.IsObject()) continue;
-        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> n, GetOwnedString(k, "AttributeName"));
-        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> t, GetOwnedString(k, "KeyType"));
-        o.key_schema.emplace_back(std::move(n), std::move(t));
-      }
-    }
-    FDYNO_ASSIGN_OR_RETURN(const Value* p, GetStruct(v, "Projection", "Projection"));
-    if (p != nullptr) {
-      o.has_projection = true;
-      FDYNO_ASSIGN_OR_RETURN(o.projection_type, GetOwnedString(*p, "ProjectionType"));
-      FDYNO_ASSIGN_OR_RETURN(const Value* nka, GetList(*p, "NonKeyAttributes"));
-      if (nka != nullptr) {
-        std::vector<std::string> names;
-        for (const Value& n : nka->GetArray()) {
-          FDYNO_RETURN_IF_ERROR(CheckShape(n, JsonShape::kString));
-          if (n.IsString()) names.emplace_back(AsStringView(n));
-        }
-        o.non_key = std::move(names);
-      }
-    }
-    FDYNO_RETURN_IF_ERROR(ParseThroughputInto(v, o.read, o.write, o.has_throughput));
-    out.push_back(std::move(o));
-  }
-  return std::optional<std::vector<IndexOverride>>(std::move(out));
-}
-
-Result<RestoreRequest> ParseRestore(const Value& body) {
-  RestoreRequest r;
-  FDYNO_ASSIGN_OR_RETURN(r.target, GetOwnedString(body, "TargetTableName"));
-  FDYNO_ASSIGN_OR_RETURN(r.backup_arn, GetOwnedString(body, "BackupArn"));
-  FDYNO_ASSIGN_OR_RETURN(r.billing, GetOwnedString(body, "BillingModeOverride"));
-  FDYNO_ASSIGN_OR_RETURN(
-      r.gsi, ParseIndexOverrides(body, "GlobalSecondaryIndexOverride", "GlobalSecondaryIndex"));
-  FDYNO_ASSIGN_OR_RETURN(
-      r.lsi, ParseIndexOverrides(body, "LocalSecondaryIndexOverride", "LocalSecondaryIndex"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* t,
-                         GetStruct(body, "ProvisionedThroughputOverride", "ProvisionedThroughput"));
-  if (t != nullptr) {
-    r.has_throughput = true;
-    FDYNO_ASSIGN_OR_RETURN(r.read, GetLong(*t, "ReadCapacityUnits"));
-    FDYNO_ASSIGN_OR_RETURN(r.write, GetLong(*t, "WriteCapacityUnits"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(r.sse, GetStruct(body, "SSESpecificationOverride", "SSESpecification"));
-  if (r.sse != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(r.sse_enabled, GetBool(*r.sse, "Enabled"));
-    FDYNO_ASSIGN_OR_RETURN(r.sse_type, GetOwnedString(*r.sse, "SSEType"));
-    FDYNO_ASSIGN_OR_RETURN(r.sse_key, GetOwnedString(*r.sse, "KMSMasterKeyId"));
-  }
-  return r;
-}
-
-void CheckThroughputConstraints(ConstraintErrors& e, std::string_view path, bool present,
-                                const std::optional<int64_t>& read,
-                                const std::optional<int64_t>& write) {
-  if (!present) return;
-  const std::string p(path);
-  e.NotNull(p + ".readCapacityUnits", read.has_value());
-  if (read) e.MinValue(p + ".readCapacityUnits", *read, 1);
-  e.NotNull(p + ".writeCapacityUnits", write.has_value());
-  if (write) e.MinValue(p + ".writeCapacityUnits", *write, 1);
-}
-
-void CheckIndexConstraints(ConstraintErrors& e, std::string_view list,
-                           const std::optional<std::vector<IndexOverride>>& indexes) {
-  if (!indexes) return;
-  for (size_t i = 0; i < indexes->size(); ++i) {
-    const IndexOverride& o = (*indexes)[i];
-    const std::string p = std::string(list) + "." + std::to_string(i + 1) + ".member";
-    CheckName(e, p + ".indexName", o.name);
-    e.NotNull(p + ".keySchema", o.has_key_schema);
-    if (o.has_key_schema && (o.key_schema.empty() || o.key_schema.size() > 2)) {
-      e.AddWithoutValue(p + ".keySchema", o.key_schema.empty()
-                                              ? "Member must have length greater than or equal to 1"
-                                              : "Member must have length less than or equal to 2");
-    }
-    for (size_t k = 0; k < o.key_schema.size(); ++k) {
-      const std::string kp = p + ".keySchema." + std::to_string(k + 1) + ".member";
-      e.NotNull(kp + ".attributeName", o.key_schema[k].first.has_value());
-      e.NotNull(kp + ".keyType", o.key_schema[k].second.has_value());
-      if (o.key_schema[k].second)
-        e.Enum(kp + ".keyType", *o.key_schema[k].second, {"HASH", "RANGE"});
-    }
-    e.NotNull(p + ".projection", o.has_projection);
-    if (o.projection_type) {
-      e.Enum(p + ".projection.projectionType", *o.projection_type, {"ALL", "KEYS_ONLY", "INCLUDE"});
-    }
-    CheckThroughputConstraints(e, p + ".provisionedThroughput", o.has_throughput, o.read, o.write);
-  }
-}
-
-Status CheckRestoreConstraints(const RestoreRequest& r) {
-  ConstraintErrors e;
-  CheckName(e, "targetTableName", r.target);
-  e.NotNull("backupArn", r.backup_arn.has_value());
-  if (r.backup_arn) {
-    e.MinLength("backupArn", *r.backup_arn, 37);
-    e.MaxLength("backupArn", *r.backup_arn, 1024);
-  }
-  if (r.billing) e.Enum("billingModeOverride", *r.billing, {"PROVISIONED", "PAY_PER_REQUEST"});
-  CheckIndexConstraints(e, "globalSecondaryIndexOverride", r.gsi);
-  CheckIndexConstraints(e, "localSecondaryIndexOverride", r.lsi);
-  CheckThroughputConstraints(e, "provisionedThroughputOverride", r.has_throughput, r.read, r.write);
-  if (r.sse_type) e.Enum("sSESpecificationOverride.sSEType", *r.sse_type, {"AES256", "KMS"});
-  return e.ToStatus();
-}
-
-Error Invalid(std::string_view detail) {
-  return Error::Validation(std::string(kInvalid) + std::string(detail));
-}
-
-// The indexes the restored table keeps: the override's, each one of the source's indexes with
-// its key schema, taking the override's projection (and throughput for a global index).
-Result<std::vector<store::SecondaryIndex>> OverrideIndexes(
-    const std::vector<store::SecondaryIndex>& source, const std::vector<IndexOverride>& overrides,
-    bool global) {
-  std::vector<store::SecondaryIndex> out;
-  std::set<std::string> seen;
-  for (const IndexOverride& o : overrides) {
-    auto it = std::find_if(source.begin(), source.end(),
-                           [&](const store::SecondaryIndex& i) { return i.name == *o.name; });
-    if (it == source.end()) {
-      return Invalid(std::string(global ? "Global" : "Local") +
-                     " secondary index override does not match an index of the backup: " + *o.name);
-    }
-    if (!seen.insert(*o.name).second) return Invalid("Duplicate index name: " + *o.name);
-    std::string hash, range;
-    for (const auto& [attr, key_type] : o.key_schema) (*key_type == "HASH" ? hash : range) = *attr;
-    if (hash != it->key_schema.hash.name ||
-        range != (it->key_schema.range ? it->key_schema.range->name : std::string())) {
-      return Invalid("The key schema of index " + *o.name +
-                     " does not match the index's key schema in the backup");
-    }
-    store::SecondaryIndex index = *it;
-    index.status = store::IndexStatus::kActive;
-    index.backfilling = false;
-    const std::string type = o.projection_type.value_or("");
-    index.projection.type = type == "ALL"         ? store::ProjectionType::kAll
-                            : type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
-                                                  : store::ProjectionType::kInclude;
-    index.projection.non_key_attributes.clear();
-    if (index.projection.type == store::ProjectionType::kInclude) {
-      if (!o.non_key || o.non_key->empty()) {
-        return Invalid("NonKeyAttributes must be specified when ProjectionType is INCLUDE");
-      }
-      index.projection.non_key_attributes = *o.non_key;
-    } else if (o.non_key) {
-      return Invalid("NonKeyAttributes can only be specified when ProjectionType is INCLUDE");
-    }
-    if (o.has_throughput) {
-      index.throughput.read_capacity_units = *o.read;
-      index.throughput.write_capacity_units = *o.write;
-    }
-    out.push_back(std::move(index));
-  }
-  return out;
-}
-
-// The table a restore creates from the backup's table record `source`.
-Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreRequest& r,
-                                    int64_t now_ms) {
-  TableInfo t;
-  t.name = *r.target;
-  t.status = store::TableStatus::kCreating;
-  t.key_schema = source.key_schema;
-  t.billing_mode = source.billing_mode;
-  t.throughput = {source.throughput.read_capacity_units, source.throughput.write_capacity_units};
-  t.local_indexes = source.local_indexes;
-  t.global_indexes = source.global_indexes;
-  for (auto* list : {&t.local_indexes, &t.global_indexes}) {
-    std::erase_if(*list, [](const store::SecondaryIndex& i) {
-      return i.status == store::IndexStatus::kDeleting ||
-             (i.status == store::IndexStatus::kCreating && i.backfilling);
-    });
-  }
-  if (r.gsi) {
-    FDYNO_ASSIGN_OR_RETURN(t.global_indexes, OverrideIndexes(source.global_indexes, *r.gsi, true));
-  }
-  if (r.lsi) {
-    FDYNO_ASSIGN_OR_RETURN(t.local_indexes, OverrideIndexes(source.local_indexes, *r.lsi, false));
-  }
-  if (r.billing) {
-    t.billing_mode = *r.billing == "PAY_PER_REQUEST" ? store::BillingMode::kPayPerRequest
-                                                     : store::BillingMode::kProvisioned;
-  }
-  if (t.billing_mode == store::BillingMode::kPayPerRequest) {
-    if (r.has_throughput) {
-      return Invalid(
-          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
-          "PAY_PER_REQUEST");
-    }
-    t.throughput = {};
-    for (store::SecondaryIndex& i : t.global_indexes) i.throughput = {};
-    t.last_update_to_pay_per_request_ms = now_ms;
-  } else {
-    if (r.has_throughput) t.throughput = {*r.read, *r.write};
-    if (t.throughput.read_capacity_units == 0) {
-      return Invalid(
-          "ProvisionedThroughputOverride must be specified when restoring a PAY_PER_REQUEST "
-          "backup with BillingModeOverride PROVISIONED");
-    }
-    for (store::SecondaryIndex& i : t.global_indexes) {
-      if (i.throughput.read_capacity_units == 0)
-        i.throughput = {t.throughput.read_capacity_units, t.throughput.write_capacity_units};
-    }
-  }
-  for (auto* list : {&t.local_indexes, &t.global_indexes}) {
-    for (store::SecondaryIndex& i : *list) {
-      i.status = store::IndexStatus::kActive;
-      i.backfilling = false;
-      i.throughput.last_increase_ms = i.throughput.last_decrease_ms = 0;
-      i.throughput.number_of_decreases_today = 0;
-    }
-  }
-  // The attribute definitions the key schemas that remain use, in the source's order.
-  auto used = [&](const std::string& name) {
-    auto in = [&](const store::KeySchema& k) {
-      return k.hash.name == name || (k.range && k.range->name == name);
-    };
-    if (in(t.key_schema)) return true;
-    for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
-      for (const store::SecondaryIndex& i : *list) {
-        if (in(i.key_schema)) return true;
-      }
-    }
-    return false;
-  };
-  for (const store::AttributeDefinition& a : source.attribute_definitions) {
-    if (used(a.name)) t.attribute_definitions.push_back(a);
-  }
-  t.sse = source.sse;
-  if (r.sse != nullptr) {
-    const bool kms = r.sse_enabled.value_or(false) || (r.sse_type && *r.sse_type == "KMS");
-    if (r.sse_enabled && !*r.sse_enabled && (r.sse_type || r.sse_key)) {
-      return Invalid("SSEType and KMSMasterKeyId can only be specified when SSE is enabled");
-    }
-    t.sse = {kms, kms ? r.sse_key.value_or("") : ""};
-  }
-  t.table_class = source.table_class;
-  t.table_class_set = source.table_class_set;
-  return t;
-}
-
 Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ctx,
                                            const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(RestoreRequest r, ParseRestore(body));
-  FDYNO_RETURN_IF_ERROR(CheckRestoreConstraints(r));
-  FDYNO_ASSIGN_OR_RETURN(BackupRef ref,
-                         ParseBackupArn(ctx, *r.backup_arn, "RestoreTableFromBackup"));
+  FDYNO_ASSIGN_OR_RETURN(RestoreRequest r, ParseRestoreRequest(body));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> backup_arn, GetOwnedString(body, "BackupArn"));
+  ConstraintErrors e;
+  CheckName(e, "targetTableName", r.target);
+  e.NotNull("backupArn", backup_arn.has_value());
+  if (backup_arn) {
+    e.MinLength("backupArn", *backup_arn, 37);
+    e.MaxLength("backupArn", *backup_arn, 1024);
+  }
+  CheckOverrideConstraints(e, r);
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *backup_arn, "RestoreTableFromBackup"));
   const int64_t now_ms = s.clock->WallMillis();
   const std::string uuid = store::NewTableUuid();
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
-      kv::Run(*s.db, RunOptionsFor(ctx, s),
-              [&](kv::Transaction& tx,
-                  const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
-                if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
-                  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
-                                         s.catalog->FindCreated(tx, *r.target, uuid));
-                  if (mine) return mine;
-                }
-                FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
-                if (b.status == store::BackupStatus::kCreating) {
-                  return Error::Make(ErrorType::kBackupInUse,
-                                     "Backup is being created: " + ref.arn);
-                }
-                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                       s.catalog->Find(tx, *r.target));
-                if (existing) {
-                  return Error::Make(ErrorType::kTableAlreadyExists,
-                                     "Table already exists: " + *r.target);
-                }
-                FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
-                FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms));
-                plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
-                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Create(tx, std::move(plan), {}, uuid));
-                store::RestoreJob job;
-                job.table_id = t->id;
-                job.table_name = t->name;
-                job.backup_id = b.id;
-                job.chunks = b.progress.chunks;
-                tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
-                return t;
-              }));
+      kv::Run(
+          *s.db, RunOptionsFor(ctx, s),
+          [&](kv::Transaction& tx,
+              const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
+            if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
+              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
+                                     s.catalog->FindCreated(tx, *r.target, uuid));
+              if (mine) return mine;
+            }
+            FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+            if (b.status == store::BackupStatus::kCreating) {
+              return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
+            }
+            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
+                                   s.catalog->Find(tx, *r.target));
+            if (existing) {
+              return Error::Make(ErrorType::kTableAlreadyExists,
+                                 "Table already exists: " + *r.target);
+            }
+            FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
+            FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms, "backup"));
+            plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
+            FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                   s.catalog->Create(tx, std::move(plan), {}, uuid));
+            store::RestoreJob job;
+            job.table_id = t->id;
+            job.table_name = t->name;
+            job.backup_id = b.id;
+            job.chunks = b.progress.chunks;
+            tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
+            return t;
+          }));
   Wake(s);
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }

@@ -857,16 +857,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }
 
-// ==== DescribeTable, DeleteTable, DescribeContinuousBackups ===============================
-
-Result<std::shared_ptr<const TableInfo>> LoadTable(Services& s, const RequestContext& ctx,
-                                                   std::string_view name) {
-  kv::RunOptions options = RunOptionsFor(ctx, s);
-  options.read_only = true;
-  return kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) {
-    return s.catalog->Find(txn, name);
-  });
-}
+// ==== DescribeTable, DeleteTable ==========================================================
 
 Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTable"));
@@ -944,17 +935,6 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
     }
   }
   return DescriptionResponse("TableDescription", ctx, *dropped, store::TableStatus::kDeleting);
-}
-
-Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext& ctx,
-                                              const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string name,
-                         ReadExistingTableName(ctx, body, "DescribeContinuousBackups"));
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, LoadTable(s, ctx, name));
-  if (!t) return Error::Make(ErrorType::kTableNotFound, "Table not found: " + std::string(name));
-  return std::string(
-      R"({"ContinuousBackupsDescription":{"ContinuousBackupsStatus":"ENABLED",)"
-      R"("PointInTimeRecoveryDescription":{"PointInTimeRecoveryStatus":"DISABLED"}}})");
 }
 
 // ==== ListTables ============================================================================
@@ -1614,7 +1594,6 @@ void RegisterTableOperations(OperationRegistry& registry, const Services& servic
   registry.Register("TagResource", bind(&TagResource));
   registry.Register("UntagResource", bind(&UntagResource));
   registry.Register("ListTagsOfResource", bind(&ListTagsOfResource));
-  registry.Register("DescribeContinuousBackups", bind(&DescribeContinuousBackups));
 }
 
 }  // namespace fdyno::api

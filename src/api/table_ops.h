@@ -1,7 +1,7 @@
 // The table operations: CreateTable, DescribeTable, ListTables, DeleteTable, UpdateTable,
-// TagResource, UntagResource, ListTagsOfResource and DescribeContinuousBackups. Enabling,
-// disabling or dropping a table's stream creates or closes its stream (store/streams.h) in the
-// same transaction.
+// TagResource, UntagResource and ListTagsOfResource (api/pitr_ops.h has DescribeContinuousBackups).
+// Enabling, disabling or dropping a table's stream creates or closes its stream (store/streams.h)
+// in the same transaction.
 //
 // Each handler checks the request in DynamoDB's order (deserialization, then the table name,
 // then the API model's constraints collected together, then semantic rules one at a time;

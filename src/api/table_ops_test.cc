@@ -1,6 +1,7 @@
 // The table operations through the registry, over the in-memory engine: responses and
 // DynamoDB's validation messages. The black-box suite (tests/pytest/test_tables.py) covers the
 // same operations through HTTP and boto3.
+#include "api/pitr_ops.h"
 #include "api/table_ops.h"
 #include "api/ttl_ops.h"
 
@@ -30,6 +31,7 @@ class TableOpsTest : public ::testing::Test {
     s.clock = &clock_;
     RegisterTableOperations(registry_, s);
     RegisterTtlOperations(registry_, s);
+    RegisterPitrOperations(registry_, s);
     ctx_.account_id = "123456789012";
     ctx_.region = "eu-west-1";
     ctx_.clock = &clock_;

@@ -494,6 +494,19 @@ std::string EncodeTableInfo(const TableInfo& t) {
     w.Bool(t.restore->in_progress);
     w.EndObject();
   }
+  if (t.pitr.epoch != 0) {
+    w.Key("pitr");
+    w.StartObject();
+    w.Key("enabled");
+    w.Bool(t.pitr.enabled);
+    w.Key("epoch");
+    w.Int64(t.pitr.epoch);
+    w.Key("days");
+    w.Int64(t.pitr.recovery_days);
+    w.Key("since_ms");
+    w.Int64(t.pitr.since_ms);
+    w.EndObject();
+  }
   w.EndObject();
   const uint8_t version = t.vector_indexes.empty() ? kTableRecordVersion : kTableRecordVersion3;
   std::string out(1, static_cast<char>(version));
@@ -569,6 +582,16 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
     FDYNO_ASSIGN_OR_RETURN(summary.restore_ms, Int(r, "time_ms"));
     FDYNO_ASSIGN_OR_RETURN(summary.in_progress, Bool(r, "in_progress"));
     t.restore = std::move(summary);
+  }
+  if (d.HasMember("pitr")) {
+    const rapidjson::Value& p = d["pitr"];
+    FDYNO_ASSIGN_OR_RETURN(t.pitr.enabled, Bool(p, "enabled"));
+    FDYNO_ASSIGN_OR_RETURN(t.pitr.epoch, Int(p, "epoch"));
+    FDYNO_ASSIGN_OR_RETURN(t.pitr.recovery_days, Int(p, "days"));
+    FDYNO_ASSIGN_OR_RETURN(t.pitr.since_ms, Int(p, "since_ms"));
+    if (t.pitr.epoch < 1 || t.pitr.recovery_days < 1 || t.pitr.recovery_days > 35) {
+      return Corrupt("pitr");
+    }
   }
   return t;
 }

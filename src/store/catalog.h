@@ -158,6 +158,17 @@ struct RestoreSummary {
   bool operator==(const RestoreSummary&) const = default;
 };
 
+// Point-in-time recovery (store/pitr.h). While enabled, every change of an item also writes an
+// undo record to history `epoch` in the change's transaction. Kept, disabled, once it was ever
+// enabled, so that the next enable starts a history with a new epoch.
+struct PitrSettings {
+  bool enabled = false;
+  int64_t epoch = 0;           // the history the writes go to; 0: never enabled
+  int64_t recovery_days = 35;  // RecoveryPeriodInDays, 1..35
+  int64_t since_ms = 0;        // when it was enabled: the earliest restorable time
+  bool operator==(const PitrSettings&) const = default;
+};
+
 struct Tag {
   std::string key;
   std::string value;
@@ -188,6 +199,7 @@ struct TableInfo {
   bool deletion_protection = false;
   int64_t next_index_id = 1;
   std::optional<RestoreSummary> restore;  // set on a table created by a restore
+  PitrSettings pitr;
 
   // The index named `name` (local or global), or null.
   const SecondaryIndex* FindIndex(std::string_view name) const;

@@ -18,6 +18,9 @@
 //                                like the base items (store/item_counts.h)
 //   (3, table_id, 8, index_id, ...)  VECTOR INDEX entries of one vector index
 //                                (store/vector_index.h)
+//   (3, table_id, 9, epoch, ...) point-in-time recovery HISTORY: the undo records of every
+//                                change while recovery is enabled (store/pitr.h)
+//   (3, table_id, 10, epoch)     point-in-time recovery TRIM POINT of one history (store/pitr.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -59,6 +62,8 @@ enum class TablePart : int64_t {
   kItemCounts = 6,
   kItemCountJournal = 7,
   kVectorIndex = 8,
+  kPitrHistory = 9,
+  kPitrTrim = 10,
 };
 
 inline kv::Subspace RootSubspace(Root root) {

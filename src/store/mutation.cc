@@ -9,6 +9,7 @@
 #include "model/stored_json.h"
 #include "store/indexes.h"
 #include "store/item_counts.h"
+#include "store/pitr.h"
 #include "store/ttl.h"
 #include "store/vector_index.h"
 
@@ -117,6 +118,11 @@ Status Mutation::WriteOne(kv::Transaction& tx, const Change& c, uint16_t order) 
     ChangeRecord record = MakeChangeRecord(table.stream.view_type, table.key_schema, old_item,
                                            new_item, options_.source, options_.now_ms);
     FDYNO_RETURN_IF_ERROR(WriteChangeRecord(tx, table, record, order));
+  }
+  if (table.pitr.enabled) {
+    // What undoes this change, for a restore to a time before it (store/pitr.h).
+    FDYNO_RETURN_IF_ERROR(WriteUndoRecord(tx, table, c.current.key, c.current.stored,
+                                          options_.now_ms, order));
   }
   return Status::Ok();
 }

@@ -9,7 +9,9 @@
 //     limit over all the changes together (store/item_collections.h);
 //   * the expiry index entries of tables with TTL (store/ttl.h);
 //   * a change record in the table's stream when the stream is enabled and the item changed
-//     (store/streams.h), in the commit's versionstamp order.
+//     (store/streams.h), in the commit's versionstamp order;
+//   * an undo record in the table's history when point-in-time recovery is enabled
+//     (store/pitr.h), in the same order.
 // All of it is buffered in the caller's transaction, so it commits or fails as one.
 //
 // Outcomes are typed: validation failures carry an ErrorCause (base/error.h); a write that

@@ -18,6 +18,7 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "workers/pitr.h"
 
 namespace fdyno::workers {
 namespace {
@@ -479,6 +480,11 @@ void BackupWorker::Wake() { periodic_.Wake(); }
 void BackupWorker::Pass() {
   Result<BackupStats> r = RunBackupPass(*db_, *catalog_, options_);
   if (!r.ok()) spdlog::warn("backup pass: {}", r.error().message);
+  const auto now = std::chrono::steady_clock::now();
+  const bool trim = now - last_trim_ >= options_.pitr_trim_every;
+  if (trim) last_trim_ = now;
+  Result<PitrStats> p = RunPitrPass(*db_, *catalog_, options_, trim);
+  if (!p.ok()) spdlog::warn("point-in-time recovery pass: {}", p.error().message);
 }
 
 }  // namespace fdyno::workers

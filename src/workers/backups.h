@@ -46,6 +46,8 @@ struct BackupWorkerOptions {
   int restore_items = 2000;        // items per restore transaction (halved when too large)
   uint64_t restore_bytes = 1 << 20;
   int purge_keys = 256;  // keys cleared per transaction when a backup is deleted
+  // How often the point-in-time recovery histories are trimmed (workers/pitr.h).
+  std::chrono::milliseconds pitr_trim_every{60'000};
   // How long a backup owned by another process may go without progress before this process
   // takes it over. 0: at once, for an engine that one process alone opens (the embedded engine:
   // any other owner has died).
@@ -78,7 +80,9 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
 Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
                                   const BackupWorkerOptions& options);
 
-// A thread running RunBackupPass every options.poll (and at once when woken).
+// A thread running RunBackupPass, then the restores to a point in time (workers/pitr.h), every
+// options.poll (and at once when woken), and trimming point-in-time recovery histories every
+// options.pitr_trim_every.
 class BackupWorker {
  public:
   BackupWorker(kv::Database* db, store::Catalog* catalog, BackupWorkerOptions options);
@@ -94,6 +98,7 @@ class BackupWorker {
   BackupWorkerOptions options_;
   std::atomic<bool> stop_{false};
   std::atomic<int> steps_{0};
+  std::chrono::steady_clock::time_point last_trim_{};  // the worker thread's only
   Periodic periodic_;  // last: stopped before the rest is destroyed
 };
 

@@ -41,6 +41,7 @@ Result<ItemPage> VisitItemPage(
   const size_t head_arity = table.key_schema.range ? 3 : 2;
   kv::RangeOptions ro;
   ro.limit = limits.items * 2;
+  ro.snapshot = limits.snapshot;
   FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(page.begin, end, ro));
   uint64_t bytes = 0;
   bool stopped = false;
@@ -52,7 +53,8 @@ Result<ItemPage> VisitItemPage(
       stopped = true;
       break;
     }
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, kv.key));
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                           store::ReadItem(tx, kv.key, limits.snapshot));
     if (!stored) continue;
     FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
     bytes += stored->image.size();

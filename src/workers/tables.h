@@ -25,6 +25,7 @@ Result<std::vector<std::shared_ptr<const store::TableInfo>>> AllTables(kv::Datab
 struct PageLimits {
   int items = 200;                   // base items per page transaction
   uint64_t bytes = 2 * 1024 * 1024;  // image bytes per page (well under 10 MB)
+  bool snapshot = false;             // snapshot reads: concurrent writes do not conflict
 };
 
 struct ItemPage {
@@ -35,8 +36,8 @@ struct ItemPage {
 };
 
 // Reads one page of the base items of `table` from item key `begin` (empty: the first) with
-// conflicting reads, so that a concurrent write of one of them makes the page's transaction
-// retry, and calls `visit` with each item's key and image.
+// conflicting reads (unless limits.snapshot), so that a concurrent write of one of them makes
+// the page's transaction retry, and calls `visit` with each item's key and image.
 Result<ItemPage> VisitItemPage(
     kv::Transaction& tx, const store::TableInfo& table, std::string begin, const PageLimits& limits,
     const std::function<Status(std::string_view item_key, const model::Item& item)>& visit);

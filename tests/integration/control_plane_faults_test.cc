@@ -1,10 +1,10 @@
 // Control-plane operations under ambiguous commits. A commit that was applied but reported
 // commit_unknown_result (1021) is retried; the retry must recognise the earlier attempt's effect
 // and answer the request's own success: never "Table already exists" for the table it created,
-// "not found" for the table or backup it deleted, "will not change" for the update it made, nor
-// a second backup. Every call either succeeds with exactly one effect or reports that its
-// outcome is unknown. The backup worker runs when the handlers wake it, on the engine without
-// faults.
+// "not found" for the table or backup it deleted, "will not change" for the update it made, a
+// second backup, nor a second start of point-in-time recovery's window. Every call either succeeds
+// with exactly one effect or reports that its outcome is unknown. The backup worker runs when the
+// handlers wake it, on the engine without faults.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/backup_ops.h"
+#include "api/pitr_ops.h"
 #include "api/table_ops.h"
 #include "api/testing/call.h"
 #include "api/ttl_ops.h"
@@ -42,6 +43,7 @@ class ControlPlaneFaultsTest : public ::testing::Test {
     RegisterTableOperations(registry_, s);
     RegisterTtlOperations(registry_, s);
     RegisterBackupOperations(registry_, s);
+    RegisterPitrOperations(registry_, s);
     ctx_.account_id = "123456789012";
     ctx_.region = "eu-west-1";
     ctx_.clock = &clock_;
@@ -210,6 +212,58 @@ TEST_F(ControlPlaneFaultsTest, RestoreTableFromBackupAnswersItsOwnTable) {
     auto restored =
         CallFaulty(i, "RestoreTableFromBackup",
                    R"({"TargetTableName":")" + target + R"(","BackupArn":")" + arn + R"("})");
+    if (!restored) continue;
+    EXPECT_STREQ((*restored)["TableDescription"]["TableId"].GetString(),
+                 Must("DescribeTable", Named(target))["Table"]["TableId"].GetString());
+  }
+  ExpectRetriesHappened();
+}
+
+TEST_F(ControlPlaneFaultsTest, UpdateContinuousBackupsAnswersItsOwnChange) {
+  const std::string name = Created("tbl");
+  auto pitr = [](const rapidjson::Document& d) -> const rapidjson::Value& {
+    return d["ContinuousBackupsDescription"]["PointInTimeRecoveryDescription"];
+  };
+  for (int i = 0; i < kCalls; ++i) {
+    clock_.Advance(std::chrono::milliseconds(1000));
+    const bool enable = i % 2 == 0;
+    auto changed = CallFaulty(
+        i, "UpdateContinuousBackups",
+        R"({"TableName":"tbl","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":)" +
+            std::string(enable ? "true" : "false") + "}}");
+    auto now = Must("DescribeContinuousBackups", Named(name));
+    const std::string status = pitr(now)["PointInTimeRecoveryStatus"].GetString();
+    if (changed) {
+      EXPECT_EQ(pitr(*changed)["PointInTimeRecoveryStatus"].GetString(),
+                std::string(enable ? "ENABLED" : "DISABLED"));
+      EXPECT_EQ(status, enable ? "ENABLED" : "DISABLED");
+      if (enable) {  // the window its own enable started: now, not a later retry's
+        EXPECT_EQ(pitr(*changed)["EarliestRestorableDateTime"].GetDouble(),
+                  clock_.WallMillis() / 1000.0);
+        EXPECT_EQ(pitr(now)["EarliestRestorableDateTime"].GetDouble(),
+                  clock_.WallMillis() / 1000.0);
+      }
+    }
+    if (!changed && (status == "ENABLED") != enable) {
+      Must(
+          "UpdateContinuousBackups",
+          R"({"TableName":"tbl","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":)" +
+              std::string(enable ? "true" : "false") + "}}");
+    }
+  }
+  ExpectRetriesHappened();
+}
+
+TEST_F(ControlPlaneFaultsTest, RestoreTableToPointInTimeAnswersItsOwnTable) {
+  Created("tbl");
+  Must(
+      "UpdateContinuousBackups",
+      R"({"TableName":"tbl","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true}})");
+  for (int i = 0; i < kCalls; ++i) {
+    const std::string target = "restored" + std::to_string(i);
+    auto restored = CallFaulty(i, "RestoreTableToPointInTime",
+                               R"({"SourceTableName":"tbl","TargetTableName":")" + target +
+                                   R"(","UseLatestRestorableTime":true})");
     if (!restored) continue;
     EXPECT_STREQ((*restored)["TableDescription"]["TableId"].GetString(),
                  Must("DescribeTable", Named(target))["Table"]["TableId"].GetString());
