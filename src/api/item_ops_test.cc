@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -304,7 +305,15 @@ TEST_F(ItemOpsOnEmbeddedTest, AsyncCommitFaultsOfTheRealAsynchronousCommitApplyO
   faults.commit_timed_out = 0.2;
   faulty_->SetOptions(faults);
   RequestContext ctx;
-  ctx.blocking = [](std::function<void()> task) { std::thread(std::move(task)).detach(); };
+  // Retries run on threads the test joins before the engine closes: a retry's thread still
+  // releases its transaction after it has answered, and a detached one could do so after
+  // TearDown closed the database.
+  std::mutex threads_mu;
+  std::vector<std::thread> threads;
+  ctx.blocking = [&](std::function<void()> task) {
+    std::lock_guard<std::mutex> lock(threads_mu);
+    threads.emplace_back(std::move(task));
+  };
   constexpr int kRequests = 400;
   int succeeded = 0;
   for (int i = 0; i < kRequests; ++i) {
@@ -314,6 +323,15 @@ TEST_F(ItemOpsOnEmbeddedTest, AsyncCommitFaultsOfTheRealAsynchronousCommitApplyO
         R"("ExpressionAttributeValues":{":one":{"N":"1"}}})",
         ctx);
     succeeded += r.ok();
+  }
+  for (;;) {  // a joined thread may have started another
+    std::vector<std::thread> running;
+    {
+      std::lock_guard<std::mutex> lock(threads_mu);
+      running.swap(threads);
+    }
+    if (running.empty()) break;
+    for (std::thread& t : running) t.join();
   }
   kv::FaultCounts counts = faulty_->counts();
   EXPECT_GT(counts.unknown_applied, 60);
