@@ -9,7 +9,6 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -251,12 +250,9 @@ TEST_F(ItemOpsTest, AsyncUnknownCommitResultsRetryOnTheBlockingThreadAndApplyOnc
   faults.unknown_applied = 0.35;
   faults.unknown_not_applied = 0.35;
   faulty_->SetOptions(faults);
-  std::atomic<int> blocking_tasks{0};
+  testing::BlockingThreads threads;
   RequestContext ctx;
-  ctx.blocking = [&](std::function<void()> task) {
-    ++blocking_tasks;
-    std::thread(std::move(task)).detach();
-  };
+  ctx.blocking = threads.Blocking();
   constexpr int kRequests = 600;
   for (int i = 0; i < kRequests; ++i) {
     auto r = testing::CallOperationAsync(
@@ -269,7 +265,7 @@ TEST_F(ItemOpsTest, AsyncUnknownCommitResultsRetryOnTheBlockingThreadAndApplyOnc
   kv::FaultCounts counts = faulty_->counts();
   EXPECT_GT(counts.unknown_applied, 100);
   EXPECT_GT(counts.unknown_not_applied, 100);
-  EXPECT_GE(blocking_tasks.load(), 200);  // every first attempt that met a 1021
+  EXPECT_GE(threads.started(), 200);  // every first attempt that met a 1021
   faulty_->SetOptions(kv::FaultOptions{});
   auto get = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"n"}}})");
   ASSERT_TRUE(get.ok());
@@ -305,15 +301,8 @@ TEST_F(ItemOpsOnEmbeddedTest, AsyncCommitFaultsOfTheRealAsynchronousCommitApplyO
   faults.commit_timed_out = 0.2;
   faulty_->SetOptions(faults);
   RequestContext ctx;
-  // Retries run on threads the test joins before the engine closes: a retry's thread still
-  // releases its transaction after it has answered, and a detached one could do so after
-  // TearDown closed the database.
-  std::mutex threads_mu;
-  std::vector<std::thread> threads;
-  ctx.blocking = [&](std::function<void()> task) {
-    std::lock_guard<std::mutex> lock(threads_mu);
-    threads.emplace_back(std::move(task));
-  };
+  testing::BlockingThreads threads;
+  ctx.blocking = threads.Blocking();
   constexpr int kRequests = 400;
   int succeeded = 0;
   for (int i = 0; i < kRequests; ++i) {
@@ -323,15 +312,6 @@ TEST_F(ItemOpsOnEmbeddedTest, AsyncCommitFaultsOfTheRealAsynchronousCommitApplyO
         R"("ExpressionAttributeValues":{":one":{"N":"1"}}})",
         ctx);
     succeeded += r.ok();
-  }
-  for (;;) {  // a joined thread may have started another
-    std::vector<std::thread> running;
-    {
-      std::lock_guard<std::mutex> lock(threads_mu);
-      running.swap(threads);
-    }
-    if (running.empty()) break;
-    for (std::thread& t : running) t.join();
   }
   kv::FaultCounts counts = faulty_->counts();
   EXPECT_GT(counts.unknown_applied, 60);
