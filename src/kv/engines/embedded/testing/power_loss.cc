@@ -149,6 +149,17 @@ struct FileState {
   bool entry_durable = false;  // its directory entry survives a power cut
 };
 
+// A metadata operation taken as durable at once (a rename onto a durable name, a delete) makes
+// every earlier one durable: ext4's and XFS's journals commit metadata in the order it was made,
+// so a disk never holds a later rename without the creations before it.
+void MakeAllEntriesDurable(std::map<std::string, FileState>& files,
+                           std::map<std::string, std::set<std::string>>& pending) {
+  for (auto& [dir, entries] : pending) {
+    for (const std::string& f : entries) files[f].entry_durable = true;
+    entries.clear();
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<rocksdb::FileSystem>> NewPowerLossJournalingFileSystem(
@@ -195,11 +206,14 @@ Result<PowerLossEffect> SimulatePowerLoss(const std::string& journal_path) {
       // Onto a durable name: atomic and durable at once (see the header); else durable once
       // its directory is fsynced, unless the file's own entry already was.
       moved.entry_durable = moved.entry_durable || replaces_durable;
+      if (replaces_durable)
+        MakeAllEntriesDurable(files, pending);  // metadata reaches disk in order
       if (!moved.entry_durable) pending[std::filesystem::path(b).parent_path().string()].insert(b);
       files[b] = moved;
     } else if (op == "delete") {
       files.erase(a);
       pending[dir].erase(a);
+      MakeAllEntriesDurable(files, pending);  // the delete is durable, so is all before it
     }
   }
   PowerLossEffect effect;

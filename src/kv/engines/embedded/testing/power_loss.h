@@ -13,7 +13,10 @@
 // Model and its limits: data is durable up to the last sync of its file; a new file's entry is
 // durable once its directory is fsynced after its creation; a rename onto an existing durable
 // name, and a delete, are taken as durable at once (ext4's behaviour for the rename RocksDB
-// makes of CURRENT). Writes that were never synced are dropped whole, never torn in part.
+// makes of CURRENT), and with them every metadata operation made before them (ext4's and XFS's
+// journals commit metadata in order: RocksDB renames CURRENT onto a new MANIFEST before it
+// fsyncs the directory, and no disk keeps that rename without the MANIFEST's creation). Writes
+// that were never synced are dropped whole, never torn in part.
 //
 // Thread-safety: the file system is thread-safe (one journal descriptor, O_APPEND).
 #pragma once
