@@ -177,6 +177,9 @@ CrashStats RunCrashCycles(const CrashMode& mode, uint64_t seed, uint64_t cycles)
     std::vector<std::string> args = {"kv_crash_child", "run", data, std::to_string(cycle),
                                      std::to_string(kThreads)};
     if (mode.power_loss) args.insert(args.end(), {"--power-journal", journal});
+    // A child killed before it starts its journal must not leave the previous cycle's: replayed
+    // again, it would remove files this cycle's parent reopen wrote under the same names.
+    std::filesystem::remove(journal);
     if (mode.durability_none) args.insert(args.end(), {"--durability", "none"});
     Child child = Spawn(args);
     EXPECT_GT(child.pid, 0);

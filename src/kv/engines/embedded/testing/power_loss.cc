@@ -123,15 +123,13 @@ class JournalingFileSystem : public rocksdb::FileSystemWrapper {
   }
   rocksdb::IOStatus RenameFile(const std::string& s, const std::string& t,
                                const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus st = target()->RenameFile(s, t, o, d);
-    if (st.ok()) journal_->Line("rename " + Normal(s) + " " + Normal(t));
-    return st;
+    journal_->Line("rename " + Normal(s) + " " + Normal(t));  // before: see the header
+    return target()->RenameFile(s, t, o, d);
   }
   rocksdb::IOStatus DeleteFile(const std::string& f, const rocksdb::IOOptions& o,
                                rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus s = target()->DeleteFile(f, o, d);
-    if (s.ok()) journal_->Line("delete " + Normal(f));
-    return s;
+    journal_->Line("delete " + Normal(f));  // before: see the header
+    return target()->DeleteFile(f, o, d);
   }
 
  private:
