@@ -214,14 +214,15 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   }
 
   // A request that breaks HTTP/1.1's syntax or framing (request line, header fields,
-  // Content-Length, Transfer-Encoding, chunks). It is answered 400 before the connection
-  // closes, not closed silently: the client learns why. A connection that ends or times out
-  // mid-request has nobody to answer.
+  // Content-Length, Transfer-Encoding, chunks), or whose sender ended it before its end
+  // (partial_message: a client that half-closed may still read the answer). It is answered 400
+  // before the connection closes, not closed silently: the client learns why. A connection
+  // that times out mid-request is closed by the stream itself.
   static bool IsMalformed(beast::error_code ec) {
     using E = bhttp::error;
     for (E e : {E::bad_line_ending, E::bad_method, E::bad_target, E::bad_version, E::bad_field,
                 E::bad_value, E::bad_content_length, E::bad_transfer_encoding, E::bad_chunk,
-                E::bad_chunk_extension, E::bad_obs_fold}) {
+                E::bad_chunk_extension, E::bad_obs_fold, E::partial_message}) {
       if (ec == e) return true;
     }
     return false;
