@@ -1,7 +1,8 @@
 """HTTP framing from bad or slow clients, black-box against the real binary: a malformed request
 line, header or body framing, or a request its sender cut short, is answered 400 and the
-connection closed (never closed without a word, never a crash); a client that trickles its header or body is timed out without holding
-a worker; a seeded stream of randomly damaged requests leaves the server serving.
+connection closed (never closed without a word, never a crash); a client that trickles its
+header or body is timed out without holding a worker; a seeded stream of randomly damaged
+requests is answered, never with a server error, and leaves the server serving.
 
 Short form (default): 300 damaged requests. FDYNO_FULL=1: 5,000. FDYNO_SEED=n sets the seed.
 """
