@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <future>
+#include <memory>
 
 namespace fdyno::http {
 namespace {
@@ -17,16 +18,23 @@ TEST(WorkerPoolTest, RunsTasks) {
   EXPECT_FALSE(pool.TrySubmit([] {}));
 }
 
-TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
-  WorkerPool pool(1, 2);
+// Keeps one worker of `pool` busy until the returned promise is set.
+std::promise<void> OccupyAWorker(WorkerPool& pool) {
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
-  std::promise<void> started;
-  ASSERT_TRUE(pool.TrySubmit([&, gate] {
-    started.set_value();
+  auto started = std::make_shared<std::promise<void>>();
+  std::future<void> running = started->get_future();
+  EXPECT_TRUE(pool.TrySubmit([started, gate] {
+    started->set_value();
     gate.wait();
   }));
-  started.get_future().wait();  // the only worker is now busy
+  running.wait();
+  return release;
+}
+
+TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
+  WorkerPool pool(1, 2);
+  std::promise<void> release = OccupyAWorker(pool);  // the only worker is now busy
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 2u);
@@ -34,6 +42,28 @@ TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
   release.set_value();
   pool.Stop();
   EXPECT_EQ(pool.queued(), 0u);
+}
+
+// Operations admitted to run outside the pool share its bound with the waiting tasks.
+TEST(WorkerPoolTest, AdmittedOperationsCountAgainstTheBound) {
+  WorkerPool pool(1, 2);
+  std::promise<void> release = OccupyAWorker(pool);
+  EXPECT_EQ(pool.load(), 0u);  // running, no longer waiting
+  ASSERT_TRUE(pool.TryAdmit());
+  ASSERT_TRUE(pool.TrySubmit([] {}));
+  EXPECT_EQ(pool.load(), 2u);
+  EXPECT_FALSE(pool.TryAdmit());
+  EXPECT_FALSE(pool.TrySubmit([] {}));
+  pool.Release();
+  EXPECT_TRUE(pool.TryAdmit());
+  pool.Release();
+  // Past the bound, and counted while it waits.
+  pool.Submit([] {});
+  EXPECT_EQ(pool.load(), 2u);
+  EXPECT_FALSE(pool.TryAdmit());
+  release.set_value();
+  pool.Stop();
+  EXPECT_EQ(pool.load(), 0u);
 }
 
 }  // namespace
