@@ -179,9 +179,9 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     if (pe) {
       expr::AttributeNames name_map;
       if (names) {
-        for (const auto& n : names->GetObject()) {
-          name_map.emplace(std::string(n.name.GetString(), n.name.GetStringLength()),
-                           std::string(AsStringView(n.value)));
+        // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
+        if (!names->ObjectEmpty()) {
+          FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
         }
         FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
       }
@@ -191,6 +191,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
       FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
       FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
     } else if (atg) {
+      FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
       std::vector<std::string> list;
       for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
       FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
