@@ -250,5 +250,24 @@ TEST_F(VectorMaintenanceTest, AnInvalidVectorIsRejectedBeforeAnyWrite) {
   EXPECT_TRUE(Entries(1).first.empty());
 }
 
+TEST_F(VectorMaintenanceTest, ACopyIsWrittenAsItIsAndLeftOutOfTheIndex) {
+  // What a restore writes: an item its source held, whose vector the source's index left out.
+  const Item item{{"pk", S("a")}, {"w", Vec({"1"})}, {"v", S("text")}, {"cat", S("x")}};
+  auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(CurrentItem cur, ReadCurrent(tx, table_, Key("a"), false));
+    Mutation m(MutationOptions{});
+    FDYNO_RETURN_IF_ERROR(m.Stage(table_, std::move(cur), item, StageKind::kCopy));
+    FDYNO_RETURN_IF_ERROR(m.Write(tx));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(Entries(0), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+  EXPECT_EQ(Entries(1), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+  auto stored = kv::Run(
+      *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return ReadItem(tx, Key("a")); });
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(model::DecodeStoredItem((*stored)->image).value(), item);
+}
+
 }  // namespace
 }  // namespace fdyno::store

@@ -24,8 +24,14 @@ def err(server, operation, body):
     return error_type(r), error_message(r)
 
 
+def number(v):
+    """v as DynamoDB returns it (3.0 is "3")."""
+    text = repr(float(v))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def vec(values):
-    return {"L": [{"N": repr(float(v))} for v in values]}
+    return {"L": [{"N": number(v)} for v in values]}
 
 
 def vindex(name="vix", dims=3, distance="COSINE", schema=None, projection=None, attribute="v"):
