@@ -210,3 +210,40 @@ def test_update_table_adds_an_index_online_and_deletes_it(module_server):
                                     "SearchVector": vec([1, 0, 0])["L"], "TopK": 1})[1] == \
         "The table does not have the specified index: vix"
 
+
+def test_writes_report_vector_write_request_bytes(module_server):
+    s = module_server
+    table = f"vec-{uuid.uuid4().hex[:8]}"
+    assert create(s, table, [vindex(schema=[("cat", "HASH")],
+                                    projection={"ProjectionType": "KEYS_ONLY"})],
+                  defs=(("pk", "S"), ("cat", "S")))[0] == 200
+    item = {"pk": {"S": "k1"}, "cat": {"S": "x"}, "v": vec([1, 2, 3]), "note": {"S": "o"}}
+    # The vector at 4 bytes a dimension, plus pk (2 + 2) and cat (3 + 1).
+    entry_bytes = 3 * 4 + 4 + 4
+
+    def consumed(operation, body, mode="INDEXES"):
+        out = ok(s, operation, dict(body, ReturnConsumedCapacity=mode))
+        c = out["ConsumedCapacity"]
+        return c[0] if isinstance(c, list) else c
+
+    c = consumed("PutItem", {"TableName": table, "Item": item})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": entry_bytes}}
+    assert c["CapacityUnits"] == c["Table"]["CapacityUnits"] == 1  # not capacity units
+    assert "VectorIndexes" not in consumed("PutItem", {"TableName": table, "Item": item}, "TOTAL")
+    # Nothing the index holds changes: no vector write.
+    c = consumed("UpdateItem", {"TableName": table, "Key": {"pk": {"S": "k1"}},
+                                "UpdateExpression": "SET note = :o",
+                                "ExpressionAttributeValues": {":o": {"S": "changed"}}})
+    assert "VectorIndexes" not in c
+    c = consumed("UpdateItem", {"TableName": table, "Key": {"pk": {"S": "k1"}},
+                                "UpdateExpression": "SET cat = :c",
+                                "ExpressionAttributeValues": {":c": {"S": "yy"}}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": entry_bytes + 1}}
+    c = consumed("BatchWriteItem", {"RequestItems": {table: [
+        {"PutRequest": {"Item": dict(item, pk={"S": "k2"})}},
+        {"PutRequest": {"Item": dict(item, pk={"S": "k3"})}}]}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": 2 * entry_bytes}}
+    c = consumed("DeleteItem", {"TableName": table, "Key": {"pk": {"S": "k1"}}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": 4}}  # the key, removed
+    c = consumed("PutItem", {"TableName": table, "Item": {"pk": {"S": "k4"}}})
+    assert "VectorIndexes" not in c  # never in the index
