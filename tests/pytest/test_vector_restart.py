@@ -16,7 +16,6 @@ import math
 import os
 import random
 import re
-import signal
 import threading
 import time
 
@@ -25,7 +24,7 @@ import requests
 
 from conftest import Server
 from signing import call
-from vector_calls import describe, ok, op, search, vec, vector_indexes
+from vector_calls import ok, search, vec, vector_indexes
 
 SEEDS = [int(os.environ["FDYNO_SEED"])] if os.environ.get("FDYNO_SEED") else [1, 2]
 TABLE = "vectors"
@@ -39,12 +38,6 @@ INDEX = {"IndexName": "vix", "VectorAttribute": {"AttributeName": "v"}, "Dimensi
 def start(tmp_path):
     """A server on tmp_path/data (a restart on the same path reuses the data)."""
     return Server(tmp_path, []).wait_ready()
-
-
-def kill(server):
-    server.proc.send_signal(signal.SIGKILL)
-    server.proc.wait(30)
-    server.stop()
 
 
 def create(s, with_index=True):
@@ -248,7 +241,7 @@ def test_vector_index_exact_after_sigkill_during_writes(tmp_path, seed):
         for b in background:
             b.await_steps(50)
     finally:
-        kill(server)
+        server.kill()
         for b in background:
             b.stop()
     assert all(w.crashed for w in writers)
@@ -329,7 +322,7 @@ def test_vector_backfill_resumes_after_sigkill(tmp_path, seed):
             assert time.time() < deadline
             time.sleep(0.005)
     finally:
-        kill(server)
+        server.kill()
         if background is not None:
             background.stop()
     server = start(tmp_path)
