@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from vector_calls import describe, err, ok, op, search, vec, vector_indexes, vindex, wait_active
+from vector_calls import err, ok, op, search, vec, vector_indexes, vindex, wait_active
 
 SETTLE_S = 6.5
 DIMS = 4
