@@ -312,6 +312,7 @@ struct WriteTable {
   std::string name;
   std::shared_ptr<const store::TableInfo> info;  // from the last ApplyWrites
   bool has_collections = false;                  // local secondary indexes: ItemCollectionMetrics
+  bool vector_write_bytes = false;               // ReturnConsumedCapacity INDEXES
 };
 
 // What one group of writes did.
@@ -379,9 +380,9 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   if (validate_only) return out;
   for (size_t i = 0; i < writes.size(); ++i) {
     const store::TableInfo& t = *infos[writes[i]->table];
-    AddIndexWriteUnits(t, mutation.current(i).item(),
-                       mutation.next(i) ? &*mutation.next(i) : nullptr,
-                       out.index_units[writes[i]->table]);
+    AddIndexWriteUnits(
+        t, mutation.current(i).item(), mutation.next(i) ? &*mutation.next(i) : nullptr,
+        out.index_units[writes[i]->table], tables[writes[i]->table].vector_write_bytes);
     if (!store::HasItemCollections(t)) continue;
     FDYNO_ASSIGN_OR_RETURN(
         out.collection_bytes[i],
@@ -522,6 +523,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   for (const auto& e : items->GetObject()) {
     WriteTable t;
     t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    t.vector_write_bytes = mode == ReturnConsumedCapacity::kIndexes;
     tables.push_back(std::move(t));
     for (const auto& wr : e.value.GetArray()) {
       const rapidjson::Value* put = Member(wr, "PutRequest");
