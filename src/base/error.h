@@ -35,6 +35,11 @@ namespace fdyno {
   X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)       \
   X(kPointInTimeRecoveryUnavailable, "PointInTimeRecoveryUnavailableException", 400, false)   \
   X(kInvalidRestoreTime, "InvalidRestoreTimeException", 400, false)                           \
+  X(kInvalidExportTime, "InvalidExportTimeException", 400, false)                             \
+  X(kExportNotFound, "ExportNotFoundException", 400, false)                                   \
+  X(kExportConflict, "ExportConflictException", 400, false)                                   \
+  X(kImportNotFound, "ImportNotFoundException", 400, false)                                   \
+  X(kImportConflict, "ImportConflictException", 400, false)                                   \
   X(kTransactionCanceled, "TransactionCanceledException", 400, false)                         \
   X(kTransactionConflict, "TransactionConflictException", 400, false)                         \
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                     \
