@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <future>
-#include <memory>
 
 namespace fdyno::http {
 namespace {
@@ -18,23 +17,16 @@ TEST(WorkerPoolTest, RunsTasks) {
   EXPECT_FALSE(pool.TrySubmit([] {}));
 }
 
-// Keeps one worker of `pool` busy until the returned promise is set.
-std::promise<void> OccupyAWorker(WorkerPool& pool) {
-  std::promise<void> release;
-  std::shared_future<void> gate = release.get_future().share();
-  auto started = std::make_shared<std::promise<void>>();
-  std::future<void> running = started->get_future();
-  EXPECT_TRUE(pool.TrySubmit([started, gate] {
-    started->set_value();
-    gate.wait();
-  }));
-  running.wait();
-  return release;
-}
-
 TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
   WorkerPool pool(1, 2);
-  std::promise<void> release = OccupyAWorker(pool);  // the only worker is now busy
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(pool.TrySubmit([&, gate] {
+    started.set_value();
+    gate.wait();
+  }));
+  started.get_future().wait();  // the only worker is now busy
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 2u);
@@ -47,7 +39,14 @@ TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
 // Operations admitted to run outside the pool share its bound with the waiting tasks.
 TEST(WorkerPoolTest, AdmittedOperationsCountAgainstTheBound) {
   WorkerPool pool(1, 2);
-  std::promise<void> release = OccupyAWorker(pool);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  ASSERT_TRUE(pool.TrySubmit([&, gate] {
+    started.set_value();
+    gate.wait();
+  }));
+  started.get_future().wait();
   EXPECT_EQ(pool.load(), 0u);  // running, no longer waiting
   ASSERT_TRUE(pool.TryAdmit());
   ASSERT_TRUE(pool.TrySubmit([] {}));
