@@ -146,10 +146,7 @@ Status PlanExpressions(const Members& m, SearchRequest& r) {
   }
   expr::AttributeNames names;
   if (m.names) {
-    for (const auto& e : m.names->GetObject()) {
-      names.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
-                    std::string(AsStringView(e.value)));
-    }
+    FDYNO_ASSIGN_OR_RETURN(names, DecodeExpressionAttributeNames(*m.names));
   }
   model::Map values;
   if (m.values) {

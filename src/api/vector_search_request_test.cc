@@ -274,6 +274,9 @@ TEST(VectorSearchRequestTest, NamesAndValuesOnlyWithExpressionsAndAllUsed) {
             "value used in expression is not defined; attribute value: :v");
   EXPECT_EQ(Message(With(R"("ProjectionExpression":"a","ExpressionAttributeNames":{})")),
             "ValidationException: ExpressionAttributeNames must not be empty");
+  EXPECT_EQ(Message(With(R"("ProjectionExpression":"#a","ExpressionAttributeNames":{"#a":""})")),
+            "ValidationException: ExpressionAttributeNames contains invalid value: Empty "
+            "attribute name for key #a");
   EXPECT_TRUE(StartsWith(
       Message(With(R"("SearchConditionExpression":"a = :v",)"
                    R"("ExpressionAttributeValues":{":v":{"S":""},":w":{"NULL":false}})")),
