@@ -8,6 +8,22 @@
 namespace fdyno::http {
 namespace {
 
+// Submits a task that holds the pool's only worker until `release` is set, and returns once it
+// runs (false when the pool refused it).
+bool OccupyTheOnlyWorker(WorkerPool& pool, std::promise<void>& release) {
+  std::shared_future<void> gate = release.get_future().share();
+  std::promise<void> started;
+  std::future<void> running = started.get_future();
+  if (!pool.TrySubmit([&started, gate] {
+        started.set_value();
+        gate.wait();
+      })) {
+    return false;
+  }
+  running.wait();
+  return true;
+}
+
 TEST(WorkerPoolTest, RunsTasks) {
   WorkerPool pool(3, 100);
   std::atomic<int> done{0};
@@ -20,13 +36,7 @@ TEST(WorkerPoolTest, RunsTasks) {
 TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
   WorkerPool pool(1, 2);
   std::promise<void> release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::promise<void> started;
-  ASSERT_TRUE(pool.TrySubmit([&, gate] {
-    started.set_value();
-    gate.wait();
-  }));
-  started.get_future().wait();  // the only worker is now busy
+  ASSERT_TRUE(OccupyTheOnlyWorker(pool, release));
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 2u);
@@ -40,13 +50,7 @@ TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
 TEST(WorkerPoolTest, AdmittedOperationsCountAgainstTheBound) {
   WorkerPool pool(1, 2);
   std::promise<void> release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::promise<void> started;
-  ASSERT_TRUE(pool.TrySubmit([&, gate] {
-    started.set_value();
-    gate.wait();
-  }));
-  started.get_future().wait();
+  ASSERT_TRUE(OccupyTheOnlyWorker(pool, release));
   EXPECT_EQ(pool.load(), 0u);  // running, no longer waiting
   ASSERT_TRUE(pool.TryAdmit());
   ASSERT_TRUE(pool.TrySubmit([] {}));
