@@ -131,7 +131,9 @@ def test_another_accounts_table_is_not_found_by_name(a, b):
     assert error(lambda: b.execute_statement(
         Statement=f'SELECT * FROM "{name}"'))[0] == "ResourceNotFoundException"
     assert error(lambda: b.update_table(
-        TableName=name, DeletionProtectionEnabled=True))[0] == "ResourceNotFoundException"
+        TableName=name, BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}))[0] == \
+        "ResourceNotFoundException"
     assert error(lambda: b.update_time_to_live(
         TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "t"}))[0] == \
         "ResourceNotFoundException"
@@ -147,8 +149,9 @@ def test_another_accounts_table_is_not_found_by_name(a, b):
     assert error(lambda: b.delete_table(TableName=name)) == table_not_found
     # A's table is untouched.
     assert scan(a, name) == [{"pk": {"S": "k"}, "v": {"S": "a's"}}]
-    assert a.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
-    assert not a.describe_table(TableName=name)["Table"]["DeletionProtectionEnabled"]
+    table = a.describe_table(TableName=name)["Table"]
+    assert table["TableStatus"] == "ACTIVE"
+    assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
 
 
 def test_another_accounts_table_arn_is_access_denied(a, b):
@@ -158,8 +161,6 @@ def test_another_accounts_table_arn_is_access_denied(a, b):
     assert a_arn == arn(A_ACCOUNT, name)
     for operation, call in [
             ("DescribeTable", lambda: b.describe_table(TableName=a_arn)),
-            ("GetItem", lambda: b.get_item(TableName=a_arn, Key={"pk": {"S": "k"}})),
-            ("PutItem", lambda: b.put_item(TableName=a_arn, Item={"pk": {"S": "k"}})),
             ("DeleteTable", lambda: b.delete_table(TableName=a_arn)),
             ("TagResource", lambda: b.tag_resource(ResourceArn=a_arn,
                                                    Tags=[{"Key": "k", "Value": "v"}])),
@@ -209,7 +210,7 @@ def test_client_request_tokens_of_two_accounts_are_independent(a, b):
     name = unique()
     create(a, name)
     create(b, name)
-    token = "shared-token-" + uuid.uuid4().hex
+    token = str(uuid.uuid4())  # 36 characters, the most a token may have
 
     def write(ddb, value):
         ddb.transact_write_items(ClientRequestToken=token, TransactItems=[
