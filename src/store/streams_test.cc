@@ -110,7 +110,7 @@ TEST(StreamsTest, StreamInfoRoundTripsAndFailsClosed) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, info);
   std::string bad = EncodeStreamInfo(info);
-  bad[0] = 2;
+  bad[0] = 3;
   EXPECT_FALSE(DecodeStreamInfo(bad).ok());
   EXPECT_FALSE(DecodeStreamInfo(EncodeStreamInfo(info) + "\x01").ok());
 }
@@ -132,7 +132,7 @@ TEST(StreamsTest, StreamInfoKeepsItsAccountAndVersionOneIsTheSharedAccounts) {
   ASSERT_TRUE(older.ok()) << older.error().message;
   EXPECT_EQ(older->account, kSharedAccount);
   EXPECT_EQ(older->table_name, "t");
-  EXPECT_FALSE(DecodeStreamInfo(v1 + "\x00").ok());
+  EXPECT_FALSE(DecodeStreamInfo(v1 + std::string(1, '\0')).ok());  // bytes left over
 }
 
 // Records larger than one engine value are split, and read back whole, in order.
