@@ -179,9 +179,9 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     if (pe) {
       expr::AttributeNames name_map;
       if (names) {
-        for (const auto& n : names->GetObject()) {
-          name_map.emplace(std::string(n.name.GetString(), n.name.GetStringLength()),
-                           std::string(AsStringView(n.value)));
+        // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
+        if (!names->ObjectEmpty()) {
+          FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
         }
         FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
       }
@@ -191,6 +191,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
       FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
       FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
     } else if (atg) {
+      FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
       std::vector<std::string> list;
       for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
       FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
@@ -312,6 +313,7 @@ struct WriteTable {
   std::string name;
   std::shared_ptr<const store::TableInfo> info;  // from the last ApplyWrites
   bool has_collections = false;                  // local secondary indexes: ItemCollectionMetrics
+  bool vector_write_bytes = false;               // ReturnConsumedCapacity INDEXES
 };
 
 // What one group of writes did.
@@ -379,9 +381,9 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
   if (validate_only) return out;
   for (size_t i = 0; i < writes.size(); ++i) {
     const store::TableInfo& t = *infos[writes[i]->table];
-    AddIndexWriteUnits(t, mutation.current(i).item(),
-                       mutation.next(i) ? &*mutation.next(i) : nullptr,
-                       out.index_units[writes[i]->table]);
+    AddIndexWriteUnits(
+        t, mutation.current(i).item(), mutation.next(i) ? &*mutation.next(i) : nullptr,
+        out.index_units[writes[i]->table], tables[writes[i]->table].vector_write_bytes);
     if (!store::HasItemCollections(t)) continue;
     FDYNO_ASSIGN_OR_RETURN(
         out.collection_bytes[i],
@@ -524,6 +526,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   for (const auto& e : items->GetObject()) {
     WriteTable t;
     t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    t.vector_write_bytes = mode == ReturnConsumedCapacity::kIndexes;
     tables.push_back(std::move(t));
     for (const auto& wr : e.value.GetArray()) {
       const rapidjson::Value* put = Member(wr, "PutRequest");

@@ -5,6 +5,7 @@
 
 #include "model/item_size.h"
 #include "store/indexes.h"
+#include "store/vector_index.h"
 
 namespace fdyno::api {
 
@@ -75,10 +76,11 @@ std::optional<double> IndexWriteUnits(const store::TableInfo& table,
 void ConsumedCapacity::AddIndexUnits(const ConsumedCapacity& other) {
   for (const auto& [name, units] : other.global_indexes) AddUnits(global_indexes, name, units);
   for (const auto& [name, units] : other.local_indexes) AddUnits(local_indexes, name, units);
+  for (const auto& [name, bytes] : other.vector_indexes) AddUnits(vector_indexes, name, bytes);
 }
 
 void AddIndexWriteUnits(const store::TableInfo& table, const model::Item* old_item,
-                        const model::Item* new_item, ConsumedCapacity& c) {
+                        const model::Item* new_item, ConsumedCapacity& c, bool vector_write_bytes) {
   for (const auto* list : {&table.global_indexes, &table.local_indexes}) {
     for (const store::SecondaryIndex& index : *list) {
       if (!store::IndexIsMaintained(index)) continue;
@@ -88,19 +90,26 @@ void AddIndexWriteUnits(const store::TableInfo& table, const model::Item* old_it
                *units);
     }
   }
+  if (!vector_write_bytes) return;
+  for (const store::VectorIndex& index : table.vector_indexes) {
+    if (!store::VectorIndexIsMaintained(index)) continue;
+    std::optional<uint64_t> bytes = store::VectorWriteBytes(table, index, old_item, new_item);
+    if (bytes) AddUnits(c.vector_indexes, index.name, static_cast<double>(*bytes));
+  }
 }
 
 namespace {
 void WriteIndexes(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
-                  const std::vector<std::pair<std::string, double>>& indexes) {
+                  const std::vector<std::pair<std::string, double>>& indexes,
+                  const char* figure = "CapacityUnits") {
   if (indexes.empty()) return;
   w.Key(key);
   w.StartObject();
-  for (const auto& [name, units] : indexes) {
+  for (const auto& [name, value] : indexes) {
     w.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
     w.StartObject();
-    w.Key("CapacityUnits");
-    w.Double(units);
+    w.Key(figure);
+    w.Double(value);
     w.EndObject();
   }
   w.EndObject();
@@ -122,6 +131,7 @@ void WriteConsumedCapacityObject(rapidjson::Writer<rapidjson::StringBuffer>& w,
     w.EndObject();
     WriteIndexes(w, "GlobalSecondaryIndexes", c.global_indexes);
     WriteIndexes(w, "LocalSecondaryIndexes", c.local_indexes);
+    WriteIndexes(w, "VectorIndexes", c.vector_indexes, "VectorWriteRequestBytes");
   }
   w.EndObject();
 }

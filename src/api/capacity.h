@@ -44,9 +44,11 @@ struct ConsumedCapacity {
   bool is_write = false;
   std::vector<std::pair<std::string, double>> global_indexes;  // index name -> units
   std::vector<std::pair<std::string, double>> local_indexes;
+  // Vector index name -> VectorWriteRequestBytes (writes; not capacity units, so not in total).
+  std::vector<std::pair<std::string, double>> vector_indexes;
 
   double total() const;
-  // Adds the index units of `other` (same table) to this one's.
+  // Adds the index units (and vector write bytes) of `other` (same table) to this one's.
   void AddIndexUnits(const ConsumedCapacity& other);
 };
 
@@ -55,12 +57,15 @@ struct ConsumedCapacity {
 // projected index entries: nothing when the entry is absent before and after or unchanged; the
 // entry's units (1 KB each, rounded up) when it appears or disappears; the larger of the two
 // when it changes in place; both when its index key moves. An index whose entry does not
-// change is not listed.
+// change is not listed. With `vector_write_bytes` (ReturnConsumedCapacity INDEXES: only it shows
+// them, and they cost a parse of each vector), the same for the VectorWriteRequestBytes of each
+// vector index (store::VectorWriteBytes).
 void AddIndexWriteUnits(const store::TableInfo& table, const model::Item* old_item,
-                        const model::Item* new_item, ConsumedCapacity& c);
+                        const model::Item* new_item, ConsumedCapacity& c, bool vector_write_bytes);
 
 // Writes "ConsumedCapacity": {...} (key and value) into an open JSON object when mode is
-// not kNone; writes nothing otherwise.
+// not kNone; writes nothing otherwise. With kIndexes, the table's and each index's figures too
+// (vector indexes as "VectorIndexes": {name: {"VectorWriteRequestBytes": n}}).
 void WriteConsumedCapacity(rapidjson::Writer<rapidjson::StringBuffer>& w,
                            ReturnConsumedCapacity mode, const ConsumedCapacity& c);
 // Only the {...} object (for operations that render a list of them).

@@ -72,7 +72,7 @@ TEST(CapacityTest, IndexWriteUnits) {
   auto S = [](std::string s) { return model::AttributeValue::S(std::move(s)); };
   auto units = [&](const model::Item* old_item, const model::Item* new_item) {
     ConsumedCapacity c;
-    AddIndexWriteUnits(t, old_item, new_item, c);
+    AddIndexWriteUnits(t, old_item, new_item, c, true);
     return c.global_indexes;
   };
   using Units = std::vector<std::pair<std::string, double>>;
@@ -88,8 +88,8 @@ TEST(CapacityTest, IndexWriteUnits) {
   EXPECT_EQ(units(&big, &moved), (Units{{"all", 3}, {"keys", 2}}));  // moved: both
   ConsumedCapacity total;
   total.table_units = 1;
-  AddIndexWriteUnits(t, &big, &moved, total);
-  AddIndexWriteUnits(t, nullptr, &in, total);
+  AddIndexWriteUnits(t, &big, &moved, total, true);
+  AddIndexWriteUnits(t, nullptr, &in, total, true);
   EXPECT_EQ(total.global_indexes, (Units{{"all", 4}, {"keys", 3}}));
   EXPECT_EQ(total.total(), 8);
 }

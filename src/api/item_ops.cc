@@ -241,6 +241,7 @@ struct WriteSpec {
   ReturnValues return_values = ReturnValues::kNone;
   bool return_old_on_condition_failure = false;
   bool return_item_collection_metrics = false;
+  bool vector_write_bytes = false;  // ReturnConsumedCapacity INDEXES
   // A false condition is DuplicateItemException (a PartiQL INSERT on an existing key) rather
   // than ConditionalCheckFailedException.
   bool duplicate_on_false = false;
@@ -389,7 +390,7 @@ Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
   }
   old = mutation.current(0).item();
   const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
-  AddIndexWriteUnits(table, old, written_item, out.index_units);
+  AddIndexWriteUnits(table, old, written_item, out.index_units, w.vector_write_bytes);
   switch (w.return_values) {
     case ReturnValues::kNone:
       break;
@@ -443,6 +444,7 @@ Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServic
   spec.return_values = job->r.return_values;
   spec.return_old_on_condition_failure = job->r.return_old_on_condition_failure;
   spec.return_item_collection_metrics = job->r.return_item_collection_metrics;
+  spec.vector_write_bytes = job->r.return_consumed_capacity == ReturnConsumedCapacity::kIndexes;
   job->op_id = store::OperationId::New(*s.clock);
   return std::shared_ptr<const WriteJob>(std::move(job));
 }

@@ -250,12 +250,9 @@ TEST_F(ItemOpsTest, AsyncUnknownCommitResultsRetryOnTheBlockingThreadAndApplyOnc
   faults.unknown_applied = 0.35;
   faults.unknown_not_applied = 0.35;
   faulty_->SetOptions(faults);
-  std::atomic<int> blocking_tasks{0};
+  testing::BlockingThreads threads;
   RequestContext ctx;
-  ctx.blocking = [&](std::function<void()> task) {
-    ++blocking_tasks;
-    std::thread(std::move(task)).detach();
-  };
+  ctx.blocking = threads.Blocking();
   constexpr int kRequests = 600;
   for (int i = 0; i < kRequests; ++i) {
     auto r = testing::CallOperationAsync(
@@ -268,7 +265,7 @@ TEST_F(ItemOpsTest, AsyncUnknownCommitResultsRetryOnTheBlockingThreadAndApplyOnc
   kv::FaultCounts counts = faulty_->counts();
   EXPECT_GT(counts.unknown_applied, 100);
   EXPECT_GT(counts.unknown_not_applied, 100);
-  EXPECT_GE(blocking_tasks.load(), 200);  // every first attempt that met a 1021
+  EXPECT_GE(threads.started(), 200);  // every first attempt that met a 1021
   faulty_->SetOptions(kv::FaultOptions{});
   auto get = Call("GetItem", R"({"TableName":"tbl","Key":{"pk":{"S":"n"}}})");
   ASSERT_TRUE(get.ok());
@@ -304,7 +301,8 @@ TEST_F(ItemOpsOnEmbeddedTest, AsyncCommitFaultsOfTheRealAsynchronousCommitApplyO
   faults.commit_timed_out = 0.2;
   faulty_->SetOptions(faults);
   RequestContext ctx;
-  ctx.blocking = [](std::function<void()> task) { std::thread(std::move(task)).detach(); };
+  testing::BlockingThreads threads;
+  ctx.blocking = threads.Blocking();
   constexpr int kRequests = 400;
   int succeeded = 0;
   for (int i = 0; i < kRequests; ++i) {

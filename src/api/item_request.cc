@@ -272,15 +272,8 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.item, model::DecodeItem(*m.item));
 
   if (m.names) {
-    if (m.names->ObjectEmpty()) {
-      return Error::Validation("ExpressionAttributeNames must not be empty");
-    }
     r.has_expression_attribute_names = true;
-    for (const auto& e : m.names->GetObject()) {
-      r.expression_attribute_names.emplace(
-          std::string(e.name.GetString(), e.name.GetStringLength()),
-          std::string(AsStringView(e.value)));
-    }
+    FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_names, DecodeExpressionAttributeNames(*m.names));
   }
   if (m.values) {
     if (m.values->ObjectEmpty()) {
@@ -291,6 +284,7 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
                            DecodeExpressionAttributeValues(*m.values));
   }
   if (m.expected) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.expected));
     r.has_expected = true;
     for (const auto& e : m.expected->GetObject()) {
       expr::legacy::ExpectedCondition c;
@@ -315,6 +309,7 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
     }
   }
   if (m.attribute_updates) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.attribute_updates));
     r.has_attribute_updates = true;
     for (const auto& e : m.attribute_updates->GetObject()) {
       expr::legacy::AttributeUpdate u;
@@ -334,6 +329,7 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
     }
   }
   if (m.attributes_to_get) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*m.attributes_to_get));
     r.has_attributes_to_get = true;
     for (const auto& v : m.attributes_to_get->GetArray()) {
       std::string name(AsStringView(v));

@@ -402,4 +402,35 @@ Result<model::Map> DecodeExpressionAttributeValues(const rapidjson::Value& value
   return out;
 }
 
+Result<std::map<std::string, std::string>> DecodeExpressionAttributeNames(
+    const rapidjson::Value& names) {
+  if (names.ObjectEmpty()) return Error::Validation("ExpressionAttributeNames must not be empty");
+  std::map<std::string, std::string> out;
+  for (const auto& e : names.GetObject()) {
+    std::string key(e.name.GetString(), e.name.GetStringLength());
+    std::string_view name = AsStringView(e.value);
+    if (name.empty()) {
+      return Error::Validation(
+          "ExpressionAttributeNames contains invalid value: Empty attribute name for key " + key);
+    }
+    FDYNO_RETURN_IF_ERROR(model::CheckAttributeNameLength(name));
+    out.emplace(std::move(key), std::string(name));
+  }
+  return out;
+}
+
+Status CheckAttributeNameKeys(const rapidjson::Value& map) {
+  for (const auto& e : map.GetObject()) {
+    FDYNO_RETURN_IF_ERROR(model::CheckAttributeName(AsStringView(e.name)));
+  }
+  return Status::Ok();
+}
+
+Status CheckAttributeNameList(const rapidjson::Value& list) {
+  for (const auto& v : list.GetArray()) {
+    FDYNO_RETURN_IF_ERROR(model::CheckAttributeName(AsStringView(v)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace fdyno::api

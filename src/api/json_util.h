@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -141,5 +142,21 @@ Error MissingParameter(std::string_view name);
 // "ExpressionAttributeValues contains invalid value: <reason> for key <name>".
 // REQUIRES: values is a JSON object (its shape already checked).
 Result<model::Map> DecodeExpressionAttributeValues(const rapidjson::Value& values);
+
+// Decodes ExpressionAttributeNames into "#k" -> name. DynamoDB's ValidationExceptions: an
+// empty map ("ExpressionAttributeNames must not be empty"), an empty name
+// ("ExpressionAttributeNames contains invalid value: Empty attribute name for key #k"), a name
+// over 65,535 bytes (model::CheckAttributeNameLength's message).
+// REQUIRES: names is a JSON object of strings (its shape already checked).
+Result<std::map<std::string, std::string>> DecodeExpressionAttributeNames(
+    const rapidjson::Value& names);
+
+// The attribute names a request carries outside items and keys, checked by
+// model::CheckAttributeName (not empty, at most 65,535 bytes): the keys of a legacy map
+// (AttributeUpdates, Expected, KeyConditions, QueryFilter, ScanFilter) and the members of an
+// AttributesToGet list.
+// REQUIRES: map is a JSON object; list is a JSON array of strings.
+Status CheckAttributeNameKeys(const rapidjson::Value& map);
+Status CheckAttributeNameList(const rapidjson::Value& list);
 
 }  // namespace fdyno::api

@@ -133,5 +133,44 @@ TEST(JsonUtilTest, DataPlaneTableName) {
   EXPECT_EQ(check(R"({"TableName":"good"})"), "ok");
 }
 
+const char kTooLarge[] =
+    "1 validation error detected: Attribute name is too large, must be less than 65536 bytes";
+
+std::string NamesResult(const std::string& json) {
+  rapidjson::Document d;
+  d.Parse(json.c_str(), json.size());
+  auto names = DecodeExpressionAttributeNames(d);
+  if (!names.ok()) return names.error().message;
+  std::string out;
+  for (const auto& [k, v] : *names) out += k + "=" + std::to_string(v.size()) + ";";
+  return out;
+}
+
+TEST(JsonUtilTest, ExpressionAttributeNamesAreNamesOfOneToMaxBytes) {
+  EXPECT_EQ(NamesResult(R"({"#a":"x","#b":"yy"})"), "#a=1;#b=2;");
+  EXPECT_EQ(NamesResult(R"({})"), "ExpressionAttributeNames must not be empty");
+  EXPECT_EQ(NamesResult(R"({"#a":"x","#b":""})"),
+            "ExpressionAttributeNames contains invalid value: Empty attribute name for key #b");
+  EXPECT_EQ(NamesResult(R"({"#a":")" + std::string(65'535, 'n') + R"("})"), "#a=65535;");
+  EXPECT_EQ(NamesResult(R"({"#a":")" + std::string(65'536, 'n') + R"("})"), kTooLarge);
+}
+
+std::string NameCheck(const std::string& json, bool list) {
+  rapidjson::Document d;
+  d.Parse(json.c_str(), json.size());
+  Status s = list ? CheckAttributeNameList(d) : CheckAttributeNameKeys(d);
+  return s.ok() ? "ok" : s.error().message;
+}
+
+TEST(JsonUtilTest, LegacyMapKeysAndNameListsAreAttributeNames) {
+  const std::string long_name(65'536, 'n');
+  EXPECT_EQ(NameCheck(R"({"a":{},"b":null})", false), "ok");
+  EXPECT_EQ(NameCheck(R"({"a":{},"":{}})", false), "Empty attribute name");
+  EXPECT_EQ(NameCheck(R"({")" + long_name + R"(":{}})", false), kTooLarge);
+  EXPECT_EQ(NameCheck(R"(["a","b"])", true), "ok");
+  EXPECT_EQ(NameCheck(R"(["a",""])", true), "Empty attribute name");
+  EXPECT_EQ(NameCheck(R"([")" + long_name + R"("])", true), kTooLarge);
+}
+
 }  // namespace
 }  // namespace fdyno::api

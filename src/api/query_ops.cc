@@ -338,16 +338,18 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
     r.exclusive_start_key = std::move(esk);
   }
   if (m.key_conditions) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.key_conditions));
     FDYNO_ASSIGN_OR_RETURN(r.key_conditions, DecodeConditions(*m.key_conditions));
   }
   if (m.filter) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.filter));
     FDYNO_ASSIGN_OR_RETURN(r.filter, DecodeConditions(*m.filter));
   }
   if (m.names) {
     r.has_names = true;
-    for (const auto& e : m.names->GetObject()) {
-      r.names.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
-                      std::string(AsStringView(e.value)));
+    // An empty map is refused with the placeholder checks, after the expressions are parsed.
+    if (!m.names->ObjectEmpty()) {
+      FDYNO_ASSIGN_OR_RETURN(r.names, DecodeExpressionAttributeNames(*m.names));
     }
   }
   if (m.values) {
@@ -355,6 +357,7 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
     FDYNO_ASSIGN_OR_RETURN(r.values, DecodeExpressionAttributeValues(*m.values));
   }
   if (m.attributes_to_get) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*m.attributes_to_get));
     std::vector<std::string> names;
     for (const auto& v : m.attributes_to_get->GetArray()) names.emplace_back(AsStringView(v));
     r.attributes_to_get = std::move(names);

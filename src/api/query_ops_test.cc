@@ -11,10 +11,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/api.h"
@@ -453,12 +453,9 @@ TEST_F(QueryOpsTest, AsyncFormAnswersSmallPagesAtOnceAndLargeOnesOnAWorker) {
     MustCall("PutItem", R"({"TableName":"qtable","Item":{"pk":{"S":"big"},"sk":{"N":")" +
                             std::to_string(i) + R"("},"p":{"S":")" + pad + R"("}}})");
   }
-  std::atomic<int> handed_over{0};
+  testing::BlockingThreads threads;
   RequestContext ctx = ctx_;
-  ctx.blocking = [&](std::function<void()> task) {
-    ++handed_over;
-    std::thread(std::move(task)).detach();
-  };
+  ctx.blocking = threads.Blocking();
   const std::vector<std::pair<std::string, std::string>> requests = {
       {"Query", R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
                 R"("ExpressionAttributeValues":{":p":{"S":"a"}}})"},
@@ -473,16 +470,16 @@ TEST_F(QueryOpsTest, AsyncFormAnswersSmallPagesAtOnceAndLargeOnesOnAWorker) {
     auto sync = testing::CallOperation(registry_, op, json, ctx_);
     auto async = testing::CallOperationAsync(registry_, op, json, ctx);
     ASSERT_EQ(sync.ok(), async.ok()) << json;
-    EXPECT_EQ(sync.ok() ? *sync : sync.error().message, async.ok() ? *async : async.error().message);
+    EXPECT_EQ(sync.ok() ? *sync : sync.error().message,
+              async.ok() ? *async : async.error().message);
   }
-  EXPECT_EQ(handed_over.load(), 0);  // every page above was small
+  EXPECT_EQ(threads.started(), 0);  // every page above was small
 
   for (const char* op : {"Query", "Scan"}) {
-    const std::string json =
-        std::string(op) == "Query"
-            ? R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
-              R"("ExpressionAttributeValues":{":p":{"S":"big"}}})"
-            : R"({"TableName":"qtable"})";
+    const std::string json = std::string(op) == "Query"
+                                 ? R"({"TableName":"qtable","KeyConditionExpression":"pk = :p",)"
+                                   R"("ExpressionAttributeValues":{":p":{"S":"big"}}})"
+                                 : R"({"TableName":"qtable"})";
     auto sync = testing::CallOperation(registry_, op, json, ctx_);
     auto async = testing::CallOperationAsync(registry_, op, json, ctx);
     ASSERT_TRUE(sync.ok()) << sync.error().message;
@@ -490,7 +487,7 @@ TEST_F(QueryOpsTest, AsyncFormAnswersSmallPagesAtOnceAndLargeOnesOnAWorker) {
     EXPECT_EQ(*sync, *async);
     EXPECT_GT(sync->size(), 160'000u);
   }
-  EXPECT_EQ(handed_over.load(), 2);  // the 160 KB Query and the Scan went to the worker
+  EXPECT_EQ(threads.started(), 2);  // the 160 KB Query and the Scan went to the worker
 }
 
 }  // namespace

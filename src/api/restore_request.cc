@@ -105,6 +105,7 @@ Result<RestoreRequest> ParseRestoreRequest(const Value& body) {
     FDYNO_ASSIGN_OR_RETURN(r.read, GetLong(*t, "ReadCapacityUnits"));
     FDYNO_ASSIGN_OR_RETURN(r.write, GetLong(*t, "WriteCapacityUnits"));
   }
+  FDYNO_ASSIGN_OR_RETURN(r.vector, ParseVectorIndexOverride(body));
   FDYNO_ASSIGN_OR_RETURN(r.sse, GetStruct(body, "SSESpecificationOverride", "SSESpecification"));
   if (r.sse != nullptr) {
     FDYNO_ASSIGN_OR_RETURN(r.sse_enabled, GetBool(*r.sse, "Enabled"));
@@ -161,6 +162,7 @@ void CheckOverrideConstraints(ConstraintErrors& e, const RestoreRequest& r) {
   CheckIndexConstraints(e, "localSecondaryIndexOverride", r.lsi);
   CheckThroughputConstraints(e, "provisionedThroughputOverride", r.has_throughput, r.read, r.write);
   if (r.sse_type) e.Enum("sSESpecificationOverride.sSEType", *r.sse_type, {"AES256", "KMS"});
+  CheckVectorIndexOverrideConstraints(e, r.vector);
 }
 
 namespace {
@@ -242,10 +244,13 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
     FDYNO_ASSIGN_OR_RETURN(t.local_indexes,
                            OverrideIndexes(source.local_indexes, *r.lsi, false, source_kind));
   }
+  FDYNO_ASSIGN_OR_RETURN(t.vector_indexes,
+                         PlanRestoredVectorIndexes(source, r.vector, source_kind));
   if (r.billing) {
     t.billing_mode = *r.billing == "PAY_PER_REQUEST" ? store::BillingMode::kPayPerRequest
                                                      : store::BillingMode::kProvisioned;
   }
+  FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
   if (t.billing_mode == store::BillingMode::kPayPerRequest) {
     if (r.has_throughput) {
       return Invalid(
@@ -275,7 +280,8 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
       i.throughput.number_of_decreases_today = 0;
     }
   }
-  // The attribute definitions the key schemas that remain use, in the source's order.
+  // The attribute definitions the key schemas and search schemas that remain use, in the
+  // source's order.
   auto used = [&](const std::string& name) {
     auto in = [&](const store::KeySchema& k) {
       return k.hash.name == name || (k.range && k.range->name == name);
@@ -284,6 +290,11 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
     for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
       for (const store::SecondaryIndex& i : *list) {
         if (in(i.key_schema)) return true;
+      }
+    }
+    for (const store::VectorIndex& v : t.vector_indexes) {
+      for (const store::SearchSchemaElement& e : v.search_schema) {
+        if (e.attribute.name == name) return true;
       }
     }
     return false;

@@ -1,8 +1,8 @@
 // What the two restores (RestoreTableFromBackup, RestoreTableToPointInTime) share: the target
 // table's name and the overrides of the source's settings (GlobalSecondaryIndexOverride,
 // LocalSecondaryIndexOverride, BillingModeOverride, ProvisionedThroughputOverride,
-// SSESpecificationOverride), parsed and checked as DynamoDB does, and the plan of the table a
-// restore creates.
+// SSESpecificationOverride, VectorIndexOverride), parsed and checked as DynamoDB does, and the
+// plan of the table a restore creates.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/vector_table_ops.h"
 #include "base/result.h"
 #include "store/catalog.h"
 
@@ -43,6 +44,7 @@ struct RestoreRequest {
   const rapidjson::Value* sse = nullptr;
   std::optional<bool> sse_enabled;
   std::optional<std::string> sse_type, sse_key;
+  std::optional<std::vector<VectorIndexIn>> vector;  // VectorIndexOverride
 };
 
 // A timestamp member (seconds since the epoch, a JSON number) in ms; nullopt when absent.

@@ -1079,6 +1079,9 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
           CheckKeySchemaConstraints(e, g.create.key_schema, p + ".create.keySchema", false,
                                     kMaxGlobalIndexKeySchema);
         }
+        if (g.create.projection) {
+          CheckProjectionConstraints(e, *g.create.projection, p + ".create.projection");
+        }
       }
       if (g.has_delete) CheckIndexNameConstraints(e, g.delete_name, p + ".delete.indexName");
     }

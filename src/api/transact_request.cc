@@ -139,16 +139,6 @@ void CheckActionConstraints(ConstraintErrors& errors, const ActionMembers& m,
   }
 }
 
-Result<std::map<std::string, std::string>> DecodeNames(const rapidjson::Value& names) {
-  if (names.ObjectEmpty()) return Error::Validation("ExpressionAttributeNames must not be empty");
-  std::map<std::string, std::string> out;
-  for (const auto& e : names.GetObject()) {
-    out.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
-                std::string(AsStringView(e.value)));
-  }
-  return out;
-}
-
 Result<model::Map> DecodeValues(const rapidjson::Value& values) {
   if (values.ObjectEmpty()) return Error::Validation("ExpressionAttributeValues must not be empty");
   return DecodeExpressionAttributeValues(values);
@@ -291,7 +281,8 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
     if (a.kind == TransactActionKind::kPut) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(a.item));
     payload += model::ItemSize(a.item);
     if (m.names) {
-      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_names, DecodeNames(*m.names));
+      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_names,
+                             DecodeExpressionAttributeNames(*m.names));
       a.has_expression_attribute_names = true;
     }
     if (m.values) {
@@ -365,7 +356,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
     FDYNO_ASSIGN_OR_RETURN(a.key, model::DecodeItem(*m.item));
     std::map<std::string, std::string> names;
     if (m.names) {
-      FDYNO_ASSIGN_OR_RETURN(names, DecodeNames(*m.names));
+      FDYNO_ASSIGN_OR_RETURN(names, DecodeExpressionAttributeNames(*m.names));
     }
     if (m.projection_expression) {
       FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,

@@ -1,12 +1,10 @@
 // SearchVectors: the TopK items of a vector index most similar to a search vector
 // (store/vector_search.h), exact, as of one snapshot of the table.
 //
-// Order of checks: the model's constraints (TableName, IndexName, SearchVector, TopK), TopK's
-// range (1 to 100), the expressions (SearchConditionExpression: equalities on search-schema
-// attributes joined by AND; ProjectionExpression; names and values all used), then, in the
-// read transaction, the table, the index (a vector index, ACTIVE and not backfilling), the
-// search vector against its Dimensions and the condition against its search schema (the HASH
-// attribute required when it has one). Messages: DynamoDB's where its documentation gives them,
+// Order of checks: the request alone (api/vector_search_request.h), then, in the read
+// transaction, the table, the index (a vector index, ACTIVE and not backfilling), the search
+// vector against its Dimensions and the condition against its search schema (the HASH attribute
+// required when it has one). Messages: DynamoDB's where its documentation gives them,
 // docs/compatibility.md for the rest.
 //
 // Response: SearchResults [{Item, Score}] most similar first; Item holds the attributes the
@@ -21,8 +19,6 @@
 #include "api/services.h"
 
 namespace fdyno::api {
-
-inline constexpr int64_t kMaxSearchTopK = 100;
 
 // Registers SearchVectors.
 void RegisterVectorOperations(OperationRegistry& registry, const Services& services);

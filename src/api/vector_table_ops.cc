@@ -93,6 +93,13 @@ void CheckOne(ConstraintErrors& e, const VectorIndexIn& in, const std::string& p
   }
 }
 
+// REQUIRES: `name` is one of the model's VectorDistanceFunction values.
+store::DistanceFunction DistanceOf(const std::string& name) {
+  return name == "COSINE"        ? store::DistanceFunction::kCosine
+         : name == "DOT_PRODUCT" ? store::DistanceFunction::kDotProduct
+                                 : store::DistanceFunction::kEuclidean;
+}
+
 std::optional<store::ScalarType> TypeOf(const std::vector<store::AttributeDefinition>& defs,
                                         const std::string& name) {
   for (const store::AttributeDefinition& d : defs) {
@@ -164,9 +171,7 @@ Result<store::VectorIndex> PlanOne(const VectorIndexIn& in,
   v.name = name;
   v.attribute = *in.attribute;
   v.dimensions = *in.dimensions;
-  v.distance = *in.distance == "COSINE"        ? store::DistanceFunction::kCosine
-               : *in.distance == "DOT_PRODUCT" ? store::DistanceFunction::kDotProduct
-                                               : store::DistanceFunction::kEuclidean;
+  v.distance = DistanceOf(*in.distance);
   FDYNO_ASSIGN_OR_RETURN(v.search_schema, ResolveSearchSchema(in, defs));
   if (IsKeyAttribute(t, v.attribute) ||
       std::any_of(v.search_schema.begin(), v.search_schema.end(),
@@ -193,6 +198,54 @@ Result<store::VectorIndex> PlanOne(const VectorIndexIn& in,
   return v;
 }
 
+Result<std::optional<std::vector<VectorIndexIn>>> ParseList(const Value& body,
+                                                            std::string_view member) {
+  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(body, member, "VectorIndex"));
+  if (!elements) return std::optional<std::vector<VectorIndexIn>>();
+  std::vector<VectorIndexIn> out;
+  for (const Value* e : *elements) {
+    FDYNO_ASSIGN_OR_RETURN(VectorIndexIn in, ParseOne(*e));
+    out.push_back(std::move(in));
+  }
+  return std::optional<std::vector<VectorIndexIn>>(std::move(out));
+}
+
+void CheckList(ConstraintErrors& e, const std::optional<std::vector<VectorIndexIn>>& indexes,
+               const std::string& path) {
+  if (!indexes) return;
+  for (size_t i = 0; i < indexes->size(); ++i) CheckOne(e, (*indexes)[i], MemberPath(path, i));
+}
+
+// Whether an index of the restored table: built, and not being deleted.
+bool IsRestorable(const store::VectorIndex& v) {
+  return v.status != store::IndexStatus::kDeleting && !v.backfilling;
+}
+
+// The member of the override `in` that differs from `v`'s definition, or empty when it matches.
+Result<std::string> FirstDifference(const VectorIndexIn& in, const store::VectorIndex& v) {
+  if (*in.attribute != v.attribute) return std::string("VectorAttribute");
+  if (*in.dimensions != v.dimensions) return std::string("Dimensions");
+  if (DistanceOf(*in.distance) != v.distance) return std::string("DistanceFunction");
+  std::vector<std::pair<std::string, std::string>> given, stored;
+  if (in.search_schema) {
+    for (const SearchSchemaElementIn& s : *in.search_schema) given.emplace_back(*s.name, *s.type);
+  }
+  for (const store::SearchSchemaElement& s : v.search_schema) {
+    stored.emplace_back(s.attribute.name,
+                        s.role == store::SearchRole::kHash ? "HASH" : "INLINE_FILTER");
+  }
+  std::sort(given.begin(), given.end());
+  std::sort(stored.begin(), stored.end());
+  if (given != stored) return std::string("SearchSchema");
+  FDYNO_ASSIGN_OR_RETURN(store::Projection p, ResolveProjection(*in.projection));
+  std::vector<std::string> given_attrs = p.non_key_attributes;
+  std::vector<std::string> stored_attrs = v.projection.non_key_attributes;
+  std::sort(given_attrs.begin(), given_attrs.end());
+  std::sort(stored_attrs.begin(), stored_attrs.end());
+  if (p.type != v.projection.type || given_attrs != stored_attrs) return std::string("Projection");
+  return std::string();
+}
+
 Status CheckCount(const store::TableInfo& t) {
   if (t.vector_indexes.size() <= kMaxVectorIndexes) return Status::Ok();
   return Invalid("VectorIndex count exceeds the per-table limit of 20");
@@ -201,14 +254,11 @@ Status CheckCount(const store::TableInfo& t) {
 }  // namespace
 
 Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexes(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(auto elements, GetStructList(body, "VectorIndexes", "VectorIndex"));
-  if (!elements) return std::optional<std::vector<VectorIndexIn>>();
-  std::vector<VectorIndexIn> out;
-  for (const Value* e : *elements) {
-    FDYNO_ASSIGN_OR_RETURN(VectorIndexIn in, ParseOne(*e));
-    out.push_back(std::move(in));
-  }
-  return std::optional<std::vector<VectorIndexIn>>(std::move(out));
+  return ParseList(body, "VectorIndexes");
+}
+
+Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexOverride(const Value& body) {
+  return ParseList(body, "VectorIndexOverride");
 }
 
 Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(const Value& body) {
@@ -238,10 +288,12 @@ Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(
 
 void CheckVectorIndexConstraints(ConstraintErrors& e,
                                  const std::optional<std::vector<VectorIndexIn>>& indexes) {
-  if (!indexes) return;
-  for (size_t i = 0; i < indexes->size(); ++i) {
-    CheckOne(e, (*indexes)[i], MemberPath("vectorIndexes", i));
-  }
+  CheckList(e, indexes, "vectorIndexes");
+}
+
+void CheckVectorIndexOverrideConstraints(ConstraintErrors& e,
+                                         const std::optional<std::vector<VectorIndexIn>>& indexes) {
+  CheckList(e, indexes, "vectorIndexOverride");
 }
 
 void CheckVectorIndexUpdateConstraints(
@@ -333,6 +385,39 @@ Status ApplyVectorIndexUpdates(const std::vector<VectorIndexUpdateIn>& updates,
     FDYNO_RETURN_IF_ERROR(CheckCount(t));
   }
   return Status::Ok();
+}
+
+Result<std::vector<store::VectorIndex>> PlanRestoredVectorIndexes(
+    const store::TableInfo& source, const std::optional<std::vector<VectorIndexIn>>& overrides,
+    std::string_view source_kind) {
+  std::vector<store::VectorIndex> out;
+  if (!overrides) {
+    for (const store::VectorIndex& v : source.vector_indexes) {
+      if (IsRestorable(v)) out.push_back(v);
+    }
+  } else {
+    for (const VectorIndexIn& in : *overrides) {
+      const store::VectorIndex* v = source.FindVectorIndex(*in.name);
+      if (v == nullptr || !IsRestorable(*v)) {
+        return Invalid("Vector index override does not match an index of the " +
+                       std::string(source_kind) + ": " + *in.name);
+      }
+      for (const store::VectorIndex& kept : out) {
+        if (kept.name == *in.name) return Invalid("Duplicate index name: " + *in.name);
+      }
+      FDYNO_ASSIGN_OR_RETURN(std::string differs, FirstDifference(in, *v));
+      if (!differs.empty()) {
+        return Invalid("Vector index override " + *in.name + " does not match the index of the " +
+                       std::string(source_kind) + ": its " + differs + " differs");
+      }
+      out.push_back(*v);
+    }
+  }
+  for (store::VectorIndex& v : out) {
+    v.status = store::IndexStatus::kActive;
+    v.backfilling = false;
+  }
+  return out;
 }
 
 Status CheckVectorIndexBilling(const store::TableInfo& t) {

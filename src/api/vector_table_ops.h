@@ -1,7 +1,8 @@
-// The vector index parts of CreateTable (VectorIndexes) and UpdateTable (VectorIndexUpdates):
-// deserialization, the API model's constraints, and the semantic rules with their messages
-// (DynamoDB's where its documentation gives them; docs/compatibility.md lists the rest).
-// table_ops.cc calls these at the matching steps of its own checks.
+// The vector index parts of CreateTable (VectorIndexes), UpdateTable (VectorIndexUpdates) and the
+// restores (VectorIndexOverride): deserialization, the API model's constraints, and the semantic
+// rules with their messages (DynamoDB's where its documentation gives them; docs/compatibility.md
+// lists the rest). table_ops.cc and restore_request.cc call these at the matching steps of their
+// own checks.
 //
 // A vector index created with its table is ACTIVE with it; one added by UpdateTable is CREATING
 // with Backfilling until the index worker has copied the existing items (workers/backfill.h);
@@ -15,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/json_util.h"
@@ -48,6 +50,9 @@ struct VectorIndexUpdateIn {
 
 // CreateTable's "VectorIndexes" (nullopt when absent).
 Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexes(const rapidjson::Value& body);
+// The restores' "VectorIndexOverride" (nullopt when absent).
+Result<std::optional<std::vector<VectorIndexIn>>> ParseVectorIndexOverride(
+    const rapidjson::Value& body);
 // UpdateTable's "VectorIndexUpdates" (nullopt when absent).
 Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(
     const rapidjson::Value& body);
@@ -55,6 +60,8 @@ Result<std::optional<std::vector<VectorIndexUpdateIn>>> ParseVectorIndexUpdates(
 // The model's constraints (names, lengths, enums, minimums), collected with the request's others.
 void CheckVectorIndexConstraints(ConstraintErrors& e,
                                  const std::optional<std::vector<VectorIndexIn>>& indexes);
+void CheckVectorIndexOverrideConstraints(ConstraintErrors& e,
+                                         const std::optional<std::vector<VectorIndexIn>>& indexes);
 void CheckVectorIndexUpdateConstraints(
     ConstraintErrors& e, const std::optional<std::vector<VectorIndexUpdateIn>>& updates);
 
@@ -78,6 +85,17 @@ Result<std::vector<store::VectorIndex>> PlanCreateVectorIndexes(
 Status ApplyVectorIndexUpdates(const std::vector<VectorIndexUpdateIn>& updates,
                                const std::vector<store::AttributeDefinition>& defs,
                                store::TableInfo& t);
+
+// A restore (RestoreTableFromBackup, RestoreTableToPointInTime): the vector indexes of the
+// restored table. Without `overrides`, every index of `source` (the table record restored) that
+// is built (neither DELETING nor backfilling); with them, only those they name, each of which
+// must be such an index of the source and equal its definition (VectorAttribute, Dimensions,
+// DistanceFunction, SearchSchema, Projection): ValidationException naming the index otherwise.
+// `source_kind` names the source in messages ("backup", "source table"). The indexes are
+// ACTIVE; their ids are the new table's (store::Catalog::Create).
+Result<std::vector<store::VectorIndex>> PlanRestoredVectorIndexes(
+    const store::TableInfo& source, const std::optional<std::vector<VectorIndexIn>>& overrides,
+    std::string_view source_kind);
 
 // The error of UpdateTable switching a table with vector indexes to PROVISIONED billing.
 Status CheckVectorIndexBilling(const store::TableInfo& t);

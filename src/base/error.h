@@ -20,33 +20,38 @@ namespace fdyno {
   X(kMissingAuthenticationToken, "MissingAuthenticationTokenException", 400, false)           \
   X(kUnrecognizedClient, "UnrecognizedClientException", 400, false)                           \
   X(kItemCollectionSizeLimitExceeded, "ItemCollectionSizeLimitExceededException", 400, false) \
-  X(kLimitExceeded, "LimitExceededException", 400, true)                                   \
-  X(kProvisionedThroughputExceeded, "ProvisionedThroughputExceededException", 400, true)   \
-  X(kRequestLimitExceeded, "RequestLimitExceeded", 400, true)                              \
-  X(kThrottling, "ThrottlingException", 400, true)                                         \
-  X(kResourceInUse, "ResourceInUseException", 400, false)                                  \
-  X(kResourceNotFound, "ResourceNotFoundException", 400, false)                            \
-  X(kTableNotFound, "TableNotFoundException", 400, false)                                  \
-  X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                        \
-  X(kTableInUse, "TableInUseException", 400, false)                                        \
-  X(kIndexNotFound, "IndexNotFoundException", 400, false)                                  \
-  X(kBackupNotFound, "BackupNotFoundException", 400, false)                                \
-  X(kBackupInUse, "BackupInUseException", 400, false)                                      \
-  X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)    \
-  X(kPointInTimeRecoveryUnavailable, "PointInTimeRecoveryUnavailableException", 400, false) \
-  X(kInvalidRestoreTime, "InvalidRestoreTimeException", 400, false)                        \
-  X(kTransactionCanceled, "TransactionCanceledException", 400, false)                      \
-  X(kTransactionConflict, "TransactionConflictException", 400, false)                      \
-  X(kTransactionInProgress, "TransactionInProgressException", 400, false)                  \
-  X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)      \
-  X(kDuplicateItem, "DuplicateItemException", 400, false)                                  \
-  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                              \
-  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                          \
-  X(kSerialization, "SerializationException", 400, false)                                  \
-  X(kValidation, "ValidationException", 400, false)                                        \
-  X(kUnknownOperation, "UnknownOperationException", 400, false)                            \
-  X(kRequestEntityTooLarge, "RequestEntityTooLarge", 413, false)                           \
-  X(kInternalServerError, "InternalServerError", 500, true)                                \
+  X(kLimitExceeded, "LimitExceededException", 400, true)                                      \
+  X(kProvisionedThroughputExceeded, "ProvisionedThroughputExceededException", 400, true)      \
+  X(kRequestLimitExceeded, "RequestLimitExceeded", 400, true)                                 \
+  X(kThrottling, "ThrottlingException", 400, true)                                            \
+  X(kResourceInUse, "ResourceInUseException", 400, false)                                     \
+  X(kResourceNotFound, "ResourceNotFoundException", 400, false)                               \
+  X(kTableNotFound, "TableNotFoundException", 400, false)                                     \
+  X(kTableAlreadyExists, "TableAlreadyExistsException", 400, false)                           \
+  X(kTableInUse, "TableInUseException", 400, false)                                           \
+  X(kIndexNotFound, "IndexNotFoundException", 400, false)                                     \
+  X(kBackupNotFound, "BackupNotFoundException", 400, false)                                   \
+  X(kBackupInUse, "BackupInUseException", 400, false)                                         \
+  X(kContinuousBackupsUnavailable, "ContinuousBackupsUnavailableException", 400, false)       \
+  X(kPointInTimeRecoveryUnavailable, "PointInTimeRecoveryUnavailableException", 400, false)   \
+  X(kInvalidRestoreTime, "InvalidRestoreTimeException", 400, false)                           \
+  X(kInvalidExportTime, "InvalidExportTimeException", 400, false)                             \
+  X(kExportNotFound, "ExportNotFoundException", 400, false)                                   \
+  X(kExportConflict, "ExportConflictException", 400, false)                                   \
+  X(kImportNotFound, "ImportNotFoundException", 400, false)                                   \
+  X(kImportConflict, "ImportConflictException", 400, false)                                   \
+  X(kTransactionCanceled, "TransactionCanceledException", 400, false)                         \
+  X(kTransactionConflict, "TransactionConflictException", 400, false)                         \
+  X(kTransactionInProgress, "TransactionInProgressException", 400, false)                     \
+  X(kIdempotentParameterMismatch, "IdempotentParameterMismatchException", 400, false)         \
+  X(kDuplicateItem, "DuplicateItemException", 400, false)                                     \
+  X(kExpiredIterator, "ExpiredIteratorException", 400, false)                                 \
+  X(kTrimmedDataAccess, "TrimmedDataAccessException", 400, false)                             \
+  X(kSerialization, "SerializationException", 400, false)                                     \
+  X(kValidation, "ValidationException", 400, false)                                           \
+  X(kUnknownOperation, "UnknownOperationException", 400, false)                               \
+  X(kRequestEntityTooLarge, "RequestEntityTooLarge", 413, false)                              \
+  X(kInternalServerError, "InternalServerError", 500, true)                                   \
   X(kServiceUnavailable, "ServiceUnavailable", 503, true)
 
 enum class ErrorType {

@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "model/json.h"
-
 namespace fdyno::expr {
 
 namespace {
@@ -492,13 +490,6 @@ Result<Update> ResolveContext::ResolveUpdate(const parsed::Update& tree) {
     }
   }
   FDYNO_RETURN_IF_ERROR(r.Finish());
-  // A SET or ADD writes its path's names into the item, where they must fit DynamoDB's limit.
-  for (const UpdateAction& a : out.actions) {
-    if (a.kind != UpdateAction::Kind::kSet && a.kind != UpdateAction::Kind::kAdd) continue;
-    for (const PathElement& e : a.path.elements) {
-      if (!e.is_index()) FDYNO_RETURN_IF_ERROR(model::CheckAttributeNameLength(e.name()));
-    }
-  }
   return out;
 }
 

@@ -127,28 +127,5 @@ TEST(ResolveContext, CheckConditionMatchesResolveCondition) {
     }
   }
 }
-
-// A SET or ADD that would write an attribute name over 65,535 bytes is refused in DynamoDB's
-// words; REMOVE and DELETE write no name, and 65,535 bytes fit.
-TEST(ResolveContext, UpdatesWriteNamesOfAtMost65535Bytes) {
-  auto resolve = [](const std::string& text, const std::string& long_name) -> std::string {
-    AttributeNames names = {{"#n", long_name}};
-    AttributeValues values = {{":v", model::AttributeValue::N(*model::Number::Parse("1"))}};
-    ResolveContext ctx(&names, &values);
-    auto p = ParseUpdate(text);
-    if (!p.ok()) return p.error().message;
-    auto r = ctx.ResolveUpdate(*p);
-    return r.ok() ? "ok" : r.error().message;
-  };
-  const std::string too_large =
-      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes";
-  const std::string over(65'536, 'n');
-  EXPECT_EQ(resolve("SET #n = :v", over), too_large);
-  EXPECT_EQ(resolve("SET m.#n = :v", over), too_large);
-  EXPECT_EQ(resolve("ADD #n :v", over), too_large);
-  EXPECT_EQ(resolve("REMOVE #n SET x = :v", over), "ok");
-  EXPECT_EQ(resolve("SET #n = :v", std::string(65'535, 'n')), "ok");
-}
-
 }  // namespace
 }  // namespace fdyno::expr

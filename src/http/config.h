@@ -31,7 +31,9 @@ struct ServerConfig {
   std::string tls_key_file;
   size_t io_threads = 2;
   size_t workers = 8;
-  size_t queue_bound = 1024;  // operations waiting for a worker before ThrottlingException
+  // Operations waiting for a worker or running on a network thread before
+  // ThrottlingException (WorkerPool).
+  size_t queue_bound = 1024;
   // GetItem runs on the network thread instead of a worker: a bounded single-item read that
   // never waits for a commit, so the handoff to a worker and back would cost more than it.
   // So do Query and Scan pages of at most api::QueryOptions::inline_page_bytes (64 KB); a
@@ -41,6 +43,12 @@ struct ServerConfig {
   // engine finishes without holding a thread (Transaction::CommitAsync); retries go to a
   // worker. Only worth it, and only set, for an engine that commits asynchronously.
   bool inline_writes = true;
+  // An inline request (above) that held its network thread longer than slow_inline, such as
+  // one that met a slow disk read, pauses inline work on that thread for inline_pause: those
+  // requests go to the workers meanwhile, so a slow engine holds the other connections of a
+  // network thread once per pause, not on every request.
+  std::chrono::milliseconds slow_inline{10};
+  std::chrono::milliseconds inline_pause{1'000};
   // Open connections (both listeners) beyond which a new one is answered 503 and closed;
   // 0: no limit.
   size_t max_connections = 0;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -12,6 +13,7 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
+#include "base/log_limiter.h"
 #include "http/inbox.h"
 #include "http/wire.h"
 
@@ -28,8 +30,21 @@ using PlainStream = beast::basic_stream<tcp, net::io_context::executor_type>;
 // the client from seeing a reset before it reads the error).
 constexpr size_t kMaxDrainBytes = 64 * 1024 * 1024;
 constexpr std::chrono::seconds kDrainTimeout{5};
+// The slowest body upload a connection is given time for (ReadBody's deadline): a 400 KB item
+// gets 50 s, and 16 MiB gets the whole body timeout.
+constexpr uint64_t kMinBodyBytesPerSecond = 8 * 1024;
 // A connection keeps its response head buffer up to this size (TLS appends the body to it).
 constexpr size_t kKeptHeadBytes = 4096;
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Until when inline work is paused on this network thread (ServerConfig::slow_inline).
+thread_local SteadyTime inline_paused_until;
+
+LogLimiter& SlowInlineLog() {
+  static LogLimiter* log = new LogLimiter(std::chrono::seconds(10));
+  return *log;
+}
 
 template <typename Stream>
 class HttpSession : public Session, public std::enable_shared_from_this<HttpSession<Stream>> {
@@ -141,6 +156,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     }
     // Beast reports a Content-Length above the body limit while parsing the header.
     if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
+    if (IsMalformed(ec)) return Reject(Malformed(ec));
     if (ec) return CloseNow();
     auto& header = parser_->get();
     if (refuse_) return Refuse(header);  // before reading a body that will not be used
@@ -162,10 +178,22 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   }
 
   void ReadBody() {
-    Lowest().expires_after(env_.config->body_timeout);
+    Lowest().expires_after(BodyTimeout());
     bhttp::async_read(
         stream_, buffer_, *parser_,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnRequest(ec); });
+  }
+
+  // The time a body may take to arrive: what its Content-Length needs at
+  // kMinBodyBytesPerSecond, at least header_timeout and at most body_timeout (also for a
+  // chunked body, whose length is unknown). A client trickling a small body a byte at a time
+  // is cut off as soon as one trickling its header, not after the whole body_timeout.
+  std::chrono::milliseconds BodyTimeout() const {
+    const ServerConfig& c = *env_.config;
+    auto length = parser_->content_length();
+    if (!length) return c.body_timeout;
+    auto needed = std::chrono::milliseconds(*length * 1000 / kMinBodyBytesPerSecond);
+    return std::clamp(needed, std::min(c.header_timeout, c.body_timeout), c.body_timeout);
   }
 
   std::string TargetHeader() {
@@ -185,6 +213,25 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
            target);
   }
 
+  // A request that breaks HTTP/1.1's syntax or framing (request line, header fields,
+  // Content-Length, Transfer-Encoding, chunks), or whose sender ended it before its end
+  // (partial_message: a client that half-closed may still read the answer). It is answered 400
+  // before the connection closes, not closed silently: the client learns why. A connection
+  // that times out mid-request is closed by the stream itself.
+  static bool IsMalformed(beast::error_code ec) {
+    using E = bhttp::error;
+    for (E e : {E::bad_line_ending, E::bad_method, E::bad_target, E::bad_version, E::bad_field,
+                E::bad_value, E::bad_content_length, E::bad_transfer_encoding, E::bad_chunk,
+                E::bad_chunk_extension, E::bad_obs_fold, E::partial_message}) {
+      if (ec == e) return true;
+    }
+    return false;
+  }
+
+  static Error Malformed(beast::error_code ec) {
+    return Error::Validation("Malformed HTTP request: " + ec.message());
+  }
+
   Error TooLarge() const {
     return Error::Make(ErrorType::kRequestEntityTooLarge,
                        "Request body exceeds the maximum of " +
@@ -193,6 +240,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
 
   void OnRequest(beast::error_code ec) {
     if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
+    if (IsMalformed(ec)) return Reject(Malformed(ec), TargetHeader());
     if (ec) return CloseNow();
     request_ = parser_->release();
     parser_.reset();
@@ -203,39 +251,78 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
       return Write(router.HandleLocal(request_));
     }
     state_ = State::kProcessing;
-    if (env_.config->inline_reads && Router::IsInlineRead(request_)) {
-      router.in_flight().Add(1);
-      HttpResponse response = router.HandleApi(request_);
-      router.in_flight().Add(-1);
-      return Write(std::move(response));
-    }
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (now < inline_paused_until) return RunOnWorker();
+    if (env_.config->inline_reads && Router::IsInlineRead(request_)) return RunInlineRead(now);
     const Router::AsyncForm form = router.AsyncFormOf(request_);
     if ((form == Router::AsyncForm::kWrite && env_.config->inline_writes) ||
         (form == Router::AsyncForm::kRead && env_.config->inline_reads)) {
-      // Runs here: a write up to its commit, whose engine thread then only hands the rest back
-      // to this connection's thread (resume) to finish and answer; a Query or Scan whole when
-      // its page is small. A retry, or a larger page, runs on a worker, whose answer is posted
-      // here.
-      router.in_flight().Add(1);
-      auto executor = stream_.get_executor();
-      router.HandleApiAsync(
-          request_,
-          [self = this->shared_from_this(),
-           guard = net::make_work_guard(executor)](HttpResponse response) mutable {
-            const Router& router = *self->env_.router;
-            auto executor = self->stream_.get_executor();
-            // On this connection's thread it writes now; from a worker it is posted.
-            net::dispatch(executor, [self = std::move(self), response = std::move(response),
-                                     guard = std::move(guard)]() mutable {
-              self->Write(std::move(response));
-            });
-            router.in_flight().Add(-1);  // after the hand-over: shutdown waits for it (server.cc)
-          },
-          [inbox = InboxOfThisThread()](std::function<void()> task) {
-            inbox->Post(std::move(task));
-          });
-      return;
+      return RunInlineAsync(now);
     }
+    RunOnWorker();
+  }
+
+  // After inline work that began at `start`: when it held the thread too long, the thread's
+  // next inline-able requests go to the workers for a while.
+  void AfterInline(SteadyTime start) const {
+    const SteadyTime end = std::chrono::steady_clock::now();
+    if (end - start <= env_.config->slow_inline) return;
+    inline_paused_until = end + env_.config->inline_pause;
+    if (auto left_out = SlowInlineLog().Allow()) {
+      spdlog::warn(
+          "a request held a network thread for {} ms (a slow engine read?): that thread sends "
+          "its requests to the workers for {} ms ({} more such pauses since the last line)",
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - start).count(),
+          env_.config->inline_pause.count(), *left_out);
+    }
+  }
+
+  // Work on this thread takes a place under the worker pool's bound like work queued for a
+  // worker, so that shedding (ThrottlingException) applies to it too; and it never waits here:
+  // an attempt that would back off and retry gives up and the request runs again on a worker.
+  void RunInlineRead(SteadyTime start) {
+    const Router& router = *env_.router;
+    if (!env_.pool->TryAdmit()) return Write(router.Throttled(request_));
+    router.in_flight().Add(1);
+    std::optional<HttpResponse> response = router.HandleInline(request_);
+    router.in_flight().Add(-1);
+    env_.pool->Release();
+    AfterInline(start);
+    if (!response) return RunOnWorker();
+    Write(std::move(*response));
+  }
+
+  // Runs here: a write up to its commit, whose engine thread then only hands the rest back to
+  // this connection's thread (resume) to finish and answer; a Query or Scan whole when its page
+  // is small. A retry, or a larger page, runs on a worker, whose answer is posted here. Its
+  // place under the pool's bound is held until the answer.
+  void RunInlineAsync(SteadyTime start) {
+    const Router& router = *env_.router;
+    if (!env_.pool->TryAdmit()) return Write(router.Throttled(request_));
+    router.in_flight().Add(1);
+    auto executor = stream_.get_executor();
+    router.HandleApiAsync(
+        request_,
+        [self = this->shared_from_this(),
+         guard = net::make_work_guard(executor)](HttpResponse response) mutable {
+          const Router& router = *self->env_.router;
+          WorkerPool& pool = *self->env_.pool;
+          auto executor = self->stream_.get_executor();
+          // On this connection's thread it writes now; from a worker it is posted.
+          net::dispatch(executor,
+                        [self = std::move(self), response = std::move(response),
+                         guard = std::move(guard)]() mutable { self->Write(std::move(response)); });
+          pool.Release();
+          router.in_flight().Add(-1);  // after the hand-over: shutdown waits for it (server.cc)
+        },
+        [inbox = InboxOfThisThread()](std::function<void()> task) {
+          inbox->Post(std::move(task));
+        });
+    AfterInline(start);
+  }
+
+  void RunOnWorker() {
+    const Router& router = *env_.router;
     // The work guard keeps the io_context running while the operation is on a worker.
     router.in_flight().Add(1);
     auto task = [self = this->shared_from_this(),

@@ -1,10 +1,11 @@
 // One client connection: HTTP/1.1 with keep-alive over plain TCP or TLS. It reads a request
-// under a header-size limit, a body limit and timeouts (idle, header, body, write), hands API
-// calls to the worker pool (answering ThrottlingException when its queue is full; GetItem
-// runs on the network thread when ServerConfig::inline_reads is set, and the single-item
-// writes up to their commit when ServerConfig::inline_writes is set), writes
-// the response with x-amzn-RequestId and x-amz-crc32, and closes cleanly on shutdown once the
-// request in flight is answered.
+// under a header-size limit, a body limit and timeouts (idle, header, body, write), answers 400
+// to one that breaks HTTP's syntax or framing, hands API calls to the worker pool (answering
+// ThrottlingException when it is at its bound; GetItem and small Query/Scan pages run on the
+// network thread when ServerConfig::inline_reads is set, and the single-item writes up to
+// their commit when ServerConfig::inline_writes is set, under the same bound and never waiting
+// there for a retry), writes the response with x-amzn-RequestId and x-amz-crc32, and closes
+// cleanly on shutdown once the request in flight is answered.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

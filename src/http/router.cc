@@ -18,6 +18,7 @@
 #include "http/compression.h"
 #include "http/metrics_render.h"
 #include "http/wire.h"
+#include "kv/run.h"
 
 namespace fdyno::http {
 namespace {
@@ -475,6 +476,12 @@ HttpResponse Router::HandleApi(const HttpRequest& request) const {
   return std::move(*response);
 }
 
+std::optional<HttpResponse> Router::HandleInline(const HttpRequest& request) const {
+  std::optional<HttpResponse> response;
+  HandleApiAsyncOrNot(request, nullptr, nullptr, &response, /*no_wait=*/true);
+  return response;
+}
+
 void Router::HandleApiAsync(const HttpRequest& request, std::function<void(HttpResponse)> respond,
                             Resume resume) const {
   // Moved from by HandleApiAsyncOrNot.
@@ -483,7 +490,7 @@ void Router::HandleApiAsync(const HttpRequest& request, std::function<void(HttpR
 
 void Router::HandleApiAsyncOrNot(const HttpRequest& request,
                                  std::function<void(HttpResponse)>* respond, Resume resume,
-                                 std::optional<HttpResponse>* out) const {
+                                 std::optional<HttpResponse>* out, bool no_wait) const {
   auto start = std::chrono::steady_clock::now();
   std::string request_id = NewRequestId();
   // A static string: an asynchronous answer may use it after the request is gone.
@@ -517,7 +524,7 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
   std::optional<HttpResponse> response;
   try {
     response = Run(request, content_type, request_id, label, exchange.get(),
-                   respond != nullptr ? answer : nullptr, std::move(resume));
+                   respond != nullptr ? answer : nullptr, std::move(resume), no_wait);
   } catch (const std::exception& e) {
     internal_errors_->Add();
     response = Error(label, fdyno::Error::Internal("Internal server error"), content_type,
@@ -554,7 +561,7 @@ HttpResponse Router::Render(std::string_view label, Result<std::string> result,
 std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_view content_type,
                                         std::string request_id, std::string_view& label,
                                         Exchange* exchange, std::shared_ptr<const Later> later,
-                                        Resume resume) const {
+                                        Resume resume, bool no_wait) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
 
@@ -677,6 +684,14 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
                         Render(label, std::move(result), content_type, std::move(request_id)));
              });
     return std::nullopt;
+  }
+  if (no_wait) {
+    kv::NoWaitScope scope;
+    Result<std::string> result = (*handler)(ctx, document);
+    if (!result.ok() && result.error().is_kv() && kv::IsRetryable(result.error().kv_code)) {
+      return std::nullopt;  // to be run again where a retry may wait
+    }
+    return Render(label, std::move(result), content_type, std::move(request_id));
   }
   return Render(label, (*handler)(ctx, document), content_type, std::move(request_id));
 }

@@ -86,6 +86,12 @@ class Router {
   // counted in fdyno_internal_errors_total.
   HttpResponse HandleApi(const HttpRequest& request) const;
 
+  // HandleApi on a thread that must never wait (a network thread) for an IsInlineRead request:
+  // its kv::Run makes its attempts without backing off (kv::NoWaitScope). nullopt when an attempt
+  // met a retryable engine error: the read had no effect, nothing was counted or logged, and the
+  // request is to be run again with HandleApi on a thread that may wait (a worker).
+  std::optional<HttpResponse> HandleInline(const HttpRequest& request) const;
+
   // Whether the request's operation has an asynchronous form (api::AsyncHandler), which
   // HandleApiAsync runs on the network thread: kWrite for the single-item writes (up to their
   // commit, which completes without a waiting thread), kRead for Query and Scan (small pages).
@@ -146,17 +152,20 @@ class Router {
   // Compresses the body when the client asked, adds the CORS headers, writes the access log.
   void Finish(const Exchange& exchange, std::string_view label, HttpResponse& response) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
-  // *respond is moved from.
+  // *respond is moved from. no_wait: HandleInline (*out left empty when the request is to be
+  // run again elsewhere).
   void HandleApiAsyncOrNot(const HttpRequest& request, std::function<void(HttpResponse)>* respond,
-                           Resume resume, std::optional<HttpResponse>* out) const;
+                           Resume resume, std::optional<HttpResponse>* out,
+                           bool no_wait = false) const;
   // Receives an operation's response with its metrics label (HandleApiAsync).
   using Later = std::function<void(std::string_view label, HttpResponse response)>;
   // The API pipeline. With `later`, an operation that has an asynchronous form answers
-  // through it, and Run returns nullopt.
+  // through it, and Run returns nullopt. With no_wait, the handler runs under kv::NoWaitScope
+  // and Run returns nullopt when it ended on a retryable engine error.
   std::optional<HttpResponse> Run(const HttpRequest& request, std::string_view content_type,
                                   std::string request_id, std::string_view& label,
                                   Exchange* exchange, std::shared_ptr<const Later> later,
-                                  Resume resume) const;
+                                  Resume resume, bool no_wait) const;
   HttpResponse Render(std::string_view label, Result<std::string> result,
                       std::string_view content_type, std::string request_id) const;
 

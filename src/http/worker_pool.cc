@@ -19,10 +19,24 @@ WorkerPool::WorkerPool(size_t threads, size_t queue_bound) : queue_bound_(queue_
 
 WorkerPool::~WorkerPool() { Stop(); }
 
+bool WorkerPool::Reserve() {
+  if (load_.fetch_add(1, std::memory_order_relaxed) < queue_bound_) return true;
+  load_.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
+bool WorkerPool::TryAdmit() { return Reserve(); }
+
+void WorkerPool::Release() { load_.fetch_sub(1, std::memory_order_relaxed); }
+
 bool WorkerPool::TrySubmit(std::function<void()> task) {
+  if (!Reserve()) return false;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || queue_.size() >= queue_bound_) return false;
+    if (stopping_) {
+      Release();
+      return false;
+    }
     queue_.push_back(std::move(task));
   }
   cv_.notify_one();
@@ -33,6 +47,7 @@ void WorkerPool::Submit(std::function<void()> task) {
   {
     std::lock_guard lock(mu_);
     if (!stopping_) {
+      load_.fetch_add(1, std::memory_order_relaxed);
       queue_.push_back(std::move(task));
       cv_.notify_one();
       return;
@@ -69,6 +84,7 @@ void WorkerPool::Loop() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
+    Release();  // a running task no longer waits
     task();
   }
 }

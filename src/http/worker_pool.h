@@ -1,10 +1,13 @@
-// A fixed set of threads running operations from a bounded queue. When the queue is full,
-// TrySubmit refuses the task at once (the caller answers with DynamoDB's throttling error)
-// instead of queueing without bound.
+// A fixed set of threads running operations from a bounded queue, and the admission bound that
+// sheds load. The bound counts tasks waiting for a worker and operations admitted to run
+// elsewhere (on a network thread, TryAdmit): when it is reached, TrySubmit and TryAdmit refuse
+// at once (the caller answers with DynamoDB's throttling error) instead of queueing without
+// bound or running everything inline.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -24,23 +27,36 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Queues a task. False when queue_bound tasks are already waiting, or after Stop().
+  // Queues a task. False when the bound is reached (see load()), or after Stop().
   bool TrySubmit(std::function<void()> task);
   // Queues a task past the bound: work that must not be refused, such as the retry of a
-  // write whose commit may have been applied. After Stop() it runs on a thread of its own.
+  // write whose commit may have been applied. It counts in load() while it waits. After
+  // Stop() it runs on a thread of its own.
   void Submit(std::function<void()> task);
+
+  // Admits an operation that runs outside the pool (on a network thread): true when the bound
+  // is not reached, and the caller must then Release() once the operation is answered; false:
+  // the caller sheds it (ThrottlingException).
+  bool TryAdmit();
+  void Release();
 
   // Refuses new tasks, runs the ones already queued, and joins the threads. Idempotent.
   void Stop();
 
   size_t queued() const;
+  // Tasks waiting for a worker plus operations admitted and not released: refused past
+  // queue_bound().
+  size_t load() const { return load_.load(std::memory_order_relaxed); }
   size_t threads() const { return threads_.size(); }
   size_t queue_bound() const { return queue_bound_; }
 
  private:
   void Loop();
+  // Takes a place under the bound; false (nothing taken) when it is reached.
+  bool Reserve();
 
   const size_t queue_bound_;
+  std::atomic<size_t> load_{0};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;

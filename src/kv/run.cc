@@ -70,6 +70,14 @@ std::chrono::milliseconds OperationTimeout() {
   return std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
 }
 
+namespace {
+thread_local int no_wait_scopes = 0;
+}  // namespace
+
+NoWaitScope::NoWaitScope() { ++no_wait_scopes; }
+NoWaitScope::~NoWaitScope() { --no_wait_scopes; }
+bool NoWaitScope::Active() { return no_wait_scopes > 0; }
+
 bool IsOutcomeUnknown(const Error& error) {
   return error.type == ErrorType::kInternalServerError && error.kv_code == kCommitUnknownResult;
 }
@@ -160,7 +168,7 @@ Runner::Next Runner::AfterCommit(Status commit, Status* final) {
 
 bool Runner::PrepareRetry(Status* final) {
   // A retryable failure: back off, then run the body again on a fresh transaction state.
-  if (attempt_.number >= max_attempts_) {
+  if (attempt_.number >= max_attempts_ || NoWaitScope::Active()) {
     *final = GiveUpWith(std::move(failure_), kRetryLimitOutcomeUnknownMessage);
     return false;
   }

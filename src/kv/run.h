@@ -76,6 +76,23 @@ struct RunOptions {
   std::chrono::milliseconds max_backoff{1000};
 };
 
+// While one is alive on a thread, every kv::Run on that thread (not RunAsync, whose retries
+// already leave the calling thread) makes its attempts without waiting: a retryable failure
+// that would back off ends the run at once with that kv error (an Error of type kKv), as the
+// retry limit does. For a thread that must never sleep, a network thread's event loop: its
+// caller runs the operation again from the start on a thread that may wait. Only for runs
+// with nothing to undo (read-only); a write's run still ends as described above (outcome
+// unknown when a commit may have been applied). Scopes nest.
+class NoWaitScope {
+ public:
+  NoWaitScope();
+  ~NoWaitScope();
+  NoWaitScope(const NoWaitScope&) = delete;
+  NoWaitScope& operator=(const NoWaitScope&) = delete;
+  // Whether one is alive on the calling thread.
+  static bool Active();
+};
+
 // The longest whole-operation budget. An operation's retries look for the receipt its earlier
 // attempt may have written, so receipts must outlive every operation: their lifetime
 // (store/receipts.h, 10 minutes) is asserted to be at least twice this.

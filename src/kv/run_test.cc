@@ -502,6 +502,39 @@ TEST_F(RunTest, ReadOnlyRetriesTooOldReads) {
   EXPECT_EQ(CounterValue("kv_too_old") - too_old_before, db->counts().too_old);
 }
 
+TEST_F(RunTest, NoWaitScopeEndsARetryableRunWithoutSleeping) {
+  FaultOptions f = Faults();
+  f.read_too_old = 1;
+  auto db = WrapFaulty(inner_.get(), f);
+  RunOptions o = Options();
+  o.read_only = true;
+  auto read = [&](Transaction& tr, const Attempt&) -> Result<int> {
+    FDYNO_ASSIGN_OR_RETURN(auto v, tr.Get("k"));
+    return v ? 1 : 0;
+  };
+  {
+    NoWaitScope outer;
+    NoWaitScope inner;  // scopes nest
+  }
+  EXPECT_FALSE(NoWaitScope::Active());
+  {
+    NoWaitScope scope;
+    EXPECT_TRUE(NoWaitScope::Active());
+    Result<int> r = kv::Run(*db, o, read);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is_kv());
+    EXPECT_EQ(r.error().kv_code, kTransactionTooOld);
+    EXPECT_TRUE(sleeps_.empty());
+    EXPECT_EQ(db->counts().too_old, 1);
+  }
+  // Without the scope the same run backs off and retries until its deadline.
+  o.deadline = clock_.Now() + milliseconds(500);
+  Result<int> r = kv::Run(*db, o, read);
+  ASSERT_FALSE(r.ok());
+  EXPECT_FALSE(sleeps_.empty());
+  EXPECT_GT(db->counts().too_old, 2);
+}
+
 TEST_F(RunTest, DomainErrorsReturnAtOnce) {
   int calls = 0;
   Status s = kv::Run(*inner_, Options(), [&](Transaction& tr, const Attempt&) -> Status {

@@ -120,8 +120,8 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->capture_default_str();
   serve
       .add_option("--queue-bound", f.queue_bound,
-                  "Operations that may wait for a worker; beyond it requests get "
-                  "ThrottlingException")
+                  "Operations in progress or waiting for a worker, counting those run on a "
+                  "network thread; beyond it requests get ThrottlingException")
       ->envname("DYNODB_QUEUE_BOUND")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

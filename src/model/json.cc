@@ -212,7 +212,7 @@ bool HasDuplicateStrings(const Value& array) {
 
 Status ValidateInto(const Value& v, int level, AttributeValue* out_value);
 
-Status CheckAttributeName(const Value& name) { return CheckAttributeNameLength(Str(name)); }
+Status CheckMapKeyName(const Value& name) { return CheckAttributeNameLength(Str(name)); }
 
 Error NestingError() {
   return Invalid(
@@ -324,7 +324,7 @@ Status ValidateInto(const Value& v, int level, AttributeValue* out_value) {
       case Field::kM: {
         Map& map = out.v.emplace<Map>();
         for (auto c = m.MemberBegin(); c != m.MemberEnd(); ++c) {
-          FDYNO_RETURN_IF_ERROR(CheckAttributeName(c->name));
+          FDYNO_RETURN_IF_ERROR(CheckMapKeyName(c->name));
           auto [slot, inserted] = map.try_emplace(std::string(Str(c->name)));
           if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
           FDYNO_RETURN_IF_ERROR(ValidateInto(c->value, level + 1, &slot->second));
@@ -383,7 +383,7 @@ Result<Item> DecodeItem(const Value& value) {
   FDYNO_RETURN_IF_ERROR(CheckItemShape(value));
   Item item;
   for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
-    FDYNO_RETURN_IF_ERROR(CheckAttributeName(it->name));
+    FDYNO_RETURN_IF_ERROR(CheckAttributeName(Str(it->name)));
     auto [slot, inserted] = item.try_emplace(std::string(Str(it->name)));
     if (!inserted) slot->second = AttributeValue{};  // a repeated name: the last wins
     FDYNO_RETURN_IF_ERROR(ValidateInto(it->value, 1, &slot->second));
@@ -420,6 +420,11 @@ Status CheckAttributeNameLength(std::string_view name) {
   if (name.size() <= kMaxAttributeNameBytes) return Status::Ok();
   return Invalid(
       "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
+}
+
+Status CheckAttributeName(std::string_view name) {
+  if (name.empty()) return Invalid("Empty attribute name");
+  return CheckAttributeNameLength(name);
 }
 
 }  // namespace fdyno::model

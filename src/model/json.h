@@ -31,9 +31,15 @@ namespace fdyno::model {
 // level deeper than it. DynamoDB rejects values deeper than this.
 inline constexpr int kMaxNestingLevel = 32;
 
-// An attribute name (at any depth) is at most 65,535 bytes; a longer one is DynamoDB's
-// ValidationException "Attribute name is too large".
+// Every attribute name a request carries (an item's or key's attributes and the keys of maps
+// inside them at any depth, AttributeUpdates, Expected, QueryFilter, ScanFilter, AttributesToGet,
+// ExpressionAttributeNames values, ExclusiveStartKey) is at most 65,535 bytes; a longer one is
+// DynamoDB's ValidationException "1 validation error detected: Attribute name is too large, must
+// be less than 65536 bytes".
 Status CheckAttributeNameLength(std::string_view name);
+// A top-level attribute name is also not empty: an empty one is the ValidationException "Empty
+// attribute name". Then CheckAttributeNameLength.
+Status CheckAttributeName(std::string_view name);
 
 // SerializationException for a JSON value that cannot be an AttributeValue (wrong JSON type of
 // the value or of a member, invalid base64), recursively.

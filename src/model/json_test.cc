@@ -80,6 +80,20 @@ TEST(JsonTest, AttributeNameLength) {
   EXPECT_EQ(nested.error().message, message);
 }
 
+// A top-level attribute name is not empty; a key of a map inside a value may be.
+TEST(JsonTest, EmptyAttributeName) {
+  auto top = ItemFromJson(R"({"":{"S":"x"}})");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.error().message, "Empty attribute name");
+  EXPECT_TRUE(ItemFromJson(R"({"m":{"M":{"":{"S":"x"}}}})").ok());
+  EXPECT_EQ(CheckAttributeName("").error().message, "Empty attribute name");
+  EXPECT_EQ(CheckAttributeName(std::string(65'536, 'n')).error().message,
+            "1 validation error detected: Attribute name is too large, must be less than 65536 "
+            "bytes");
+  EXPECT_TRUE(CheckAttributeName(std::string(65'535, 'n')).ok());
+  EXPECT_TRUE(CheckAttributeName("a").ok());
+}
+
 TEST(JsonTest, ValidationErrors) {
   const std::string v = "ValidationException: ";
   EXPECT_EQ(Decode(R"({})"),

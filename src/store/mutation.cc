@@ -55,7 +55,7 @@ Status ValidateNewImage(const TableInfo& table, const model::Item& next,
 
 Result<size_t> Mutation::Stage(const TableInfo& table, CurrentItem current,
                                std::optional<model::Item> next, StageKind kind) {
-  if (next) {
+  if (next && kind != StageKind::kCopy) {
     // An update of a missing item starts from its key alone.
     static const model::Item kNone;
     const model::Item* before = nullptr;

@@ -71,8 +71,10 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 Status ValidateNewImage(const TableInfo& table, const model::Item& next,
                         const model::Item* before = nullptr);
 
-// How Stage checks the new image: whole (a put), or only what changed (an update).
-enum class StageKind { kReplace, kUpdate };
+// How Stage checks the new image: whole (a put), only what changed (an update), or not at all
+// (a copy: an item a table already held, written as it is by a restore; what the source accepted,
+// the copy keeps, and an index leaves out what does not fit it, as the source's index did).
+enum class StageKind { kReplace, kUpdate, kCopy };
 
 struct MutationOptions {
   int64_t now_ms = 0;  // wall time: the change records' creation time

@@ -8,6 +8,7 @@
 
 #include "kv/tuple.h"
 #include "model/item_codec.h"
+#include "model/item_size.h"
 #include "model/key_codec.h"
 #include "store/layout.h"
 
@@ -299,6 +300,28 @@ Item ProjectForVectorIndex(const TableInfo& table, const VectorIndex& index, con
     if (VectorIndexProjects(table, index, name)) out.emplace(name, value);
   }
   return out;
+}
+
+std::optional<uint64_t> VectorWriteBytes(const TableInfo& table, const VectorIndex& index,
+                                         const Item* old_item, const Item* new_item) {
+  std::optional<Item> before, after;
+  if (old_item != nullptr && HasVectorEntry(index, *old_item)) {
+    before = ProjectForVectorIndex(table, index, *old_item);
+  }
+  if (new_item != nullptr && HasVectorEntry(index, *new_item)) {
+    after = ProjectForVectorIndex(table, index, *new_item);
+  }
+  if (!before && !after) return std::nullopt;
+  if (before && after && *before == *after) return std::nullopt;
+  if (!after) {
+    uint64_t bytes = 0;
+    for (const model::KeyAttribute& a : table.key_schema.Attributes()) {
+      bytes += model::AttributeSize(a.name, before->at(a.name));
+    }
+    return bytes;
+  }
+  after->erase(index.attribute);
+  return static_cast<uint64_t>(index.dimensions) * sizeof(float) + model::ItemSize(*after);
 }
 
 }  // namespace fdyno::store

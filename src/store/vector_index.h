@@ -93,4 +93,13 @@ bool VectorIndexProjects(const TableInfo& table, const VectorIndex& index, const
 model::Item ProjectForVectorIndex(const TableInfo& table, const VectorIndex& index,
                                   const model::Item& item);
 
+// VectorWriteRequestBytes: the bytes replacing `old_item` (null: absent) by `new_item` (null:
+// deleted) replicates to `index`. nullopt when the index holds the item before and after with the
+// same projected attributes, or holds it at neither (the write consumes no vector write
+// capacity). Otherwise, for an entry written, the vector at 4 bytes a dimension plus the size
+// (model/item_size.h) of the entry's other projected attributes; for an entry removed, the size of
+// the removed item's key attributes.
+std::optional<uint64_t> VectorWriteBytes(const TableInfo& table, const VectorIndex& index,
+                                         const model::Item* old_item, const model::Item* new_item);
+
 }  // namespace fdyno::store

@@ -9,6 +9,7 @@
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
+#include "model/item_size.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
@@ -163,6 +164,46 @@ TEST(VectorIndexTest, EntriesAreSparseOnTheVectorAndTheHash) {
   EXPECT_TRUE(HasVectorEntry(t.vector_indexes[1], Item{{"w", Vec({"1", "2"})}}));
 }
 
+TEST(VectorIndexTest, WriteBytesAreTheReplicatedEntry) {
+  const TableInfo t = MakeTable();
+  const VectorIndex& byv = t.vector_indexes[0];  // KEYS_ONLY: pk, v, cat, color
+  const Item a = {{"pk", S("k1")},
+                  {"v", Vec({"1", "2", "3"})},
+                  {"cat", S("x")},
+                  {"color", S("red")},
+                  {"other", S("o")}};
+  // Written: 3 dimensions x 4 bytes, plus pk (2 + 2), cat (3 + 1) and color (5 + 3).
+  EXPECT_EQ(VectorWriteBytes(t, byv, nullptr, &a), std::optional<uint64_t>(12 + 4 + 4 + 8));
+  // A change of what the index does not hold replicates nothing.
+  Item other = a;
+  other["other"] = S("changed");
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, &other), std::nullopt);
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, &a), std::nullopt);
+  // A change of the vector, of a filter or of the partition rewrites the entry.
+  Item moved = a;
+  moved["cat"] = S("yy");
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, &moved), std::optional<uint64_t>(12 + 4 + 5 + 8));
+  Item refiltered = a;
+  refiltered.erase("color");
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, &refiltered), std::optional<uint64_t>(12 + 4 + 4));
+  // Removed (deleted, or its vector or HASH value gone): the key.
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, nullptr), std::optional<uint64_t>(4));
+  Item unhashed = a;
+  unhashed.erase("cat");
+  EXPECT_EQ(VectorWriteBytes(t, byv, &a, &unhashed), std::optional<uint64_t>(4));
+  // Never in the index: nothing.
+  EXPECT_EQ(VectorWriteBytes(t, byv, &unhashed, nullptr), std::nullopt);
+  EXPECT_EQ(VectorWriteBytes(t, byv, nullptr, nullptr), std::nullopt);
+  // ALL projects every attribute: any change is replicated.
+  const VectorIndex& all = t.vector_indexes[1];
+  const Item b = {{"pk", S("k1")}, {"w", Vec({"1", "2"})}, {"n", Num("5")}};
+  Item b2 = b;
+  b2["n"] = Num("6");
+  EXPECT_EQ(VectorWriteBytes(t, all, &b, &b2), VectorWriteBytes(t, all, nullptr, &b));
+  EXPECT_EQ(VectorWriteBytes(t, all, nullptr, &b),
+            std::optional<uint64_t>(8 + 4 + model::AttributeSize("n", Num("5"))));
+}
+
 TEST(VectorIndexTest, ProjectionHoldsKeysVectorSchemaAndIncluded) {
   TableInfo t = MakeTable();
   const VectorIndex& byv = t.vector_indexes[0];
@@ -248,6 +289,25 @@ TEST_F(VectorMaintenanceTest, AnInvalidVectorIsRejectedBeforeAnyWrite) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().type, ErrorType::kValidation);
   EXPECT_TRUE(Entries(1).first.empty());
+}
+
+TEST_F(VectorMaintenanceTest, ACopyIsWrittenAsItIsAndLeftOutOfTheIndex) {
+  // What a restore writes: an item its source held, whose vector the source's index left out.
+  const Item item{{"pk", S("a")}, {"w", Vec({"1"})}, {"v", S("text")}, {"cat", S("x")}};
+  auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(CurrentItem cur, ReadCurrent(tx, table_, Key("a"), false));
+    Mutation m(MutationOptions{});
+    FDYNO_RETURN_IF_ERROR(m.Stage(table_, std::move(cur), item, StageKind::kCopy));
+    FDYNO_RETURN_IF_ERROR(m.Write(tx));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(Entries(0), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+  EXPECT_EQ(Entries(1), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+  auto stored = kv::Run(
+      *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return ReadItem(tx, Key("a")); });
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(model::DecodeStoredItem((*stored)->image).value(), item);
 }
 
 }  // namespace

@@ -95,6 +95,12 @@ class Server:
         self.log.close()
         return self.proc.returncode
 
+    def kill(self):
+        """SIGKILL: the process gets no chance to flush or close anything."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+        self.stop()
+
     def client(self, service="dynamodb", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
                region=REGION, verify=None, **config):
         return boto3.client(

@@ -547,3 +547,91 @@ def test_attribute_name_length_limit(ddb, table):
             "ValidationException",
             "1 validation error detected: Attribute name is too large, must be less than 65536 "
             "bytes")
+
+
+TOO_LARGE = ("ValidationException",
+             "1 validation error detected: Attribute name is too large, must be less than 65536 "
+             "bytes")
+EMPTY = ("ValidationException", "Empty attribute name")
+
+
+def test_attribute_names_in_legacy_parameters(ddb, table):
+    """AttributeUpdates, Expected, AttributesToGet, QueryFilter, ScanFilter and KeyConditions
+    name attributes: not empty and at most 65,535 bytes, as in items."""
+    ddb.put_item(TableName=table, Item={"pk": {"S": "legacy-names"}, "n" * 65_535: {"N": "1"}})
+    got = ddb.get_item(TableName=table, Key=key("legacy-names"), AttributesToGet=["n" * 65_535])
+    assert got["Item"] == {"n" * 65_535: {"N": "1"}}
+    for name, expected in (("n" * 65_536, TOO_LARGE), ("", EMPTY)):
+        assert fails(ddb.update_item, TableName=table, Key=key("legacy-names"),
+                     AttributeUpdates={name: {"Action": "PUT", "Value": {"S": "x"}}}) == expected
+        assert fails(ddb.delete_item, TableName=table, Key=key("legacy-names"),
+                     Expected={name: {"Exists": False}}) == expected
+        assert fails(ddb.get_item, TableName=table, Key=key("legacy-names"),
+                     AttributesToGet=["a", name]) == expected
+        assert fails(ddb.batch_get_item, RequestItems={
+            table: {"Keys": [key("legacy-names")], "AttributesToGet": [name]}}) == expected
+        assert fails(ddb.scan, TableName=table, AttributesToGet=[name]) == expected
+        assert fails(ddb.scan, TableName=table, ScanFilter={
+            name: {"ComparisonOperator": "NOT_NULL"}}) == expected
+        assert fails(ddb.query, TableName=table, KeyConditions={
+            "pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "legacy-names"}]}},
+            QueryFilter={name: {"ComparisonOperator": "NULL"}}) == expected
+        assert fails(ddb.query, TableName=table, KeyConditions={
+            name: {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "x"}]}}) == expected
+    assert ddb.get_item(TableName=table, Key=key("legacy-names"))["Item"] == {
+        "pk": {"S": "legacy-names"}, "n" * 65_535: {"N": "1"}}
+
+
+def test_expression_attribute_names_are_attribute_names(ddb, table):
+    """Every ExpressionAttributeNames value is an attribute name, whatever expression uses it:
+    an empty one is refused naming its key, a long one as in items."""
+    ddb.put_item(TableName=table, Item={"pk": {"S": "expr-names"}, "a": {"N": "1"}})
+    empty = ("ValidationException",
+             "ExpressionAttributeNames contains invalid value: Empty attribute name for key #n")
+    for name, expected in (("n" * 65_536, TOO_LARGE), ("", empty)):
+        names = {"#n": name}
+        assert fails(ddb.get_item, TableName=table, Key=key("expr-names"),
+                     ProjectionExpression="#n", ExpressionAttributeNames=names) == expected
+        assert fails(ddb.update_item, TableName=table, Key=key("expr-names"),
+                     UpdateExpression="REMOVE #n", ExpressionAttributeNames=names) == expected
+        assert fails(ddb.update_item, TableName=table, Key=key("expr-names"),
+                     UpdateExpression="SET a = :v", ConditionExpression="attribute_exists(#n)",
+                     ExpressionAttributeNames=names,
+                     ExpressionAttributeValues={":v": {"N": "2"}}) == expected
+        assert fails(ddb.put_item, TableName=table, Item={"pk": {"S": "expr-names"}},
+                     ConditionExpression="attribute_not_exists(#n)",
+                     ExpressionAttributeNames=names) == expected
+        assert fails(ddb.scan, TableName=table, FilterExpression="attribute_exists(#n)",
+                     ExpressionAttributeNames=names) == expected
+        assert fails(ddb.query, TableName=table, KeyConditionExpression="pk = :p",
+                     ProjectionExpression="#n", ExpressionAttributeNames=names,
+                     ExpressionAttributeValues={":p": {"S": "expr-names"}}) == expected
+        assert fails(ddb.batch_get_item, RequestItems={table: {
+            "Keys": [key("expr-names")], "ProjectionExpression": "#n",
+            "ExpressionAttributeNames": names}}) == expected
+        assert fails(ddb.transact_write_items, TransactItems=[{"Update": {
+            "TableName": table, "Key": key("expr-names"), "UpdateExpression": "SET #n = :v",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {":v": {"N": "2"}}}}]) == expected
+        assert fails(ddb.transact_get_items, TransactItems=[{"Get": {
+            "TableName": table, "Key": key("expr-names"), "ProjectionExpression": "#n",
+            "ExpressionAttributeNames": names}}]) == expected
+    assert ddb.get_item(TableName=table, Key=key("expr-names"))["Item"] == {
+        "pk": {"S": "expr-names"}, "a": {"N": "1"}}
+
+
+def test_empty_attribute_name_in_items_and_keys(ddb, table):
+    """An item's attribute name is never empty (a key of a map inside a value may be)."""
+    item = {"pk": {"S": "empty-name"}, "": {"S": "x"}}
+    assert fails(ddb.put_item, TableName=table, Item=item) == EMPTY
+    assert fails(ddb.batch_write_item,
+                 RequestItems={table: [{"PutRequest": {"Item": item}}]}) == EMPTY
+    assert fails(ddb.transact_write_items,
+                 TransactItems=[{"Put": {"TableName": table, "Item": item}}]) == EMPTY
+    assert fails(ddb.scan, TableName=table, ExclusiveStartKey={"": {"S": "x"}}) == EMPTY
+    assert fails(ddb.scan, TableName=table,
+                 ExclusiveStartKey={"n" * 65_536: {"S": "x"}}) == TOO_LARGE
+    assert "Item" not in ddb.get_item(TableName=table, Key=key("empty-name"))
+    nested = {"pk": {"S": "empty-name"}, "m": {"M": {"": {"S": "x"}}}}
+    ddb.put_item(TableName=table, Item=nested)
+    assert ddb.get_item(TableName=table, Key=key("empty-name"))["Item"] == nested

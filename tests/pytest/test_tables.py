@@ -704,6 +704,17 @@ def test_update_table_gsi_creation_rules(ddb):
     code, message = error(e)
     assert code == "ValidationException"
     assert "Member must have length less than or equal to 255" in message
+    # A projected attribute name over 255 bytes, as in CreateTable.
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, AttributeDefinitions=[
+            {"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": dict(create, Projection={
+                "ProjectionType": "INCLUDE", "NonKeyAttributes": ["n" * 256]})}])
+    assert error(e) == (
+        "ValidationException",
+        "1 validation error detected: Value '" + "n" * 256 + "' at 'globalSecondaryIndexUpdates.1"
+        ".member.create.projection.nonKeyAttributes.1.member' failed to satisfy constraint: "
+        "Member must have length less than or equal to 255")
     ddb.update_table(TableName=name, AttributeDefinitions=[
         {"AttributeName": "g", "AttributeType": "S"}],
         GlobalSecondaryIndexUpdates=[{"Create": create}])

@@ -8,28 +8,8 @@ import uuid
 
 import pytest
 
-from signing import call, error_message, error_type
-
-
-def op(server, operation, body):
-    r = call(server, operation, json.dumps(body))
-    return r.status_code, r.json()
-
-
-def ok(server, operation, body):
-    status, out = op(server, operation, body)
-    assert status == 200, out
-    return out
-
-
-def err(server, operation, body):
-    r = call(server, operation, json.dumps(body))
-    assert r.status_code == 400, r.text
-    return error_type(r), error_message(r)
-
-
-def vec(values):
-    return {"L": [{"N": repr(float(v))} for v in values]}
+from signing import call, error_type
+from vector_calls import brute, err, ok, op, search, vec, vector_indexes, vindex
 
 
 def create(server, table, indexes, defs=(("pk", "S"),), billing="PAY_PER_REQUEST"):
@@ -40,40 +20,6 @@ def create(server, table, indexes, defs=(("pk", "S"),), billing="PAY_PER_REQUEST
     if billing == "PROVISIONED":
         body["ProvisionedThroughput"] = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
     return op(server, "CreateTable", body)
-
-
-def vindex(name="vix", dims=3, distance="COSINE", schema=None, projection=None):
-    out = {"IndexName": name, "VectorAttribute": {"AttributeName": "v"}, "Dimensions": dims,
-           "DistanceFunction": distance, "Projection": projection or {"ProjectionType": "ALL"}}
-    if schema:
-        out["SearchSchema"] = [{"AttributeName": n, "SearchSchemaElementType": t}
-                               for n, t in schema]
-    return out
-
-
-def search(server, table, vector, top_k, **kw):
-    body = {"TableName": table, "IndexName": kw.pop("index", "vix"), "SearchVector":
-            vec(vector)["L"], "TopK": top_k}
-    body.update(kw)
-    return op(server, "SearchVectors", body)
-
-
-def vector_indexes(server, table):
-    return ok(server, "DescribeTable", {"TableName": table})["Table"].get("VectorIndexes", [])
-
-
-def brute(items, query, k, distance):
-    def score(v):
-        if distance == "DOT_PRODUCT":
-            return sum(a * b for a, b in zip(query, v))
-        if distance == "EUCLIDEAN":
-            return math.sqrt(sum((a - b) ** 2 for a, b in zip(query, v)))
-        dot = sum(a * b for a, b in zip(query, v))
-        na, nb = math.sqrt(sum(a * a for a in query)), math.sqrt(sum(b * b for b in v))
-        return 1.0 if na == 0 or nb == 0 else 1 - dot / (na * nb)
-    scored = sorted(((score(v), pk) for pk, v in items.items()),
-                    key=lambda s: -s[0] if distance == "DOT_PRODUCT" else s[0])
-    return scored[:k]
 
 
 @pytest.mark.parametrize("distance", ["COSINE", "EUCLIDEAN", "DOT_PRODUCT"])
@@ -263,3 +209,41 @@ def test_update_table_adds_an_index_online_and_deletes_it(module_server):
     assert err(s, "SearchVectors", {"TableName": table, "IndexName": "vix",
                                     "SearchVector": vec([1, 0, 0])["L"], "TopK": 1})[1] == \
         "The table does not have the specified index: vix"
+
+
+def test_writes_report_vector_write_request_bytes(module_server):
+    s = module_server
+    table = f"vec-{uuid.uuid4().hex[:8]}"
+    assert create(s, table, [vindex(schema=[("cat", "HASH")],
+                                    projection={"ProjectionType": "KEYS_ONLY"})],
+                  defs=(("pk", "S"), ("cat", "S")))[0] == 200
+    item = {"pk": {"S": "k1"}, "cat": {"S": "x"}, "v": vec([1, 2, 3]), "note": {"S": "o"}}
+    # The vector at 4 bytes a dimension, plus pk (2 + 2) and cat (3 + 1).
+    entry_bytes = 3 * 4 + 4 + 4
+
+    def consumed(operation, body, mode="INDEXES"):
+        out = ok(s, operation, dict(body, ReturnConsumedCapacity=mode))
+        c = out["ConsumedCapacity"]
+        return c[0] if isinstance(c, list) else c
+
+    c = consumed("PutItem", {"TableName": table, "Item": item})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": entry_bytes}}
+    assert c["CapacityUnits"] == c["Table"]["CapacityUnits"] == 1  # not capacity units
+    assert "VectorIndexes" not in consumed("PutItem", {"TableName": table, "Item": item}, "TOTAL")
+    # Nothing the index holds changes: no vector write.
+    c = consumed("UpdateItem", {"TableName": table, "Key": {"pk": {"S": "k1"}},
+                                "UpdateExpression": "SET note = :o",
+                                "ExpressionAttributeValues": {":o": {"S": "changed"}}})
+    assert "VectorIndexes" not in c
+    c = consumed("UpdateItem", {"TableName": table, "Key": {"pk": {"S": "k1"}},
+                                "UpdateExpression": "SET cat = :c",
+                                "ExpressionAttributeValues": {":c": {"S": "yy"}}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": entry_bytes + 1}}
+    c = consumed("BatchWriteItem", {"RequestItems": {table: [
+        {"PutRequest": {"Item": dict(item, pk={"S": "k2"})}},
+        {"PutRequest": {"Item": dict(item, pk={"S": "k3"})}}]}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": 2 * entry_bytes}}
+    c = consumed("DeleteItem", {"TableName": table, "Key": {"pk": {"S": "k1"}}})
+    assert c["VectorIndexes"] == {"vix": {"VectorWriteRequestBytes": 4}}  # the key, removed
+    c = consumed("PutItem", {"TableName": table, "Item": {"pk": {"S": "k4"}}})
+    assert "VectorIndexes" not in c  # never in the index

@@ -7,10 +7,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "api/operation.h"
 #include "base/result.h"
@@ -81,6 +84,47 @@ inline Result<std::string> CallOperationAsync(const OperationRegistry& registry,
   EXPECT_EQ(calls->load(), 1) << op << " answered more than once";
   return r;
 }
+
+// A RequestContext::blocking for tests: each task runs on a thread of its own, and every thread
+// is joined when this is destroyed. A retry's thread still releases its transaction after the
+// request was answered; declared in the test body, this makes sure it has before the fixture's
+// TearDown closes the engine (a detached thread did so after, and crashed in RocksDB).
+class BlockingThreads {
+ public:
+  BlockingThreads() = default;
+  BlockingThreads(const BlockingThreads&) = delete;
+  BlockingThreads& operator=(const BlockingThreads&) = delete;
+  ~BlockingThreads() { JoinAll(); }
+
+  std::function<void(std::function<void()>)> Blocking() {
+    return [this](std::function<void()> task) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++started_;
+      threads_.emplace_back(std::move(task));
+    };
+  }
+  // Tasks started so far.
+  int started() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
+  void JoinAll() {
+    for (;;) {  // a task may start another
+      std::vector<std::thread> running;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        running.swap(threads_);
+      }
+      if (running.empty()) return;
+      for (std::thread& t : running) t.join();
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  int started_ = 0;
+  std::vector<std::thread> threads_;
+};
 
 // CallOperation with the response parsed.
 inline Result<rapidjson::Document> CallOperationJson(const OperationRegistry& registry,

@@ -23,7 +23,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -146,6 +148,21 @@ struct CrashStats {
   uint64_t bytes_dropped = 0;
 };
 
+// The last lines of the power-loss journal (what the simulated disk kept, and why), so that a
+// reopen that fails explains itself; empty when the cycle had no power loss.
+std::string JournalTail(const std::string& journal, bool power_loss) {
+  if (!power_loss) return "";
+  std::ifstream in(journal);
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(line);
+    if (tail.size() > 60) tail.pop_front();
+  }
+  std::string out = "\npower-loss journal, last lines:";
+  for (const std::string& l : tail) out += "\n  " + l;
+  return out;
+}
+
 CrashStats RunCrashCycles(const CrashMode& mode, uint64_t seed, uint64_t cycles) {
   std::mt19937_64 rng(seed);
   TempDir dir;
@@ -160,6 +177,9 @@ CrashStats RunCrashCycles(const CrashMode& mode, uint64_t seed, uint64_t cycles)
     std::vector<std::string> args = {"kv_crash_child", "run", data, std::to_string(cycle),
                                      std::to_string(kThreads)};
     if (mode.power_loss) args.insert(args.end(), {"--power-journal", journal});
+    // A child killed before it starts its journal must not leave the previous cycle's: replayed
+    // again, it would remove files this cycle's parent reopen wrote under the same names.
+    std::filesystem::remove(journal);
     if (mode.durability_none) args.insert(args.end(), {"--durability", "none"});
     Child child = Spawn(args);
     EXPECT_GT(child.pid, 0);
@@ -198,7 +218,7 @@ CrashStats RunCrashCycles(const CrashMode& mode, uint64_t seed, uint64_t cycles)
     }
 
     auto db = OpenEmbedded({.path = data});
-    EXPECT_TRUE(db.ok()) << db.error().message;
+    EXPECT_TRUE(db.ok()) << db.error().message << JournalTail(journal, mode.power_loss);
     if (!db.ok()) return stats;
     auto txn = (*db)->CreateTransaction();
     auto data_keys = txn->GetRange("d/", "d0");

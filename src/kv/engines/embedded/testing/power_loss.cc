@@ -123,15 +123,13 @@ class JournalingFileSystem : public rocksdb::FileSystemWrapper {
   }
   rocksdb::IOStatus RenameFile(const std::string& s, const std::string& t,
                                const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus st = target()->RenameFile(s, t, o, d);
-    if (st.ok()) journal_->Line("rename " + Normal(s) + " " + Normal(t));
-    return st;
+    journal_->Line("rename " + Normal(s) + " " + Normal(t));  // before: see the header
+    return target()->RenameFile(s, t, o, d);
   }
   rocksdb::IOStatus DeleteFile(const std::string& f, const rocksdb::IOOptions& o,
                                rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus s = target()->DeleteFile(f, o, d);
-    if (s.ok()) journal_->Line("delete " + Normal(f));
-    return s;
+    journal_->Line("delete " + Normal(f));  // before: see the header
+    return target()->DeleteFile(f, o, d);
   }
 
  private:
@@ -148,6 +146,17 @@ struct FileState {
   uint64_t synced = 0;         // length at its last sync
   bool entry_durable = false;  // its directory entry survives a power cut
 };
+
+// A metadata operation taken as durable at once (a rename onto a durable name, a delete) makes
+// every earlier one durable: ext4's and XFS's journals commit metadata in the order it was made,
+// so a disk never holds a later rename without the creations before it.
+void MakeAllEntriesDurable(std::map<std::string, FileState>& files,
+                           std::map<std::string, std::set<std::string>>& pending) {
+  for (auto& [dir, entries] : pending) {
+    for (const std::string& f : entries) files[f].entry_durable = true;
+    entries.clear();
+  }
+}
 
 }  // namespace
 
@@ -195,11 +204,14 @@ Result<PowerLossEffect> SimulatePowerLoss(const std::string& journal_path) {
       // Onto a durable name: atomic and durable at once (see the header); else durable once
       // its directory is fsynced, unless the file's own entry already was.
       moved.entry_durable = moved.entry_durable || replaces_durable;
+      if (replaces_durable)
+        MakeAllEntriesDurable(files, pending);  // metadata reaches disk in order
       if (!moved.entry_durable) pending[std::filesystem::path(b).parent_path().string()].insert(b);
       files[b] = moved;
     } else if (op == "delete") {
       files.erase(a);
       pending[dir].erase(a);
+      MakeAllEntriesDurable(files, pending);  // the delete is durable, so is all before it
     }
   }
   PowerLossEffect effect;

@@ -8,12 +8,19 @@
 // to its last synced length, and files whose directory entry was never fsynced are removed.
 //
 // The journal is appended with one write(2) per line (no fsync: it describes the disk as the
-// killed process left it, and SIGKILL keeps the page cache).
+// killed process left it, and SIGKILL keeps the page cache). Creations, renames and deletes are
+// journaled before they are made, syncs after they return: a kill can fall between a line and
+// its operation, and a journal ahead of the disk is harmless (an operation that never happened
+// only leaves a file the model does not touch, or keeps the older one), whereas a rename made but
+// not journaled would leave a renamed CURRENT whose MANIFEST the model removes.
 //
 // Model and its limits: data is durable up to the last sync of its file; a new file's entry is
 // durable once its directory is fsynced after its creation; a rename onto an existing durable
 // name, and a delete, are taken as durable at once (ext4's behaviour for the rename RocksDB
-// makes of CURRENT). Writes that were never synced are dropped whole, never torn in part.
+// makes of CURRENT), and with them every metadata operation made before them (ext4's and XFS's
+// journals commit metadata in order: RocksDB renames CURRENT onto a new MANIFEST before it
+// fsyncs the directory, and no disk keeps that rename without the MANIFEST's creation). Writes
+// that were never synced are dropped whole, never torn in part.
 //
 // Thread-safety: the file system is thread-safe (one journal descriptor, O_APPEND).
 #pragma once

@@ -1,0 +1,413 @@
+// The embedded engine's commit pipeline: one committer thread takes every queued commit,
+// checks each against the resolver, writes the accepted ones in one RocksDB WriteBatch (one WAL
+// write, one fsync), publishes the new read view and answers each waiting commit (embedded.cc
+// describes the whole engine). Also the in-memory mode's memory limit and reclaiming.
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
+
+#include "base/thread_name.h"
+#include "kv/engines/embedded/engine.h"
+
+// gperftools' tcmalloc, when the process is linked with it (fdyno is; the tests are not).
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
+
+namespace fdyno::kv::embedded {
+
+int64_t EmbeddedDatabase::Publish(int64_t version) {
+  auto view = std::make_shared<ReadView>(db_, version);
+  int64_t now = NowNs();
+  std::lock_guard<std::mutex> lock(view_mu_);
+  if (current_) current_->superseded_ns.store(now, std::memory_order_relaxed);
+  current_ = view;
+  views_[version] = view;
+  while (!views_.empty() && views_.begin()->second.expired()) views_.erase(views_.begin());
+  // Views held by long transactions keep older entries alive; sweep the rest now and then,
+  // with a threshold that doubles so that many live views do not make every publish O(n).
+  if (views_.size() > views_sweep_at_) {
+    std::erase_if(views_, [](const auto& e) { return e.second.expired(); });
+    views_sweep_at_ = std::max<size_t>(4096, 2 * views_.size());
+  }
+  return views_.begin()->first;  // the front is live: the loop above erased expired ones
+}
+
+Result<std::shared_ptr<ReadView>> EmbeddedDatabase::ViewAt(int64_t version, int64_t now_ns,
+                                                           int64_t* read_ns) {
+  std::lock_guard<std::mutex> lock(view_mu_);
+  if (version == current_->version) {
+    *read_ns = now_ns;
+    return current_;
+  }
+  if (version > current_->version) return KvErr(kFutureVersion);
+  auto it = views_.find(version);
+  if (it != views_.end()) {
+    if (std::shared_ptr<ReadView> v = it->second.lock()) {
+      *read_ns = v->superseded_ns.load(std::memory_order_relaxed);
+      return v;
+    }
+  }
+  return KvErr(kTransactionTooOld, "no snapshot is held at that read version");
+}
+
+std::shared_ptr<ReadView> EmbeddedDatabase::PinnedView() {
+  // The committer alone writes RocksDB, and publishes a version only after writing it: a
+  // snapshot taken right after reading the current view shows exactly that view's state when
+  // RocksDB's sequence number did not move in between. A commit that lands in between (a few
+  // hundred nanoseconds against at least tens of microseconds per batch) makes it try again.
+  constexpr int kAttempts = 1'000'000;
+  for (int i = 0; i < kAttempts; ++i) {
+    std::shared_ptr<ReadView> current = CurrentView();
+    auto view = std::make_shared<ReadView>(db_, current->version);
+    if (view->snapshot->GetSequenceNumber() == current->snapshot->GetSequenceNumber()) {
+      return view;
+    }
+    std::this_thread::yield();
+  }
+  return CurrentView();  // correct too; it only keeps the resolver's horizon back meanwhile
+}
+
+void EmbeddedDatabase::Commit(CommitRequest* r) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  if (stopping_) {
+    r->status = KvErr(kIoError, "io_error: the database is closing");
+    lock.unlock();
+    if (r->complete) {
+      std::function<void()> complete = std::move(r->complete);  // may destroy r
+      complete();
+    }
+    return;
+  }
+  const bool wake = queue_.empty();  // otherwise the committer is already due to look
+  queue_.push_back(r);
+  if (wake) queue_cv_.notify_one();
+  if (!r->complete) r->cv.wait(lock, [r] { return r->done; });
+}
+
+void EmbeddedDatabase::CommitterLoop() {
+  std::vector<CommitRequest*> batch;
+  std::vector<std::function<void()>> completions;
+  for (;;) {
+    batch.clear();
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every queued commit is answered
+      if (before_batch_) {
+        lock.unlock();
+        before_batch_();
+        lock.lock();  // the queue is still not empty: only this thread takes from it
+      }
+      size_t bytes = 0;
+      while (!queue_.empty() && batch.size() < kMaxBatchRequests &&
+             (batch.empty() || bytes + queue_.front()->bytes <= kMaxBatchBytes)) {
+        bytes += queue_.front()->bytes;
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    ProcessBatch(batch);
+    completions.clear();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      for (CommitRequest* b : batch) {
+        if (b->complete) {
+          // The callback may destroy the request (and its transaction): take it out first.
+          completions.push_back(std::move(b->complete));
+        } else {
+          b->done = true;
+          b->cv.notify_one();  // under the lock: the waiter destroys b once it sees done
+        }
+      }
+    }
+    // Destroyed once run: they hold what their callers keep alive until answered.
+    for (auto& complete : completions) std::exchange(complete, nullptr)();
+    completions.clear();
+  }
+}
+
+void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string& begin,
+                                      const std::string& end,
+                                      const std::set<std::string, std::less<>>& batch_keys) {
+  // RocksDB range tombstones make every later read in their memtable and files slower (each
+  // read consults the fragmented tombstones), so a range that holds few keys is cleared with
+  // point deletes instead. The committer is the only writer, so the latest state read here plus
+  // the keys written earlier in this batch are exactly what the range holds when it applies.
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_cf_));
+  std::vector<std::string> keys;
+  for (it->Seek(begin); it->Valid() && keys.size() <= kMaxPointDeletes; it->Next()) {
+    keys.push_back(it->key().ToString());
+  }
+  if (keys.size() > kMaxPointDeletes || !it->status().ok()) {
+    wb->DeleteRange(data_cf_, begin, end).PermitUncheckedError();
+    return;
+  }
+  for (auto k = batch_keys.lower_bound(begin); k != batch_keys.end() && *k < end; ++k) {
+    keys.push_back(*k);
+  }
+  for (const std::string& k : keys) wb->Delete(data_cf_, k).PermitUncheckedError();
+}
+
+// A failed write puts RocksDB into its background-error state, in which it refuses every later
+// write until it recovers. RocksDB 7.8 recovers by itself from ENOSPC (its SstFileManager
+// checks the free space every 5 s, then resumes) and from errors it marks retryable, but not
+// from other I/O errors. So before the next batch the committer asks DB::Resume, which
+// recovers (flushing the memtables, starting a new WAL), answers Busy while RocksDB's own
+// recovery is under way, or fails while the fault lasts. Until it succeeds each batch is
+// refused whole before anything is written: io_error, nothing applied. Answers false when it
+// refused the batch.
+bool EmbeddedDatabase::WritesResumed(const std::vector<CommitRequest*>& batch) {
+  if (!write_failed_) return true;
+  rocksdb::Status s = db_->Resume();
+  if (s.ok()) {
+    spdlog::warn("embedded engine: writes resumed after a failed write");
+    write_failed_ = false;
+    return true;
+  }
+  for (CommitRequest* r : batch) {
+    r->status = IoErr("writes are stopped after a failed write", s);
+  }
+  return false;
+}
+
+void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
+  if (!WritesResumed(batch)) return;
+  int64_t now = NowNs();
+  int64_t version = last_version_ + 1;
+  rocksdb::WriteBatch wb;
+  std::vector<CommitRequest*> accepted;
+  uint16_t order = 0;
+  size_t written = 0;  // conflict ranges added to the resolver
+  // Keys written earlier in this batch, which a later ClearRange in it must also delete when it
+  // turns into point deletes (see ClearRangeInto). Tracked only for batches that clear ranges.
+  bool track_keys = false;
+  for (const CommitRequest* r : batch) {
+    for (const Mutation& m : *r->mutations) track_keys |= m.op == Op::kClearRange;
+  }
+  std::set<std::string, std::less<>> batch_keys;
+  // The memory keys this batch writes, with their values after it (see MemoryKey).
+  std::map<std::string, MemoryKey, std::less<>> staged;
+  auto stage = [&](std::string_view key) -> MemoryKey* {
+    if (memory_keys_.empty()) return nullptr;
+    auto it = staged.find(key);
+    if (it != staged.end()) return &it->second;
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    auto m = memory_keys_.find(key);
+    if (m == memory_keys_.end()) return nullptr;
+    return &staged.emplace(std::string(key), m->second).first->second;
+  };
+  const uint64_t memory_used = memory_limited() ? MemoryUsed() : 0;
+  uint64_t batch_growth = 0;  // in memory with a limit: what the accepted requests add
+  bool refused_for_memory = false;
+  for (CommitRequest* r : batch) {
+    if (r->cancelled->load(std::memory_order_relaxed)) {
+      r->status = KvErr(kTransactionCancelled);
+      continue;
+    }
+    if (!r->read_points->empty() || !r->read_ranges->empty()) {
+      if (r->read_version < resolver_.horizon() || now - r->read_time_ns > kMaxAgeNs) {
+        r->status = KvErr(kTransactionTooOld);
+        continue;
+      }
+      bool conflict = false;
+      for (const std::string& k : *r->read_points) {
+        if (resolver_.PointConflicts(k, r->read_version)) {
+          conflict = true;
+          break;
+        }
+      }
+      for (size_t i = 0; !conflict && i < r->read_ranges->size(); ++i) {
+        const KeyRange& kr = (*r->read_ranges)[i];
+        conflict = resolver_.RangeConflicts(kr.begin, kr.end, r->read_version);
+      }
+      if (conflict) {
+        r->status = KvErr(kNotCommitted);
+        continue;
+      }
+    }
+    if (memory_limited()) {
+      if (!WithinMemoryLimit(r, memory_used, batch_growth)) {
+        refused_for_memory = true;
+        continue;
+      }
+      batch_growth += r->growth_bytes;
+      freed_since_reclaim_ |= r->frees;
+    }
+    std::string stamp = MakeVersionstamp(version, order);
+    for (const std::string& k : *r->write_points) resolver_.AddPoint(k, version);
+    for (const KeyRange& kr : *r->write_ranges) resolver_.AddRange(kr.begin, kr.end, version);
+    for (const Mutation& m : *r->mutations) {
+      switch (m.op) {
+        case Op::kSet:
+          if (track_keys) batch_keys.insert(m.a);
+          wb.Put(data_cf_, m.a, m.b).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value = m.b;
+          break;
+        case Op::kClear:
+          wb.Delete(data_cf_, m.a).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value.reset();
+          break;
+        case Op::kClearRange:
+          ClearRangeInto(&wb, m.a, m.b, batch_keys);
+          for (auto k = memory_keys_.lower_bound(m.a); k != memory_keys_.end() && k->first < m.b;
+               ++k) {
+            stage(k->first)->value.reset();
+          }
+          break;
+        case Op::kAdd: {
+          if (track_keys) batch_keys.insert(m.a);
+          std::string operand(1, kAddOperandTag);
+          operand += m.b;
+          wb.Merge(data_cf_, m.a, operand).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a); mk != nullptr && mk->known) {
+            mk->value = ApplyAdd(mk->value, m.b);
+          }
+          break;
+        }
+        case Op::kVersionstampedKey: {
+          std::string key = SubstituteVersionstamp(m.a, stamp);
+          resolver_.AddPoint(key, version);
+          if (track_keys) batch_keys.insert(key);
+          wb.Put(data_cf_, key, m.b).PermitUncheckedError();
+          if (MemoryKey* mk = stage(key)) mk->value = m.b;
+          break;
+        }
+        case Op::kVersionstampedValue: {
+          if (track_keys) batch_keys.insert(m.a);
+          std::string value = SubstituteVersionstamp(m.b, stamp);
+          wb.Put(data_cf_, m.a, value).PermitUncheckedError();
+          if (MemoryKey* mk = stage(m.a)) mk->value = std::move(value);
+          break;
+        }
+      }
+    }
+    written += r->write_points->size() + r->write_ranges->size() + r->mutations->size();
+    r->version = version;
+    r->batch_order = order++;
+    accepted.push_back(r);
+  }
+  if (memory_limited() && freed_since_reclaim_ &&
+      (refused_for_memory || memory_used + batch_growth > memory_limit_ / 4 * 3)) {
+    freed_since_reclaim_ = false;
+    RequestReclaim();
+  }
+  if (accepted.empty()) return;
+  wb.Put(meta_cf_, kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
+  batch_transactions_->Observe(static_cast<int64_t>(accepted.size()));
+  batch_bytes_->Observe(static_cast<int64_t>(wb.GetDataSize()));
+  const auto write_start = std::chrono::steady_clock::now();
+  rocksdb::Status s = db_->Write(write_options_, &wb);
+  write_seconds_->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - write_start)
+                              .count());
+  // Versions never repeat, even after a failed write that may have reached the WAL.
+  last_version_ = version;
+  if (!staged.empty()) {
+    // Before Publish: a reader of the new version must find the new values. On a failed
+    // write nobody knows whether they were applied, so those keys are read from RocksDB.
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    for (auto& [key, m] : staged) {
+      MemoryKey& entry = memory_keys_[key];
+      entry.known = s.ok() && m.known;
+      entry.version = version;
+      entry.value = std::move(m.value);
+    }
+  }
+  if (!s.ok()) {
+    write_failed_ = true;
+    spdlog::error("embedded engine: a commit of {} transactions failed: {}", accepted.size(),
+                  s.ToString());
+    for (CommitRequest* r : accepted) {
+      r->status = Error::Kv(kCommitUnknownResult,
+                            "commit_unknown_result: RocksDB write failed: " + s.ToString());
+      r->version = -1;
+    }
+    return;
+  }
+  const int64_t oldest_view = Publish(version);
+
+  // Forget writes that no transaction can still conflict with; read versions below the
+  // horizon are then too old. A commit checks its reads at its transaction's read version,
+  // whose view the transaction holds until its commit is answered, and a view that died never
+  // comes back (ViewAt answers too old): writes at or below the oldest live view are needed
+  // by nobody. Under load that keeps the resolver to the last few milliseconds of writes
+  // instead of 5 s of them (a smaller hash map, cheaper lookups). Writes older than the 5 s
+  // window go even while an older view lives: its transaction is too old anyway.
+  // Each batch advances the sweep by a bounded amount of work, proportional to what it added.
+  history_.emplace_back(version, now);
+  while (!history_.empty() && history_.front().second < now - kMaxAgeNs) {
+    resolver_.SetPendingHorizon(history_.front().first);
+    history_.pop_front();
+  }
+  resolver_.SetPendingHorizon(oldest_view);
+  resolver_.PruneStep(kPruneBudget + 4 * written);
+  const auto remembered = static_cast<int64_t>(resolver_.point_writes());
+  resolver_writes_->Add(remembered - std::exchange(resolver_writes_reported_, remembered));
+}
+
+uint64_t EmbeddedDatabase::MemoryUsed() const {
+  uint64_t memtables = 0, tables = 0;
+  // size-all-mem-tables: the active, the immutable and the flushed but still pinned ones.
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
+  return memtables + tables;
+}
+
+bool EmbeddedDatabase::WithinMemoryLimit(CommitRequest* r, uint64_t used, uint64_t growth) {
+  const uint64_t after = used + growth + r->growth_bytes;
+  if (after <= memory_limit_) return true;
+  const uint64_t reserve = std::max(memory_limit_ / 16, kMinDeleteReserveBytes);
+  if (r->frees && after <= memory_limit_ + reserve) return true;
+  constexpr double kMiB = 1 << 20;
+  char message[320];
+  std::snprintf(message, sizeof message,
+                "The in-memory database is full: it holds %.1f MiB of its %.1f MiB limit "
+                "(fdyno serve --in-memory-limit), and this write needs %.1f MiB more. Delete "
+                "items or tables, or restart with a larger limit",
+                static_cast<double>(used + growth) / kMiB,
+                static_cast<double>(memory_limit_) / kMiB,
+                static_cast<double>(r->growth_bytes) / kMiB);
+  r->status = Error::Make(ErrorType::kLimitExceeded, message);
+  return false;
+}
+
+void EmbeddedDatabase::RequestReclaim() {
+  {
+    std::lock_guard<std::mutex> lock(reclaim_mu_);
+    reclaim_wanted_ = true;
+  }
+  reclaim_cv_.notify_one();
+}
+
+void EmbeddedDatabase::ReclaimLoop() {
+  std::unique_lock<std::mutex> lock(reclaim_mu_);
+  for (;;) {
+    reclaim_cv_.wait(lock, [this] { return reclaim_wanted_ || reclaim_stop_; });
+    if (reclaim_stop_) return;
+    reclaim_wanted_ = false;
+    lock.unlock();
+    // Tombstones reach the table files, then one compaction drops them with what they delete.
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    rocksdb::Status s = db_->Flush(flush, handles_);
+    if (s.ok()) {
+      rocksdb::CompactRangeOptions compact;
+      compact.change_level = false;
+      s = db_->CompactRange(compact, data_cf_, nullptr, nullptr);
+    }
+    if (!s.ok() && !s.IsIncomplete()) {  // Incomplete: closing (DisableManualCompaction)
+      spdlog::warn("in-memory engine: reclaiming deleted data failed: {}", s.ToString());
+    }
+    // The freed memory goes back to the system, not only to the allocator's free lists
+    // (tcmalloc keeps what it freed until told; the symbol is absent without tcmalloc).
+    if (MallocExtension_ReleaseFreeMemory != nullptr) MallocExtension_ReleaseFreeMemory();
+    lock.lock();
+    // At most one reclaim a second: deletes near the limit must not keep a core compacting.
+    reclaim_cv_.wait_for(lock, kMinReclaimInterval, [this] { return reclaim_stop_; });
+  }
+}
+
+}  // namespace fdyno::kv::embedded
