@@ -832,6 +832,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
   FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
+  plan.first.account = ctx.account_id;
   const std::string uuid = store::NewTableUuid();
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
@@ -839,8 +840,9 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& txn,
                   const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
                 if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
-                  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
-                                         s.catalog->FindCreated(txn, plan.first.name, uuid));
+                  FDYNO_ASSIGN_OR_RETURN(
+                      std::shared_ptr<const TableInfo> mine,
+                      s.catalog->FindCreated(txn, ctx.account_id, plan.first.name, uuid));
                   if (mine) return mine;
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
@@ -872,7 +874,7 @@ Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const 
       Described d,
       kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<Described> {
         Described out;
-        FDYNO_ASSIGN_OR_RETURN(out.table, s.catalog->Find(txn, name));
+        FDYNO_ASSIGN_OR_RETURN(out.table, s.catalog->Find(txn, ctx.account_id, name));
         if (out.table) {
           FDYNO_ASSIGN_OR_RETURN(out.counts, store::ReadItemCounts(txn, *out.table));
         }
@@ -900,7 +902,7 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& txn,
                   const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, name));
+                                       s.catalog->Find(txn, ctx.account_id, name));
                 // After an ambiguous commit, the table being gone (or replaced) is the
                 // earlier attempt's drop.
                 if (attempt.maybe_committed && seen && (!t || t->uuid != seen->uuid)) return seen;
@@ -960,7 +962,7 @@ Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Val
   options.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page,
                          kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) {
-                           return s.catalog->List(txn, start_name, page_size);
+                           return s.catalog->List(txn, ctx.account_id, start_name, page_size);
                          }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -1448,7 +1450,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& txn,
                   const kv::Attempt& attempt) -> Result<std::pair<TableInfo, bool>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, name));
+                                       s.catalog->Find(txn, ctx.account_id, name));
                 if (!t) return TableNotFound(name);
                 // After an ambiguous commit, the record the earlier attempt wrote is its
                 // success (applying the request again would fail on its own effect).
@@ -1498,7 +1500,7 @@ Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, target.table));
+                               s.catalog->Find(txn, ctx.account_id, target.table));
         if (!t) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         for (const store::Tag& tag : add) {
@@ -1534,7 +1536,7 @@ Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const 
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, target.table));
+                               s.catalog->Find(txn, ctx.account_id, target.table));
         if (!t) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         std::erase_if(current, [&](const store::Tag& c) {
@@ -1559,7 +1561,7 @@ Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, c
       kv::Run(*s.db, options,
               [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<store::Tag>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, target.table));
+                                       s.catalog->Find(txn, ctx.account_id, target.table));
                 if (!t) return ArnNotFound(target.arn);
                 return s.catalog->GetTags(txn, t->id);
               }));
