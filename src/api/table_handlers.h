@@ -1,0 +1,27 @@
+// Internal to the table operations (api/table_ops.h): the handlers that live in their own files
+// (api/create_table.cc), for RegisterTableOperations to register, and the kv::RunOptions all of the
+// family's handlers run their transactions with. Each handler answers one request as
+// api/table_ops.h describes: DynamoDB's response as JSON text, or DynamoDB's error.
+//
+// Thread-safety: the handlers are thread-safe; they share only thread-safe services.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <string>
+
+#include "api/operation.h"
+#include "api/services.h"
+#include "base/result.h"
+#include "kv/run.h"
+
+namespace fdyno::api::tables {
+
+// The request's deadline (none when it has none) and the services' clock.
+kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s);
+
+// api/create_table.cc.
+Result<std::string> CreateTable(Services& s, const RequestContext& ctx,
+                                const rapidjson::Value& body);
+
+}  // namespace fdyno::api::tables
