@@ -1,7 +1,7 @@
 // Internal to the table operations (api/table_ops.h): the handlers that live in their own files
-// (api/create_table.cc), for RegisterTableOperations to register, and the kv::RunOptions all of the
-// family's handlers run their transactions with. Each handler answers one request as
-// api/table_ops.h describes: DynamoDB's response as JSON text, or DynamoDB's error.
+// (api/create_table.cc, api/update_table.cc), for RegisterTableOperations to register, and the
+// kv::RunOptions all of the family's handlers run their transactions with. Each handler answers one
+// request as api/table_ops.h describes: DynamoDB's response as JSON text, or DynamoDB's error.
 //
 // Thread-safety: the handlers are thread-safe; they share only thread-safe services.
 #pragma once
@@ -22,6 +22,9 @@ kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s);
 
 // api/create_table.cc.
 Result<std::string> CreateTable(Services& s, const RequestContext& ctx,
+                                const rapidjson::Value& body);
+// api/update_table.cc.
+Result<std::string> UpdateTable(Services& s, const RequestContext& ctx,
                                 const rapidjson::Value& body);
 
 }  // namespace fdyno::api::tables
