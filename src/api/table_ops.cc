@@ -4,27 +4,21 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
-#include <functional>
+#include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "api/json_util.h"
-#include "api/projection_request.h"
 #include "api/table_arn.h"
 #include "api/table_handlers.h"
 #include "api/table_render.h"
 #include "api/table_request.h"
 #include "api/table_rules.h"
-#include "api/vector_table_ops.h"
 #include "base/metrics.h"
-#include "base/utf8.h"
 #include "kv/run.h"
+#include "store/item_counts.h"
 #include "store/streams.h"
 
 namespace fdyno::api::tables {
@@ -33,26 +27,6 @@ namespace {
 using rapidjson::Value;
 using store::TableInfo;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-std::string Json(const rapidjson::StringBuffer& buffer) {
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-Result<std::optional<std::vector<std::string>>> StringList(const Value& obj,
-                                                           std::string_view name) {
-  FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(obj, name));
-  if (list == nullptr) return std::optional<std::vector<std::string>>();
-  std::vector<std::string> out;
-  for (const Value& v : list->GetArray()) {
-    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-    out.push_back(v.IsString() ? std::string(AsStringView(v)) : std::string());
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
-}
 
 // ==== DescribeTable, DeleteTable ==========================================================
 
@@ -164,128 +138,14 @@ Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Val
   w.StartObject();
   w.Key("TableNames");
   w.StartArray();
-  for (const auto& n : page.names) Str(w, n);
+  for (const auto& n : page.names) WriteString(w, n);
   w.EndArray();
   if (page.more && !page.names.empty()) {
     w.Key("LastEvaluatedTableName");
-    Str(w, page.names.back());
+    WriteString(w, page.names.back());
   }
   w.EndObject();
-  return Json(buffer);
-}
-
-// ==== tags ==================================================================================
-
-Error ArnNotFound(const std::string& arn) {
-  return Error::ResourceNotFound("Requested resource not found: ResourcArn: " + arn + " not found");
-}
-
-// The ResourceArn member (type-checked); its constraints go to `e`.
-Result<std::optional<std::string_view>> ReadResourceArn(const Value& body, ConstraintErrors& e) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, GetString(body, "ResourceArn"));
-  e.NotNull("resourceArn", arn.has_value());
-  if (arn) {
-    e.MinLength("resourceArn", *arn, 1);
-    e.MaxLength("resourceArn", *arn, 1283);
-  }
-  return arn;
-}
-
-Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Value& body) {
-  ConstraintErrors e;
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<TagIn>> tags, ParseTags(body));
-  e.NotNull("tags", tags.has_value());
-  CheckTagConstraints(e, tags);
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "TagResource"));
-  if (tags->empty()) return Error::Validation("Atleast one Tag needs to be provided as Input.");
-  FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> add, ResolveTags(*tags));
-  FDYNO_RETURN_IF_ERROR(kv::Run(
-      *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, ctx.account_id, target.table));
-        if (!t) return ArnNotFound(target.arn);
-        FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
-        for (const store::Tag& tag : add) {
-          auto it = std::find_if(current.begin(), current.end(),
-                                 [&](const store::Tag& c) { return c.key == tag.key; });
-          if (it != current.end()) {
-            it->value = tag.value;
-          } else {
-            current.push_back(tag);
-          }
-        }
-        if (current.size() > kMaxTags) return TooManyTags();
-        return s.catalog->SetTags(txn, t->id, current);
-      }));
-  // TagResource and UntagResource have no output: DynamoDB answers with an empty body.
-  return std::string();
-}
-
-Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const Value& body) {
-  ConstraintErrors e;
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> keys, StringList(body, "TagKeys"));
-  e.NotNull("tagKeys", keys.has_value());
-  if (keys) {
-    for (size_t i = 0; i < keys->size(); ++i) {
-      e.MinLength(MemberPath("tagKeys", i), (*keys)[i], 1);
-      e.MaxLength(MemberPath("tagKeys", i), (*keys)[i], 128);
-    }
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "UntagResource"));
-  if (keys->empty()) return Error::Validation("Atleast one Tag Key needs to be provided as Input.");
-  FDYNO_RETURN_IF_ERROR(kv::Run(
-      *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-        FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, ctx.account_id, target.table));
-        if (!t) return ArnNotFound(target.arn);
-        FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
-        std::erase_if(current, [&](const store::Tag& c) {
-          return std::find(keys->begin(), keys->end(), c.key) != keys->end();
-        });
-        return s.catalog->SetTags(txn, t->id, current);
-      }));
-  return std::string();
-}
-
-Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, const Value& body) {
-  ConstraintErrors e;
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
-  // NextToken is accepted and type-checked; every table's tags fit in one page.
-  FDYNO_RETURN_IF_ERROR(GetString(body, "NextToken"));
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "ListTagsOfResource"));
-  kv::RunOptions options = RunOptionsFor(ctx, s);
-  options.read_only = true;
-  FDYNO_ASSIGN_OR_RETURN(
-      std::vector<store::Tag> tags,
-      kv::Run(*s.db, options,
-              [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<store::Tag>> {
-                FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, ctx.account_id, target.table));
-                if (!t) return ArnNotFound(target.arn);
-                return s.catalog->GetTags(txn, t->id);
-              }));
-  // At most 50 tags: one page, no NextToken.
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("Tags");
-  w.StartArray();
-  for (const auto& t : tags) {
-    w.StartObject();
-    w.Key("Key");
-    Str(w, t.key);
-    w.Key("Value");
-    Str(w, t.value);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return Json(buffer);
+  return JsonText(buffer);
 }
 
 }  // namespace
@@ -295,6 +155,14 @@ kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s) {
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
   options.clock = s.clock;
   return options;
+}
+
+void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string JsonText(const rapidjson::StringBuffer& buffer) {
+  return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 }  // namespace fdyno::api::tables
