@@ -137,10 +137,6 @@ Result<std::optional<std::vector<TagIn>>> ParseTags(const Value& body) {
   return std::optional<std::vector<TagIn>>(std::move(out));
 }
 
-std::string MemberPath(std::string_view list_path, size_t index) {
-  return std::string(list_path) + "." + std::to_string(index + 1) + ".member";
-}
-
 void CheckKeySchemaConstraints(ConstraintErrors& e,
                                const std::optional<std::vector<KeyElementIn>>& ks,
                                const std::string& path, bool check_key_type_enum,

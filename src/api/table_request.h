@@ -105,9 +105,6 @@ inline constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
 inline constexpr size_t kMaxKeySchema = 2;
 inline constexpr size_t kMaxGlobalIndexKeySchema = 2 * model::kMaxKeyAttributesPerRole;
 
-// The path of element `index` (0-based) of the list at `list_path`: "<list_path>.<index+1>.member".
-std::string MemberPath(std::string_view list_path, size_t index);
-
 // The key schema at `path`: present, 1 to `max_length` elements (the message prints the list),
 // names of 1 to 255 characters, key types present and, with `check_key_type_enum`, HASH or RANGE.
 void CheckKeySchemaConstraints(ConstraintErrors& e,
