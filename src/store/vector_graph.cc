@@ -96,6 +96,13 @@ std::vector<std::string> VectorGraph::Nearest(const float* query, size_t k) cons
   return out;
 }
 
+std::optional<std::vector<float>> VectorGraph::Get(const std::string& key) const {
+  std::shared_lock lock(mu_);
+  auto it = labels_.find(key);
+  if (it == labels_.end() || !present_[it->second]) return std::nullopt;
+  return hnsw_->getDataByLabel<float>(it->second);
+}
+
 int64_t VectorGraph::position() const {
   std::shared_lock lock(mu_);
   return position_;

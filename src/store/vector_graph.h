@@ -69,6 +69,10 @@ class VectorGraph {
   // first, by the graph's approximate search.
   std::vector<std::string> Nearest(const float* query, size_t k) const;
 
+  // The vector the graph holds for entry `key` (scaled to unit length for COSINE), or nullopt
+  // when it holds the entry as absent. For tests.
+  std::optional<std::vector<float>> Get(const std::string& key) const;
+
   int64_t position() const;
   size_t size() const;        // present entries
   size_t dimensions() const { return dimensions_; }

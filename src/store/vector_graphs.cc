@@ -126,6 +126,7 @@ Result<bool> VectorGraphs::BringForward(const TableInfo& table, const VectorInde
     if (changes.trimmed) return false;
     FDYNO_ASSIGN_OR_RETURN(bool applied, ApplyChanges(graph, changes));
     if (changes.complete) return true;
+    if (Stopping()) return Error::Internal("stopped");
     // One commit version holds more records than a page: read it whole next time.
     if (applied && changes.through == after) limit *= 2;
   }
@@ -172,6 +173,7 @@ Status VectorGraphs::Build(const TableInfo& table, const VectorIndex& index) {
     }
     FDYNO_RETURN_IF_ERROR(graph->Apply(chunk.changes, graph->position(), chunk.version));
     if (!chunk.more) break;
+    if (Stopping()) return Error::Internal("stopped");
   }
   FDYNO_ASSIGN_OR_RETURN(bool current, BringForward(table, index, *graph));
   if (!current) return Error::Internal("vector journal trimmed while its graph was built");
@@ -290,6 +292,11 @@ Status VectorGraphs::Maintain() {
     return !slot.second.requested && (it == alive.end() || !it->second);
   });
   return Status::Ok();
+}
+
+bool VectorGraphs::Stopping() const {
+  std::lock_guard lock(mu_);
+  return stop_;
 }
 
 void VectorGraphs::Start() {

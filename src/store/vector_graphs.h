@@ -119,6 +119,7 @@ class VectorGraphs {
     int64_t index_id = 0;
   };
   Status TrimTable(const TableInfo& table, int64_t cutoff);
+  bool Stopping() const;  // the destructor has begun: long work gives up
   int64_t Cutoff(int64_t now_ms) const;  // REQUIRES: mu_ held
 
   kv::Database* const db_;
