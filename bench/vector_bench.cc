@@ -1,6 +1,8 @@
 // vector_bench: SearchVectors, exact and approximate, against baselines in the same run.
 //
 //   ninja -C build vector_bench && build/bench/vector_bench [ITEMS=20000] [DIMS=128] [ROUNDS=100]
+//       [M] [EF_CONSTRUCTION] [EF_SEARCH]   (the graph's parameters; default
+//       store::VectorGraphOptions)
 //
 // Loads ITEMS items with random DIMS-dimension vectors into a table with a EUCLIDEAN vector
 // index (in-memory embedded engine, through the mutation path), then, in one process:
@@ -17,8 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <set>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -185,6 +187,11 @@ int main(int argc, char** argv) {
   const double rss_before = ResidentBytes();
   store::VectorGraphsOptions graph_options;
   graph_options.threshold = 1;
+  if (argc > 4) graph_options.graph.m = static_cast<size_t>(std::atoll(argv[4]));
+  if (argc > 5) graph_options.graph.ef_construction = static_cast<size_t>(std::atoll(argv[5]));
+  if (argc > 6) graph_options.graph.ef_search = static_cast<size_t>(std::atoll(argv[6]));
+  std::printf("graph: M %zu, ef_construction %zu, ef_search %zu\n", graph_options.graph.m,
+              graph_options.graph.ef_construction, graph_options.graph.ef_search);
   store::VectorGraphs graphs(db.get(), nullptr, graph_options);
   start = std::chrono::steady_clock::now();
   Check(graphs.Build(t, t.vector_indexes[0]), "build");
@@ -195,42 +202,55 @@ int main(int argc, char** argv) {
               graph_bytes / static_cast<double>(items));
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
-  Latencies exact, approx, read;
+  std::vector<std::vector<float>> queries(static_cast<size_t>(rounds));
+  for (std::vector<float>& q : queries) {
+    q.resize(static_cast<size_t>(dims));
+    for (float& f : q) f = u(rng);
+  }
+  // Exact (the reference) and the baseline.
+  Latencies exact, read;
   int64_t read_items = 0;
-  double recall = 0;
-  std::vector<std::string> exact_hits, approx_hits;
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<float> query(dims);
-    for (float& f : query) f = u(rng);
+  std::vector<std::vector<std::string>> truth(queries.size());
+  for (size_t r = 0; r < queries.size(); ++r) {
     start = std::chrono::steady_clock::now();
-    Check(SearchOnce(*db, t, query, nullptr, &exact_hits), "search");
+    Check(SearchOnce(*db, t, queries[r], nullptr, &truth[r]), "search");
     exact.Add(Seconds(start));
-    start = std::chrono::steady_clock::now();
-    Check(SearchOnce(*db, t, query, &graphs, &approx_hits), "approximate search");
-    approx.Add(Seconds(start));
-    const std::set<std::string> got(approx_hits.begin(), approx_hits.end());
-    size_t found = 0;
-    for (const std::string& h : exact_hits) found += got.count(h);
-    recall += static_cast<double>(found) / static_cast<double>(exact_hits.size());
     if (r >= 5) continue;
     start = std::chrono::steady_clock::now();
     Check(ReadAllOnce(*db, t, &read_items), "read");
     read.Add(Seconds(start));
   }
-  recall /= rounds;
-  const double exact_p50 = exact.Quantile(0.5), approx_p50 = approx.Quantile(0.5);
-  const double exact_p99 = exact.Quantile(0.99), approx_p99 = approx.Quantile(0.99);
+  const double exact_p50 = exact.Quantile(0.5), exact_p99 = exact.Quantile(0.99);
   std::printf("exact search, TopK 10:          p50 %.2f ms  p99 %.2f ms  %.1f searches/s\n",
               exact_p50 * 1e3, exact_p99 * 1e3, exact.PerSecond());
-  std::printf("approximate search, TopK 10:    p50 %.2f ms  p99 %.2f ms  %.1f searches/s\n",
-              approx_p50 * 1e3, approx_p99 * 1e3, approx.PerSecond());
-  std::printf("approximate recall@10 against exact: %.4f over %d queries\n", recall, rounds);
-  std::printf("approximate / exact: p50 latency %.4fx  p99 latency %.4fx  throughput %.1fx\n",
-              approx_p50 / exact_p50, approx_p99 / exact_p99,
-              approx.PerSecond() / exact.PerSecond());
   const double read_p50 = read.Quantile(0.5);
   std::printf("baseline, read+decode %lld items: p50 %.2f ms  %.1f reads/s\n",
               static_cast<long long>(read_items), read_p50 * 1e3, 1 / read_p50);
   std::printf("exact search / baseline throughput: %.2fx\n", read_p50 / exact_p50);
+  // Approximate, the same queries, at the configured beam width and wider ones.
+  std::shared_ptr<store::VectorGraph> graph = graphs.Find(t.id, t.vector_indexes[0].id);
+  const size_t ef = graph_options.graph.ef_search;
+  for (size_t breadth : {ef, ef * 2, ef * 4}) {
+    graph->SetSearchBreadth(breadth);
+    Latencies approx;
+    double recall = 0;
+    std::vector<std::string> hits;
+    for (size_t r = 0; r < queries.size(); ++r) {
+      start = std::chrono::steady_clock::now();
+      Check(SearchOnce(*db, t, queries[r], &graphs, &hits), "approximate search");
+      approx.Add(Seconds(start));
+      const std::set<std::string> got(hits.begin(), hits.end());
+      size_t found = 0;
+      for (const std::string& h : truth[r]) found += got.count(h);
+      recall += static_cast<double>(found) / static_cast<double>(truth[r].size());
+    }
+    recall /= static_cast<double>(queries.size());
+    const double p50 = approx.Quantile(0.5), p99 = approx.Quantile(0.99);
+    std::printf(
+        "approximate, ef_search %4zu: recall@10 %.4f  p50 %.2f ms  p99 %.2f ms  %.1f searches/s"
+        "  | / exact: p50 %.4fx  p99 %.4fx  throughput %.1fx\n",
+        breadth, recall, p50 * 1e3, p99 * 1e3, approx.PerSecond(), p50 / exact_p50, p99 / exact_p99,
+        approx.PerSecond() / exact.PerSecond());
+  }
   return 0;
 }

@@ -100,8 +100,7 @@ class AnnTest : public ::testing::Test {
             std::uniform_real_distribution<float> u(-1, 1);
             model::List list;
             for (int d = 0; d < kDims; ++d) {
-              list.push_back(
-                  AttributeValue::N(*model::Number::Parse(std::to_string(u(local)))));
+              list.push_back(AttributeValue::N(*model::Number::Parse(std::to_string(u(local)))));
             }
             Stored st;
             st.cat = std::string(1, static_cast<char>('a' + local() % 3));

@@ -103,6 +103,11 @@ std::optional<std::vector<float>> VectorGraph::Get(const std::string& key) const
   return hnsw_->getDataByLabel<float>(it->second);
 }
 
+void VectorGraph::SetSearchBreadth(size_t ef_search) {
+  std::unique_lock lock(mu_);
+  hnsw_->setEf(ef_search);
+}
+
 int64_t VectorGraph::position() const {
   std::shared_lock lock(mu_);
   return position_;

@@ -37,10 +37,12 @@ class SpaceInterface;
 
 namespace fdyno::store {
 
+// The defaults reach recall@10 >= 0.95 on 100,000 random 128-dimension vectors (bench/README.md,
+// vector_bench), the hard case: real embeddings cluster and are easier.
 struct VectorGraphOptions {
-  size_t m = 16;                 // links per node (HNSW's M; 2M on the base layer)
-  size_t ef_construction = 100;  // beam width while inserting
-  size_t ef_search = 128;        // least beam width of a search (a search for more uses more)
+  size_t m = 24;                 // links per node (HNSW's M; 2M on the base layer)
+  size_t ef_construction = 120;  // beam width while inserting
+  size_t ef_search = 384;        // least beam width of a search (a search for more uses more)
 };
 
 class VectorGraph {
@@ -73,13 +75,16 @@ class VectorGraph {
   // when it holds the entry as absent. For tests.
   std::optional<std::vector<float>> Get(const std::string& key) const;
 
+  // Sets the least beam width of later searches (VectorGraphOptions::ef_search). For benchmarks.
+  void SetSearchBreadth(size_t ef_search);
+
   int64_t position() const;
-  size_t size() const;        // present entries
+  size_t size() const;  // present entries
   size_t dimensions() const { return dimensions_; }
 
  private:
   void Set(const std::string& key, const std::vector<float>& vector);  // REQUIRES: mu_ held
-  void Remove(const std::string& key);                                  // REQUIRES: mu_ held
+  void Remove(const std::string& key);                                 // REQUIRES: mu_ held
   std::vector<float> Prepared(const float* v) const;  // scaled to unit length for COSINE
 
   const DistanceFunction distance_;

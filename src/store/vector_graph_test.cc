@@ -11,10 +11,10 @@
 
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "store/layout.h"
 #include "store/mutation.h"
 #include "store/vector_graphs.h"
 #include "store/vector_index.h"
-#include "store/layout.h"
 #include "store/vector_journal.h"
 
 namespace fdyno::store {
@@ -68,8 +68,7 @@ Result<int64_t> ReadVersion(kv::Database& db) {
 
 // Brings `graph` forward to the current version, as a search does.
 Result<EntryChanges> CatchUp(kv::Database& db, const TableInfo& t, VectorGraph& graph) {
-  FDYNO_ASSIGN_OR_RETURN(EntryChanges c,
-                         kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
+  FDYNO_ASSIGN_OR_RETURN(EntryChanges c, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
                            return ReadChangesSince(tx, t, t.vector_indexes[0], graph.position(),
                                                    1000);
                          }));
@@ -156,7 +155,7 @@ TEST(VectorGraphTest, CatchUpFromTheJournalMatchesTheModel) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
   std::map<std::string, std::vector<float>> model;  // item key -> its vector (entries present)
-  std::map<std::string, Item> items;                 // item key -> the item (with an entry)
+  std::map<std::string, Item> items;                // item key -> the item (with an entry)
   VectorGraph graph(DistanceFunction::kEuclidean, kDims, *ReadVersion(*db), 16);
   for (int step = 0; step < 600; ++step) {
     const int pk = static_cast<int>(rng() % 80);

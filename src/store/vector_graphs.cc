@@ -248,10 +248,9 @@ Status VectorGraphs::TrimTable(const TableInfo& table, int64_t cutoff) {
 
 Status VectorGraphs::Maintain() {
   const int64_t now_ms = clock_->WallMillis();
-  FDYNO_ASSIGN_OR_RETURN(int64_t version,
-                         kv::Run(*db_, [](kv::Transaction& tx, const kv::Attempt&) {
-                           return tx.GetReadVersion();
-                         }));
+  FDYNO_ASSIGN_OR_RETURN(
+      int64_t version,
+      kv::Run(*db_, [](kv::Transaction& tx, const kv::Attempt&) { return tx.GetReadVersion(); }));
   int64_t cutoff;
   {
     std::lock_guard lock(mu_);

@@ -46,7 +46,7 @@ struct VectorGraphsOptions {
   int64_t threshold = 10'000;
   // Journal records a search replays itself; past that, it answers exactly and asks the
   // background thread to bring the graph forward.
-  int search_replay_limit = 1'000;
+  int search_replay_limit = 500;
   int build_batch = 5'000;  // entries or journal records read per transaction by the builder
   std::chrono::milliseconds maintenance_period{60'000};
   int64_t journal_retention_ms = 10 * 60 * 1000;
@@ -119,7 +119,7 @@ class VectorGraphs {
     int64_t index_id = 0;
   };
   Status TrimTable(const TableInfo& table, int64_t cutoff);
-  bool Stopping() const;  // the destructor has begun: long work gives up
+  bool Stopping() const;                 // the destructor has begun: long work gives up
   int64_t Cutoff(int64_t now_ms) const;  // REQUIRES: mu_ held
 
   kv::Database* const db_;

@@ -54,21 +54,21 @@ void JournalVectorEntryChange(kv::Transaction& tx, const TableInfo& table, const
                               std::string_view entry_key) {
   const std::string prefix = layout::VectorIndex(table.id, index.id).key();
   kv::Tuple t;
-  t.AddInt(kRecords).AddVersionstamp(kv::Versionstamp::Incomplete()).AddBytes(
-      entry_key.substr(prefix.size()));
+  t.AddInt(kRecords)
+      .AddVersionstamp(kv::Versionstamp::Incomplete())
+      .AddBytes(entry_key.substr(prefix.size()));
   // Cannot fail: the tuple holds exactly one incomplete versionstamp.
   Result<std::string> key = layout::VectorJournal(table.id, index.id).PackWithVersionstamp(t);
   tx.AtomicOp(kv::MutationType::kSetVersionstampedKey, *key, "");
 }
 
-Result<VectorJournalPage> ReadVectorJournal(kv::Transaction& tx, int64_t table_id,
-                                            int64_t index_id, int64_t after, int limit) {
+Result<VectorJournalPage> ReadVectorJournal(kv::Transaction& tx, int64_t table_id, int64_t index_id,
+                                            int64_t after, int limit) {
   kv::RangeOptions ro;
   ro.limit = limit;
   ro.snapshot = true;
-  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page,
-                         tx.GetRange(RecordsAfter(table_id, index_id, after),
-                                     RecordsEnd(table_id, index_id), ro));
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, tx.GetRange(RecordsAfter(table_id, index_id, after),
+                                                           RecordsEnd(table_id, index_id), ro));
   const std::string prefix = layout::VectorIndex(table_id, index_id).key();
   VectorJournalPage out;
   std::unordered_set<std::string> seen;

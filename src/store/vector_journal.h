@@ -49,8 +49,8 @@ struct VectorJournalPage {
 
 // At most `limit` records of the journal of (table_id, index_id) after commit version `after`,
 // read at tx's snapshot (no conflicts: records never change once written).
-Result<VectorJournalPage> ReadVectorJournal(kv::Transaction& tx, int64_t table_id,
-                                            int64_t index_id, int64_t after, int limit);
+Result<VectorJournalPage> ReadVectorJournal(kv::Transaction& tx, int64_t table_id, int64_t index_id,
+                                            int64_t after, int limit);
 
 // The newest commit version removed by a trim (0: none). Snapshot read.
 Result<int64_t> ReadVectorJournalTrimMarker(kv::Transaction& tx, int64_t table_id,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
 #include <memory>
 #include <optional>
 #include <unordered_set>
