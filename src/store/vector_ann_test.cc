@@ -267,6 +267,7 @@ TEST_F(AnnTest, HashPartitionsStayInTheirPartition) {
   ASSERT_TRUE(Search(first).ok());
   ASSERT_TRUE(graphs_->RunRequests().ok());
   Write(0, 50, false);
+  Write(2000, 100, true);  // replayed from the journal: each in its own partition only
   double recall = 0;
   for (int i = 0; i < 30; ++i) {
     const AttributeValue cat = S(std::string(1, static_cast<char>('a' + i % 3)));

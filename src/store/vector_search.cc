@@ -138,7 +138,8 @@ Result<VectorSearchResult> ExactSearch(kv::Transaction& tx, const TableInfo& tab
 // The graph of `index` brought to tx's snapshot (its changes scored into `scorer`), or null
 // when the search must be exact (header comment).
 Result<std::shared_ptr<VectorGraph>> GraphAtSnapshot(kv::Transaction& tx, const TableInfo& table,
-                                                     const VectorIndex& index, VectorGraphs& graphs,
+                                                     const VectorIndex& index,
+                                                     const VectorQuery& query, VectorGraphs& graphs,
                                                      Scorer& scorer,
                                                      std::unordered_set<std::string>& scored) {
   const int64_t threshold = graphs.options().threshold;
@@ -164,9 +165,13 @@ Result<std::shared_ptr<VectorGraph>> GraphAtSnapshot(kv::Transaction& tx, const 
       return std::shared_ptr<VectorGraph>();
     }
     FDYNO_RETURN_IF_ERROR(ApplyChanges(*graph, changes));
+    // Only the changed entries of the requested partition are candidates.
+    auto [from, end] = VectorIndexRange(table, index, query.hash);
     for (const EntryChanges::Entry& e : changes.entries) {
       scored.insert(e.key);
-      if (e.value) FDYNO_RETURN_IF_ERROR(scorer.Score(e.key, *e.value));
+      if (e.value && e.key >= from && e.key < end) {
+        FDYNO_RETURN_IF_ERROR(scorer.Score(e.key, *e.value));
+      }
     }
   }
   if (static_cast<int64_t>(graph->size()) < threshold) return std::shared_ptr<VectorGraph>();
@@ -181,7 +186,7 @@ Result<std::optional<VectorSearchResult>> GraphSearch(kv::Transaction& tx, const
   Scorer scorer(index, query);
   std::unordered_set<std::string> scored;  // entry keys already read
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<VectorGraph> graph,
-                         GraphAtSnapshot(tx, table, index, graphs, scorer, scored));
+                         GraphAtSnapshot(tx, table, index, query, graphs, scorer, scored));
   if (graph == nullptr) return std::optional<VectorSearchResult>();
   const bool narrowed = query.hash != nullptr || !query.filters.empty();
   auto [from, end] = VectorIndexRange(table, index, query.hash);
