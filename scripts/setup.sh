@@ -10,7 +10,7 @@ profile=${1:-all}
 build=(
   cmake ninja-build g++ pkg-config
   librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
-  libgoogle-perftools-dev
+  libgoogle-perftools-dev libhnswlib-dev
 )
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev

@@ -30,6 +30,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
       services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
     }
     services.wake_backups = deps.wake_backups;
+    services.vector_graphs = deps.vector_graphs;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
     RegisterStreamOperations(registry, services);

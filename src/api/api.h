@@ -14,6 +14,7 @@
 
 namespace fdyno::store {
 class Catalog;
+class VectorGraphs;
 }
 
 namespace fdyno::api {
@@ -32,6 +33,8 @@ struct ApiDeps {
   int stream_slots = 0;
   // Services::wake_backups.
   std::function<void()> wake_backups = {};
+  // Services::vector_graphs.
+  store::VectorGraphs* vector_graphs = nullptr;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

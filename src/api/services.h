@@ -14,6 +14,10 @@
 #include "store/catalog.h"
 #include "store/item_collections.h"
 
+namespace fdyno::store {
+class VectorGraphs;
+}
+
 namespace fdyno::api {
 
 struct Services {
@@ -39,6 +43,9 @@ struct Services {
   // Tells the backup worker (workers/backups.h) that a backup or restore waits; null: it finds
   // the work at its next poll.
   std::function<void()> wake_backups = {};
+
+  // The process's vector search graphs (store/vector_graphs.h); null: SearchVectors is exact.
+  store::VectorGraphs* vector_graphs = nullptr;
 };
 
 }  // namespace fdyno::api

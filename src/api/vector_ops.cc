@@ -43,8 +43,10 @@ Result<Found> Search(const Services& s, kv::Transaction& tx, std::string_view ac
     return Error::Validation("Cannot search backfilling vector index: " + r.index_name);
   }
   FDYNO_ASSIGN_OR_RETURN(store::VectorQuery query, SearchQueryFor(r, *index));
+  store::VectorSearchOptions options;
+  options.graphs = s.vector_graphs;
   FDYNO_ASSIGN_OR_RETURN(store::VectorSearchResult hits,
-                         store::SearchVectorIndex(tx, *table, *index, query));
+                         store::SearchVectorIndex(tx, *table, *index, query, options));
   Found out;
   out.request_bytes = static_cast<double>(hits.examined * query.vector.size() * sizeof(float));
   for (const store::VectorHit& hit : hits.hits) {

@@ -177,6 +177,13 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   serve
+      .add_option("--vector-search-threshold", f.vector_search_threshold,
+                  "Vector indexes of at least this many entries are searched through an "
+                  "in-memory HNSW graph, with exact reranking (0: SearchVectors is always exact)")
+      ->envname("DYNODB_VECTOR_SEARCH_THRESHOLD")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve
       .add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
                   "Seconds after which a stream's shards close and child shards open (0: never)")
       ->envname("DYNODB_STREAM_SHARD_ROTATION")

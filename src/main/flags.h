@@ -51,6 +51,7 @@ struct ServeFlags {
   double ttl_update_interval_s = 1800;
   int stream_shards = 1;
   double stream_shard_rotation_s = 4 * 3600;
+  int64_t vector_search_threshold = 10'000;  // entries; 0: SearchVectors is always exact
 };
 
 // Binds the serve flags to `flags` (which must outlive parsing).

@@ -21,6 +21,7 @@
 #include "main/version.h"
 #include "store/catalog.h"
 #include "store/layout.h"
+#include "store/vector_graphs.h"
 #include "workers/backfill.h"
 #include "workers/backups.h"
 #include "workers/streams.h"
@@ -199,7 +200,14 @@ int Serve(const ServeFlags& flags) {
       backup_options.pause_after = std::atoi(pause);  // crash tests: see workers/backups.h
     }
     workers::BackupWorker backup_worker(db.get(), &catalog, backup_options);
+    // Approximate SearchVectors: graphs built and kept current in the background.
+    store::VectorGraphsOptions graph_options;
+    graph_options.threshold = flags.vector_search_threshold;
+    graph_options.clock = clock;
+    store::VectorGraphs vector_graphs(db.get(), &catalog, graph_options);
+    if (graph_options.threshold > 0) vector_graphs.Start();
     api::ApiDeps deps;
+    deps.vector_graphs = &vector_graphs;
     deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
     deps.db = db.get();
     deps.clock = clock;

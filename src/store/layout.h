@@ -21,6 +21,9 @@
 //   (3, table_id, 9, epoch, ...) point-in-time recovery HISTORY: the undo records of every
 //                                change while recovery is enabled (store/pitr.h)
 //   (3, table_id, 10, epoch)     point-in-time recovery TRIM POINT of one history (store/pitr.h)
+//   (3, table_id, 11, index_id, ...)  VECTOR JOURNAL of one vector index: which entries changed
+//                                at which commit version, and its trim marker
+//                                (store/vector_journal.h)
 //   (4, ...)                     operation receipts (store/receipts.h)
 //   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
 //   (6, ...)                     background worker leases
@@ -64,6 +67,7 @@ enum class TablePart : int64_t {
   kVectorIndex = 8,
   kPitrHistory = 9,
   kPitrTrim = 10,
+  kVectorJournal = 11,
 };
 
 inline kv::Subspace RootSubspace(Root root) {
@@ -117,6 +121,12 @@ inline kv::Subspace ItemCountJournal(int64_t table_id, int64_t index_id) {
 inline kv::Subspace VectorIndex(int64_t table_id, int64_t index_id) {
   return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
                                 static_cast<int64_t>(TablePart::kVectorIndex), index_id});
+}
+
+// The change journal of one vector index (store/vector_journal.h).
+inline kv::Subspace VectorJournal(int64_t table_id, int64_t index_id) {
+  return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id,
+                                static_cast<int64_t>(TablePart::kVectorJournal), index_id});
 }
 
 }  // namespace fdyno::store::layout

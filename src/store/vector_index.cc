@@ -11,6 +11,7 @@
 #include "model/item_size.h"
 #include "model/key_codec.h"
 #include "store/layout.h"
+#include "store/vector_journal.h"
 
 namespace fdyno::store {
 namespace {
@@ -222,9 +223,14 @@ void UpdateVectorIndex(kv::Transaction& tx, const TableInfo& table, const Vector
   std::optional<Entry> before, after;
   if (old_item != nullptr) before = EntryOf(table, index, item_key, *old_item);
   if (new_item != nullptr) after = EntryOf(table, index, item_key, *new_item);
-  if (before && (!after || after->key != before->key)) tx.Clear(before->key);
+  // Every entry set or cleared is journaled in the same transaction (store/vector_journal.h).
+  if (before && (!after || after->key != before->key)) {
+    tx.Clear(before->key);
+    JournalVectorEntryChange(tx, table, index, before->key);
+  }
   if (after && !(before && before->key == after->key && before->value == after->value)) {
     tx.Set(after->key, after->value);
+    JournalVectorEntryChange(tx, table, index, after->key);
   }
 }
 
