@@ -134,7 +134,10 @@ Result<bool> VectorGraphs::BringForward(const TableInfo& table, const VectorInde
 
 Status VectorGraphs::Build(const TableInfo& table, const VectorIndex& index) {
   const size_t dims = static_cast<size_t>(index.dimensions);
-  auto [from, end] = VectorIndexRange(table, index, nullptr);
+  // Named, not bound: clang 14 cannot capture structured bindings in the lambda below.
+  const auto range = VectorIndexRange(table, index, nullptr);
+  std::string from = range.first;
+  const std::string& end = range.second;
   std::shared_ptr<VectorGraph> graph;
   while (true) {
     struct Chunk {
