@@ -2,6 +2,7 @@
 
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
+#include "api/export_ops.h"
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
 #include "api/pitr_ops.h"
@@ -30,6 +31,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
       services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
     }
     services.wake_backups = deps.wake_backups;
+    services.export_root = deps.export_root;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
     RegisterStreamOperations(registry, services);
@@ -43,6 +45,8 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterBatchOperations(registry, services);
     RegisterBackupOperations(registry, services);
     RegisterPitrOperations(registry, services);
+    RegisterExportOperations(registry, services);
+    RegisterImportOperations(registry, services);
   }
   return registry;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "api/operation.h"
 #include "base/clock.h"
@@ -32,6 +33,8 @@ struct ApiDeps {
   int stream_slots = 0;
   // Services::wake_backups.
   std::function<void()> wake_backups = {};
+  // Services::export_root.
+  std::string export_root;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "base/clock.h"
 #include "kv/kv.h"
@@ -39,6 +40,10 @@ struct Services {
   // Tells the backup worker (workers/backups.h) that a backup or restore waits; null: it finds
   // the work at its next poll.
   std::function<void()> wake_backups = {};
+
+  // The directory standing for Amazon S3 in exports and imports (api/export_ops.h): a bucket is
+  // a subdirectory of it. Empty: exports and imports are refused.
+  std::string export_root;
 };
 
 }  // namespace fdyno::api

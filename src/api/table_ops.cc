@@ -857,6 +857,19 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
 }
 
+}  // namespace
+
+Result<TableInfo> PlanImportedTable(const Value& params, int64_t now_ms) {
+  FDYNO_ASSIGN_OR_RETURN(CreateTableRequest r, ParseCreateTable(params));
+  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
+  FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
+  FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, now_ms));
+  plan.first.status = store::TableStatus::kCreating;
+  return std::move(plan.first);
+}
+
+namespace {
+
 // ==== DescribeTable, DeleteTable ==========================================================
 
 Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const Value& body) {
