@@ -34,7 +34,7 @@ struct ApiDeps {
   // Services::wake_backups.
   std::function<void()> wake_backups = {};
   // Services::export_root.
-  std::string export_root;
+  std::string export_root = {};
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.
