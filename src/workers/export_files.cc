@@ -67,16 +67,22 @@ void AppendFieldName(std::string_view name, std::string& out) {
   }
 }
 
-// An Ion decimal of a DynamoDB number's canonical text: "103" -> "103.", "1E+3" -> "1d+3".
+// An Ion decimal (never a float: an Ion 'e' exponent is a float) of a DynamoDB number, as
+// DynamoDB's ION export writes it: an integer keeps its significant digits and moves its
+// trailing zeros to a 'd' exponent ("103" -> "103.", "600" -> "6d2", "2000" -> "2d3"); a
+// fraction is its canonical text ("1.5", "-0.001"), already a decimal.
 void AppendIonDecimal(const model::Number& n, std::string& out) {
-  std::string text = n.ToString();
-  const size_t e = text.find_first_of("eE");
-  if (e != std::string::npos) {
-    text[e] = 'd';
-  } else if (text.find('.') == std::string::npos) {
-    text.push_back('.');
+  const int digits = static_cast<int>(n.digits().size());
+  if (n.is_zero()) {
+    out += "0.";
+  } else if (n.exponent() < digits) {
+    out += n.ToString();
+  } else {
+    if (n.negative()) out.push_back('-');
+    out += n.digits();
+    const int zeros = n.exponent() - digits;
+    out += zeros == 0 ? "." : "d" + std::to_string(zeros);
   }
-  out += text;
 }
 
 void AppendIon(const AttributeValue& v, std::string& out);

@@ -36,10 +36,15 @@ fs::path TempDir() {
   return dir;
 }
 
+// An item DynamoDB accepts, so one an export can meet: a top-level attribute name is never
+// empty ("Empty attribute name"); nested map keys may be.
 Item RandomItem(model::RandomValues& r) {
   Item item;
   const int n = r.Int(1, 6);
-  for (int i = 0; i < n; ++i) item[r.Bytes(6)] = r.Value();
+  for (int i = 0; i < n; ++i) {
+    std::string name = r.Bytes(6);
+    item[name.empty() ? "k" : name] = r.Value();
+  }
   return item;
 }
 
@@ -63,6 +68,9 @@ TEST(ExportLines, RandomItemsRoundTripThroughIonAndDynamoJson) {
 TEST(ExportLines, IonHasDynamoDbsTypedShape) {
   Item item{{"Id", AttributeValue::N(model::Number::Parse("103").value())},
             {"Price", AttributeValue::N(model::Number::Parse("2E+3").value())},
+            {"Pages", AttributeValue::N(model::Number::Parse("-600").value())},
+            {"Ratio", AttributeValue::N(model::Number::Parse("-0.0250").value())},
+            {"Zero", AttributeValue::N(model::Number::Parse("0e5").value())},
             {"Title", AttributeValue::S("Book \"103\"")},
             {"Authors", AttributeValue{model::StringSet{{"A1", "A2"}}}},
             {"Blob", AttributeValue::B("hi")},
@@ -71,7 +79,8 @@ TEST(ExportLines, IonHasDynamoDbsTypedShape) {
             {"odd name", AttributeValue::L({})}};
   EXPECT_EQ(IonLine(item),
             "$ion_1_0 {Item:{Authors:$dynamodb_SS::[\"A1\",\"A2\"],Blob:{{aGk=}},Gone:null,Id:103.,"
-            "InPublication:false,Price:2d3,Title:\"Book \\\"103\\\"\",'odd name':[]}}");
+            "InPublication:false,Pages:-6d2,Price:2d3,Ratio:-0.025,Title:\"Book \\\"103\\\"\","
+            "Zero:0.,'odd name':[]}}");
 }
 
 TEST(ExportLines, ReadsDynamoDbsIonSample) {
