@@ -297,6 +297,7 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
       }
       FDYNO_RETURN_IF_ERROR(emit(item->image));
     }
+    CountStep(options);  // a process killed here leaves a data file unfinished, no manifest
     done = !page.more;
     if (assembler.pending()) {
       if (done) return Failed("UnknownError", "a split item lacks parts");

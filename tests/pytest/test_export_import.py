@@ -136,9 +136,9 @@ def test_help_documents_the_export_root_and_its_variable_works(start_server, tmp
     assert "--export-root" in out and "DYNODB_EXPORT_ROOT" in out
     root = tmp_path / "from-env"
     ddb = start_server(env={"DYNODB_EXPORT_ROOT": str(root)}).client()
-    (root / "b").mkdir(parents=True)
-    (root / "b" / "x.json").write_text('{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
-    imp = ddb.import_table(S3BucketSource={"S3Bucket": "b"}, InputFormat="DYNAMODB_JSON",
+    (root / "bk").mkdir(parents=True)  # a bucket name has 2 characters at least (its pattern)
+    (root / "bk" / "x.json").write_text('{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
+    imp = ddb.import_table(S3BucketSource={"S3Bucket": "bk"}, InputFormat="DYNAMODB_JSON",
                            TableCreationParameters=creation_parameters("env"))
     d = finished_import(ddb, imp["ImportTableDescription"]["ImportArn"])
     assert (d["ImportStatus"], d["ImportedItemCount"]) == ("COMPLETED", 1)
@@ -230,24 +230,24 @@ def test_export_at_a_past_time_leaves_later_writes_out(s3_server):
 def test_export_errors_and_client_tokens(s3_server):
     ddb = s3_server.client()
     create(ddb, "nopitr", pitr=False)
-    create(ddb, "ok")
+    create(ddb, "okay")
     code, message = error(lambda: export(ddb, "nopitr"))
     assert code == "PointInTimeRecoveryUnavailableException" and "nopitr" in message
     assert error(lambda: export(ddb, "missing"))[0] == "TableNotFoundException"
     for prefix in ("../escape", "a/../../b", "/abs"):
-        assert error(lambda: export(ddb, "ok", prefix=prefix))[0] == "ValidationException", prefix
+        assert error(lambda: export(ddb, "okay", prefix=prefix))[0] == "ValidationException", prefix
     code, message = error(lambda: ddb.export_table_to_point_in_time(
-        TableArn=table_arn("ok"), S3Bucket="-bad-"))
+        TableArn=table_arn("okay"), S3Bucket="-bad-"))
     assert code == "ValidationException" and "s3Bucket" in message
-    code, _ = error(lambda: export(ddb, "ok", ExportTime=time.time() + 3600))
+    code, _ = error(lambda: export(ddb, "okay", ExportTime=time.time() + 3600))
     assert code == "InvalidExportTimeException"
-    code, _ = error(lambda: export(ddb, "ok", ExportTime=time.time() - 86400))
+    code, _ = error(lambda: export(ddb, "okay", ExportTime=time.time() - 86400))
     assert code == "InvalidExportTimeException"  # before recovery was enabled
     token = str(uuid.uuid4())
-    first = export(ddb, "ok", ClientToken=token)
-    again = export(ddb, "ok", ClientToken=token)
+    first = export(ddb, "okay", ClientToken=token)
+    again = export(ddb, "okay", ClientToken=token)
     assert again["ExportArn"] == first["ExportArn"] and again["ClientToken"] == token
-    code, _ = error(lambda: export(ddb, "ok", prefix="elsewhere", ClientToken=token))
+    code, _ = error(lambda: export(ddb, "okay", prefix="elsewhere", ClientToken=token))
     assert code == "ExportConflictException"
     missing = first["ExportArn"][:-8] + "00000000"
     assert error(lambda: ddb.describe_export(ExportArn=missing))[0] == "ExportNotFoundException"
@@ -319,15 +319,15 @@ def test_import_csv_ion_zstd_counts_and_errors(s3_server):
     assert code == "ResourceInUseException" and "from_csv" in message
     code, message = error(lambda: ddb.import_table(
         S3BucketSource=source, InputFormat="XML",
-        TableCreationParameters=creation_parameters("t2")))
+        TableCreationParameters=creation_parameters("other")))
     assert code == "ValidationException" and "inputFormat" in message
     code, _ = error(lambda: ddb.import_table(
         S3BucketSource={"S3Bucket": "bkt", "S3KeyPrefix": "../up"}, InputFormat="CSV",
-        TableCreationParameters=creation_parameters("t2")))
+        TableCreationParameters=creation_parameters("other")))
     assert code == "ValidationException"
     code, message = error(lambda: ddb.import_table(
         S3BucketSource=source, InputFormat="CSV",
-        TableCreationParameters={**creation_parameters("t2"), "AttributeDefinitions": DEFS[:2]}))
+        TableCreationParameters={**creation_parameters("other"), "AttributeDefinitions": DEFS[:2]}))
     assert code == "ValidationException"
     token = str(uuid.uuid4())
     first = ddb.import_table(ClientToken=token, S3BucketSource=source, InputFormat="CSV",
@@ -370,6 +370,11 @@ def test_sigkill_during_export_and_import(tmp_path):
     arn = export(ddb, "k_src")["ExportArn"]
     wait(lambda: "worker paused" in first.output(), "the export to pause")
     assert export_done(ddb, arn) is None
+    # Paused after its first page of items: data begun, no manifest yet.
+    export_dir = tmp_path / "s3" / "bkt" / "exports/run/AWSDynamoDB" / arn.rsplit("/", 1)[1]
+    assert (export_dir / "_started").exists() and list((export_dir / "data").iterdir())
+    assert not (export_dir / "manifest-files.json").exists()
+    assert not (export_dir / "manifest-summary.json").exists()
     kill(first)
 
     second = Server(tmp_path, ["--export-root", root]).wait_ready()
@@ -388,6 +393,8 @@ def test_sigkill_during_export_and_import(tmp_path):
                            TableCreationParameters=creation_parameters("k_copy"))
     import_arn = imp["ImportTableDescription"]["ImportArn"]
     wait(lambda: "worker paused" in third.output(), "the import to pause")
+    half = ddb.describe_import(ImportArn=import_arn)["ImportTableDescription"]
+    assert half["ImportStatus"] == "IN_PROGRESS" and 0 < half["ProcessedItemCount"] < 3000, half
     assert ddb.describe_table(TableName="k_copy")["Table"]["TableStatus"] == "CREATING"
     assert error(lambda: ddb.get_item(TableName="k_copy", Key={"pk": {"S": "p1"}, "sk": {"N": "1"}}))[
         0] == "ResourceNotFoundException"
