@@ -246,10 +246,8 @@ Status CheckExportTimes(ExportRequest& r, const store::RestorableWindow& window,
   if (j.type == store::ExportType::kFull) {
     j.export_time_ms = r.time_ms.value_or(now_ms);
     if (j.export_time_ms > now_ms) return InvalidExportTime("ExportTime cannot be in the future");
-    if (j.export_time_ms < window.earliest_ms) {
-      return InvalidExportTime(
-          "ExportTime must be within the point in time recovery window of the table");
-    }
+    // DynamoDB's words for a time before the recovery window (recorded from its answer).
+    if (j.export_time_ms < window.earliest_ms) return InvalidExportTime("Export Time is invalid");
     return Status::Ok();
   }
   j.export_time_ms = r.to_ms.value_or(now_ms);

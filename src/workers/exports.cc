@@ -716,9 +716,10 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
   for (; file != files.end(); ++file) {
     // The first record of this file not yet imported.
     int64_t start = recorded.next_file == *file ? recorded.next_record : 0;
-    FDYNO_ASSIGN_OR_RETURN(fs::path path,
-                           store::S3Path(options.export_root, job->s3.bucket, *file));
-    Result<std::unique_ptr<LineReader>> lines = LineReader::Open(path, job->compression);
+    // A file whose path leads out of the root (a symbolic link) is never read: the import ends.
+    Result<fs::path> path = store::S3Path(options.export_root, job->s3.bucket, *file);
+    if (!path.ok()) return Failed("S3AccessDenied", path.error().message);
+    Result<std::unique_ptr<LineReader>> lines = LineReader::Open(*path, job->compression);
     if (!lines.ok()) return Failed("S3NoSuchKey", lines.error().message);
     RecordReader reader(std::move(lines).value(), job->format == store::ImportFormat::kCsv);
     std::vector<std::string> headers = job->csv_headers;
@@ -831,32 +832,25 @@ Result<ExportStats> RunExportPass(kv::Database& db, store::Catalog& catalog,
         return w;
       }));
   ExportStats total;
-  auto add = [&](const ExportStats& s) {
-    total.exports_completed += s.exports_completed;
-    total.exports_failed += s.exports_failed;
-    total.exports_waiting += s.exports_waiting;
-    total.imports_completed += s.imports_completed;
-    total.imports_failed += s.imports_failed;
-    total.items += s.items;
+  // Runs each job of one kind; a job that errs is logged and left for the next pass.
+  auto run_each = [&](const std::vector<std::string>& ids, const char* kind, auto run) {
+    for (const std::string& id : ids) {
+      if (Stopping(options)) return;
+      Result<ExportStats> r = run(db, catalog, id, options);
+      if (!r.ok()) {
+        spdlog::warn("{} {}: {}", kind, id, r.error().message);
+        continue;
+      }
+      total.exports_completed += r->exports_completed;
+      total.exports_failed += r->exports_failed;
+      total.exports_waiting += r->exports_waiting;
+      total.imports_completed += r->imports_completed;
+      total.imports_failed += r->imports_failed;
+      total.items += r->items;
+    }
   };
-  for (const std::string& id : work.exports) {
-    if (Stopping(options)) break;
-    Result<ExportStats> r = RunExport(db, catalog, id, options);
-    if (!r.ok()) {
-      spdlog::warn("export {}: {}", id, r.error().message);
-      continue;
-    }
-    add(*r);
-  }
-  for (const std::string& id : work.imports) {
-    if (Stopping(options)) break;
-    Result<ExportStats> r = RunImport(db, catalog, id, options);
-    if (!r.ok()) {
-      spdlog::warn("import {}: {}", id, r.error().message);
-      continue;
-    }
-    add(*r);
-  }
+  run_each(work.exports, "export", RunExport);
+  run_each(work.imports, "import", RunImport);
   return total;
 }
 

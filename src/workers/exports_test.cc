@@ -463,6 +463,24 @@ TEST_F(ExportsTest, ImportOfAFileThatDoesNotDecompressFailsAndDropsItsTable) {
   EXPECT_EQ(Table("none"), nullptr);
 }
 
+TEST_F(ExportsTest, ImportNeverReadsAFileLinkedFromOutsideTheRoot) {
+  // A symbolic link in the bucket to a file outside the root is no object of the bucket.
+  const fs::path outside = root_.string() + "-outside.json";
+  std::ofstream(outside) << "{\"Item\":{\"pk\":{\"S\":\"a\"}}}\n";
+  WriteFile("link/a.json", "{\"Item\":{\"pk\":{\"S\":\"b\"}}}\n");
+  fs::create_symlink(outside, root_ / "bucket" / "link" / "b.json");
+  store::ImportJob imp =
+      StartImport("linked", store::ImportFormat::kDynamoDbJson, store::Compression::kNone, "link/");
+  auto r = RunImport(*db_, catalog_, imp.id, options_);
+  fs::remove(outside);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  imp = ReadImportJob(imp.id);
+  ASSERT_EQ(imp.status, store::JobStatus::kCompleted) << imp.failure_message;
+  EXPECT_EQ(imp.imported_items, 1);
+  EXPECT_EQ(Contents(Table("linked")->id),
+            Contents(Reference("linked_ref", {{"b", Item{{"pk", S("b")}}}})));
+}
+
 TEST_F(ExportsTest, ExportOfATableWithoutRecoveryFails) {
   store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
