@@ -5,7 +5,8 @@
 # never write into the tree). Fails on anything but a clean run: a non-zero exit of the fuzzer
 # (a crash, a sanitizer report, an out-of-memory, a timeout, a fuzzer that does not start), any
 # artifact file it leaves, or a run that executed no input. The reproducer is kept in the
-# scratch directory, which is printed. FDYNO_FUZZ_BUILD overrides the build directory.
+# scratch directory, which is printed. FDYNO_FUZZ_BUILD overrides the build directory (any tree
+# configured with FDYNO_FUZZ=ON, tests included or not).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-30}
@@ -16,6 +17,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(sed -n 's/^ *fdyno_fuzzer(\([a-z0-9_]*\) .*/\1/p' "$root/fuzz/CMakeLists.txt")
 fi
 build=${FDYNO_FUZZ_BUILD:-$root/build-fuzz}
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DFDYNO_FUZZ=ON -DFDYNO_TESTS=OFF \
     -DFDYNO_BENCH=OFF >/dev/null

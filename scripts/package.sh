@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # package.sh [DIR]: builds the Debian package of fdyno (Release, stripped) in DIR
-# (default build-package/) and prints its path and size. Installs the build dependencies it
-# needs (scripts/setup.sh serve) and dpkg-dev.
+# (default build-package/) and prints its path and size. A DIR already configured as a Release
+# tree is used as it is (scripts/test.sh packages the binary its black-box tests run; only the
+# server is installed); a new DIR is configured without tests and benchmarks. Installs the
+# build dependencies it needs (scripts/setup.sh serve) and dpkg-dev.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build-package}
@@ -11,13 +13,17 @@ if ! dpkg-query -W -f='${Status}' dpkg-dev 2>/dev/null | grep -q "install ok ins
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends dpkg-dev
 fi
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
-commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-  commit="$commit-dirty"
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFDYNO_TESTS=OFF \
+    -DFDYNO_BENCH=OFF -DFDYNO_WERROR=ON >/dev/null
 fi
-cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFDYNO_TESTS=OFF \
-  -DFDYNO_BENCH=OFF -DFDYNO_WERROR=ON -DCMAKE_INSTALL_PREFIX=/usr -DFDYNO_COMMIT="$commit" \
-  >/dev/null
+# The package installs under /usr; the prefix changes no object, so a tested tree rebuilds
+# nothing. --version names the commit (cmake/build_commit.cmake, at every build).
+cmake -S "$root" -B "$dir" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+if ! grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$dir/CMakeCache.txt"; then
+  echo "package.sh: $dir is not a Release tree" >&2
+  exit 1
+fi
 cmake --build "$dir" -j "$(nproc)" --target fdyno
 (cd "$dir" && cpack -G DEB >/dev/null)
 deb=$(ls -t "$dir"/fdyno_*.deb | head -1)

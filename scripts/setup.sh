@@ -13,8 +13,9 @@ build=(
   libgoogle-perftools-dev
 )
 tests=(
-  ccache clang libclang-rt-14-dev clang-format libgtest-dev libgmock-dev libbenchmark-dev valgrind
-  python3-boto3 python3-botocore python3-pytest python3-requests prometheus dpkg-dev file
+  ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
+  valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
+  prometheus dpkg-dev file
 )
 case "$profile" in
   serve) packages=("${build[@]}") ;;

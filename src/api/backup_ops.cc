@@ -59,6 +59,7 @@ struct BackupRef {
   std::string arn;
   std::string table;
   std::string id;
+  std::string account;  // the ARN's: the caller's
 };
 
 // The backup an ARN names: arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<id> in the
@@ -85,7 +86,7 @@ Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn
     return BackupNotFound(arn);
   }
   BackupRef ref{std::string(arn), std::string(rest.substr(kTable.size(), at - kTable.size())),
-                std::string(rest.substr(at + kBackup.size()))};
+                std::string(rest.substr(at + kBackup.size())), ctx.account_id};
   if (!store::IsBackupId(ref.id)) return BackupNotFound(arn);
   return ref;
 }
@@ -104,10 +105,13 @@ Result<BackupRef> ReadBackupArn(const RequestContext& ctx, const Value& body,
   return ParseBackupArn(ctx, *arn, operation);
 }
 
-// The backup `ref` names, or BackupNotFoundException.
+// The backup `ref` names, or BackupNotFoundException (also for another account's backup: its
+// ARN names the caller's account, so it names no backup of the caller's).
 Result<BackupInfo> FindBackup(kv::Transaction& tx, const BackupRef& ref) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> info, store::ReadBackup(tx, ref.id));
-  if (!info || info->table_name != ref.table) return BackupNotFound(ref.arn);
+  if (!info || info->account != ref.account || info->table_name != ref.table) {
+    return BackupNotFound(ref.arn);
+  }
   return std::move(*info);
 }
 
@@ -286,7 +290,7 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                   if (mine) return std::move(*mine);
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(tx, table_name));
+                                       s.catalog->Find(tx, ctx.account_id, table_name));
                 if (!t) {
                   return Error::Make(ErrorType::kTableNotFound, "Table not found: " + table_name);
                 }
@@ -297,6 +301,7 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                 }
                 FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(tx, *t));
                 BackupInfo b;
+                b.account = t->account;
                 b.id = id;
                 b.name = *name;
                 b.created_ms = now_ms;
@@ -412,7 +417,8 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
   return r;
 }
 
-bool Matches(const ListBackupsRequest& r, const BackupInfo& b) {
+bool Matches(const RequestContext& ctx, const ListBackupsRequest& r, const BackupInfo& b) {
+  if (b.account != ctx.account_id) return false;
   if (r.table && b.table_name != *r.table) return false;
   if (r.lower_ms && b.created_ms < *r.lower_ms) return false;
   if (r.upper_ms && b.created_ms >= *r.upper_ms) return false;
@@ -432,7 +438,7 @@ Result<std::string> ListBackups(Services& s, const RequestContext& ctx, const Va
                                    FDYNO_ASSIGN_OR_RETURN(std::vector<BackupInfo> all,
                                                           store::ListBackupRecords(tx, r.after, 0));
                                    for (BackupInfo& b : all) {
-                                     if (!Matches(r, b)) continue;
+                                     if (!Matches(ctx, r, b)) continue;
                                      if (static_cast<int>(p.backups.size()) == r.limit) {
                                        p.more = true;
                                        break;
@@ -487,7 +493,7 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
               const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
             if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
               FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
-                                     s.catalog->FindCreated(tx, *r.target, uuid));
+                                     s.catalog->FindCreated(tx, ctx.account_id, *r.target, uuid));
               if (mine) return mine;
             }
             FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
@@ -495,18 +501,20 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
               return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
             }
             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                   s.catalog->Find(tx, *r.target));
+                                   s.catalog->Find(tx, ctx.account_id, *r.target));
             if (existing) {
               return Error::Make(ErrorType::kTableAlreadyExists,
                                  "Table already exists: " + *r.target);
             }
             FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
             FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms, "backup"));
+            plan.account = ctx.account_id;
             plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                    s.catalog->Create(tx, std::move(plan), {}, uuid));
             store::RestoreJob job;
             job.table_id = t->id;
+            job.account = t->account;
             job.table_name = t->name;
             job.backup_id = b.id;
             job.chunks = b.progress.chunks;

@@ -215,7 +215,8 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 uint64_t bytes = 0;
                 for (size_t ti = 0; ti < tables.size(); ++ti) {
                   const GetTable& t = tables[ti];
-                  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, t.name));
+                  FDYNO_ASSIGN_OR_RETURN(auto table,
+                                         FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
                   for (const Item& key : t.keys) {
                     FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
                   }
@@ -329,7 +330,7 @@ struct Applied {
 // item collection's size. ItemCollectionSizeLimitExceededException when the writes would grow
 // a collection past the limit. With `validate_only`, checks the requests (and the collection
 // limit) without writing.
-Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
+Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::string_view account,
                             std::vector<WriteTable>& tables,
                             const std::vector<const WriteRequest*>& writes, bool validate_only) {
   Applied out;
@@ -339,7 +340,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
   std::vector<double>& units = out.units;
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
   for (size_t i = 0; i < tables.size(); ++i) {
-    FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, tables[i].name));
+    FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, account, tables[i].name));
     tables[i].info = infos[i];
     tables[i].has_collections = store::HasItemCollections(*infos[i]);
   }
@@ -394,14 +395,15 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx,
 // The current sizes of the item collections of `writes` (a replayed group: its receipt keeps
 // only the units).
 Result<std::vector<uint64_t>> CurrentCollectionSizes(
-    const BatchServices& s, kv::Transaction& tx, const std::vector<WriteTable>& tables,
-    const std::vector<const WriteRequest*>& writes) {
+    const BatchServices& s, kv::Transaction& tx, std::string_view account,
+    const std::vector<WriteTable>& tables, const std::vector<const WriteRequest*>& writes) {
   std::vector<uint64_t> sizes(writes.size(), 0);
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     auto& info = infos[writes[i]->table];
     if (!info) {
-      FDYNO_ASSIGN_OR_RETURN(info, FindActiveTable(*s.catalog, tx, tables[writes[i]->table].name));
+      FDYNO_ASSIGN_OR_RETURN(
+          info, FindActiveTable(*s.catalog, tx, account, tables[writes[i]->table].name));
     }
     if (!store::HasItemCollections(*info)) continue;
     const store::ItemCollectionRef ref = store::CollectionOf(*info, writes[i]->item);
@@ -426,13 +428,14 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                        FDYNO_ASSIGN_OR_RETURN(replayed.units,
                                               DecodeUnits(receipt->result.extra, tables.size()));
                        replayed.index_units.resize(tables.size());
-                       FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
-                                              CurrentCollectionSizes(s, tx, tables, writes));
+                       FDYNO_ASSIGN_OR_RETURN(
+                           replayed.collection_bytes,
+                           CurrentCollectionSizes(s, tx, ctx.account_id, tables, writes));
                        return replayed;
                      }
                    }
-                   FDYNO_ASSIGN_OR_RETURN(Applied applied,
-                                          ApplyWrites(s, tx, tables, writes, false));
+                   FDYNO_ASSIGN_OR_RETURN(
+                       Applied applied, ApplyWrites(s, tx, ctx.account_id, tables, writes, false));
                    store::ReceiptResult rr;
                    rr.kind = store::ReceiptKind::kBatchWrite;
                    rr.extra = EncodeUnits(applied.units);
@@ -579,7 +582,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     // Too large: validate everything in a transaction that never commits, then groups.
     FDYNO_RETURN_IF_ERROR(kv::Run(
         *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(Applied a, ApplyWrites(s, tx, tables, all, true));
+          FDYNO_ASSIGN_OR_RETURN(Applied a, ApplyWrites(s, tx, ctx.account_id, tables, all, true));
           (void)a;
           return Status();
         }));

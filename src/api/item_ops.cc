@@ -176,8 +176,9 @@ kv::RunOptions RunOptionsFor(const RequestContext& ctx, const ItemServices& s, b
 
 Result<std::shared_ptr<const store::TableInfo>> FindTable(const ItemServices& s,
                                                           kv::Transaction& tx,
+                                                          std::string_view account,
                                                           const std::string& name) {
-  return FindActiveTable(*s.catalog, tx, name);
+  return FindActiveTable(*s.catalog, tx, account, name);
 }
 
 Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
@@ -189,7 +190,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
       kv::Run(
           *s.db, RunOptionsFor(ctx, s, true),
           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
-            FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+            FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
             FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                    store::ReadItem(tx, StorageKey(*table, r.item)));
@@ -412,6 +413,7 @@ Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
 }
 
 struct WriteJob {
+  std::string account;  // the caller's
   ItemRequest r;
   Plan plan;
   WriteSpec spec;  // points into r and plan
@@ -421,14 +423,16 @@ struct WriteJob {
 
   Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
                                const kv::Attempt& attempt) const {
-    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, r.table_name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, account, r.table_name));
     return WriteOnTable(s, tx, attempt, *table, spec, op_id);
   }
 };
 
 Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServices& s,
+                                                     const RequestContext& ctx,
                                                      const rapidjson::Value& body) {
   auto job = std::make_shared<WriteJob>();
+  job->account = ctx.account_id;
   FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
   if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
   FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
@@ -447,7 +451,7 @@ Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServic
 
 Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestContext& ctx,
                                 const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const WriteJob> job, PrepareWrite(op, s, body));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const WriteJob> job, PrepareWrite(op, s, ctx, body));
   FDYNO_ASSIGN_OR_RETURN(
       WriteOutcome outcome,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
@@ -459,7 +463,7 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
 // on the calling thread (kv::RunAsync). Retries run on ctx.blocking.
 void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const RequestContext& ctx,
                     const rapidjson::Value& body, Respond respond) {
-  Result<std::shared_ptr<const WriteJob>> prepared = PrepareWrite(op, *s, body);
+  Result<std::shared_ptr<const WriteJob>> prepared = PrepareWrite(op, *s, ctx, body);
   if (!prepared.ok()) return respond(std::move(prepared).error());
   std::shared_ptr<const WriteJob> job = std::move(prepared).value();
   kv::Blocking blocking = ctx.blocking;
@@ -535,7 +539,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
       WriteOutcome out,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
               [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteOutcome> {
-                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, table_name));
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, table_name));
                 FDYNO_ASSIGN_OR_RETURN(partiql::WritePlan plan, request.plan(*table));
                 if (plan.kind == partiql::WritePlan::Kind::kCheck) {
                   return Error::Internal("A condition check is not a statement of its own");

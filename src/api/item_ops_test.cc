@@ -89,7 +89,7 @@ TEST_F(ItemOpsTest, WritesThatNeedNoOldValuesStillCountAndChargeTheOldItem) {
   auto count = [&]() -> int64_t {
     auto counts =
         kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "tbl"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "tbl"));
           return store::ReadItemCounts(tx, *table);
         });
     EXPECT_TRUE(counts.ok());

@@ -342,6 +342,10 @@ bool IsValidTableNameChars(std::string_view name) {
   return true;
 }
 
+std::string MemberPath(std::string_view list_path, size_t index) {
+  return std::string(list_path) + "." + std::to_string(index + 1) + ".member";
+}
+
 Error MissingParameter(std::string_view name) {
   return Error::Validation("The parameter '" + std::string(name) +
                            "' is required but was not present in the request");

@@ -117,6 +117,10 @@ class ConstraintErrors {
   size_t count_ = 0;
 };
 
+// The constraint path of element `index` (0-based) of the list at `list_path`:
+// "<list_path>.<index + 1>.member".
+std::string MemberPath(std::string_view list_path, size_t index);
+
 // True when `name` matches [a-zA-Z0-9_.-]+ (table and index names).
 bool IsValidTableNameChars(std::string_view name);
 

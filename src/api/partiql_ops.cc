@@ -323,10 +323,10 @@ struct Planned {
 };
 
 Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transaction& tx,
-                                              const StatementJob& job,
+                                              std::string_view account, const StatementJob& job,
                                               bool consistent_read = false) {
   auto out = std::make_unique<Planned>();
-  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, job.table()));
+  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, account, job.table()));
   if (!job.bound) {
     std::optional<partiql::ReadPlan> point =
         partiql::Instantiate(*job.prepared->point_read, out->table->key_schema, job.r.parameters);
@@ -363,7 +363,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, inline_bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                       PlanOn(s, tx, job, r.consistent_read));
+                                       PlanOn(s, tx, ctx.account_id, job, r.consistent_read));
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
@@ -411,7 +411,7 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
     FDYNO_RETURN_IF_ERROR(kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
                                   [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                                     FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                                           PlanOn(s, tx, job));
+                                                           PlanOn(s, tx, ctx.account_id, job));
                                     return Status::Ok();
                                   }));
     return Error::Validation(std::string(kWritesRefused));
@@ -567,7 +567,8 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
   Result<std::shared_ptr<ReadResult>> read =
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
-                FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, job.table()));
+                FDYNO_ASSIGN_OR_RETURN(
+                    auto table, FindActiveTable(*s.catalog, tx, ctx.account_id, job.table()));
                 partiql::TableSchema schema = SchemaOf(*table);
                 partiql::PlanOptions options;
                 options.use = partiql::Use::kBatch;

@@ -85,14 +85,14 @@ Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext&
                                               const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name,
                          ReadExistingTableName(ctx, body, "DescribeContinuousBackups"));
-  FDYNO_ASSIGN_OR_RETURN(Described d,
-                         kv::Run(*s.db, RunOptionsFor(ctx, s, /*read_only=*/true),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
-                                   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                                          s.catalog->Find(tx, name));
-                                   if (!t) return NotFound(name);
-                                   return Describe(tx, *t, s.clock->WallMillis());
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      Described d, kv::Run(*s.db, RunOptionsFor(ctx, s, /*read_only=*/true),
+                           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
+                             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
+                                                    s.catalog->Find(tx, ctx.account_id, name));
+                             if (!t) return NotFound(name);
+                             return Describe(tx, *t, s.clock->WallMillis());
+                           }));
   return DescriptionResponse(d);
 }
 
@@ -135,7 +135,7 @@ Result<std::string> UpdateContinuousBackups(Services& s, const RequestContext& c
       Described d, kv::Run(*s.db, RunOptionsFor(ctx, s),
                            [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
                              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                                    s.catalog->Find(tx, r.table));
+                                                    s.catalog->Find(tx, ctx.account_id, r.table));
                              if (!t) return NotFound(r.table);
                              if (t->status == store::TableStatus::kCreating) {
                                return Error::Make(ErrorType::kContinuousBackupsUnavailable,
@@ -226,12 +226,13 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
               [&](kv::Transaction& tx,
                   const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
                 if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
-                  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
-                                         s.catalog->FindCreated(tx, target_name, uuid));
+                  FDYNO_ASSIGN_OR_RETURN(
+                      std::shared_ptr<const TableInfo> mine,
+                      s.catalog->FindCreated(tx, ctx.account_id, target_name, uuid));
                   if (mine) return mine;
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> source,
-                                       s.catalog->Find(tx, r.source));
+                                       s.catalog->Find(tx, ctx.account_id, r.source));
                 if (!source) return NotFound(r.source);
                 if (!source->pitr.enabled) {
                   return Error::Make(
@@ -249,18 +250,20 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
                                      "and LatestRestorableDateTime");
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                       s.catalog->Find(tx, target_name));
+                                       s.catalog->Find(tx, ctx.account_id, target_name));
                 if (existing) {
                   return Error::Make(ErrorType::kTableAlreadyExists,
                                      "Table already exists: " + target_name);
                 }
                 FDYNO_ASSIGN_OR_RETURN(
                     TableInfo plan, PlanRestoredTable(*source, r.restore, now_ms, "source table"));
+                plan.account = ctx.account_id;
                 plan.restore = store::RestoreSummary{"", source->name, time_ms, true};
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Create(tx, std::move(plan), {}, uuid));
                 store::PitrRestoreJob job;
                 job.table_id = t->id;
+                job.account = t->account;
                 job.table_name = t->name;
                 job.source_id = source->id;
                 job.source_name = source->name;

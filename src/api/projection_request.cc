@@ -12,10 +12,6 @@ Error Invalid(const std::string& detail) {
   return Error::Validation("One or more parameter values were invalid: " + detail);
 }
 
-std::string MemberPath(const std::string& list_path, size_t index) {
-  return list_path + "." + std::to_string(index + 1) + ".member";
-}
-
 }  // namespace
 
 Result<std::optional<ProjectionIn>> ParseProjection(const rapidjson::Value& obj) {

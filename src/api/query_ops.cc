@@ -510,9 +510,10 @@ PageTarget MakePageTarget(std::shared_ptr<const store::TableInfo> table,
 
 namespace {
 
-Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx, const ReadRequest& r) {
+Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx,
+                                 std::string_view account, const ReadRequest& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> found,
-                         FindActiveTable(*s.catalog, tx, r.table_name));
+                         FindActiveTable(*s.catalog, tx, account, r.table_name));
   const store::SecondaryIndex* index = r.index_name ? found->FindIndex(*r.index_name) : nullptr;
   PageTarget t = MakePageTarget(std::move(found), index);
   if (r.index_name) {
@@ -926,7 +927,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
                 PageOutput page;
-                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, r));
+                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, ctx.account_id, r));
                 FDYNO_ASSIGN_OR_RETURN(const bool fetch_base, PlanUnprojectedReads(r, plan, t));
                 if (t.index) {
                   page.index_name = t.index->name;

@@ -68,8 +68,10 @@ std::optional<std::pair<std::string, std::string>> ParseStreamArn(const RequestC
   return std::make_pair(std::string(rest.substr(0, slash)), std::string(label));
 }
 
-// Every stream of `table_name`, oldest first.
-Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view table_name) {
+// Every stream of the table `table_name` of `account`, oldest first (streams of another
+// account's table of the same name share the index key and are left out).
+Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view account,
+                                          std::string_view table_name) {
   auto [begin, end] = store::TableStreamsRange(table_name);
   FDYNO_ASSIGN_OR_RETURN(kv::RangeResult ids, tx.GetRange(begin, end, {.snapshot = true}));
   std::vector<StreamView> out;
@@ -79,7 +81,7 @@ Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view 
       return Error::Internal("malformed stream index key");
     }
     FDYNO_ASSIGN_OR_RETURN(std::optional<StreamView> view, store::ReadStream(tx, *t->GetInt(3)));
-    if (view) out.push_back(std::move(*view));
+    if (view && view->info.account == account) out.push_back(std::move(*view));
   }
   return out;
 }
@@ -89,7 +91,8 @@ Result<StreamView> FindStream(const Services& s, const RequestContext& ctx, kv::
   std::optional<std::pair<std::string, std::string>> parsed = ParseStreamArn(ctx, arn);
   if (!parsed) return StreamNotFound(arn);
   (void)s;
-  FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> streams, StreamsOf(tx, parsed->first));
+  FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> streams,
+                         StreamsOf(tx, ctx.account_id, parsed->first));
   for (StreamView& v : streams) {
     if (v.info.label == parsed->second) return std::move(v);
   }
@@ -342,7 +345,8 @@ Result<std::string> ListStreams(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Listed> {
                 std::vector<store::StreamInfo> all;
                 if (table) {
-                  FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views, StreamsOf(tx, *table));
+                  FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views,
+                                         StreamsOf(tx, ctx.account_id, *table));
                   for (StreamView& v : views) all.push_back(std::move(v.info));
                 } else {
                   auto [begin, end] = store::StreamInfosRange();
@@ -351,7 +355,7 @@ Result<std::string> ListStreams(Services& s, const RequestContext& ctx, const Va
                   for (const kv::KeyValue& kv : r.kvs) {
                     FDYNO_ASSIGN_OR_RETURN(store::StreamInfo info,
                                            store::DecodeStreamInfo(kv.value));
-                    all.push_back(std::move(info));
+                    if (info.account == ctx.account_id) all.push_back(std::move(info));
                   }
                 }
                 Listed out;

@@ -9,6 +9,11 @@
 // (store/catalog.h), then renders DynamoDB's response. DeleteTable then removes the dropped
 // table's data in bounded transactions (Catalog::PurgeDropped).
 //
+// RegisterTableOperations registers all eight. table_ops.cc has DescribeTable, DeleteTable and
+// ListTables; create_table.cc, update_table.cc and tag_ops.cc the others (api/table_handlers.h).
+// The request members CreateTable and UpdateTable share are api/table_request.h's, the semantic
+// rules api/table_rules.h's.
+//
 // Tables are global to the server; ARNs carry the caller's account and region
 // (docs/compatibility.md). Tables are ACTIVE as soon as CreateTable commits; CreateTable's own
 // response says CREATING, as DynamoDB's does.

@@ -1,9 +1,7 @@
 // The table operations through the registry, over the in-memory engine: responses and
 // DynamoDB's validation messages. The black-box suite (tests/pytest/test_tables.py) covers the
 // same operations through HTTP and boto3.
-#include "api/pitr_ops.h"
 #include "api/table_ops.h"
-#include "api/ttl_ops.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -12,7 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "api/pitr_ops.h"
 #include "api/testing/call.h"
+#include "api/ttl_ops.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/catalog.h"
@@ -116,7 +116,7 @@ TEST_F(TableOpsTest, CreateDescribeListDelete) {
 TEST_F(TableOpsTest, DeleteTableRemovesData) {
   ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
   int64_t id = *kv::Run(*db_, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<int64_t> {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_->Find(txn, "tb1"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_->Find(txn, ctx_.account_id, "tb1"));
     for (int i = 0; i < 10; ++i) txn.Set(store::layout::Items(t->id).Pack(kv::Tuple{i}), "x");
     return t->id;
   });
@@ -519,7 +519,9 @@ TEST_F(TableOpsTest, MalformedMembersNeverCrash) {
       "\"x\"", "true", "[]",   "{}",        "[null]",
       "[1]",   "[{}]", "[[]]", "{\"a\":1}", "99999999999999999999"};
   int calls = 0;
-  for (const auto& [op, json] : requests) {
+  for (const auto& request : requests) {
+    const std::string& op = request.first;  // named, not bound: clang 14 cannot capture bindings
+    const std::string& json = request.second;
     rapidjson::Document base;
     base.Parse(json.c_str());
     ASSERT_FALSE(base.HasParseError()) << op;

@@ -290,13 +290,13 @@ struct Tables {
 
 template <typename Actions>
 Result<Tables> ResolveTables(const TransactServices& s, kv::Transaction& tx,
-                             const Actions& actions) {
+                             std::string_view account, const Actions& actions) {
   Tables t;
   std::map<std::string, uint32_t> index;
   for (const auto& a : actions) {
     auto it = index.find(a.table_name);
     if (it == index.end()) {
-      FDYNO_ASSIGN_OR_RETURN(auto info, FindActiveTable(*s.catalog, tx, a.table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto info, FindActiveTable(*s.catalog, tx, account, a.table_name));
       it = index.emplace(a.table_name, static_cast<uint32_t>(t.names.size())).first;
       t.names.push_back(a.table_name);
       t.infos.push_back(std::move(info));
@@ -312,7 +312,7 @@ Result<Tables> ResolveTables(const TransactServices& s, kv::Transaction& tx,
 // does not keep them; DynamoDB's estimate is not exact either). A table that no longer exists,
 // or whose key changed, reports 0.
 Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
-                                                      kv::Transaction& tx,
+                                                      kv::Transaction& tx, std::string_view account,
                                                       const TxnResult& result) {
   std::vector<uint64_t> sizes(result.actions.size(), 0);
   std::vector<std::optional<std::shared_ptr<const store::TableInfo>>> infos(result.tables.size());
@@ -321,7 +321,7 @@ Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
     if (!a.collection_key) continue;
     auto& info = infos[a.table];
     if (!info) {
-      FDYNO_ASSIGN_OR_RETURN(info, s.catalog->Find(tx, result.tables[a.table]));
+      FDYNO_ASSIGN_OR_RETURN(info, s.catalog->Find(tx, account, result.tables[a.table]));
     }
     if (!*info || !a.collection_key->contains((*info)->key_schema.hash.name)) continue;
     const store::ItemCollectionRef ref = store::CollectionOf(**info, *a.collection_key);
@@ -374,7 +374,8 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
         Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
         WriteRun run{std::move(replayed), source, {}};
         if (r.return_item_collection_metrics) {
-          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes, ReplayedCollectionSizes(s, tx, run.result));
+          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
+                                 ReplayedCollectionSizes(s, tx, ctx.account_id, run.result));
         }
         return run;
       }
@@ -384,13 +385,14 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
         FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(receipt->result.extra));
         WriteRun run{std::move(replayed), Source::kOwnReplay, {}};
         if (r.return_item_collection_metrics) {
-          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes, ReplayedCollectionSizes(s, tx, run.result));
+          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
+                                 ReplayedCollectionSizes(s, tx, ctx.account_id, run.result));
         }
         return run;
       }
     }
 
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, r.actions));
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
     std::vector<Reason> reasons(n);
     bool cancel = false;
     std::vector<Item> keys(n);
@@ -610,7 +612,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
     std::vector<uint64_t> sizes;
   };
   auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, r.actions));
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
     std::vector<Reason> reasons(n);
     bool cancel = false;
     for (size_t i = 0; i < n; ++i) {
@@ -817,7 +819,8 @@ Result<std::vector<partiql::Plan>> PlanStatements(
         for (const partiql::BoundStatement& b : bound) {
           auto it = schemas.find(b.table());
           if (it == schemas.end()) {
-            FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, b.table()));
+            FDYNO_ASSIGN_OR_RETURN(auto table,
+                                   FindActiveTable(*s.catalog, tx, ctx.account_id, b.table()));
             it = schemas.emplace(b.table(), SchemaOf(*table)).first;
           }
           partiql::PlanOptions options;
@@ -851,7 +854,7 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     std::vector<uint64_t> sizes;
   };
   auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, targets));
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, targets));
     std::set<std::string> seen;
     Read out;
     out.tables = tables.names;

@@ -60,6 +60,7 @@ struct Instance {
 Status CreateTable(kv::Database& db, store::Catalog& catalog, const std::string& name,
                    bool with_range = false) {
   store::TableInfo t;
+  t.account = kAccount;
   t.name = name;
   t.attribute_definitions = {{"pk", store::ScalarType::kS}};
   t.key_schema.hash = {"pk", store::ScalarType::kS};
@@ -174,6 +175,7 @@ TEST_F(TransactTest, TransactGetItemsNeverCommits) {
 
 TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
   store::TableInfo t;
+  t.account = kAccount;
   t.name = "lsi";
   t.attribute_definitions = {
       {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kS}, {"l", store::ScalarType::kS}};
@@ -202,6 +204,7 @@ TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
 TEST_F(TransactTest, ItemCollectionLimitCancelsWithItsReason) {
   Instance small(faulty_.get(), &clock_, /*collection_limit=*/1200);
   store::TableInfo t;
+  t.account = kAccount;
   t.name = "lsi";
   t.attribute_definitions = {
       {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kS}, {"l", store::ScalarType::kS}};
@@ -277,6 +280,7 @@ TEST_F(TransactTest, ItemCollectionLimitCancelsWithItsReason) {
 
 TEST_F(TransactTest, IndexEntriesChangeWithTheItems) {
   store::TableInfo t;
+  t.account = kAccount;
   t.name = "gsi";
   t.attribute_definitions = {{"pk", store::ScalarType::kS}, {"g", store::ScalarType::kS}};
   t.key_schema.hash = {"pk", store::ScalarType::kS};

@@ -96,7 +96,7 @@ Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, con
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
               [&](kv::Transaction& txn, const kv::Attempt& attempt) -> Status {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                       s.catalog->Find(txn, r.table));
+                                       s.catalog->Find(txn, ctx.account_id, r.table));
                 if (!t) return TableNotFound(r.table);
                 // After an ambiguous commit, a change stamped with this request's time is its own.
                 if (attempt.maybe_committed && IsThisChange(t->ttl, r, now_ms)) return Status::Ok();
@@ -146,7 +146,7 @@ Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, c
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const store::TableInfo> t,
       kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Find(txn, name);
+        return s.catalog->Find(txn, ctx.account_id, name);
       }));
   if (!t) return TableNotFound(name);
   rapidjson::StringBuffer buffer;

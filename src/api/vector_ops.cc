@@ -31,9 +31,10 @@ struct Found {
   double request_bytes = 0;
 };
 
-Result<Found> Search(const Services& s, kv::Transaction& tx, const SearchRequest& r) {
+Result<Found> Search(const Services& s, kv::Transaction& tx, std::string_view account,
+                     const SearchRequest& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         FindActiveTable(*s.catalog, tx, r.table_name));
+                         FindActiveTable(*s.catalog, tx, account, r.table_name));
   const store::VectorIndex* index = table->FindVectorIndex(r.index_name);
   if (index == nullptr || index->status == store::IndexStatus::kDeleting) {
     return Error::Validation("The table does not have the specified index: " + r.index_name);
@@ -95,7 +96,7 @@ Result<std::string> SearchVectors(const Services& s, const RequestContext& ctx, 
   options.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(Found found,
                          kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) {
-                           return Search(s, tx, r);
+                           return Search(s, tx, ctx.account_id, r);
                          }));
   return Render(r, found);
 }

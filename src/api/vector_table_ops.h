@@ -1,8 +1,8 @@
 // The vector index parts of CreateTable (VectorIndexes), UpdateTable (VectorIndexUpdates) and the
 // restores (VectorIndexOverride): deserialization, the API model's constraints, and the semantic
 // rules with their messages (DynamoDB's where its documentation gives them; docs/compatibility.md
-// lists the rest). table_ops.cc and restore_request.cc call these at the matching steps of their
-// own checks.
+// lists the rest). create_table.cc, update_table.cc and restore_request.cc call these at the
+// matching steps of their own checks.
 //
 // A vector index created with its table is ACTIVE with it; one added by UpdateTable is CREATING
 // with Backfilling until the index worker has copied the existing items (workers/backfill.h);
@@ -66,7 +66,7 @@ void CheckVectorIndexUpdateConstraints(
     ConstraintErrors& e, const std::optional<std::vector<VectorIndexUpdateIn>>& updates);
 
 // UpdateTable's request-level rules: each update has exactly one action, a Create all its
-// required members. The count of online index changes is table_ops.cc's.
+// required members. The count of online index changes is update_table.cc's.
 Status CheckVectorIndexUpdates(const std::vector<VectorIndexUpdateIn>& updates);
 // How many of `updates` create or delete an index.
 size_t CountVectorIndexChanges(const std::optional<std::vector<VectorIndexUpdateIn>>& updates);

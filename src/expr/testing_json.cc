@@ -6,13 +6,20 @@
 namespace fdyno::expr::testing {
 namespace {
 
+struct Field;
+
 struct Json {
   enum class Kind { kNull, kBool, kString, kNumber, kArray, kObject };
   Kind kind = Kind::kNull;
   bool b = false;
   std::string s;  // string contents or number text
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> fields;
+  std::vector<Field> fields;  // not std::pair: clang 14 rejects a pair of an incomplete type
+};
+
+struct Field {
+  std::string first;  // the member name
+  Json second;
 };
 
 class Reader {
@@ -122,7 +129,7 @@ class Reader {
         ++i_;
         auto v = Read();
         if (!v) return std::nullopt;
-        j.fields.emplace_back(std::move(*key), std::move(*v));
+        j.fields.push_back(Field{std::move(*key), std::move(*v)});
         Skip();
         if (i_ < t_.size() && t_[i_] == ',') {
           ++i_;

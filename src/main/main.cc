@@ -173,9 +173,20 @@ int Serve(const ServeFlags& flags) {
   config->inline_writes = config->inline_writes && db->CommitsAsynchronously();
 
   PreRegisterMetrics();
+  // Open mode's callers own what was written before accounts (store/catalog.h).
+  static_assert(http::kOpenModeAccount == store::kSharedAccount);
   int exit_code = 0;
   {
     store::Catalog catalog(clock);  // the table catalog every operation shares
+    // A catalog written before tables belonged to accounts is brought to today's format before
+    // anything reads it (docs/format/catalog.md, "Accounts").
+    if (Result<int> moved = store::Catalog::Migrate(*db); !moved.ok()) {
+      spdlog::error("catalog: {}", moved.error().message);
+      return 1;
+    } else if (*moved > 0) {
+      spdlog::info("catalog: {} table(s) from before accounts now belong to account {}", *moved,
+                   store::kSharedAccount);
+    }
     // On-demand backups and restores (workers/backups.h). When only this process opens the
     // database (the embedded engine), a backup another process owned was abandoned: take it
     // over at once. Over FoundationDB other processes may be working on theirs: take over one

@@ -59,6 +59,11 @@ bool GetStr(const rapidjson::Value& o, const char* name, std::string& out) {
   return true;
 }
 
+// An optional string member: absent leaves `out` as it is (its default).
+bool OptStr(const rapidjson::Value& o, const char* name, std::string& out) {
+  return !o.HasMember(name) || GetStr(o, name, out);
+}
+
 bool GetInt(const rapidjson::Value& o, const char* name, int64_t& out) {
   auto it = o.FindMember(name);
   if (it == o.MemberEnd() || !it->value.IsInt64()) return false;
@@ -102,6 +107,8 @@ std::string EncodeBackupInfo(const BackupInfo& info) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
+  w.Key("account");
+  Str(w, info.account);
   w.Key("id");
   Str(w, info.id);
   w.Key("name");
@@ -156,6 +163,7 @@ Result<BackupInfo> DecodeBackupInfo(std::string_view bytes) {
       !GetInt(d, "bytes", p.bytes)) {
     return Corrupt("backup record member");
   }
+  if (!OptStr(d, "account", info.account)) return Corrupt("backup record member");
   if (type == "USER") {
     info.type = BackupType::kUser;
   } else if (type == "SYSTEM") {
@@ -352,6 +360,8 @@ std::string EncodeRestoreJob(const RestoreJob& job) {
   w.StartObject();
   w.Key("table_id");
   w.Int64(job.table_id);
+  w.Key("account");
+  Str(w, job.account);
   w.Key("table_name");
   Str(w, job.table_name);
   w.Key("backup_id");
@@ -377,6 +387,7 @@ Result<RestoreJob> DecodeRestoreJob(std::string_view bytes) {
       !GetInt(d, "items", job.items) || job.next_chunk < 0 || job.next_item < 0) {
     return Corrupt("restore job member");
   }
+  if (!OptStr(d, "account", job.account)) return Corrupt("restore job member");
   return job;
 }
 

@@ -55,6 +55,7 @@ struct BackupProgress {
 };
 
 struct BackupInfo {
+  std::string account = std::string(kSharedAccount);  // the backed-up table's, who owns it
   std::string id;
   std::string name;
   BackupType type = BackupType::kUser;
@@ -150,6 +151,7 @@ struct RestoreJob {
   int64_t next_chunk = 0;  // the cursor: the first item not yet written
   int64_t next_item = 0;
   int64_t items = 0;  // items written so far
+  std::string account = std::string(kSharedAccount);  // the restored table's
   bool operator==(const RestoreJob&) const = default;
 };
 

@@ -46,6 +46,36 @@ TEST(BackupsTest, RecordsRoundTripAndFailClosed) {
   EXPECT_FALSE(DecodeRestoreJob(bad).ok());
 }
 
+// Backups and restore jobs belong to their table's account; those written before accounts
+// (no "account" member) are the shared account's.
+TEST(BackupsTest, RecordsKeepTheirAccountAndOlderOnesAreTheSharedAccounts) {
+  BackupInfo b = Sample();
+  b.account = "222222222222";
+  EXPECT_EQ(DecodeBackupInfo(EncodeBackupInfo(b))->account, "222222222222");
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "222222222222"};
+  EXPECT_EQ(*DecodeRestoreJob(EncodeRestoreJob(job)), job);
+
+  auto without_account = [](std::string bytes) {
+    const std::string member = "\"account\":\"222222222222\"";
+    const size_t at = bytes.find(member);
+    EXPECT_NE(at, std::string::npos) << bytes;
+    bytes.erase(at, member.size());
+    if (bytes[at] == ',') {
+      bytes.erase(at, 1);
+    } else {
+      bytes.erase(at - 1, 1);  // the last member: the comma before it
+    }
+    return bytes;
+  };
+  Result<BackupInfo> older = DecodeBackupInfo(without_account(EncodeBackupInfo(b)));
+  ASSERT_TRUE(older.ok()) << older.error().message;
+  EXPECT_EQ(older->account, kSharedAccount);
+  Result<RestoreJob> older_job = DecodeRestoreJob(without_account(EncodeRestoreJob(job)));
+  ASSERT_TRUE(older_job.ok()) << older_job.error().message;
+  EXPECT_EQ(older_job->account, kSharedAccount);
+  EXPECT_EQ(older_job->table_name, "copy");
+}
+
 TEST(BackupsTest, IdsHaveTheArnShapeAndSortByTime) {
   const std::string a = NewBackupId(1'700'000'000'123);
   EXPECT_TRUE(IsBackupId(a)) << a;

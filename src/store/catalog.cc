@@ -27,12 +27,19 @@ constexpr uint8_t kTagsRecordVersion = 1;
 // Pending-purge marker format version. Persisted.
 constexpr uint8_t kPurgeMarkerVersion = 1;
 
-// Inner layout of the catalog subspace. Persisted: never renumber.
+// Catalog format versions (the value of the format key). 1: tables global, keyed by name
+// (no format key was written); 2: tables keyed by (account, name). Persisted.
+constexpr uint8_t kCatalogFormatAccounts = 2;
+constexpr uint8_t kCatalogFormat = kCatalogFormatAccounts;
+
+// Inner layout of the catalog subspace. Persisted: never renumber or reuse.
 enum class CatalogPart : int64_t {
-  kTableByName = 1,   // (1, 1, name) -> table record
-  kNextTableId = 2,   // (1, 2) -> 8-byte little-endian counter
-  kTags = 3,          // (1, 3, table_id) -> tag set
-  kPendingPurge = 4,  // (1, 4, table_id) -> purge marker
+  kTableByName = 1,     // format 1 only: (1, 1, name) -> table record; moved by Migrate
+  kNextTableId = 2,     // (1, 2) -> 8-byte little-endian counter
+  kTags = 3,            // (1, 3, table_id) -> tag set
+  kPendingPurge = 4,    // (1, 4, table_id) -> purge marker
+  kTableByAccount = 5,  // (1, 5, account, name) -> table record
+  kFormat = 6,          // (1, 6) -> catalog format version, one byte
 };
 
 int64_t Part(CatalogPart p) { return static_cast<int64_t>(p); }
@@ -401,6 +408,8 @@ std::string EncodeTableInfo(const TableInfo& t) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
+  w.Key("account");
+  WriteStr(w, t.account);
   w.Key("name");
   WriteStr(w, t.name);
   w.Key("id");
@@ -525,6 +534,10 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   d.Parse(bytes.data() + 1, bytes.size() - 1);
   if (d.HasParseError() || !d.IsObject()) return Corrupt("not a JSON object");
   TableInfo t;
+  // Absent in records written before tables had accounts: those are the shared account's.
+  if (d.HasMember("account")) {
+    FDYNO_ASSIGN_OR_RETURN(t.account, Str(d, "account"));
+  }
   FDYNO_ASSIGN_OR_RETURN(t.name, Str(d, "name"));
   FDYNO_ASSIGN_OR_RETURN(t.id, Int(d, "id"));
   FDYNO_ASSIGN_OR_RETURN(t.uuid, Str(d, "uuid"));
@@ -635,8 +648,14 @@ Result<std::vector<Tag>> DecodeTags(std::string_view bytes) {
 Catalog::Catalog(Clock* clock, CatalogOptions options)
     : clock_(clock), options_(options), cache_(std::make_shared<Cache>()) {}
 
-std::string Catalog::TableKey(std::string_view name) {
+std::string Catalog::TableKey(std::string_view account, std::string_view name) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTableByAccount), account, name});
+}
+std::string Catalog::LegacyTableKey(std::string_view name) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTableByName), name});
+}
+std::string Catalog::FormatKey() {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kFormat)});
 }
 std::string Catalog::TagsKey(int64_t table_id) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTags), table_id});
@@ -646,6 +665,90 @@ std::string Catalog::PendingPurgeKey(int64_t table_id) {
 }
 std::string Catalog::NextTableIdKey() {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kNextTableId)});
+}
+
+namespace {
+
+// The cache's key of (account, name): the account's length first, so that no two pairs meet.
+std::string CacheKey(std::string_view account, std::string_view name) {
+  std::string key = std::to_string(account.size());
+  key += ':';
+  key += account;
+  key += name;
+  return key;
+}
+
+// The table names in `space` from key `begin` on, at most `limit`, each decoded from its key's
+// tuple (inside `space`) by `decode`; `more` when names are left after them.
+template <typename Page, typename Decode>
+Result<Page> NamePage(kv::Transaction& txn, const kv::Subspace& space, const std::string& begin,
+                      int limit, const Decode& decode) {
+  kv::RangeOptions opts;
+  opts.limit = limit + 1;
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult range, txn.GetRange(begin, space.Range().second, opts));
+  Page page;
+  for (const auto& kv : range.kvs) {
+    if (static_cast<int>(page.names.size()) == limit) {
+      page.more = true;
+      break;
+    }
+    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, space.Unpack(kv.key));
+    FDYNO_ASSIGN_OR_RETURN(auto name, decode(t));
+    page.names.push_back(std::move(name));
+  }
+  return page;
+}
+
+// One migration step: moves up to `batch` format 1 records to the shared account; when none is
+// left, records the format. Returns the number moved (0: the catalog is current).
+Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(Catalog::FormatKey()));
+  if (format) {
+    if (format->size() != 1) return Error::Internal("catalog format key is malformed");
+    const auto version = static_cast<uint8_t>((*format)[0]);
+    if (version > kCatalogFormat) {
+      return Error::Internal("catalog format " + std::to_string(version) +
+                             " is newer than this binary's (" + std::to_string(kCatalogFormat) +
+                             "): use a newer fdyno");
+    }
+  }
+  const kv::Subspace legacy = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByName)});
+  const auto [begin, end] = legacy.Range();
+  kv::RangeOptions opts;
+  opts.limit = batch;
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult range, txn.GetRange(begin, end, opts));
+  for (const kv::KeyValue& kv : range.kvs) {
+    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, legacy.Unpack(kv.key));
+    FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(0));
+    const std::string key = Catalog::TableKey(kSharedAccount, name);
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> taken, txn.Get(key));
+    if (taken) {
+      return Error::Internal("catalog migration: table " + name + " exists both before and " +
+                             "after accounts; both records are left in place");
+    }
+    txn.Set(key, kv.value);  // unchanged: a record without "account" is the shared account's
+    txn.Clear(kv.key);
+  }
+  if (range.kvs.empty() && format != std::string(1, static_cast<char>(kCatalogFormat))) {
+    txn.Set(Catalog::FormatKey(), std::string(1, static_cast<char>(kCatalogFormat)));
+  }
+  if (!range.kvs.empty()) {
+    txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), kv::EncodeCounter(1));
+  }
+  return static_cast<int>(range.kvs.size());
+}
+
+}  // namespace
+
+Result<int> Catalog::Migrate(kv::Database& db, int batch) {
+  int moved = 0;
+  while (true) {
+    FDYNO_ASSIGN_OR_RETURN(int n, kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) {
+                             return MigrateBatch(txn, batch);
+                           }));
+    if (n == 0) return moved;
+    moved += n;
+  }
 }
 
 Result<uint64_t> Catalog::ReadVersion(kv::Transaction& txn) {
@@ -658,23 +761,28 @@ void Catalog::BumpVersion(kv::Transaction& txn) {
 }
 
 Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
+                                                       std::string_view account,
                                                        std::string_view name) {
   FDYNO_ASSIGN_OR_RETURN(uint64_t version, ReadVersion(txn));
+  const std::string cache_key = CacheKey(account, name);
   std::shared_ptr<Cache> cache;
   {
     std::lock_guard<std::mutex> lock(mu_);
     cache = cache_;
   }
   if (cache->version == version) {
-    auto it = cache->tables.find(name);
+    auto it = cache->tables.find(cache_key);
     if (it != cache->tables.end()) return it->second;
   }
   // Not cached at this version: read the record in this transaction. The version read above
   // guarantees the record belongs to `version` (every record change bumps it).
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TableKey(name)));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TableKey(account, name)));
   std::shared_ptr<const TableInfo> info;
   if (bytes) {
     FDYNO_ASSIGN_OR_RETURN(TableInfo decoded, DecodeTableInfo(*bytes));
+    if (decoded.account != account || decoded.name != name) {
+      return Error::Internal("catalog record of " + std::string(name) + " names another table");
+    }
     info = std::make_shared<const TableInfo>(std::move(decoded));
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -686,7 +794,7 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
   // Copy-on-write: readers holding the old map keep a consistent snapshot.
   auto next = stale ? std::make_shared<Cache>() : std::make_shared<Cache>(*cache_);
   next->version = version;
-  if (next->tables.emplace(std::string(name), info).second && !info) ++next->absent;
+  if (next->tables.emplace(cache_key, info).second && !info) ++next->absent;
   cache_ = std::move(next);
   return info;
 }
@@ -697,9 +805,10 @@ size_t Catalog::CachedNames() {
 }
 
 Result<std::shared_ptr<const TableInfo>> Catalog::FindCreated(kv::Transaction& txn,
+                                                              std::string_view account,
                                                               std::string_view name,
                                                               std::string_view uuid) {
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, Find(txn, name));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, Find(txn, account, name));
   if (t && !uuid.empty() && t->uuid == uuid) return t;
   return std::shared_ptr<const TableInfo>();
 }
@@ -707,7 +816,8 @@ Result<std::shared_ptr<const TableInfo>> Catalog::FindCreated(kv::Transaction& t
 Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, TableInfo info,
                                                          const std::vector<Tag>& tags,
                                                          std::string_view uuid) {
-  const std::string key = TableKey(info.name);
+  if (info.account.empty()) return Error::Internal("a table must belong to an account");
+  const std::string key = TableKey(info.account, info.name);
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> existing, txn.Get(key));
   if (existing) return Error::ResourceInUse("Table already exists: " + info.name);
   // The id counter is read (not blindly added) so that concurrent creates conflict and each
@@ -731,42 +841,44 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, T
 }
 
 Status Catalog::Update(kv::Transaction& txn, const TableInfo& info) {
-  txn.Set(TableKey(info.name), EncodeTableInfo(info));
+  txn.Set(TableKey(info.account, info.name), EncodeTableInfo(info));
   BumpVersion(txn);
   return Status::Ok();
 }
 
 Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info) {
-  txn.Clear(TableKey(info.name));
+  txn.Clear(TableKey(info.account, info.name));
   txn.Clear(TagsKey(info.id));
   txn.Set(PendingPurgeKey(info.id), std::string(1, static_cast<char>(kPurgeMarkerVersion)));
   BumpVersion(txn);
   return Status::Ok();
 }
 
-Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view exclusive_start,
-                                    int limit) {
-  kv::Subspace by_name = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByName)});
-  auto [begin, end] = by_name.Range();
-  if (!exclusive_start.empty()) {
-    // First key after the start name's key: the packed name followed by 0x00 sorts after it
-    // and before every other name that extends it.
-    begin = by_name.Pack(kv::Tuple{exclusive_start}) + std::string(1, '\0');
-  }
-  kv::RangeOptions opts;
-  opts.limit = limit + 1;
-  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult range, txn.GetRange(begin, end, opts));
-  TableNamePage page;
-  for (const auto& kv : range.kvs) {
-    if (static_cast<int>(page.names.size()) == limit) {
-      page.more = true;
-      break;
-    }
-    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, by_name.Unpack(kv.key));
-    FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(0));
-    page.names.push_back(std::move(name));
-  }
-  return page;
+Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view account,
+                                    std::string_view exclusive_start, int limit) {
+  const kv::Subspace by_name =
+      layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByAccount), account});
+  // After the start name: its packed key followed by 0x00 sorts after it and before every
+  // other name that extends it.
+  const std::string begin = exclusive_start.empty()
+                                ? by_name.Range().first
+                                : by_name.Pack(kv::Tuple{exclusive_start}) + '\0';
+  return NamePage<TableNamePage>(txn, by_name, begin, limit,
+                                 [](const kv::Tuple& t) { return t.GetString(0); });
+}
+
+Result<QualifiedNamePage> Catalog::ListAll(kv::Transaction& txn, const QualifiedName* after,
+                                           int limit) {
+  const kv::Subspace all = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByAccount)});
+  const std::string begin = after == nullptr
+                                ? all.Range().first
+                                : all.Pack(kv::Tuple{after->account, after->name}) + '\0';
+  return NamePage<QualifiedNamePage>(
+      txn, all, begin, limit, [](const kv::Tuple& t) -> Result<QualifiedName> {
+        FDYNO_ASSIGN_OR_RETURN(std::string account, t.GetString(0));
+        FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(1));
+        return QualifiedName{std::move(account), std::move(name)};
+      });
 }
 
 Result<std::vector<Tag>> Catalog::GetTags(kv::Transaction& txn, int64_t table_id) {

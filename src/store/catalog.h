@@ -2,8 +2,11 @@
 // tags, stored in the catalog subspace (store/layout.h) and described in
 // docs/format/catalog.md.
 //
-// Tables are global to the database (like DynamoDB Local): a name is unique across callers;
-// ARNs are rendered with the caller's account by the API layer.
+// Tables belong to an account, as in DynamoDB: a table is named by (account, name), so two
+// accounts may each have a table of the same name and neither sees the other's. Open mode gives
+// every caller the one account kSharedAccount, so its callers share one namespace (like
+// DynamoDB Local's shared database). A catalog written before tables had accounts holds every
+// table under kSharedAccount once Catalog::Migrate has run (docs/format/catalog.md).
 //
 // Every table gets a fresh numeric id from a counter in its create transaction; all its data
 // lives under layout::Table(id), so a dropped and recreated table never sees old keys.
@@ -38,6 +41,10 @@
 #include "model/key_schema.h"
 
 namespace fdyno::store {
+
+// The account of every open-mode caller (http's kOpenModeAccount), and the owner of every table,
+// backup and stream written before tables belonged to accounts. Persisted: never change it.
+inline constexpr std::string_view kSharedAccount = "000000000001";
 
 // Key attribute types and key schemas are the model's (model/key_schema.h); the catalog
 // record stores the type as its name ("S", "N", "B").
@@ -177,7 +184,8 @@ struct Tag {
 
 // Everything the catalog knows about one table.
 struct TableInfo {
-  std::string name;
+  std::string account = std::string(kSharedAccount);  // the owner: 12 digits
+  std::string name;                                   // unique within the account
   int64_t id = 0;
   std::string uuid;  // DescribeTable's TableId
   int64_t creation_ms = 0;
@@ -222,6 +230,18 @@ struct TableNamePage {
   bool more = false;  // names exist after the last one returned
 };
 
+// A table's name with its account: what the catalog keys a table by.
+struct QualifiedName {
+  std::string account;
+  std::string name;
+  bool operator==(const QualifiedName&) const = default;
+};
+
+struct QualifiedNamePage {
+  std::vector<QualifiedName> names;  // in (account, name) order
+  bool more = false;
+};
+
 // A new table's uuid (DescribeTable's TableId), for a create request to choose before its
 // first attempt (see Catalog::FindCreated).
 std::string NewTableUuid();
@@ -235,30 +255,47 @@ class Catalog {
  public:
   explicit Catalog(Clock* clock = Clock::Real(), CatalogOptions options = {});
 
-  // The table named `name` as of `txn`'s snapshot, or null when there is none. Adds a read
-  // conflict on the metadata version key (see the header comment).
-  Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, std::string_view name);
+  // Brings the catalog of `db` to this binary's format before anything else uses it (at
+  // start-up): a catalog written before accounts has its tables moved, record bytes unchanged,
+  // to kSharedAccount, at most `batch` per transaction (resumable after a crash; idempotent).
+  // Never overwrites: a legacy name that kSharedAccount already has fails (InternalServerError)
+  // with both left in place, as does a catalog format newer than this binary's. Returns the
+  // number of tables moved.
+  static Result<int> Migrate(kv::Database& db, int batch = 100);
 
-  // Creates `info` (id, uuid and creation time are assigned here, next_index_id and index ids
-  // too) with `tags`. `uuid`: the one the request chose with NewTableUuid (empty: a new one;
-  // info.uuid is never kept, a restored plan carries its source's). ResourceInUseException
-  // "Table already exists: <name>" when the name is taken. Returns what was stored.
+  // The table `name` of `account` as of `txn`'s snapshot, or null when there is none. Adds a
+  // read conflict on the metadata version key (see the header comment).
+  Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, std::string_view account,
+                                                std::string_view name);
+
+  // Creates `info` in info.account (id, uuid and creation time are assigned here,
+  // next_index_id and index ids too) with `tags`. `uuid`: the one the request chose with
+  // NewTableUuid (empty: a new one; info.uuid is never kept, a restored plan carries its
+  // source's). ResourceInUseException "Table already exists: <name>" when the account has the
+  // name. Returns what was stored.
   Result<std::shared_ptr<const TableInfo>> Create(kv::Transaction& txn, TableInfo info,
                                                   const std::vector<Tag>& tags,
                                                   std::string_view uuid = {});
-  // The table `name` when it is the one created with `uuid`, else null. A create request
-  // chooses its uuid once, before its first attempt; after an ambiguous commit its retry
+  // The table `name` of `account` when it is the one created with `uuid`, else null. A create
+  // request chooses its uuid once, before its first attempt; after an ambiguous commit its retry
   // finds here the table its earlier attempt made, instead of "Table already exists".
-  Result<std::shared_ptr<const TableInfo>> FindCreated(kv::Transaction& txn, std::string_view name,
+  Result<std::shared_ptr<const TableInfo>> FindCreated(kv::Transaction& txn,
+                                                       std::string_view account,
+                                                       std::string_view name,
                                                        std::string_view uuid);
-  // Replaces the record of an existing table (same name and id).
+  // Replaces the record of an existing table (same account, name and id).
   Status Update(kv::Transaction& txn, const TableInfo& info);
   // Removes the table from the catalog, with its tags, and records its id as pending purge;
   // its data is removed afterwards by PurgeDropped. The name is free once this commits.
   Status Drop(kv::Transaction& txn, const TableInfo& info);
 
-  // Table names in order after `exclusive_start` (all when empty), at most `limit`.
-  Result<TableNamePage> List(kv::Transaction& txn, std::string_view exclusive_start, int limit);
+  // The table names of `account` in order after `exclusive_start` (all when empty), at most
+  // `limit`.
+  Result<TableNamePage> List(kv::Transaction& txn, std::string_view account,
+                             std::string_view exclusive_start, int limit);
+  // Every account's tables in (account, name) order after `after` (from the first when null),
+  // at most `limit`: for the background workers, which serve every table.
+  Result<QualifiedNamePage> ListAll(kv::Transaction& txn, const QualifiedName* after, int limit);
 
   // Tags of table `table_id` in key order.
   Result<std::vector<Tag>> GetTags(kv::Transaction& txn, int64_t table_id);
@@ -274,7 +311,11 @@ class Catalog {
   size_t CachedNames();
 
   // The record keys (exposed for tests and tools).
-  static std::string TableKey(std::string_view name);
+  static std::string TableKey(std::string_view account, std::string_view name);
+  // Where catalog format 1 (before accounts) kept the record of table `name`; only Migrate and
+  // the tests that write such a catalog use it.
+  static std::string LegacyTableKey(std::string_view name);
+  static std::string FormatKey();
   static std::string TagsKey(int64_t table_id);
   static std::string PendingPurgeKey(int64_t table_id);
   static std::string NextTableIdKey();
@@ -283,7 +324,8 @@ class Catalog {
   // A snapshot of what this process knows at one metadata version.
   struct Cache {
     uint64_t version = 0;
-    std::map<std::string, std::shared_ptr<const TableInfo>, std::less<>> tables;  // null: absent
+    // By CacheKey(account, name); null: absent.
+    std::map<std::string, std::shared_ptr<const TableInfo>, std::less<>> tables;
     size_t absent = 0;  // null entries in `tables`, at most kMaxCachedAbsentNames
   };
   static constexpr size_t kMaxCachedAbsentNames = 256;

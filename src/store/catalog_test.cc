@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "kv/engines/embedded/embedded.h"
 #include "kv/run.h"
@@ -17,8 +20,12 @@
 namespace fdyno::store {
 namespace {
 
-TableInfo SimpleTable(std::string name) {
+constexpr std::string_view kAccountA = "111111111111";
+constexpr std::string_view kAccountB = "222222222222";
+
+TableInfo SimpleTable(std::string name, std::string_view account = kSharedAccount) {
   TableInfo t;
+  t.account = std::string(account);
   t.name = std::move(name);
   t.attribute_definitions = {{"pk", ScalarType::kS}, {"sk", ScalarType::kN}};
   t.key_schema.hash = {"pk", ScalarType::kS};
@@ -62,12 +69,15 @@ class CatalogTest : public ::testing::TestWithParam<std::string> {
     return Run(
         [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Create(txn, info, tags); });
   }
-  Result<std::shared_ptr<const TableInfo>> Find(Catalog& catalog, const std::string& name) {
-    return Run([&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Find(txn, name); });
+  Result<std::shared_ptr<const TableInfo>> Find(Catalog& catalog, const std::string& name,
+                                                std::string_view account = kSharedAccount) {
+    return Run(
+        [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Find(txn, account, name); });
   }
-  Status Drop(Catalog& catalog, const std::string& name) {
+  Status Drop(Catalog& catalog, const std::string& name,
+              std::string_view account = kSharedAccount) {
     return Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(txn, name));
+      FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(txn, account, name));
       if (!info) return Error::ResourceNotFound(name);
       return catalog.Drop(txn, *info);
     });
@@ -200,7 +210,7 @@ TEST_P(CatalogTest, CacheIsInvalidatedByAnotherCatalogsChange) {
   EXPECT_EQ(Find(a, "t1")->get(), cached->get());
 
   ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-                FDYNO_ASSIGN_OR_RETURN(auto info, b.Find(txn, "t1"));
+                FDYNO_ASSIGN_OR_RETURN(auto info, b.Find(txn, kSharedAccount, "t1"));
                 TableInfo changed = *info;
                 changed.throughput.read_capacity_units = 42;
                 return b.Update(txn, changed);
@@ -230,7 +240,7 @@ TEST_P(CatalogTest, WriterConflictsWithConcurrentDrop) {
   // An item write that read the metadata (from the cache) before the table was dropped must
   // not commit.
   auto writer = db_->CreateTransaction();
-  auto info = a.Find(*writer, "t1");
+  auto info = a.Find(*writer, kSharedAccount, "t1");
   ASSERT_TRUE(info.ok());
   ASSERT_NE(*info, nullptr);
   writer->Set(layout::Items((*info)->id).Pack(kv::Tuple{"k"}), "v");
@@ -247,8 +257,9 @@ TEST_P(CatalogTest, ListPagesInNameOrder) {
     ASSERT_TRUE(Create(catalog, SimpleTable(name)).ok());
   }
   auto list = [&](std::string start, int limit) {
-    return Run(
-        [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.List(txn, start, limit); });
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return catalog.List(txn, kSharedAccount, start, limit);
+    });
   };
   auto all = list("", 100);
   ASSERT_TRUE(all.ok());
@@ -321,9 +332,193 @@ TEST_P(CatalogTest, ConcurrentCreatesGetDistinctIdsAndOneWinsAName) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kPerThread + 1));
   EXPECT_EQ(same_name_wins, 1);
   EXPECT_EQ(same_name_in_use, kThreads - 1);
-  auto all = Run([&](kv::Transaction& txn, const kv::Attempt&) { return a.List(txn, "", 100); });
+  auto all = Run([&](kv::Transaction& txn, const kv::Attempt&) {
+    return a.List(txn, kSharedAccount, "", 100);
+  });
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->names.size(), static_cast<size_t>(kThreads * kPerThread + 1));
+}
+
+// Tables belong to accounts: the same name in two accounts is two tables, each found, listed,
+// dropped and recreated in its own account only.
+TEST_P(CatalogTest, TheSameNameInTwoAccountsIsTwoTables) {
+  Catalog catalog;
+  auto in_a = Create(catalog, SimpleTable("orders", kAccountA), {{"owner", "a"}});
+  ASSERT_TRUE(in_a.ok()) << in_a.error().message;
+  auto in_b = Create(catalog, SimpleTable("orders", kAccountB), {{"owner", "b"}});
+  ASSERT_TRUE(in_b.ok()) << in_b.error().message;
+  EXPECT_NE((*in_a)->id, (*in_b)->id);
+  EXPECT_EQ((*in_a)->account, kAccountA);
+  EXPECT_EQ((*in_b)->account, kAccountB);
+  ASSERT_TRUE(Create(catalog, SimpleTable("only-a", kAccountA)).ok());
+  auto again = Create(catalog, SimpleTable("orders", kAccountB));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().type, ErrorType::kResourceInUse);
+
+  // Every by-name lookup is the account's own; another catalog (process) agrees.
+  Catalog other;
+  for (Catalog* c : {&catalog, &other}) {
+    EXPECT_EQ((*Find(*c, "orders", kAccountA))->id, (*in_a)->id);
+    EXPECT_EQ((*Find(*c, "orders", kAccountB))->id, (*in_b)->id);
+    EXPECT_EQ(*Find(*c, "only-a", kAccountB), nullptr);
+    EXPECT_EQ(*Find(*c, "orders"), nullptr);  // nor the shared account's
+  }
+  auto list = [&](std::string_view account) {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return catalog.List(txn, account, "", 100);
+    });
+  };
+  EXPECT_EQ(list(kAccountA)->names, (std::vector<std::string>{"only-a", "orders"}));
+  EXPECT_EQ(list(kAccountB)->names, (std::vector<std::string>{"orders"}));
+  EXPECT_TRUE(list(kSharedAccount)->names.empty());
+  auto tags = Run(
+      [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.GetTags(txn, (*in_b)->id); });
+  EXPECT_EQ(*tags, (std::vector<Tag>{{"owner", "b"}}));
+
+  // Dropping A's leaves B's, and A may create the name again.
+  ASSERT_TRUE(Drop(catalog, "orders", kAccountA).ok());
+  EXPECT_EQ(*Find(other, "orders", kAccountA), nullptr);
+  EXPECT_EQ((*Find(other, "orders", kAccountB))->id, (*in_b)->id);
+  EXPECT_TRUE(Create(catalog, SimpleTable("orders", kAccountA)).ok());
+}
+
+// ListAll serves the background workers: every account's tables, in (account, name) order,
+// in pages.
+TEST_P(CatalogTest, ListAllPagesThroughEveryAccount) {
+  Catalog catalog;
+  for (auto [account, name] : std::vector<std::pair<std::string_view, std::string>>{
+           {kAccountB, "b1"}, {kAccountA, "x"}, {kSharedAccount, "s"}, {kAccountA, "a"}}) {
+    ASSERT_TRUE(Create(catalog, SimpleTable(name, account)).ok());
+  }
+  std::vector<QualifiedName> seen;
+  std::optional<QualifiedName> after;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto page = Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return catalog.ListAll(txn, after ? &*after : nullptr, 3);
+    });
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    seen.insert(seen.end(), page->names.begin(), page->names.end());
+    if (!page->more) break;
+    after = page->names.back();
+  }
+  const std::string shared(kSharedAccount), a(kAccountA), b(kAccountB);
+  EXPECT_EQ(seen, (std::vector<QualifiedName>{{shared, "s"}, {a, "a"}, {a, "x"}, {b, "b1"}}));
+}
+
+// ---- catalogs written before accounts (format 1) --------------------------------------------
+
+// What a binary from before accounts wrote for `info`: its record, without the "account"
+// member (which every later record starts with), under (1, 1, name).
+void WriteLegacyTable(kv::Transaction& txn, const TableInfo& info) {
+  std::string record = EncodeTableInfo(info);
+  const std::string member = "\"account\":\"" + info.account + "\",";
+  const size_t at = record.find(member);
+  ASSERT_EQ(at, 2u) << record;  // version byte, '{', then the member
+  record.erase(at, member.size());
+  txn.Set(Catalog::LegacyTableKey(info.name), record);
+}
+
+// A format 1 catalog as a binary from before accounts left it: tables created through the id
+// counter, one with tags, one with a version 1 record, one dropped and pending purge.
+void WriteLegacyCatalog(kv::Database& db, int tables) {
+  auto st = kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+    for (int i = 1; i <= tables; ++i) {
+      TableInfo t = SimpleTable("legacy-" + std::to_string(i));
+      t.id = i;
+      t.uuid = "uuid-" + std::to_string(i);
+      WriteLegacyTable(txn, t);
+    }
+    txn.Set(Catalog::LegacyTableKey("v1"),
+            "\x01{\"name\":\"v1\",\"id\":" + std::to_string(tables + 1) +
+                ",\"uuid\":\"u\",\"creation_ms\":1,\"status\":\"ACTIVE\","
+                "\"attribute_definitions\":[{\"name\":\"pk\",\"type\":\"S\"}],"
+                "\"key_schema\":{\"hash\":{\"name\":\"pk\",\"type\":\"S\"}},"
+                "\"billing_mode\":\"PAY_PER_REQUEST\",\"throughput\":{\"read\":0,\"write\":0},"
+                "\"local_indexes\":[],\"global_indexes\":[],"
+                "\"stream\":{\"enabled\":false,\"view_type\":\"KEYS_ONLY\",\"label\":\"\"},"
+                "\"sse\":{\"enabled\":false,\"kms_master_key_id\":\"\"},"
+                "\"table_class\":\"STANDARD\",\"next_index_id\":1}");
+    txn.Set(Catalog::TagsKey(1), EncodeTags({{"k", "v"}}));
+    txn.Set(Catalog::PendingPurgeKey(tables + 2), std::string(1, '\x01'));
+    txn.Set(Catalog::NextTableIdKey(), kv::EncodeCounter(tables + 2));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+}
+
+TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) {
+  constexpr int kTables = 7;
+  WriteLegacyCatalog(*db_, kTables);
+  Catalog catalog;
+  // Looked up (and cached absent) before the migration: the migration's version bump refreshes.
+  EXPECT_EQ(*Find(catalog, "legacy-1"), nullptr);
+
+  auto moved = Catalog::Migrate(*db_, /*batch=*/3);  // three transactions and the last
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  EXPECT_EQ(*moved, kTables + 1);
+  for (int i = 1; i <= kTables; ++i) {
+    auto t = Find(catalog, "legacy-" + std::to_string(i));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_NE(*t, nullptr) << i;
+    EXPECT_EQ((*t)->id, i);
+    EXPECT_EQ((*t)->uuid, "uuid-" + std::to_string(i));
+    EXPECT_EQ((*t)->account, kSharedAccount);
+    EXPECT_EQ(*Find(catalog, "legacy-" + std::to_string(i), kAccountA), nullptr);
+  }
+  EXPECT_EQ((*Find(catalog, "v1"))->id, kTables + 1);
+  auto state = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
+    FDYNO_ASSIGN_OR_RETURN(std::vector<Tag> tags, catalog.GetTags(txn, 1));
+    EXPECT_EQ(tags, (std::vector<Tag>{{"k", "v"}}));
+    auto [begin, end] = layout::Catalog().Range(kv::Tuple{int64_t{1}});
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult legacy, txn.GetRange(begin, end));
+    EXPECT_TRUE(legacy.kvs.empty()) << "format 1 records left behind";
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(Catalog::FormatKey()));
+    EXPECT_EQ(format, std::string(1, '\x02'));
+    return true;
+  });
+  ASSERT_TRUE(state.ok()) << state.error().message;
+
+  // Once migrated, nothing moves again; new ids follow the old counter; the dropped table's
+  // purge completes.
+  EXPECT_EQ(*Catalog::Migrate(*db_), 0);
+  auto next = Create(catalog, SimpleTable("after", kAccountA));
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ((*next)->id, kTables + 3);
+  EXPECT_EQ(*catalog.PurgeDropped(*db_), 1);
+}
+
+TEST_P(CatalogTest, MigrateNeverOverwritesATableOfTheSharedAccount) {
+  Catalog catalog;
+  ASSERT_TRUE(Create(catalog, SimpleTable("t")).ok());
+  auto st = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+    TableInfo old = SimpleTable("t");
+    old.id = 99;
+    WriteLegacyTable(txn, old);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok());
+  auto moved = Catalog::Migrate(*db_);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_EQ(moved.error().type, ErrorType::kInternalServerError);
+  EXPECT_NE(moved.error().message.find("table t exists both before and after"), std::string::npos)
+      << moved.error().message;
+  EXPECT_EQ((*Find(catalog, "t"))->id, 1);
+  auto legacy = Run([&](kv::Transaction& txn, const kv::Attempt&) {
+    return txn.Get(Catalog::LegacyTableKey("t"));
+  });
+  EXPECT_TRUE(legacy->has_value());
+}
+
+TEST_P(CatalogTest, MigrateRefusesACatalogFormatNewerThanItKnows) {
+  auto st = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+    txn.Set(Catalog::FormatKey(), std::string(1, '\x03'));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok());
+  auto moved = Catalog::Migrate(*db_);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.error().message.find("catalog format 3 is newer"), std::string::npos)
+      << moved.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
@@ -347,11 +542,12 @@ TEST(CatalogFormatTest, VersionOneRecordsStillRead) {
   EXPECT_EQ(t->stream.stream_id, 0);
   EXPECT_EQ(t->stream.slots, 1);
   EXPECT_EQ(t->ttl.status, TtlStatus::kDisabled);
+  EXPECT_EQ(t->account, kSharedAccount);  // written before accounts
   EXPECT_EQ(EncodeTableInfo(*t)[0], '\x02');
 }
 
 TEST(CatalogFormatTest, RoundTripAndFailClosed) {
-  TableInfo t = SimpleTable("x.y-z");
+  TableInfo t = SimpleTable("x.y-z", kAccountB);
   t.id = 77;
   t.uuid = "0b3e4a4e-1111-4222-8333-444455556666";
   t.creation_ms = 123;

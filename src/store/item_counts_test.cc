@@ -114,7 +114,9 @@ TEST_F(ItemCountsTest, BackfillingIndexJournalsPerItemAndAPageTakesItsRange) {
     return ItemKey(t.id, model::EncodeKeyValue(S(pk)), nullptr);
   };
   // A page over the items' whole key range takes every delta: -1 + 1 - 1.
-  auto [items_begin, items_end] = layout::Items(t.id).Range();
+  const auto items = layout::Items(t.id).Range();  // not bound: clang 14 cannot capture bindings
+  const auto& items_begin = items.first;
+  const auto& items_end = items.second;
   auto taken = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
     return TakeBackfillJournal(tx, t.id, 1, items_begin, items_end);
   });

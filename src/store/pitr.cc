@@ -11,7 +11,10 @@ namespace {
 
 // Persisted (docs/format/pitr.md): never renumber.
 constexpr uint8_t kUndoRecordVersion = 1;
-constexpr uint8_t kJobVersion = 1;
+// Restore job versions: 2 adds the account of the source and target tables (a version 1 job's
+// are the shared account's). Persisted.
+constexpr uint8_t kJobVersion1 = 1;
+constexpr uint8_t kJobVersion = 2;
 constexpr int64_t kPitrJobPart = 6;  // under the backups root (docs/format/backups.md)
 constexpr uint8_t kFrameWhole = 1;
 constexpr uint8_t kFrameHead = 2;
@@ -287,6 +290,7 @@ std::string EncodePitrRestoreJob(const PitrRestoreJob& job) {
   PutLengthPrefixed(out, job.next_key);
   PutLengthPrefixed(out, job.undo_end);
   PutU64(out, static_cast<uint64_t>(job.items));
+  PutLengthPrefixed(out, job.account);
   return out;
 }
 
@@ -295,14 +299,18 @@ Result<PitrRestoreJob> DecodePitrRestoreJob(std::string_view bytes) {
   uint8_t version = 0, phase = 0;
   uint64_t table_id = 0, source_id = 0, epoch = 0, time = 0, items = 0;
   std::string_view name, source, next_key, undo_end;
-  if (!in.U8(version) || version != kJobVersion) return Corrupt("restore job version");
+  std::string_view account = kSharedAccount;
+  if (!in.U8(version) || (version != kJobVersion && version != kJobVersion1)) {
+    return Corrupt("restore job version");
+  }
   if (!in.U64(table_id) || !in.LengthPrefixed(name) || !in.U64(source_id) ||
       !in.LengthPrefixed(source) || !in.U64(epoch) || !in.U64(time) || !in.U8(phase) || phase > 1 ||
       !in.LengthPrefixed(next_key) || !in.LengthPrefixed(undo_end) || !in.U64(items) ||
-      !in.done()) {
+      (version != kJobVersion1 && !in.LengthPrefixed(account)) || !in.done()) {
     return Corrupt("restore job");
   }
   PitrRestoreJob job;
+  job.account = std::string(account);
   job.table_id = static_cast<int64_t>(table_id);
   job.table_name = std::string(name);
   job.source_id = static_cast<int64_t>(source_id);

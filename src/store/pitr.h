@@ -139,6 +139,7 @@ struct PitrRestoreJob {
   std::string next_key;  // source item key the next copy batch starts at; empty: the first
   std::string undo_end;
   int64_t items = 0;  // items copied, then records undone, so far
+  std::string account = std::string(kSharedAccount);  // of both tables
   bool operator==(const PitrRestoreJob&) const = default;
 };
 

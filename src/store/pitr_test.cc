@@ -89,6 +89,18 @@ TEST_F(PitrTest, RecordsAndJobsRoundTripAndFailClosed) {
   EXPECT_EQ(*job_back, job);
   std::string bad_job = EncodePitrRestoreJob(job);
   EXPECT_FALSE(DecodePitrRestoreJob(bad_job.substr(0, bad_job.size() - 1)).ok());
+
+  // The job keeps its tables' account; a version 1 job (before accounts) ends before it and is
+  // the shared account's.
+  job.account = "222222222222";
+  const std::string bytes = EncodePitrRestoreJob(job);
+  EXPECT_EQ(*DecodePitrRestoreJob(bytes), job);
+  std::string v1 = bytes.substr(0, bytes.size() - 4 - job.account.size());
+  v1[0] = '\x01';
+  Result<PitrRestoreJob> older = DecodePitrRestoreJob(v1);
+  ASSERT_TRUE(older.ok()) << older.error().message;
+  EXPECT_EQ(older->account, kSharedAccount);
+  EXPECT_EQ(older->items, 12);
 }
 
 TEST_F(PitrTest, EveryChangeKeepsWhatUndoesItInCommitOrder) {

@@ -14,7 +14,10 @@ namespace fdyno::store {
 namespace {
 
 // Persisted (docs/format/streams.md): never renumber.
-constexpr uint8_t kStreamInfoVersion = 1;
+// Stream record versions: 2 adds the owner's account (a version 1 record is the shared
+// account's). Persisted.
+constexpr uint8_t kStreamInfoVersion1 = 1;
+constexpr uint8_t kStreamInfoVersion = 2;
 constexpr uint8_t kRecordVersion = 1;
 constexpr int64_t kInfoPart = 1;
 constexpr int64_t kRecordPart = 2;
@@ -83,6 +86,7 @@ std::string EncodeStreamInfo(const StreamInfo& info) {
   PutU64(out, static_cast<uint64_t>(info.created_ms));
   PutU32(out, static_cast<uint32_t>(info.slots));
   PutU64(out, static_cast<uint64_t>(info.disabled_ms));
+  PutLengthPrefixed(out, info.account);
   return out;
 }
 
@@ -93,7 +97,9 @@ Result<StreamInfo> DecodeStreamInfo(std::string_view bytes) {
   uint32_t slots = 0;
   std::string_view table_name, label;
   StreamInfo info;
-  if (!in.U8(version) || version != kStreamInfoVersion) return Corrupt("stream record version");
+  if (!in.U8(version) || (version != kStreamInfoVersion && version != kStreamInfoVersion1)) {
+    return Corrupt("stream record version");
+  }
   if (!in.U64(id) || !in.LengthPrefixed(table_name) || !in.U64(table_id) ||
       !in.LengthPrefixed(label) || !in.U8(view) || view > 3 ||
       !ReadAttribute(in, info.key_schema.hash) || !in.U8(has_range) || has_range > 1) {
@@ -103,10 +109,13 @@ Result<StreamInfo> DecodeStreamInfo(std::string_view bytes) {
     info.key_schema.range.emplace();
     if (!ReadAttribute(in, *info.key_schema.range)) return Corrupt("stream record range key");
   }
+  std::string_view account = kSharedAccount;
   if (!in.U64(created) || !in.U32(slots) || slots < 1 || slots > kMaxStreamSlots ||
-      !in.U64(disabled) || !in.done()) {
+      !in.U64(disabled) || (version != kStreamInfoVersion1 && !in.LengthPrefixed(account)) ||
+      !in.done()) {
     return Corrupt("stream record tail");
   }
+  info.account = std::string(account);
   info.id = static_cast<int64_t>(id);
   info.table_name = std::string(table_name);
   info.table_id = static_cast<int64_t>(table_id);
@@ -409,6 +418,7 @@ Status SyncStream(kv::Transaction& tx, const TableInfo* before, TableInfo* after
   }
   if (is && (!was || after->stream.label != before->stream.label)) {
     StreamInfo info;
+    info.account = after->account;
     info.table_name = after->name;
     info.table_id = after->id;
     info.label = after->stream.label;

@@ -55,6 +55,7 @@ enum class ChangeSource : uint8_t { kUser = 0, kTimeToLive = 1 };
 // A stream as stored.
 struct StreamInfo {
   int64_t id = 0;
+  std::string account = std::string(kSharedAccount);  // its table's
   std::string table_name;
   int64_t table_id = 0;
   std::string label;  // ISO 8601 creation time (LatestStreamLabel)

@@ -110,9 +110,29 @@ TEST(StreamsTest, StreamInfoRoundTripsAndFailsClosed) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, info);
   std::string bad = EncodeStreamInfo(info);
-  bad[0] = 2;
+  bad[0] = 3;
   EXPECT_FALSE(DecodeStreamInfo(bad).ok());
   EXPECT_FALSE(DecodeStreamInfo(EncodeStreamInfo(info) + "\x01").ok());
+}
+
+// A stream belongs to its table's account; a version 1 record (before accounts) ends before
+// the account and is the shared account's.
+TEST(StreamsTest, StreamInfoKeepsItsAccountAndVersionOneIsTheSharedAccounts) {
+  StreamInfo info;
+  info.id = 9;
+  info.account = "222222222222";
+  info.table_name = "t";
+  info.key_schema = Schema();
+  const std::string bytes = EncodeStreamInfo(info);
+  EXPECT_EQ(bytes[0], '\x02');
+  EXPECT_EQ(*DecodeStreamInfo(bytes), info);
+  std::string v1 = bytes.substr(0, bytes.size() - 4 - info.account.size());
+  v1[0] = '\x01';
+  Result<StreamInfo> older = DecodeStreamInfo(v1);
+  ASSERT_TRUE(older.ok()) << older.error().message;
+  EXPECT_EQ(older->account, kSharedAccount);
+  EXPECT_EQ(older->table_name, "t");
+  EXPECT_FALSE(DecodeStreamInfo(v1 + std::string(1, '\0')).ok());  // bytes left over
 }
 
 // Records larger than one engine value are split, and read back whole, in order.

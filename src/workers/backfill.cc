@@ -202,10 +202,10 @@ std::string BackfillCursorKey(int64_t table_id, int64_t index_id) {
 }
 
 Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
-                                const std::string& table_name, int64_t index_id,
+                                const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<StepResult> {
-    FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table_name));
+    FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table.account, table.name));
     if (!found) return StepResult{0, true};
     const store::TableInfo& info = *found;
     std::optional<IndexWork> index = WorkOf(info, index_id);
@@ -222,21 +222,22 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
                             const BackfillOptions& options) {
   // Which (table, index) pairs need work, as of one snapshot.
   struct Work {
-    std::string table;
+    store::QualifiedName table;
     int64_t index_id;
     std::string index_name;
     bool removal;
   };
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   std::vector<Work> work;
-  auto note = [&](const std::string& table, const auto& i) {
+  auto note = [&](const store::QualifiedName& table, const auto& i) {
     if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
       work.push_back({table, i.id, i.name, i.status == store::IndexStatus::kDeleting});
     }
   };
   for (const auto& info : tables) {
-    for (const auto& i : info->global_indexes) note(info->name, i);
-    for (const auto& v : info->vector_indexes) note(info->name, v);
+    const store::QualifiedName table{info->account, info->name};
+    for (const auto& i : info->global_indexes) note(table, i);
+    for (const auto& v : info->vector_indexes) note(table, v);
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
@@ -245,7 +246,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
     const auto start = std::chrono::steady_clock::now();
     auto last_log = start;
     int64_t items = 0;
-    spdlog::info("index {} of table {}: {} started", w.index_name, w.table, what);
+    spdlog::info("index {} of table {}: {} started", w.index_name, w.table.name, what);
     metrics.running.Add(1);
     while (true) {
       Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.index_id, options);
@@ -259,16 +260,16 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
       const auto now = std::chrono::steady_clock::now();
       if (r->finished) {
         if (!w.removal) metrics.finished.Add();
-        spdlog::info("index {} of table {}: {} finished: {} {} in {} ms{}", w.index_name, w.table,
-                     what, items, w.removal ? "keys cleared" : "items copied",
+        spdlog::info("index {} of table {}: {} finished: {} {} in {} ms{}", w.index_name,
+                     w.table.name, what, items, w.removal ? "keys cleared" : "items copied",
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
                      w.removal ? "" : ", index ACTIVE");
         break;
       }
       if (now - last_log >= kProgressLogPeriod) {
         last_log = now;
-        spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name, w.table,
-                     what, items, w.removal ? "keys cleared" : "items copied");
+        spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name,
+                     w.table.name, what, items, w.removal ? "keys cleared" : "items copied");
       }
     }
     metrics.running.Add(-1);

@@ -44,10 +44,10 @@ struct StepResult {
   bool finished = false;  // the index became ACTIVE, or was removed
 };
 
-// One page of work for index `index_id` of table `table_name` (backfill when CREATING and
+// One page of work for index `index_id` of table `table` (backfill when CREATING and
 // backfilling, removal when DELETING; nothing otherwise, finished=true).
 Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
-                                const std::string& table_name, int64_t index_id,
+                                const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options = {});
 
 // Steps every index of every table that needs work until none does. Returns steps run.

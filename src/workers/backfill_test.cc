@@ -27,6 +27,8 @@ using model::Item;
 
 AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 
+const store::QualifiedName kTable{std::string(store::kSharedAccount), "bf"};
+
 class BackfillTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,8 +42,9 @@ class BackfillTest : public ::testing::Test {
   }
 
   std::shared_ptr<const store::TableInfo> Table() {
-    auto r = kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, "bf"); });
+    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, store::kSharedAccount, "bf");
+    });
     EXPECT_TRUE(r.ok());
     return r.value();
   }
@@ -59,7 +62,7 @@ class BackfillTest : public ::testing::Test {
   // The write path of the item operations: item and maintained indexes in one transaction.
   void Write(const std::string& pk, std::optional<std::string> g) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
       std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
       FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
       std::optional<Item> old;
@@ -79,7 +82,7 @@ class BackfillTest : public ::testing::Test {
   // Deletes item `pk` through the same write path.
   void Delete(const std::string& pk) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
       std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
       FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
       if (!stored) return Status();
@@ -95,7 +98,7 @@ class BackfillTest : public ::testing::Test {
   store::ItemCounts Counts() {
     auto r =
         kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
           return store::ReadItemCounts(tx, *table);
         });
     EXPECT_TRUE(r.ok()) << r.error().message;
@@ -104,7 +107,7 @@ class BackfillTest : public ::testing::Test {
 
   void AddIndex() {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
       store::TableInfo info = *table;
       store::SecondaryIndex i;
       i.name = "gi";
@@ -172,7 +175,7 @@ TEST_F(BackfillTest, BackfillWithWritesBetweenPagesThenActiveThenDelete) {
     // Writes between pages (new and already-copied keys alike) keep the index exact.
     for (int w = 0; w < 3; ++w) Write("k" + std::to_string(rng() % 80), random_g());
     Delete("k" + std::to_string(rng() % 80));
-    auto r = RunIndexStep(*db_, catalog_, "bf", index_id, options);
+    auto r = RunIndexStep(*db_, catalog_, kTable, index_id, options);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ++steps;
     ASSERT_LE(r.value().items, options.page_items);
@@ -246,7 +249,7 @@ TEST_F(BackfillTest, ItemCountExactAfterBackfillUnderConcurrentWriters) {
         std::string pk = "t" + std::to_string(w) + "-" + std::to_string(4 * (rng() % 60) + w);
         const int op = static_cast<int>(rng() % 4);
         auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "bf"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
           std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
           FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
           std::optional<Item> old;
@@ -334,14 +337,14 @@ TEST_F(BackfillTest, ResumesFromItsCursor) {
   const int64_t index_id = table->global_indexes[0].id;
   BackfillOptions options;
   options.page_items = 5;
-  auto r = RunIndexStep(*db_, catalog_, "bf", index_id, options);
+  auto r = RunIndexStep(*db_, catalog_, kTable, index_id, options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().items, 5);
   // A fresh catalog (another process, or after a restart) continues from the stored cursor.
   store::Catalog other;
   int copied = 5;
   while (true) {
-    auto step = RunIndexStep(*db_, other, "bf", index_id, options);
+    auto step = RunIndexStep(*db_, other, kTable, index_id, options);
     ASSERT_TRUE(step.ok());
     copied += step.value().items;
     if (step.value().finished) break;

@@ -130,7 +130,7 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
                                          std::optional<Unmakeable>* unmakeable) {
   SnapshotReader reader(db);
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         reader.FindTable(catalog, mine.table_name));
+                         reader.FindTable(catalog, mine.account, mine.table_name));
   if (!table || table->id != mine.table_id) {
     *unmakeable = Unmakeable{"its table was deleted before it started"};
     return std::optional<int64_t>();
@@ -204,7 +204,7 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
                            store::ReadRestoreJob(tx, table_id));
     if (!job) return Out{RestoreStep::kGone, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->table_name));
+                           catalog.Find(tx, job->account, job->table_name));
     if (!table || table->id != table_id) {
       tx.Clear(store::RestoreJobKey(table_id));  // the table was dropped: nothing to finish
       return Out{RestoreStep::kGone, 0};
@@ -268,7 +268,7 @@ Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_i
     if (!job) return Status::Ok();
     tx.Clear(store::RestoreJobKey(table_id));
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->table_name));
+                           catalog.Find(tx, job->account, job->table_name));
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
     return Status::Ok();
   }));

@@ -115,8 +115,9 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
-    auto r = kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, name); });
+    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, store::kSharedAccount, name);
+    });
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : nullptr;
   }
@@ -139,7 +140,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
   // `via` (default: the fault-injecting wrapper).
   void Write(const std::string& name, const Item& item, bool remove, kv::Database* via = nullptr) {
     auto st = kv::Run(via ? *via : *db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, name));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, name));
       FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                              store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item),
                                                 /*decode=*/false));
@@ -158,7 +159,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
   std::string StartBackup(const std::string& table_name) {
     const std::string id = store::NewBackupId(Clock::Real()->WallMillis());
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, table_name));
       store::BackupInfo b;
       b.id = id;
       b.name = "b";
@@ -186,7 +187,8 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
     const std::string uuid = store::NewTableUuid();
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Status {
       if (attempt.maybe_committed) {
-        FDYNO_ASSIGN_OR_RETURN(auto mine, catalog_.FindCreated(tx, target, uuid));
+        FDYNO_ASSIGN_OR_RETURN(auto mine,
+                               catalog_.FindCreated(tx, store::kSharedAccount, target, uuid));
         if (mine) return Status::Ok();
       }
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b, store::ReadBackup(tx, backup_id));
@@ -379,8 +381,9 @@ TEST(BackupSnapshotTest, AnAgedOutReadVersionFailsTheBackupOnlyWithoutASnapshot)
     ASSERT_TRUE(kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) {
                   return catalog.Create(tx, t, {});
                 }).ok());
-    auto table = *kv::Run(
-        *inner, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog.Find(tx, "src"); });
+    auto table = *kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog.Find(tx, store::kSharedAccount, "src");
+    });
     ASSERT_TRUE(kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                   store::Mutation m({.now_ms = 1});
                   for (int i = 0; i < 100; ++i) {

@@ -172,13 +172,13 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
     // After an ambiguous commit, a job gone is the last batch's doing.
     if (!job) return Batch{attempt.maybe_committed ? Step::kFinished : Step::kGone, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> target,
-                           catalog.Find(tx, job->table_name));
+                           catalog.Find(tx, job->account, job->table_name));
     if (!target || target->id != table_id) {
       tx.Clear(store::PitrRestoreJobKey(table_id));  // the table was dropped: nothing to finish
       return Batch{Step::kGone, 0};
     }
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> source,
-                           catalog.Find(tx, job->source_name));
+                           catalog.Find(tx, job->account, job->source_name));
     if (!source || source->id != job->source_id) {
       return Unrecoverable("its source table " + job->source_name + " was deleted");
     }
@@ -197,7 +197,7 @@ Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_i
     if (!job) return Status::Ok();
     tx.Clear(store::PitrRestoreJobKey(table_id));
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->table_name));
+                           catalog.Find(tx, job->account, job->table_name));
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
     return Status::Ok();
   }));
@@ -245,8 +245,8 @@ Result<std::vector<int64_t>> KeptHistories(kv::Transaction& tx, const store::Tab
   return keep;
 }
 
-Result<int64_t> TrimTable(kv::Database& db, store::Catalog& catalog, const std::string& name,
-                          const BackupWorkerOptions& options) {
+Result<int64_t> TrimTable(kv::Database& db, store::Catalog& catalog,
+                          const store::QualifiedName& name, const BackupWorkerOptions& options) {
   int64_t transactions = 0;
   enum class Phase { kTrim, kClear, kDone };
   for (Phase phase = Phase::kTrim;
@@ -254,7 +254,8 @@ Result<int64_t> TrimTable(kv::Database& db, store::Catalog& catalog, const std::
        ++transactions) {
     FDYNO_ASSIGN_OR_RETURN(
         phase, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Phase> {
-          FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t, catalog.Find(tx, name));
+          FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
+                                 catalog.Find(tx, name.account, name.name));
           if (!t || t->pitr.epoch == 0) return Phase::kDone;
           if (phase == Phase::kTrim && t->pitr.enabled) {
             FDYNO_ASSIGN_OR_RETURN(int64_t cutoff,
@@ -322,7 +323,7 @@ Result<PitrStats> TrimHistories(kv::Database& db, store::Catalog& catalog,
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   for (const auto& t : tables) {
     if (t->pitr.epoch == 0) continue;
-    Result<int64_t> n = TrimTable(db, catalog, t->name, options);
+    Result<int64_t> n = TrimTable(db, catalog, {t->account, t->name}, options);
     if (!n.ok()) {
       spdlog::warn("point-in-time recovery history of {}: {}", t->name, n.error().message);
       continue;

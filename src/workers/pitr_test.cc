@@ -87,8 +87,9 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   }
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
-    auto r = kv::Run(
-        *inner_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, name); });
+    auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, store::kSharedAccount, name);
+    });
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : nullptr;
   }
@@ -96,7 +97,7 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   // What UpdateContinuousBackups stores when it enables recovery.
   void EnablePitr() {
     auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
       store::TableInfo next = *t;
       next.pitr = {true, t->pitr.epoch + 1, 35, clock_.WallMillis()};
       return catalog_.Update(tx, next);
@@ -135,7 +136,7 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   void Apply(kv::Database& db, const std::string& table,
              const std::map<std::string, std::optional<Item>>& changes) {
     auto st = kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, table));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, table));
       store::Mutation m({.now_ms = clock_.WallMillis()});
       for (const auto& [pk, next] : changes) {
         FDYNO_ASSIGN_OR_RETURN(
@@ -153,7 +154,7 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   // What RestoreTableToPointInTime stores.
   void StartRestore(const std::string& target, int64_t time_ms) {
     auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto source, catalog_.Find(tx, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto source, catalog_.Find(tx, store::kSharedAccount, "src"));
       store::TableInfo plan = *source;
       plan.name = target;
       plan.pitr = {};
@@ -319,7 +320,7 @@ TEST_P(PitrRestoreTest, TrimmingKeepsTheWindowAndWhatARestoreReads) {
   const int64_t old_time = clock_.WallMillis() - 19 * day;
   StartRestore("old", old_time);
   auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
     store::TableInfo next = *t;
     next.pitr.recovery_days = 1;
     return catalog_.Update(tx, next);
@@ -350,7 +351,7 @@ TEST_P(PitrRestoreTest, ARestoreWhoseSourceIsDeletedDropsItsTable) {
   StartRestore("orphan", clock_.WallMillis());
   const int64_t id = Table("orphan")->id;
   auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
     return catalog_.Drop(tx, *t);
   });
   ASSERT_TRUE(st.ok());

@@ -44,13 +44,14 @@ class StreamWorkerTest : public ::testing::Test {
   }
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
-    return *kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, name); });
+    return *kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, store::kSharedAccount, name);
+    });
   }
 
   void Put(const std::string& table_name, const std::string& pk) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, table_name));
       Item item{{"pk", AttributeValue::S(pk)}, {"n", AttributeValue::S(std::to_string(++n_))}};
       FDYNO_ASSIGN_OR_RETURN(
           store::CurrentItem current,
@@ -133,7 +134,7 @@ TEST_F(StreamWorkerTest, DisabledStreamsAreRemoved24HoursLater) {
   const int64_t id = Table("t")->stream.stream_id;
   Put("t", "x");
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "t"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "t"));
     store::TableInfo after = *t;
     after.stream.enabled = false;
     FDYNO_RETURN_IF_ERROR(store::SyncStream(tx, t.get(), &after, 1, clock_.WallMillis()));

@@ -1,5 +1,6 @@
 #include "workers/tables.h"
 
+#include <optional>
 #include <utility>
 
 #include "kv/run.h"
@@ -17,15 +18,16 @@ Result<std::vector<std::shared_ptr<const store::TableInfo>>> AllTables(kv::Datab
   using Tables = std::vector<std::shared_ptr<const store::TableInfo>>;
   return kv::Run(db, options, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Tables> {
     Tables out;
-    std::string start;
+    std::optional<store::QualifiedName> after;
     while (true) {
-      FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page, catalog.List(tx, start, 100));
-      for (const std::string& name : page.names) {
-        FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name));
+      FDYNO_ASSIGN_OR_RETURN(store::QualifiedNamePage page,
+                             catalog.ListAll(tx, after ? &*after : nullptr, 100));
+      for (const store::QualifiedName& name : page.names) {
+        FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name.account, name.name));
         if (info) out.push_back(std::move(info));
       }
       if (!page.more || page.names.empty()) break;
-      start = page.names.back();
+      after = page.names.back();
     }
     return out;
   });

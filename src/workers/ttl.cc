@@ -22,11 +22,11 @@ Clock* ClockOf(const TtlOptions& options) {
 
 // One backfill page; true when TTL is no longer ENABLING (done, or disabled meanwhile).
 Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& catalog,
-                                          const std::string& table_name, const TtlOptions& options,
-                                          bool* enabled) {
+                                          const store::QualifiedName& table_name,
+                                          const TtlOptions& options, bool* enabled) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::pair<int, bool>> {
     *enabled = false;
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabling) return std::make_pair(0, true);
     const std::string cursor_key = TtlBackfillCursorKey(table->id);
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
@@ -56,14 +56,14 @@ Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& cata
 
 Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
                                                            store::Catalog& catalog,
-                                                           const std::string& name, int64_t now_ms,
-                                                           int limit) {
+                                                           const store::QualifiedName& name,
+                                                           int64_t now_ms, int limit) {
   kv::RunOptions ro;
   ro.read_only = true;
   using Entries = std::vector<store::ExpiryEntry>;
   return kv::Run(db, ro, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Entries> {
     Entries out;
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabled) return out;
     auto [begin, end] = store::ExpiredRange(table->id, now_ms);
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r,
@@ -76,10 +76,11 @@ Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
   });
 }
 
-Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog, const std::string& name,
+Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
+                            const store::QualifiedName& name,
                             const std::vector<store::ExpiryEntry>& entries, int64_t now_ms) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int> {
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabled) return 0;
     store::Mutation mutation({.now_ms = now_ms, .source = store::ChangeSource::kTimeToLive});
     int deleted = 0;
@@ -111,7 +112,7 @@ std::string TtlBackfillCursorKey(int64_t table_id) {
 }
 
 Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
-                             const std::string& table_name, const TtlOptions& options) {
+                             const store::QualifiedName& table_name, const TtlOptions& options) {
   TtlStats stats;
   for (;;) {
     bool enabled = false;
@@ -123,7 +124,7 @@ Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
 }
 
 Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
-                            const std::string& table_name, const TtlOptions& options) {
+                            const store::QualifiedName& table_name, const TtlOptions& options) {
   TtlStats stats;
   Clock* clock = ClockOf(options);
   while (stats.deleted < options.max_per_table) {
@@ -146,9 +147,9 @@ Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const Ttl
   for (const auto& table : tables) {
     Result<TtlStats> r = TtlStats{};
     if (table->ttl.status == store::TtlStatus::kEnabling) {
-      r = BackfillTtl(db, catalog, table->name, options);
+      r = BackfillTtl(db, catalog, {table->account, table->name}, options);
     } else if (sweep && table->ttl.status == store::TtlStatus::kEnabled) {
-      r = SweepTable(db, catalog, table->name, options);
+      r = SweepTable(db, catalog, {table->account, table->name}, options);
     }
     if (!r.ok()) {
       spdlog::warn("TTL: table {}: {}", table->name, r.error().message);

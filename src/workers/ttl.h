@@ -52,23 +52,23 @@ struct TtlStats {
   int deleted = 0;     // expired items deleted
 };
 
-// Backfill pages of `table_name` until it is ENABLED (or not ENABLING any more).
+// Backfill pages of `table` until it is ENABLED (or not ENABLING any more).
 Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
-                             const std::string& table_name, const TtlOptions& options);
-// Deletes the items of `table_name` that have expired at the clock's now, up to
+                             const store::QualifiedName& table, const TtlOptions& options);
+// Deletes the items of `table` that have expired at the clock's now, up to
 // options.max_per_table.
 Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
-                            const std::string& table_name, const TtlOptions& options);
+                            const store::QualifiedName& table, const TtlOptions& options);
 // The two steps of a sweep, exposed so that tests can interleave writes between them: the
 // expiry index entries of the items that have expired at now_ms (a snapshot, at most `limit`),
 // then one transaction that reads each of those items again and deletes it if it has still
 // expired at now_ms. Returns how many it deleted.
 Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
                                                            store::Catalog& catalog,
-                                                           const std::string& table_name,
+                                                           const store::QualifiedName& table,
                                                            int64_t now_ms, int limit);
 Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
-                            const std::string& table_name,
+                            const store::QualifiedName& table,
                             const std::vector<store::ExpiryEntry>& entries, int64_t now_ms);
 
 // Backfills every ENABLING table; with `sweep`, sweeps every ENABLED one.

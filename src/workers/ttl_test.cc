@@ -26,6 +26,7 @@ AttributeValue N(int64_t n) { return AttributeValue::N(*model::Number::Parse(std
 
 constexpr int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kNowS = kNowMs / 1000;
+const store::QualifiedName kTable{std::string(store::kSharedAccount), "t"};
 
 // A table "t" (pk S) with a NEW_AND_OLD_IMAGES stream, written through the mutation path.
 class TtlWorkerTest : public ::testing::Test {
@@ -50,13 +51,14 @@ class TtlWorkerTest : public ::testing::Test {
   }
 
   std::shared_ptr<const store::TableInfo> Table() {
-    return *kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, "t"); });
+    return *kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, store::kSharedAccount, "t");
+    });
   }
 
   void Put(const std::string& pk, std::optional<int64_t> exp) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "t"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "t"));
       Item item{{"pk", S(pk)}};
       if (exp) item["exp"] = N(*exp);
       FDYNO_ASSIGN_OR_RETURN(
@@ -73,7 +75,7 @@ class TtlWorkerTest : public ::testing::Test {
 
   void EnableTtl() {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, "t"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "t"));
       store::TableInfo t = *table;
       t.ttl = {store::TtlStatus::kEnabling, "exp", kNowMs};
       return catalog_.Update(tx, t);
@@ -120,12 +122,12 @@ TEST_F(TtlWorkerTest, BackfillCoversTheItemsThatExistedThenEnables) {
     Put("old" + std::to_string(i), i % 2 ? std::optional(kNowS - 10) : std::nullopt);
   EnableTtl();
   Put("during", kNowS - 10);  // written while ENABLING: indexed by the write itself
-  Result<TtlStats> r = BackfillTtl(*db_, catalog_, "t", options_);
+  Result<TtlStats> r = BackfillTtl(*db_, catalog_, kTable, options_);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->enabled, 1);
   EXPECT_EQ(r->backfilled, 24);
   EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabled);
-  Result<TtlStats> swept = SweepTable(*db_, catalog_, "t", options_);
+  Result<TtlStats> swept = SweepTable(*db_, catalog_, kTable, options_);
   ASSERT_TRUE(swept.ok());
   EXPECT_EQ(swept->deleted, 12);  // 11 odd old items and "during"
   EXPECT_EQ(Keys().size(), 12u);
@@ -134,13 +136,13 @@ TEST_F(TtlWorkerTest, BackfillCoversTheItemsThatExistedThenEnables) {
 
 TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
   Put("past", kNowS - 1);
   Put("now", kNowS);  // this very second: not yet
   Put("future", kNowS + 100);
   Put("ancient", kNowS - store::kTtlIgnoreOlderThanSeconds - 10);  // ignored
   Put("none", std::nullopt);
-  Result<TtlStats> r = SweepTable(*db_, catalog_, "t", options_);
+  Result<TtlStats> r = SweepTable(*db_, catalog_, kTable, options_);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->deleted, 1);
   EXPECT_EQ(Keys(), (std::set<std::string>{"now", "future", "ancient", "none"}));
@@ -150,7 +152,7 @@ TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
   EXPECT_EQ(records.back().source, store::ChangeSource::kTimeToLive);
   EXPECT_EQ(std::get<std::string>(records.back().keys.at("pk").v), "past");
   clock_.Advance(std::chrono::seconds(101));
-  ASSERT_TRUE(SweepTable(*db_, catalog_, "t", options_).ok());
+  ASSERT_TRUE(SweepTable(*db_, catalog_, kTable, options_).ok());
   EXPECT_EQ(Keys(), (std::set<std::string>{"ancient", "none"}));
   auto tx = db_->CreateTransaction();
   EXPECT_EQ(store::ReadItemCounts(*tx, *Table())->table, 2);
@@ -160,15 +162,15 @@ TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
 // the delete reads the item again and leaves it.
 TEST_F(TtlWorkerTest, ARefreshBetweenTheIndexReadAndTheDeleteIsKept) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
   Put("a", kNowS - 5);
   Put("b", kNowS - 5);
   Result<std::vector<store::ExpiryEntry>> entries =
-      ReadExpiredEntries(*db_, catalog_, "t", kNowMs, 10);
+      ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, 10);
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 2u);
   Put("a", kNowS + 3600);  // refreshed
-  Result<int> deleted = DeleteIfExpired(*db_, catalog_, "t", *entries, kNowMs);
+  Result<int> deleted = DeleteIfExpired(*db_, catalog_, kTable, *entries, kNowMs);
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(*deleted, 1);
   EXPECT_EQ(Keys(), std::set<std::string>{"a"});
@@ -180,7 +182,7 @@ TEST_F(TtlWorkerTest, ARefreshBetweenTheIndexReadAndTheDeleteIsKept) {
 // is never deleted; every item still expired then is.
 TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, "t", options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
   std::mt19937 rng(7);
   std::map<std::string, std::optional<int64_t>> model;  // pk -> expiry (nullopt: absent)
   for (int i = 0; i < 60; ++i) {
@@ -189,7 +191,7 @@ TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
   }
   for (int round = 0; round < 30; ++round) {
     Result<std::vector<store::ExpiryEntry>> entries =
-        ReadExpiredEntries(*db_, catalog_, "t", kNowMs, 1 + static_cast<int>(rng() % 12));
+        ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, 1 + static_cast<int>(rng() % 12));
     ASSERT_TRUE(entries.ok());
     for (int w = 0; w < 4; ++w) {
       const std::string pk = "k" + std::to_string(rng() % 60);
@@ -197,7 +199,7 @@ TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
       Put(pk, exp);
       model[pk] = exp;
     }
-    ASSERT_TRUE(DeleteIfExpired(*db_, catalog_, "t", *entries, kNowMs).ok());
+    ASSERT_TRUE(DeleteIfExpired(*db_, catalog_, kTable, *entries, kNowMs).ok());
     // What the model says the delete did: every item it read that is still expired is gone.
     std::set<std::string> keys = Keys();
     for (auto& [pk, exp] : model) {
@@ -210,7 +212,7 @@ TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
       }
     }
   }
-  ASSERT_TRUE(SweepTable(*db_, catalog_, "t", options_).ok());
+  ASSERT_TRUE(SweepTable(*db_, catalog_, kTable, options_).ok());
   for (const std::string& pk : Keys()) {
     ASSERT_TRUE(model[pk]);
     EXPECT_GT(*model[pk], kNowS) << pk << " expired but not deleted";

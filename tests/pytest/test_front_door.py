@@ -211,8 +211,17 @@ def test_account_scopes_the_request_context(tmp_path):
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST")["TableDescription"]
         assert ":111111111111:table/acct_ctx" in created["TableArn"]
-        seen = two.describe_table(TableName="acct_ctx")["Table"]["TableArn"]
-        assert ":222222222222:table/acct_ctx" in seen
+        # The other account has its own namespace: the name is free there, and its table's ARN
+        # is in its own account.
+        with pytest.raises(two.exceptions.ResourceNotFoundException):
+            two.describe_table(TableName="acct_ctx")
+        theirs = two.create_table(
+            TableName="acct_ctx", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST")["TableDescription"]
+        assert ":222222222222:table/acct_ctx" in theirs["TableArn"]
+        assert one.describe_table(TableName="acct_ctx")["Table"]["TableArn"] == \
+            created["TableArn"]
         with pytest.raises(botocore.exceptions.ClientError):
             server.client(access_key="AKIDACCOUNTTWO000002", secret_key="secret-one") \
                 .describe_endpoints()

@@ -1,0 +1,249 @@
+#include "api/table_rules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+#include "base/utf8.h"
+
+namespace fdyno::api::tables {
+namespace {
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+
+const AttributeIn* FindDefinition(const std::vector<AttributeIn>& defs, const std::string& name) {
+  for (const auto& d : defs) {
+    if (d.name && *d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+// Whether `ks` is a multi-attribute key: more than one HASH or more than one RANGE element.
+bool IsMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
+  const auto hashes = std::count_if(ks.begin(), ks.end(),
+                                    [](const KeyElementIn& k) { return *k.key_type == "HASH"; });
+  return hashes > 1 || static_cast<size_t>(hashes) + 1 < ks.size();
+}
+
+// The rules of a multi-attribute global secondary index key: HASH elements first, at most four
+// of each type, every attribute once.
+Status CheckMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
+  std::set<std::string> names;
+  size_t hashes = 0, ranges = 0;
+  for (const KeyElementIn& k : ks) {
+    if (!names.insert(*k.name).second) {
+      return Error::Validation("Invalid KeySchema: Duplicate attribute name in KeySchema: " +
+                               *k.name);
+    }
+    if (*k.key_type == "HASH") {
+      if (ranges > 0) {
+        return Error::Validation(
+            "Invalid KeySchema: All HASH KeySchemaElements must come before the RANGE "
+            "KeySchemaElements");
+      }
+      ++hashes;
+    } else {
+      ++ranges;
+    }
+  }
+  if (hashes > model::kMaxKeyAttributesPerRole) {
+    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 HASH elements");
+  }
+  if (ranges > model::kMaxKeyAttributesPerRole) {
+    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 RANGE elements");
+  }
+  return Status();
+}
+
+// A character DynamoDB allows in tag keys and values.
+bool IsValidTagChar(unsigned char c) {
+  return std::isalnum(c) || c >= 0x80 || c == ' ' || c == '_' || c == '.' || c == ':' || c == '/' ||
+         c == '=' || c == '+' || c == '-' || c == '@';
+}
+
+}  // namespace
+
+Error Invalid(std::string_view detail) {
+  return Error::Validation(std::string(kInvalid) + std::string(detail));
+}
+
+Status CheckNotCreating(const store::TableInfo& t) {
+  if (t.status != store::TableStatus::kCreating) return Status::Ok();
+  return Error::ResourceInUse(
+      "Attempt to change a resource which is still in use: Table is being created: " + t.name);
+}
+
+Status CheckCapacityBounds(const ThroughputIn& t) {
+  if (*t.read > kMaxCapacityUnits) {
+    return Error::Validation("Given value " + std::to_string(*t.read) +
+                             " for ReadCapacityUnits is out of bounds");
+  }
+  if (*t.write > kMaxCapacityUnits) {
+    return Error::Validation("Given value " + std::to_string(*t.write) +
+                             " for WriteCapacityUnits is out of bounds");
+  }
+  return Status::Ok();
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out + "]";
+}
+
+// The definitions of a request whose constraints passed (names present, types valid).
+std::vector<store::AttributeDefinition> TypedDefinitions(const std::vector<AttributeIn>& defs) {
+  std::vector<store::AttributeDefinition> out;
+  for (const AttributeIn& d : defs) out.push_back({*d.name, *store::ParseScalarType(*d.type)});
+  return out;
+}
+
+std::vector<std::string> DefinitionNames(const std::vector<AttributeIn>& defs) {
+  std::vector<std::string> out;
+  for (const auto& d : defs) out.push_back(d.name.value_or(""));
+  return out;
+}
+
+std::vector<std::string> KeyNames(const std::vector<KeyElementIn>& ks) {
+  std::vector<std::string> out;
+  for (const auto& k : ks) out.push_back(k.name.value_or(""));
+  return out;
+}
+
+Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
+                                          const std::vector<AttributeIn>& defs,
+                                          bool multi_attribute_ok) {
+  for (const auto& k : ks) {
+    if (FindDefinition(defs, *k.name) == nullptr) {
+      return Invalid("Some index key attributes are not defined in AttributeDefinitions. Keys: " +
+                     JoinNames(KeyNames(ks)) +
+                     ", AttributeDefinitions: " + JoinNames(DefinitionNames(defs)));
+    }
+  }
+  auto attr = [&](const KeyElementIn& k) {
+    const AttributeIn* d = FindDefinition(defs, *k.name);
+    return store::AttributeDefinition{*k.name, *store::ParseScalarType(*d->type)};
+  };
+  if (multi_attribute_ok && *ks[0].key_type == "HASH" && IsMultiAttributeKey(ks)) {
+    FDYNO_RETURN_IF_ERROR(CheckMultiAttributeKey(ks));
+    store::KeySchema out;
+    out.hash = attr(ks[0]);
+    for (size_t i = 1; i < ks.size(); ++i) {
+      if (*ks[i].key_type == "HASH") {
+        out.more_hash.push_back(attr(ks[i]));
+      } else if (!out.range) {
+        out.range = attr(ks[i]);
+      } else {
+        out.more_range.push_back(attr(ks[i]));
+      }
+    }
+    return out;
+  }
+  if (ks.size() == 2 && *ks[0].name == *ks[1].name) {
+    return Error::Validation(
+        "Both the Hash Key and the Range Key element in the KeySchema have the "
+        "same name");
+  }
+  if (*ks[0].key_type != "HASH") {
+    return Error::Validation(
+        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+  }
+  if (ks.size() == 2 && *ks[1].key_type != "RANGE") {
+    return Error::Validation(
+        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+  }
+  store::KeySchema out;
+  out.hash = attr(ks[0]);
+  if (ks.size() == 2) out.range = attr(ks[1]);
+  return out;
+}
+
+Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
+  std::vector<store::Tag> out;
+  std::set<std::string> seen;
+  for (const TagIn& t : in) {
+    const std::string& key = *t.key;
+    if (key.empty() || Utf16Length(key) > 128 ||
+        !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
+      return Error::Validation("The Tag Key provided is invalid, Key: " + key);
+    }
+    if (key.rfind("aws:", 0) == 0) {
+      return Error::Validation("Tag Key cannot be prefixed with aws:, Key: " + key);
+    }
+    if (!t.value || Utf16Length(*t.value) > 256 ||
+        !std::all_of(t.value->begin(), t.value->end(), [](char c) { return IsValidTagChar(c); })) {
+      return Error::Validation("The Tag Value provided is invalid, Value: " +
+                               t.value.value_or("null"));
+    }
+    if (!seen.insert(key).second) {
+      return Error::Validation("Duplicate Tag Keys provided as input: Duplicate Tag Key found " +
+                               key);
+    }
+    out.push_back({key, *t.value});
+  }
+  return out;
+}
+
+Error TooManyTags() {
+  return Error::Validation("Number of Tags exceed the current limit for the provided ResourceArn");
+}
+
+std::optional<store::StreamViewType> ParseViewType(std::string_view s) {
+  if (s == "NEW_IMAGE") return store::StreamViewType::kNewImage;
+  if (s == "OLD_IMAGE") return store::StreamViewType::kOldImage;
+  if (s == "NEW_AND_OLD_IMAGES") return store::StreamViewType::kNewAndOldImages;
+  if (s == "KEYS_ONLY") return store::StreamViewType::kKeysOnly;
+  return std::nullopt;
+}
+
+std::optional<store::TableClass> ParseTableClass(std::string_view s) {
+  if (s == "STANDARD") return store::TableClass::kStandard;
+  if (s == "STANDARD_INFREQUENT_ACCESS") return store::TableClass::kStandardInfrequentAccess;
+  return std::nullopt;
+}
+
+Error InvalidTableClass() {
+  return Error::Validation(
+      "Invalid table-class parameter provided. Please try again with a valid table-class value: "
+      "[STANDARD, STANDARD_INFREQUENT_ACCESS].");
+}
+
+Status CheckSse(const SseIn& sse) {
+  bool enabled = sse.enabled.value_or(false);
+  if (!enabled && sse.sse_type) return Invalid("SSEType can not be specified if Enabled is false");
+  if (!enabled && sse.kms_key) {
+    return Invalid("KMSMasterKeyId can not be specified if Enabled is false");
+  }
+  if (sse.sse_type && *sse.sse_type == "AES256") return Invalid("SSEType AES256 is not supported");
+  return Status::Ok();
+}
+
+std::string StreamLabel(int64_t wall_ms) {
+  std::time_t secs = static_cast<std::time_t>(wall_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03d", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(wall_ms % 1000));
+  return buf;
+}
+
+int64_t LabelMillis(const std::string& label) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(label.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+    return 0;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
+}  // namespace fdyno::api::tables
