@@ -285,7 +285,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                 if (mine) return std::move(*mine);  // an earlier attempt committed (1021)
                 FDYNO_ASSIGN_OR_RETURN(
                     std::optional<ExportJob> earlier,
-                    JobOfToken(tx, store::ExportTokenKey(r.job.client_token), r.job, now_ms,
+                    JobOfToken(tx, store::ExportTokenKey(ctx.account_id, r.job.client_token), r.job, now_ms,
                                store::ReadExport, [](const ExportJob& e) {
                                  return Error::Make(ErrorType::kExportConflict,
                                                     "Export with the same ClientToken but "
@@ -294,7 +294,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                                }));
                 if (earlier) return std::move(*earlier);
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                       s.catalog->Find(tx, r.job.table_name));
+                                       s.catalog->Find(tx, ctx.account_id, r.job.table_name));
                 if (!t) {
                   return Error::Make(ErrorType::kTableNotFound,
                                      "Table not found: " + r.job.table_name);
@@ -311,6 +311,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                     CheckExportTimes(planned, store::WindowOf(t->pitr, trimmed, now_ms), now_ms));
                 ExportJob j = std::move(planned.job);
                 j.id = id;
+                j.account = t->account;
                 j.export_arn = JobArn(ctx, t->name, "export", id);
                 j.table_id = t->id;
                 j.table_uuid = t->uuid;
@@ -318,7 +319,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                 j.start_ms = now_ms;
                 store::WriteExport(tx, j);
                 if (!j.client_token.empty()) {
-                  store::WriteTokenJob(tx, store::ExportTokenKey(j.client_token), id);
+                  store::WriteTokenJob(tx, store::ExportTokenKey(j.account, j.client_token), id);
                 }
                 return j;
               }));
@@ -340,7 +341,9 @@ Result<std::string> DescribeExport(Services& s, const RequestContext& ctx, const
                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ExportJob> {
                                    FDYNO_ASSIGN_OR_RETURN(std::optional<ExportJob> j,
                                                           store::ReadExport(tx, *id));
-                                   if (!j || j->export_arn != arn) return ExportNotFound(arn);
+                                   if (!j || j->account != ctx.account_id || j->export_arn != arn) {
+                                     return ExportNotFound(arn);
+                                   }
                                    return std::move(*j);
                                  }));
   return DescriptionResponse(job);
@@ -364,7 +367,7 @@ Result<std::string> ListExports(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(Page page,
                          kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                                   return ListJobPage<ExportJob>(tx, store::ListExportJobs,
+                                   return ListJobPage<ExportJob>(tx, store::ListExportJobs, ctx.account_id,
                                                                  token.value_or(""), limit, arn);
                                  }));
   rapidjson::StringBuffer buf;

@@ -63,11 +63,13 @@ kv::RunOptions JobRunOptions(const RequestContext& ctx, const Services& s, bool 
 Result<std::string> ReadJobArn(const rapidjson::Value& body, const char* member,
                                std::string_view path);
 
-// One page of ListExports or ListImports: the jobs after id `after` (empty: from the first), in
-// creation order, of table `table_arn` when given, at most `limit`; and whether more follow.
+// One page of ListExports or ListImports: the jobs of `account` after id `after` (empty: from the
+// first), in creation order, of table `table_arn` when given, at most `limit`; and whether more
+// follow.
 // `list(tx, after, n)` lists the next `n` jobs after an id (store::ListExportJobs, ...).
 template <typename Job, typename List>
 Result<std::pair<std::vector<Job>, bool>> ListJobPage(kv::Transaction& tx, List list,
+                                                      std::string_view account,
                                                       std::string after, int limit,
                                                       const std::optional<std::string>& table_arn) {
   constexpr int kRead = 100;  // records read per range read, filtered by table
@@ -76,7 +78,7 @@ Result<std::pair<std::vector<Job>, bool>> ListJobPage(kv::Transaction& tx, List 
     FDYNO_ASSIGN_OR_RETURN(std::vector<Job> jobs, list(tx, after, kRead));
     for (Job& j : jobs) {
       after = j.id;
-      if (table_arn && j.table_arn != *table_arn) continue;
+      if (j.account != account || (table_arn && j.table_arn != *table_arn)) continue;
       if (static_cast<int>(out.first.size()) == limit) {
         out.second = true;
         return out;

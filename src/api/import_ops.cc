@@ -241,6 +241,7 @@ Result<ImportRequest> ParseImport(const Value& body, int64_t now_ms) {
 Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Value& body) {
   const int64_t now_ms = s.clock->WallMillis();
   FDYNO_ASSIGN_OR_RETURN(ImportRequest r, ParseImport(body, now_ms));
+  r.plan.account = ctx.account_id;  // the table is the caller's
   if (s.export_root.empty()) return Error::Validation("Imports are disabled on this server");
   if (Result<std::filesystem::path> dir =
           store::S3Path(s.export_root, r.job.s3.bucket, r.job.s3.prefix);
@@ -257,7 +258,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                 if (mine) return std::move(*mine);  // an earlier attempt committed (1021)
                 FDYNO_ASSIGN_OR_RETURN(
                     std::optional<ImportJob> earlier,
-                    JobOfToken(tx, store::ImportTokenKey(r.job.client_token), r.job, now_ms,
+                    JobOfToken(tx, store::ImportTokenKey(ctx.account_id, r.job.client_token), r.job, now_ms,
                                store::ReadImport, [](const ImportJob& i) {
                                  return Error::Make(ErrorType::kImportConflict,
                                                     "Import with the same ClientToken but "
@@ -266,7 +267,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                                }));
                 if (earlier) return std::move(*earlier);
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> existing,
-                                       s.catalog->Find(tx, r.plan.name));
+                                       s.catalog->Find(tx, ctx.account_id, r.plan.name));
                 if (existing) {
                   return Error::ResourceInUse("Table already exists: " + r.plan.name);
                 }
@@ -274,6 +275,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                                        s.catalog->Create(tx, r.plan, {}, uuid));
                 ImportJob j = r.job;
                 j.id = id;
+                j.account = t->account;
                 j.import_arn = JobArn(ctx, t->name, "import", id);
                 j.table_arn = TableArn(ctx, t->name);
                 j.table_name = t->name;
@@ -282,7 +284,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                 j.start_ms = now_ms;
                 store::WriteImport(tx, j);
                 if (!j.client_token.empty()) {
-                  store::WriteTokenJob(tx, store::ImportTokenKey(j.client_token), id);
+                  store::WriteTokenJob(tx, store::ImportTokenKey(j.account, j.client_token), id);
                 }
                 return j;
               }));
@@ -304,7 +306,9 @@ Result<std::string> DescribeImport(Services& s, const RequestContext& ctx, const
                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ImportJob> {
                                    FDYNO_ASSIGN_OR_RETURN(std::optional<ImportJob> j,
                                                           store::ReadImport(tx, *id));
-                                   if (!j || j->import_arn != arn) return ImportNotFound(arn);
+                                   if (!j || j->account != ctx.account_id || j->import_arn != arn) {
+                                     return ImportNotFound(arn);
+                                   }
                                    return std::move(*j);
                                  }));
   return DescriptionResponse(job);
@@ -369,7 +373,7 @@ Result<std::string> ListImports(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(Page page,
                          kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                                   return ListJobPage<ImportJob>(tx, store::ListImportJobs, after,
+                                   return ListJobPage<ImportJob>(tx, store::ListImportJobs, ctx.account_id, after,
                                                                  limit, arn);
                                  }));
   rapidjson::StringBuffer buf;

@@ -171,6 +171,7 @@ std::string_view JobStatusText(JobStatus s) { return kStatusNames[static_cast<in
 std::string EncodeExportJob(const ExportJob& j) {
   RecordWriter w;
   w.Str("id", j.id);
+  w.Str("account", j.account);
   w.Str("export_arn", j.export_arn);
   w.Str("table_arn", j.table_arn);
   w.Str("table_name", j.table_name);
@@ -204,6 +205,7 @@ Result<ExportJob> DecodeExportJob(std::string_view bytes) {
   RecordReader r(bytes, kExportRecordVersion);
   ExportJob j;
   r.Str("id", j.id);
+  r.Str("account", j.account);
   r.Str("export_arn", j.export_arn);
   r.Str("table_arn", j.table_arn);
   r.Str("table_name", j.table_name);
@@ -237,6 +239,7 @@ Result<ExportJob> DecodeExportJob(std::string_view bytes) {
 std::string EncodeImportJob(const ImportJob& j) {
   RecordWriter w;
   w.Str("id", j.id);
+  w.Str("account", j.account);
   w.Str("import_arn", j.import_arn);
   w.Str("table_arn", j.table_arn);
   w.Str("table_name", j.table_name);
@@ -270,6 +273,7 @@ Result<ImportJob> DecodeImportJob(std::string_view bytes) {
   RecordReader r(bytes, kImportRecordVersion);
   ImportJob j;
   r.Str("id", j.id);
+  r.Str("account", j.account);
   r.Str("import_arn", j.import_arn);
   r.Str("table_arn", j.table_arn);
   r.Str("table_name", j.table_name);
@@ -308,11 +312,11 @@ std::string ExportKey(std::string_view id) {
 std::string ImportKey(std::string_view id) {
   return Root().Pack(kv::Tuple{kImportPart, std::string(id)});
 }
-std::string ExportTokenKey(std::string_view token) {
-  return Root().Pack(kv::Tuple{kExportTokenPart, std::string(token)});
+std::string ExportTokenKey(std::string_view account, std::string_view token) {
+  return Root().Pack(kv::Tuple{kExportTokenPart, std::string(account), std::string(token)});
 }
-std::string ImportTokenKey(std::string_view token) {
-  return Root().Pack(kv::Tuple{kImportTokenPart, std::string(token)});
+std::string ImportTokenKey(std::string_view account, std::string_view token) {
+  return Root().Pack(kv::Tuple{kImportTokenPart, std::string(account), std::string(token)});
 }
 
 Result<std::optional<ExportJob>> ReadExport(kv::Transaction& tx, std::string_view id) {

@@ -25,6 +25,7 @@
 
 #include "base/result.h"
 #include "kv/kv.h"
+#include "store/catalog.h"
 
 namespace fdyno::store {
 
@@ -51,6 +52,7 @@ struct S3Location {
 // One export: the request, then its progress and outcome.
 struct ExportJob {
   std::string id;
+  std::string account = std::string(kSharedAccount);  // the exported table's, who owns the job
   std::string export_arn;  // arn:...:table/<table>/export/<id>, as the requester saw it
   std::string table_arn;
   std::string table_name;
@@ -82,6 +84,7 @@ struct ExportJob {
 // One import: the request, then its progress and outcome.
 struct ImportJob {
   std::string id;
+  std::string account = std::string(kSharedAccount);  // the created table's, who owns the job
   std::string import_arn;  // arn:...:table/<table>/import/<id>
   std::string table_arn;
   std::string table_name;
@@ -123,8 +126,9 @@ Result<ImportJob> DecodeImportJob(std::string_view bytes);
 
 std::string ExportKey(std::string_view id);
 std::string ImportKey(std::string_view id);
-std::string ExportTokenKey(std::string_view token);
-std::string ImportTokenKey(std::string_view token);
+// A ClientToken is one account's: another account's same token names another job.
+std::string ExportTokenKey(std::string_view account, std::string_view token);
+std::string ImportTokenKey(std::string_view account, std::string_view token);
 
 Result<std::optional<ExportJob>> ReadExport(kv::Transaction& tx, std::string_view id);
 void WriteExport(kv::Transaction& tx, const ExportJob& job);

@@ -42,9 +42,14 @@ uint64_t Seed() {
   return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
 }
 
+// Every table and job belongs to this account (not the shared one): the workers find tables by
+// the account their job records.
+constexpr char kAccount[] = "123456789012";
+
 // A hash-key table with a global index on g.
 store::TableInfo SourceTable() {
   store::TableInfo t;
+  t.account = kAccount;
   t.name = "src";
   t.key_schema.hash = {"pk", store::ScalarType::kS};
   t.attribute_definitions = {{"pk", store::ScalarType::kS}, {"g", store::ScalarType::kS}};
@@ -73,7 +78,7 @@ class ExportsTest : public ::testing::Test {
     options_.export_file_items = 10;  // many files
     Create(SourceTable());
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
       store::TableInfo next = *t;
       next.pitr = {true, 1, 35, clock_.WallMillis()};  // what UpdateContinuousBackups stores
       return catalog_.Update(tx, next);
@@ -92,7 +97,7 @@ class ExportsTest : public ::testing::Test {
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     auto r = kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, name); });
+        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, kAccount, name); });
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : nullptr;
   }
@@ -106,7 +111,7 @@ class ExportsTest : public ::testing::Test {
 
   void Apply(const std::string& table, const std::map<std::string, std::optional<Item>>& changes) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, table));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, table));
       store::Mutation m({.now_ms = clock_.WallMillis()});
       for (const auto& [pk, next] : changes) {
         FDYNO_ASSIGN_OR_RETURN(
@@ -145,6 +150,7 @@ class ExportsTest : public ::testing::Test {
     j.id = "0170000000" + std::to_string(1000 + next_id_++) + "-0a1b2c3d";
     j.export_arn = "arn:aws:dynamodb:us-east-1:000000000001:table/src/export/" + j.id;
     j.table_arn = "arn:aws:dynamodb:us-east-1:000000000001:table/src";
+    j.account = t->account;
     j.table_name = "src";
     j.table_id = t->id;
     j.table_uuid = t->uuid;
@@ -227,6 +233,7 @@ class ExportsTest : public ::testing::Test {
     store::ImportJob j;
     j.id = "0170000000" + std::to_string(1000 + next_id_++) + "-0a1b2c3d";
     j.import_arn = "arn:aws:dynamodb:us-east-1:000000000001:table/" + table + "/import/" + j.id;
+    j.account = t->account;
     j.table_name = table;
     j.table_id = t->id;
     j.format = format;
@@ -484,7 +491,7 @@ TEST_F(ExportsTest, ImportNeverReadsAFileLinkedFromOutsideTheRoot) {
 TEST_F(ExportsTest, ExportOfATableWithoutRecoveryFails) {
   store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
     store::TableInfo next = *t;
     next.pitr.enabled = false;
     return catalog_.Update(tx, next);

@@ -41,11 +41,12 @@ Result<std::optional<std::string>> SnapshotReader::Get(std::string_view key) {
 }
 
 Result<std::shared_ptr<const store::TableInfo>> SnapshotReader::FindTable(store::Catalog& catalog,
+                                                                          const std::string& account,
                                                                           const std::string& name) {
-  if (snapshot_) return catalog.Find(*snapshot_, name);
+  if (snapshot_) return catalog.Find(*snapshot_, account, name);
   version_.reset();  // the snapshot starts here
   FDYNO_ASSIGN_OR_RETURN(kv::Transaction * tx, At());
-  return catalog.Find(*tx, name);
+  return catalog.Find(*tx, account, name);
 }
 
 }  // namespace fdyno::workers

@@ -427,3 +427,43 @@ def sigkill_during_export_and_import(tmp_path, servers):
     assert scan(ddb, "k_copy") == scan(ddb, "k_src")
     assert scan(ddb, "k_copy", "by_g") == scan(ddb, "k_src", "by_g")
     fourth.stop()
+
+
+def test_exports_and_imports_belong_to_the_callers_account(start_server, tmp_path):
+    # Two accounts, each with a table "same" (other items) and the same ClientToken: each sees,
+    # exports and imports only its own.
+    creds = tmp_path / "two-accounts"
+    keys = {"111111111111": ("AKIDACCOUNTA00000001", "secret-of-account-a-0000000000000000001"),
+            "222222222222": ("AKIDACCOUNTB00000001", "secret-of-account-b-0000000000000000001")}
+    creds.write_text("".join(f"{k} {s} {acct}\n" for acct, (k, s) in keys.items()))
+    server = start_server("--credentials", str(creds), "--export-root", str(tmp_path / "s3"),
+                          credentials=False)
+    a, b = (server.client(access_key=k, secret_key=s) for k, s in keys.values())
+    token = str(uuid.uuid4())
+    exports = {}
+    for ddb, account, n in ((a, "111111111111", 3), (b, "222222222222", 5)):
+        create(ddb, "same")
+        load(ddb, "same", [random_item(random.Random(n), i) for i in range(n)])
+        arn = f"arn:aws:dynamodb:{REGION}:{account}:table/same"
+        exports[account] = ddb.export_table_to_point_in_time(
+            TableArn=arn, S3Bucket="bkt", S3Prefix=account, ClientToken=token)["ExportDescription"]
+    arn_a, arn_b = exports["111111111111"]["ExportArn"], exports["222222222222"]["ExportArn"]
+    assert arn_a != arn_b  # one token, two accounts: two exports
+    assert [e["ExportArn"] for e in a.list_exports()["ExportSummaries"]] == [arn_a]
+    assert [e["ExportArn"] for e in b.list_exports()["ExportSummaries"]] == [arn_b]
+    # Another account's export under the caller's account in its ARN: not found.
+    other = arn_b.replace("222222222222", "111111111111")
+    assert error(lambda: a.describe_export(ExportArn=other))[0] == "ExportNotFoundException"
+    assert finished_export(a, arn_a)["ItemCount"] == 3
+    assert finished_export(b, arn_b)["ItemCount"] == 5
+
+    data = os.path.dirname(finished_export(b, arn_b)["ExportManifest"]) + "/data/"
+    imp = b.import_table(S3BucketSource={"S3Bucket": "bkt", "S3KeyPrefix": data},
+                         InputFormat="DYNAMODB_JSON", InputCompressionType="GZIP",
+                         TableCreationParameters=creation_parameters("copy"))["ImportTableDescription"]
+    assert finished_import(b, imp["ImportArn"])["ImportedItemCount"] == 5
+    assert scan(b, "copy") == scan(b, "same")
+    assert error(lambda: a.describe_table(TableName="copy"))[0] == "ResourceNotFoundException"
+    assert a.list_imports()["ImportSummaryList"] == []
+    assert error(lambda: a.describe_import(ImportArn=imp["ImportArn"]))[0] == \
+        "ImportNotFoundException"
