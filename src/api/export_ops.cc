@@ -285,8 +285,8 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                 if (mine) return std::move(*mine);  // an earlier attempt committed (1021)
                 FDYNO_ASSIGN_OR_RETURN(
                     std::optional<ExportJob> earlier,
-                    JobOfToken(tx, store::ExportTokenKey(ctx.account_id, r.job.client_token), r.job, now_ms,
-                               store::ReadExport, [](const ExportJob& e) {
+                    JobOfToken(tx, store::ExportTokenKey(ctx.account_id, r.job.client_token), r.job,
+                               now_ms, store::ReadExport, [](const ExportJob& e) {
                                  return Error::Make(ErrorType::kExportConflict,
                                                     "Export with the same ClientToken but "
                                                     "different parameters already exists: " +
@@ -364,12 +364,12 @@ Result<std::string> ListExports(Services& s, const RequestContext& ctx, const Va
   }
   const int limit = static_cast<int>(max.value_or(kMaxListExports));
   using Page = std::pair<std::vector<ExportJob>, bool>;
-  FDYNO_ASSIGN_OR_RETURN(Page page,
-                         kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                                   return ListJobPage<ExportJob>(tx, store::ListExportJobs, ctx.account_id,
-                                                                 token.value_or(""), limit, arn);
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      Page page, kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
+                         [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
+                           return ListJobPage<ExportJob>(tx, store::ListExportJobs, ctx.account_id,
+                                                         token.value_or(""), limit, arn);
+                         }));
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();

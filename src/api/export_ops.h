@@ -69,8 +69,8 @@ Result<std::string> ReadJobArn(const rapidjson::Value& body, const char* member,
 // `list(tx, after, n)` lists the next `n` jobs after an id (store::ListExportJobs, ...).
 template <typename Job, typename List>
 Result<std::pair<std::vector<Job>, bool>> ListJobPage(kv::Transaction& tx, List list,
-                                                      std::string_view account,
-                                                      std::string after, int limit,
+                                                      std::string_view account, std::string after,
+                                                      int limit,
                                                       const std::optional<std::string>& table_arn) {
   constexpr int kRead = 100;  // records read per range read, filtered by table
   std::pair<std::vector<Job>, bool> out;

@@ -258,8 +258,8 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                 if (mine) return std::move(*mine);  // an earlier attempt committed (1021)
                 FDYNO_ASSIGN_OR_RETURN(
                     std::optional<ImportJob> earlier,
-                    JobOfToken(tx, store::ImportTokenKey(ctx.account_id, r.job.client_token), r.job, now_ms,
-                               store::ReadImport, [](const ImportJob& i) {
+                    JobOfToken(tx, store::ImportTokenKey(ctx.account_id, r.job.client_token), r.job,
+                               now_ms, store::ReadImport, [](const ImportJob& i) {
                                  return Error::Make(ErrorType::kImportConflict,
                                                     "Import with the same ClientToken but "
                                                     "different parameters already exists: " +
@@ -373,8 +373,8 @@ Result<std::string> ListImports(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(Page page,
                          kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
                                  [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                                   return ListJobPage<ImportJob>(tx, store::ListImportJobs, ctx.account_id, after,
-                                                                 limit, arn);
+                                   return ListJobPage<ImportJob>(tx, store::ListImportJobs,
+                                                                 ctx.account_id, after, limit, arn);
                                  }));
   rapidjson::StringBuffer buf;
   Writer w(buf);

@@ -85,7 +85,7 @@ struct ExportJob {
 struct ImportJob {
   std::string id;
   std::string account = std::string(kSharedAccount);  // the created table's, who owns the job
-  std::string import_arn;  // arn:...:table/<table>/import/<id>
+  std::string import_arn;                             // arn:...:table/<table>/import/<id>
   std::string table_arn;
   std::string table_name;
   int64_t table_id = 0;  // the table it creates (CREATING until the import ends)

@@ -96,8 +96,9 @@ class ExportsTest : public ::testing::Test {
   }
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
-    auto r = kv::Run(
-        *db_, [&](kv::Transaction& tx, const kv::Attempt&) { return catalog_.Find(tx, kAccount, name); });
+    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog_.Find(tx, kAccount, name);
+    });
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : nullptr;
   }

@@ -40,9 +40,8 @@ Result<std::optional<std::string>> SnapshotReader::Get(std::string_view key) {
   return Checked(tx->Get(key, /*snapshot=*/true));
 }
 
-Result<std::shared_ptr<const store::TableInfo>> SnapshotReader::FindTable(store::Catalog& catalog,
-                                                                          const std::string& account,
-                                                                          const std::string& name) {
+Result<std::shared_ptr<const store::TableInfo>> SnapshotReader::FindTable(
+    store::Catalog& catalog, const std::string& account, const std::string& name) {
   if (snapshot_) return catalog.Find(*snapshot_, account, name);
   version_.reset();  // the snapshot starts here
   FDYNO_ASSIGN_OR_RETURN(kv::Transaction * tx, At());
