@@ -2,6 +2,7 @@
 
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
+#include "api/export_ops.h"
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
 #include "api/pitr_ops.h"
@@ -31,6 +32,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     }
     services.wake_backups = deps.wake_backups;
     services.vector_graphs = deps.vector_graphs;
+    services.export_root = deps.export_root;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
     RegisterStreamOperations(registry, services);
@@ -44,6 +46,8 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterBatchOperations(registry, services);
     RegisterBackupOperations(registry, services);
     RegisterPitrOperations(registry, services);
+    RegisterExportOperations(registry, services);
+    RegisterImportOperations(registry, services);
   }
   return registry;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "api/operation.h"
 #include "base/clock.h"
@@ -35,6 +36,8 @@ struct ApiDeps {
   std::function<void()> wake_backups = {};
   // Services::vector_graphs.
   store::VectorGraphs* vector_graphs = nullptr;
+  // Services::export_root.
+  std::string export_root = {};
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

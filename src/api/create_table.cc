@@ -16,6 +16,7 @@
 #include "api/table_handlers.h"
 #include "api/table_render.h"
 #include "api/table_request.h"
+#include "api/table_ops.h"
 #include "api/table_rules.h"
 #include "api/vector_table_ops.h"
 #include "kv/run.h"
@@ -315,3 +316,17 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
 }
 
 }  // namespace fdyno::api::tables
+
+namespace fdyno::api {
+
+Result<store::TableInfo> PlanImportedTable(const rapidjson::Value& params, int64_t now_ms) {
+  using namespace tables;
+  FDYNO_ASSIGN_OR_RETURN(CreateTableRequest r, ParseCreateTable(params));
+  FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
+  FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
+  FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, now_ms));
+  plan.first.status = store::TableStatus::kCreating;
+  return std::move(plan.first);
+}
+
+}  // namespace fdyno::api

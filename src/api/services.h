@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "base/clock.h"
 #include "kv/kv.h"
@@ -46,6 +47,9 @@ struct Services {
 
   // The process's vector search graphs (store/vector_graphs.h); null: SearchVectors is exact.
   store::VectorGraphs* vector_graphs = nullptr;
+  // The directory standing for Amazon S3 in exports and imports (api/export_ops.h): a bucket is
+  // a subdirectory of it. Empty: exports and imports are refused.
+  std::string export_root;
 };
 
 }  // namespace fdyno::api

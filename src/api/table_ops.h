@@ -21,12 +21,19 @@
 // Thread-safety: the handlers are thread-safe; they share only thread-safe services.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include "api/operation.h"
 #include "api/services.h"
+#include "store/catalog.h"
 
 namespace fdyno::api {
 
 // Registers the table operations. What `services` points to must outlive the handlers.
 void RegisterTableOperations(OperationRegistry& registry, const Services& services);
+
+// The table ImportTable's TableCreationParameters describe, checked as CreateTable checks its
+// request (its errors), with status CREATING.
+Result<store::TableInfo> PlanImportedTable(const rapidjson::Value& params, int64_t now_ms);
 
 }  // namespace fdyno::api

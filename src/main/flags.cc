@@ -24,6 +24,11 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_DATA_DIR")
       ->capture_default_str();
   serve
+      .add_option("--export-root", f.export_root,
+                  "Directory standing for Amazon S3 in ExportTableToPointInTime and ImportTable: "
+                  "bucket B, key K is the file <root>/B/K (default: <data-dir>/exports)")
+      ->envname("DYNODB_EXPORT_ROOT");
+  serve
       .add_option("--engine", f.engine,
                   "Storage engine: embedded (in this process, in --data-dir) or fdb (a "
                   "FoundationDB cluster, which many fdyno processes can share)")

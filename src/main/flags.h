@@ -16,6 +16,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8000";
   int port = 0;  // 0: the port of --listen
   std::string data_dir = "./fdyno-data";
+  std::string export_root;  // empty: <data_dir>/exports
   std::string engine = "embedded";
   std::string fdb_cluster_file;  // empty: FoundationDB's default cluster file
   std::string fdb_prefix;        // as typed: "\xNN" escapes (kv/engines/fdb/prefix.h)

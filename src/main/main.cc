@@ -199,6 +199,9 @@ int Serve(const ServeFlags& flags) {
     if (const char* pause = std::getenv("FDYNO_TEST_BACKUP_PAUSE_AFTER"); pause && *pause) {
       backup_options.pause_after = std::atoi(pause);  // crash tests: see workers/backups.h
     }
+    // Exports and imports: a directory stands for Amazon S3 (workers/exports.h).
+    backup_options.export_root =
+        flags.export_root.empty() ? flags.data_dir + "/exports" : flags.export_root;
     workers::BackupWorker backup_worker(db.get(), &catalog, backup_options);
     // Approximate SearchVectors: graphs built and kept current in the background.
     store::VectorGraphsOptions graph_options;
@@ -209,6 +212,7 @@ int Serve(const ServeFlags& flags) {
     api::ApiDeps deps;
     deps.vector_graphs = &vector_graphs;
     deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
+    deps.export_root = backup_options.export_root;
     deps.db = db.get();
     deps.clock = clock;
     deps.catalog = &catalog;

@@ -18,7 +18,9 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "workers/exports.h"
 #include "workers/pitr.h"
+#include "workers/snapshot_reader.h"
 
 namespace fdyno::workers {
 namespace {
@@ -47,54 +49,6 @@ void CountStep(const BackupWorkerOptions& o) {
 // Why a backup cannot be made: the backup is then removed. Never matched by message text.
 struct Unmakeable {
   std::string reason;
-};
-
-// ---- reading one snapshot -------------------------------------------------------------------
-
-// Reads of one consistent snapshot in many steps: the engine's snapshot transaction, or one
-// pinned read version shared by a transaction per read (reported as kSnapshotLost once it ages
-// out, never retried at a newer version).
-class SnapshotReader {
- public:
-  explicit SnapshotReader(kv::Database& db) : db_(db), snapshot_(db.CreateSnapshotTransaction()) {}
-
-  Result<kv::RangeResult> GetRange(std::string_view begin, std::string_view end, int limit) {
-    kv::RangeOptions ro{.limit = limit, .snapshot = true};
-    if (snapshot_) return Checked(snapshot_->GetRange(begin, end, ro));
-    std::unique_ptr<kv::Transaction> tx = db_.CreateTransaction();
-    if (version_) {
-      tx->SetReadVersion(*version_);
-    } else {
-      FDYNO_ASSIGN_OR_RETURN(int64_t v, Checked(tx->GetReadVersion()));
-      version_ = v;
-    }
-    return Checked(tx->GetRange(begin, end, ro));
-  }
-
-  // The catalog's record of the table `name` of `account` in the snapshot.
-  Result<std::shared_ptr<const store::TableInfo>> FindTable(store::Catalog& catalog,
-                                                            const std::string& account,
-                                                            const std::string& name) {
-    if (snapshot_) return catalog.Find(*snapshot_, account, name);
-    std::unique_ptr<kv::Transaction> tx = db_.CreateTransaction();
-    FDYNO_ASSIGN_OR_RETURN(int64_t v, Checked(tx->GetReadVersion()));
-    version_ = v;
-    return catalog.Find(*tx, account, name);
-  }
-
- private:
-  template <typename T>
-  static Result<T> Checked(Result<T> r) {
-    if (!r.ok() && r.error().is_kv() && r.error().kv_code == kv::kTransactionTooOld) {
-      return Error::Internal("the backup's read version aged out")
-          .WithCause(ErrorCause::kSnapshotLost);
-    }
-    return r;
-  }
-
-  kv::Database& db_;
-  std::unique_ptr<kv::Transaction> snapshot_;
-  std::optional<int64_t> version_;
 };
 
 // ---- backups ----------------------------------------------------------------------------------
@@ -487,6 +441,8 @@ void BackupWorker::Pass() {
   if (trim) last_trim_ = now;
   Result<PitrStats> p = RunPitrPass(*db_, *catalog_, options_, trim);
   if (!p.ok()) spdlog::warn("point-in-time recovery pass: {}", p.error().message);
+  Result<ExportStats> e = RunExportPass(*db_, *catalog_, options_);
+  if (!e.ok()) spdlog::warn("export and import pass: {}", e.error().message);
 }
 
 }  // namespace fdyno::workers

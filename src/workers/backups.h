@@ -46,6 +46,10 @@ struct BackupWorkerOptions {
   int restore_items = 2000;        // items per restore transaction (halved when too large)
   uint64_t restore_bytes = 1 << 20;
   int purge_keys = 256;  // keys cleared per transaction when a backup is deleted
+  // Exports and imports (workers/exports.h): the directory standing for Amazon S3 (buckets are
+  // its subdirectories) and the items per exported data file.
+  std::string export_root;
+  int64_t export_file_items = 100'000;
   // How often the point-in-time recovery histories are trimmed (workers/pitr.h).
   std::chrono::milliseconds pitr_trim_every{60'000};
   // How long a backup owned by another process may go without progress before this process
@@ -80,7 +84,8 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
 Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
                                   const BackupWorkerOptions& options);
 
-// A thread running RunBackupPass, then the restores to a point in time (workers/pitr.h), every
+// A thread running RunBackupPass, then the restores to a point in time (workers/pitr.h), then
+// the exports and imports (workers/exports.h), every
 // options.poll (and at once when woken), and trimming point-in-time recovery histories every
 // options.pitr_trim_every.
 class BackupWorker {

@@ -1,0 +1,414 @@
+#include "store/exports.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "kv/tuple.h"
+#include "store/layout.h"
+
+namespace fdyno::store {
+namespace {
+
+// Persisted (docs/format/exports.md): never renumber.
+constexpr uint8_t kExportRecordVersion = 1;
+constexpr uint8_t kImportRecordVersion = 1;
+constexpr uint8_t kTokenRecordVersion = 1;
+constexpr int64_t kExportPart = 7;
+constexpr int64_t kImportPart = 8;
+constexpr int64_t kExportTokenPart = 9;
+constexpr int64_t kImportTokenPart = 10;
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+Error Corrupt(std::string_view what) {
+  return Error::Internal("malformed export or import record (" + std::string(what) + ")");
+}
+
+// Writes a record's members; reads them back, remembering whether any was missing or mistyped.
+class RecordWriter {
+ public:
+  RecordWriter() : w_(buf_) { w_.StartObject(); }
+  void Str(const char* name, std::string_view v) {
+    w_.Key(name);
+    w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  }
+  void Int(const char* name, int64_t v) {
+    w_.Key(name);
+    w_.Int64(v);
+  }
+  void Bool(const char* name, bool v) {
+    w_.Key(name);
+    w_.Bool(v);
+  }
+  void Strs(const char* name, const std::vector<std::string>& v) {
+    w_.Key(name);
+    w_.StartArray();
+    for (const std::string& s : v) w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    w_.EndArray();
+  }
+  std::string Finish(uint8_t version) {
+    w_.EndObject();
+    std::string out(1, static_cast<char>(version));
+    out.append(buf_.GetString(), buf_.GetSize());
+    return out;
+  }
+
+ private:
+  rapidjson::StringBuffer buf_;
+  Writer w_;
+};
+
+class RecordReader {
+ public:
+  RecordReader(std::string_view bytes, uint8_t version) {
+    if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != version) {
+      ok_ = false;
+      return;
+    }
+    d_.Parse(bytes.data() + 1, bytes.size() - 1);
+    ok_ = !d_.HasParseError() && d_.IsObject();
+  }
+  void Str(const char* name, std::string& out) {
+    const rapidjson::Value* v = Find(name);
+    if (v == nullptr || !v->IsString()) return Fail();
+    out.assign(v->GetString(), v->GetStringLength());
+  }
+  void Int(const char* name, int64_t& out) {
+    const rapidjson::Value* v = Find(name);
+    if (v == nullptr || !v->IsInt64()) return Fail();
+    out = v->GetInt64();
+  }
+  void Bool(const char* name, bool& out) {
+    const rapidjson::Value* v = Find(name);
+    if (v == nullptr || !v->IsBool()) return Fail();
+    out = v->GetBool();
+  }
+  void Strs(const char* name, std::vector<std::string>& out) {
+    const rapidjson::Value* v = Find(name);
+    if (v == nullptr || !v->IsArray()) return Fail();
+    out.clear();
+    for (const rapidjson::Value& s : v->GetArray()) {
+      if (!s.IsString()) return Fail();
+      out.emplace_back(s.GetString(), s.GetStringLength());
+    }
+  }
+  // An enum stored as its name: the index of `text` in `names`.
+  template <typename E, size_t N>
+  void Enum(const char* name, const std::string_view (&names)[N], E& out) {
+    std::string text;
+    Str(name, text);
+    for (size_t i = 0; i < N; ++i) {
+      if (names[i] == text) {
+        out = static_cast<E>(i);
+        return;
+      }
+    }
+    Fail();
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const rapidjson::Value* Find(const char* name) const {
+    if (!ok_) return nullptr;
+    auto it = d_.FindMember(name);
+    return it == d_.MemberEnd() ? nullptr : &it->value;
+  }
+  void Fail() { ok_ = false; }
+  rapidjson::Document d_;
+  bool ok_ = true;
+};
+
+// Persisted names (docs/format/exports.md), in enum order.
+constexpr std::string_view kStatusNames[] = {"IN_PROGRESS", "COMPLETED", "FAILED"};
+constexpr std::string_view kExportFormatNames[] = {"DYNAMODB_JSON", "ION"};
+constexpr std::string_view kExportTypeNames[] = {"FULL_EXPORT", "INCREMENTAL_EXPORT"};
+constexpr std::string_view kViewNames[] = {"NEW_AND_OLD_IMAGES", "NEW_IMAGE"};
+constexpr std::string_view kImportFormatNames[] = {"DYNAMODB_JSON", "ION", "CSV"};
+constexpr std::string_view kCompressionNames[] = {"NONE", "GZIP", "ZSTD"};
+
+void WriteS3(RecordWriter& w, const S3Location& s3) {
+  w.Str("s3_bucket", s3.bucket);
+  w.Str("s3_owner", s3.owner);
+  w.Str("s3_prefix", s3.prefix);
+}
+void ReadS3(RecordReader& r, S3Location& s3) {
+  r.Str("s3_bucket", s3.bucket);
+  r.Str("s3_owner", s3.owner);
+  r.Str("s3_prefix", s3.prefix);
+}
+
+kv::Subspace Root() { return layout::Backups(); }
+
+template <typename Job, typename Decode>
+Result<std::vector<Job>> ListJobs(kv::Transaction& tx, int64_t part, std::string_view after,
+                                  int limit, Decode decode) {
+  auto [begin, end] = Root().Range(kv::Tuple{part});
+  if (!after.empty()) begin = kv::PrefixEnd(Root().Pack(kv::Tuple{part, std::string(after)}));
+  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r, tx.GetRange(begin, end, {.limit = limit}));
+  std::vector<Job> out;
+  for (const kv::KeyValue& kv : r.kvs) {
+    FDYNO_ASSIGN_OR_RETURN(Job job, decode(kv.value));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Error BadPath(std::string_view what, std::string_view value) {
+  return Error::Validation(std::string(what) + " '" + std::string(value) +
+                           "' does not name a location under the export root");
+}
+
+}  // namespace
+
+std::string_view JobStatusText(JobStatus s) { return kStatusNames[static_cast<int>(s)]; }
+
+// ---- records -------------------------------------------------------------------------------
+
+std::string EncodeExportJob(const ExportJob& j) {
+  RecordWriter w;
+  w.Str("id", j.id);
+  w.Str("account", j.account);
+  w.Str("export_arn", j.export_arn);
+  w.Str("table_arn", j.table_arn);
+  w.Str("table_name", j.table_name);
+  w.Int("table_id", j.table_id);
+  w.Str("table_uuid", j.table_uuid);
+  w.Int("epoch", j.epoch);
+  w.Str("status", kStatusNames[static_cast<int>(j.status)]);
+  w.Str("format", kExportFormatNames[static_cast<int>(j.format)]);
+  w.Str("type", kExportTypeNames[static_cast<int>(j.type)]);
+  w.Str("view", kViewNames[static_cast<int>(j.view)]);
+  w.Int("export_time_ms", j.export_time_ms);
+  w.Int("from_ms", j.from_ms);
+  WriteS3(w, j.s3);
+  w.Str("sse_algorithm", j.sse_algorithm);
+  w.Str("sse_key", j.sse_key);
+  w.Str("client_token", j.client_token);
+  w.Str("fingerprint", j.fingerprint);
+  w.Int("start_ms", j.start_ms);
+  w.Int("end_ms", j.end_ms);
+  w.Int("items", j.items);
+  w.Int("bytes", j.bytes);
+  w.Str("manifest", j.manifest);
+  w.Str("failure_code", j.failure_code);
+  w.Str("failure_message", j.failure_message);
+  w.Str("owner", j.owner);
+  w.Int("heartbeat_ms", j.heartbeat_ms);
+  return w.Finish(kExportRecordVersion);
+}
+
+Result<ExportJob> DecodeExportJob(std::string_view bytes) {
+  RecordReader r(bytes, kExportRecordVersion);
+  ExportJob j;
+  r.Str("id", j.id);
+  r.Str("account", j.account);
+  r.Str("export_arn", j.export_arn);
+  r.Str("table_arn", j.table_arn);
+  r.Str("table_name", j.table_name);
+  r.Int("table_id", j.table_id);
+  r.Str("table_uuid", j.table_uuid);
+  r.Int("epoch", j.epoch);
+  r.Enum("status", kStatusNames, j.status);
+  r.Enum("format", kExportFormatNames, j.format);
+  r.Enum("type", kExportTypeNames, j.type);
+  r.Enum("view", kViewNames, j.view);
+  r.Int("export_time_ms", j.export_time_ms);
+  r.Int("from_ms", j.from_ms);
+  ReadS3(r, j.s3);
+  r.Str("sse_algorithm", j.sse_algorithm);
+  r.Str("sse_key", j.sse_key);
+  r.Str("client_token", j.client_token);
+  r.Str("fingerprint", j.fingerprint);
+  r.Int("start_ms", j.start_ms);
+  r.Int("end_ms", j.end_ms);
+  r.Int("items", j.items);
+  r.Int("bytes", j.bytes);
+  r.Str("manifest", j.manifest);
+  r.Str("failure_code", j.failure_code);
+  r.Str("failure_message", j.failure_message);
+  r.Str("owner", j.owner);
+  r.Int("heartbeat_ms", j.heartbeat_ms);
+  if (!r.ok()) return Corrupt("export record");
+  return j;
+}
+
+std::string EncodeImportJob(const ImportJob& j) {
+  RecordWriter w;
+  w.Str("id", j.id);
+  w.Str("account", j.account);
+  w.Str("import_arn", j.import_arn);
+  w.Str("table_arn", j.table_arn);
+  w.Str("table_name", j.table_name);
+  w.Int("table_id", j.table_id);
+  w.Str("table_uuid", j.table_uuid);
+  w.Str("status", kStatusNames[static_cast<int>(j.status)]);
+  WriteS3(w, j.s3);
+  w.Str("format", kImportFormatNames[static_cast<int>(j.format)]);
+  w.Str("compression", kCompressionNames[static_cast<int>(j.compression)]);
+  w.Bool("has_csv_options", j.has_csv_options);
+  w.Str("csv_delimiter", j.csv_delimiter);
+  w.Strs("csv_headers", j.csv_headers);
+  w.Str("creation_parameters", j.creation_parameters);
+  w.Str("client_token", j.client_token);
+  w.Str("fingerprint", j.fingerprint);
+  w.Int("start_ms", j.start_ms);
+  w.Int("end_ms", j.end_ms);
+  w.Int("file_count", j.file_count);
+  w.Str("next_file", j.next_file);
+  w.Int("next_record", j.next_record);
+  w.Int("processed_items", j.processed_items);
+  w.Int("processed_bytes", j.processed_bytes);
+  w.Int("imported_items", j.imported_items);
+  w.Int("errors", j.errors);
+  w.Str("failure_code", j.failure_code);
+  w.Str("failure_message", j.failure_message);
+  return w.Finish(kImportRecordVersion);
+}
+
+Result<ImportJob> DecodeImportJob(std::string_view bytes) {
+  RecordReader r(bytes, kImportRecordVersion);
+  ImportJob j;
+  r.Str("id", j.id);
+  r.Str("account", j.account);
+  r.Str("import_arn", j.import_arn);
+  r.Str("table_arn", j.table_arn);
+  r.Str("table_name", j.table_name);
+  r.Int("table_id", j.table_id);
+  r.Str("table_uuid", j.table_uuid);
+  r.Enum("status", kStatusNames, j.status);
+  ReadS3(r, j.s3);
+  r.Enum("format", kImportFormatNames, j.format);
+  r.Enum("compression", kCompressionNames, j.compression);
+  r.Bool("has_csv_options", j.has_csv_options);
+  r.Str("csv_delimiter", j.csv_delimiter);
+  r.Strs("csv_headers", j.csv_headers);
+  r.Str("creation_parameters", j.creation_parameters);
+  r.Str("client_token", j.client_token);
+  r.Str("fingerprint", j.fingerprint);
+  r.Int("start_ms", j.start_ms);
+  r.Int("end_ms", j.end_ms);
+  r.Int("file_count", j.file_count);
+  r.Str("next_file", j.next_file);
+  r.Int("next_record", j.next_record);
+  r.Int("processed_items", j.processed_items);
+  r.Int("processed_bytes", j.processed_bytes);
+  r.Int("imported_items", j.imported_items);
+  r.Int("errors", j.errors);
+  r.Str("failure_code", j.failure_code);
+  r.Str("failure_message", j.failure_message);
+  if (!r.ok()) return Corrupt("import record");
+  return j;
+}
+
+// ---- keys and records ----------------------------------------------------------------------
+
+std::string ExportKey(std::string_view id) {
+  return Root().Pack(kv::Tuple{kExportPart, std::string(id)});
+}
+std::string ImportKey(std::string_view id) {
+  return Root().Pack(kv::Tuple{kImportPart, std::string(id)});
+}
+std::string ExportTokenKey(std::string_view account, std::string_view token) {
+  return Root().Pack(kv::Tuple{kExportTokenPart, std::string(account), std::string(token)});
+}
+std::string ImportTokenKey(std::string_view account, std::string_view token) {
+  return Root().Pack(kv::Tuple{kImportTokenPart, std::string(account), std::string(token)});
+}
+
+Result<std::optional<ExportJob>> ReadExport(kv::Transaction& tx, std::string_view id) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(ExportKey(id)));
+  if (!bytes) return std::optional<ExportJob>();
+  FDYNO_ASSIGN_OR_RETURN(ExportJob job, DecodeExportJob(*bytes));
+  return std::optional<ExportJob>(std::move(job));
+}
+
+void WriteExport(kv::Transaction& tx, const ExportJob& job) {
+  tx.Set(ExportKey(job.id), EncodeExportJob(job));
+}
+
+Result<std::vector<ExportJob>> ListExportJobs(kv::Transaction& tx, std::string_view after,
+                                              int limit) {
+  return ListJobs<ExportJob>(tx, kExportPart, after, limit, DecodeExportJob);
+}
+
+Result<std::optional<ImportJob>> ReadImport(kv::Transaction& tx, std::string_view id) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(ImportKey(id)));
+  if (!bytes) return std::optional<ImportJob>();
+  FDYNO_ASSIGN_OR_RETURN(ImportJob job, DecodeImportJob(*bytes));
+  return std::optional<ImportJob>(std::move(job));
+}
+
+void WriteImport(kv::Transaction& tx, const ImportJob& job) {
+  tx.Set(ImportKey(job.id), EncodeImportJob(job));
+}
+
+Result<std::vector<ImportJob>> ListImportJobs(kv::Transaction& tx, std::string_view after,
+                                              int limit) {
+  return ListJobs<ImportJob>(tx, kImportPart, after, limit, DecodeImportJob);
+}
+
+Result<std::optional<std::string>> ReadTokenJob(kv::Transaction& tx, const std::string& key) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(key));
+  if (!bytes) return std::optional<std::string>();
+  if (bytes->empty() || static_cast<uint8_t>((*bytes)[0]) != kTokenRecordVersion) {
+    return Corrupt("client token record");
+  }
+  return std::optional<std::string>(bytes->substr(1));
+}
+
+void WriteTokenJob(kv::Transaction& tx, const std::string& key, std::string_view id) {
+  std::string value(1, static_cast<char>(kTokenRecordVersion));
+  value.append(id);
+  tx.Set(key, value);
+}
+
+// ---- the directory standing for S3 ----------------------------------------------------------
+
+Result<std::filesystem::path> S3Path(const std::filesystem::path& root, std::string_view bucket,
+                                     std::string_view key) {
+  namespace fs = std::filesystem;
+  if (bucket.empty() || bucket == "." || bucket == ".." ||
+      bucket.find_first_of(std::string_view("/\\\0", 3)) != std::string_view::npos) {
+    return BadPath("S3Bucket", bucket);
+  }
+  if (key.starts_with('/') || key.find('\0') != std::string_view::npos) {
+    return BadPath("S3 key", key);
+  }
+  fs::path out = root / std::string(bucket);
+  // S3 keys may hold empty components ("a//b"); a file system path collapses them. "." and ".."
+  // would name another place, so they name none.
+  size_t at = 0;
+  while (at <= key.size()) {
+    const size_t slash = std::min(key.find('/', at), key.size());
+    std::string_view part = key.substr(at, slash - at);
+    if (part == "." || part == "..") return BadPath("S3 key", key);
+    if (!part.empty()) out /= std::string(part);
+    at = slash + 1;
+  }
+  // Symbolic links inside the root may point out of it.
+  std::error_code ec;
+  const fs::path real_root = fs::weakly_canonical(root, ec);
+  if (ec) return BadPath("S3Bucket", bucket);
+  const fs::path real = fs::weakly_canonical(out, ec);
+  if (ec) return BadPath("S3 key", key);
+  if (std::mismatch(real_root.begin(), real_root.end(), real.begin(), real.end()).first !=
+      real_root.end()) {
+    return BadPath("S3 key", key);
+  }
+  return out;
+}
+
+std::string ExportKeyPrefix(std::string_view prefix, std::string_view id) {
+  std::string out(prefix);
+  if (!out.empty() && !out.ends_with('/')) out.push_back('/');
+  out += "AWSDynamoDB/";
+  out += id;
+  out += '/';
+  return out;
+}
+
+}  // namespace fdyno::store
