@@ -529,7 +529,11 @@ TEST_F(TableOpsTest, MalformedMembersNeverCrash) {
     std::function<void(rapidjson::Value&)> visit = [&](rapidjson::Value& v) {
       std::vector<rapidjson::Value*> children;
       if (v.IsObject()) {
-        for (auto& m : v.GetObject()) children.push_back(&m.value);
+        // By index: comparing RapidJSON 1.1's mutable member iterators is ambiguous in C++20
+        // (clang's -Wambiguous-reversed-operator).
+        for (rapidjson::SizeType i = 0; i < v.MemberCount(); ++i) {
+          children.push_back(&(v.MemberBegin() + i)->value);
+        }
       } else if (v.IsArray()) {
         for (auto& e : v.GetArray()) children.push_back(&e);
       }

@@ -649,7 +649,7 @@ TEST_F(RunAsyncTest, CommitsAndAnswersOnce) {
   std::vector<Result<std::string>> answers;
   kv::RunAsync(
       *inner_, Options(),
-      [this](Transaction& tr, const Attempt&) -> Result<std::string> {
+      [](Transaction& tr, const Attempt&) -> Result<std::string> {
         FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
         return std::string("done");
       },
@@ -666,7 +666,7 @@ TEST_F(RunAsyncTest, DomainErrorAndDeadlineAnswerWithoutCommitting) {
   auto record = [&](Result<std::string> r) { answers.push_back(std::move(r)); };
   kv::RunAsync(
       *inner_, Options(),
-      [this](Transaction& tr, const Attempt&) -> Result<std::string> {
+      [](Transaction& tr, const Attempt&) -> Result<std::string> {
         FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
         return Error::Validation("no");
       },
@@ -743,7 +743,7 @@ TEST_F(RunAsyncTest, RetryLimitAfterConflictsIsTheLastKvError) {
   std::vector<Result<std::string>> answers;
   kv::RunAsync(
       *db, o,
-      [this, &runs](Transaction& tr, const Attempt&) -> Result<std::string> {
+      [&runs](Transaction& tr, const Attempt&) -> Result<std::string> {
         ++runs;
         FDYNO_RETURN_IF_ERROR(Increment(tr, "n"));
         return std::string("7");

@@ -135,7 +135,7 @@ TEST_F(ReceiptsTest, TruncatedAndMissingChunksFailClosed) {
 }
 
 TEST_F(ReceiptsTest, ExpiredBucketsAreClearedWithOneRangeAndLiveOnesKept) {
-  ReceiptOptions options;  // 10 min ttl, 1 min buckets
+  // The store's default ReceiptOptions: a 10 min ttl in 1 min buckets.
   OperationId old_id = OperationId::New(clock_);
   WriteAndRead(old_id, ReceiptResult{});
   clock_.Advance(std::chrono::minutes(5));
