@@ -746,8 +746,11 @@ Result<model::Item> ParseDynamoJsonLine(std::string_view line) {
   rapidjson::Document d;
   d.Parse(line.data(), line.size());
   if (d.HasParseError() || !d.IsObject()) return Bad("a line is not a JSON object");
-  auto it = d.FindMember("Item");
-  if (it == d.MemberEnd() || !it->value.IsObject() || d.MemberCount() != 1) {
+  // Through a const reference: RapidJSON 1.1's mutable member iterators compare ambiguously in
+  // C++20 (clang's -Wambiguous-reversed-operator).
+  const rapidjson::Document& item_line = d;
+  auto it = item_line.FindMember("Item");
+  if (it == item_line.MemberEnd() || !it->value.IsObject() || d.MemberCount() != 1) {
     return Bad("a line is not {\"Item\":{...}}");
   }
   return model::DecodeItem(it->value);
