@@ -454,6 +454,8 @@ def test_exports_and_imports_belong_to_the_callers_account(start_server, tmp_pat
     # Another account's export under the caller's account in its ARN: not found.
     other = arn_b.replace("222222222222", "111111111111")
     assert error(lambda: a.describe_export(ExportArn=other))[0] == "ExportNotFoundException"
+    # Another account's export by its own ARN: not found either.
+    assert error(lambda: a.describe_export(ExportArn=arn_b))[0] == "ExportNotFoundException"
     assert finished_export(a, arn_a)["ItemCount"] == 3
     assert finished_export(b, arn_b)["ItemCount"] == 5
 
