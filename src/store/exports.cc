@@ -29,6 +29,8 @@ Error Corrupt(std::string_view what) {
 }
 
 // Writes a record's members; reads them back, remembering whether any was missing or mistyped.
+// Both have the same members (Str, Int, Bool, Strs, Enum), so one list of a record's fields
+// (ExportFields, ImportFields) serves its encoder and its decoder.
 class RecordWriter {
  public:
   RecordWriter() : w_(buf_) { w_.StartObject(); }
@@ -43,6 +45,11 @@ class RecordWriter {
   void Bool(const char* name, bool v) {
     w_.Key(name);
     w_.Bool(v);
+  }
+  // An enum stored as its name: names[v].
+  template <typename E, size_t N>
+  void Enum(const char* name, const std::string_view (&names)[N], E v) {
+    Str(name, names[static_cast<size_t>(v)]);
   }
   void Strs(const char* name, const std::vector<std::string>& v) {
     w_.Key(name);
@@ -130,15 +137,11 @@ constexpr std::string_view kViewNames[] = {"NEW_AND_OLD_IMAGES", "NEW_IMAGE"};
 constexpr std::string_view kImportFormatNames[] = {"DYNAMODB_JSON", "ION", "CSV"};
 constexpr std::string_view kCompressionNames[] = {"NONE", "GZIP", "ZSTD"};
 
-void WriteS3(RecordWriter& w, const S3Location& s3) {
-  w.Str("s3_bucket", s3.bucket);
-  w.Str("s3_owner", s3.owner);
-  w.Str("s3_prefix", s3.prefix);
-}
-void ReadS3(RecordReader& r, S3Location& s3) {
-  r.Str("s3_bucket", s3.bucket);
-  r.Str("s3_owner", s3.owner);
-  r.Str("s3_prefix", s3.prefix);
+template <typename Fields, typename S3>
+void S3Fields(Fields& f, S3& s3) {
+  f.Str("s3_bucket", s3.bucket);
+  f.Str("s3_owner", s3.owner);
+  f.Str("s3_prefix", s3.prefix);
 }
 
 kv::Subspace Root() { return layout::Backups(); }
@@ -162,6 +165,72 @@ Error BadPath(std::string_view what, std::string_view value) {
                            "' does not name a location under the export root");
 }
 
+// The persisted fields of each record, in the order they are written. `Job` is const for the
+// encoder.
+template <typename Fields, typename Job>
+void ExportFields(Fields& f, Job& j) {
+  f.Str("id", j.id);
+  f.Str("account", j.account);
+  f.Str("export_arn", j.export_arn);
+  f.Str("table_arn", j.table_arn);
+  f.Str("table_name", j.table_name);
+  f.Int("table_id", j.table_id);
+  f.Str("table_uuid", j.table_uuid);
+  f.Int("epoch", j.epoch);
+  f.Enum("status", kStatusNames, j.status);
+  f.Enum("format", kExportFormatNames, j.format);
+  f.Enum("type", kExportTypeNames, j.type);
+  f.Enum("view", kViewNames, j.view);
+  f.Int("export_time_ms", j.export_time_ms);
+  f.Int("from_ms", j.from_ms);
+  S3Fields(f, j.s3);
+  f.Str("sse_algorithm", j.sse_algorithm);
+  f.Str("sse_key", j.sse_key);
+  f.Str("client_token", j.client_token);
+  f.Str("fingerprint", j.fingerprint);
+  f.Int("start_ms", j.start_ms);
+  f.Int("end_ms", j.end_ms);
+  f.Int("items", j.items);
+  f.Int("bytes", j.bytes);
+  f.Str("manifest", j.manifest);
+  f.Str("failure_code", j.failure_code);
+  f.Str("failure_message", j.failure_message);
+  f.Str("owner", j.owner);
+  f.Int("heartbeat_ms", j.heartbeat_ms);
+}
+
+template <typename Fields, typename Job>
+void ImportFields(Fields& f, Job& j) {
+  f.Str("id", j.id);
+  f.Str("account", j.account);
+  f.Str("import_arn", j.import_arn);
+  f.Str("table_arn", j.table_arn);
+  f.Str("table_name", j.table_name);
+  f.Int("table_id", j.table_id);
+  f.Str("table_uuid", j.table_uuid);
+  f.Enum("status", kStatusNames, j.status);
+  S3Fields(f, j.s3);
+  f.Enum("format", kImportFormatNames, j.format);
+  f.Enum("compression", kCompressionNames, j.compression);
+  f.Bool("has_csv_options", j.has_csv_options);
+  f.Str("csv_delimiter", j.csv_delimiter);
+  f.Strs("csv_headers", j.csv_headers);
+  f.Str("creation_parameters", j.creation_parameters);
+  f.Str("client_token", j.client_token);
+  f.Str("fingerprint", j.fingerprint);
+  f.Int("start_ms", j.start_ms);
+  f.Int("end_ms", j.end_ms);
+  f.Int("file_count", j.file_count);
+  f.Str("next_file", j.next_file);
+  f.Int("next_record", j.next_record);
+  f.Int("processed_items", j.processed_items);
+  f.Int("processed_bytes", j.processed_bytes);
+  f.Int("imported_items", j.imported_items);
+  f.Int("errors", j.errors);
+  f.Str("failure_code", j.failure_code);
+  f.Str("failure_message", j.failure_message);
+}
+
 }  // namespace
 
 std::string_view JobStatusText(JobStatus s) { return kStatusNames[static_cast<int>(s)]; }
@@ -170,136 +239,28 @@ std::string_view JobStatusText(JobStatus s) { return kStatusNames[static_cast<in
 
 std::string EncodeExportJob(const ExportJob& j) {
   RecordWriter w;
-  w.Str("id", j.id);
-  w.Str("account", j.account);
-  w.Str("export_arn", j.export_arn);
-  w.Str("table_arn", j.table_arn);
-  w.Str("table_name", j.table_name);
-  w.Int("table_id", j.table_id);
-  w.Str("table_uuid", j.table_uuid);
-  w.Int("epoch", j.epoch);
-  w.Str("status", kStatusNames[static_cast<int>(j.status)]);
-  w.Str("format", kExportFormatNames[static_cast<int>(j.format)]);
-  w.Str("type", kExportTypeNames[static_cast<int>(j.type)]);
-  w.Str("view", kViewNames[static_cast<int>(j.view)]);
-  w.Int("export_time_ms", j.export_time_ms);
-  w.Int("from_ms", j.from_ms);
-  WriteS3(w, j.s3);
-  w.Str("sse_algorithm", j.sse_algorithm);
-  w.Str("sse_key", j.sse_key);
-  w.Str("client_token", j.client_token);
-  w.Str("fingerprint", j.fingerprint);
-  w.Int("start_ms", j.start_ms);
-  w.Int("end_ms", j.end_ms);
-  w.Int("items", j.items);
-  w.Int("bytes", j.bytes);
-  w.Str("manifest", j.manifest);
-  w.Str("failure_code", j.failure_code);
-  w.Str("failure_message", j.failure_message);
-  w.Str("owner", j.owner);
-  w.Int("heartbeat_ms", j.heartbeat_ms);
+  ExportFields(w, j);
   return w.Finish(kExportRecordVersion);
 }
 
 Result<ExportJob> DecodeExportJob(std::string_view bytes) {
   RecordReader r(bytes, kExportRecordVersion);
   ExportJob j;
-  r.Str("id", j.id);
-  r.Str("account", j.account);
-  r.Str("export_arn", j.export_arn);
-  r.Str("table_arn", j.table_arn);
-  r.Str("table_name", j.table_name);
-  r.Int("table_id", j.table_id);
-  r.Str("table_uuid", j.table_uuid);
-  r.Int("epoch", j.epoch);
-  r.Enum("status", kStatusNames, j.status);
-  r.Enum("format", kExportFormatNames, j.format);
-  r.Enum("type", kExportTypeNames, j.type);
-  r.Enum("view", kViewNames, j.view);
-  r.Int("export_time_ms", j.export_time_ms);
-  r.Int("from_ms", j.from_ms);
-  ReadS3(r, j.s3);
-  r.Str("sse_algorithm", j.sse_algorithm);
-  r.Str("sse_key", j.sse_key);
-  r.Str("client_token", j.client_token);
-  r.Str("fingerprint", j.fingerprint);
-  r.Int("start_ms", j.start_ms);
-  r.Int("end_ms", j.end_ms);
-  r.Int("items", j.items);
-  r.Int("bytes", j.bytes);
-  r.Str("manifest", j.manifest);
-  r.Str("failure_code", j.failure_code);
-  r.Str("failure_message", j.failure_message);
-  r.Str("owner", j.owner);
-  r.Int("heartbeat_ms", j.heartbeat_ms);
+  ExportFields(r, j);
   if (!r.ok()) return Corrupt("export record");
   return j;
 }
 
 std::string EncodeImportJob(const ImportJob& j) {
   RecordWriter w;
-  w.Str("id", j.id);
-  w.Str("account", j.account);
-  w.Str("import_arn", j.import_arn);
-  w.Str("table_arn", j.table_arn);
-  w.Str("table_name", j.table_name);
-  w.Int("table_id", j.table_id);
-  w.Str("table_uuid", j.table_uuid);
-  w.Str("status", kStatusNames[static_cast<int>(j.status)]);
-  WriteS3(w, j.s3);
-  w.Str("format", kImportFormatNames[static_cast<int>(j.format)]);
-  w.Str("compression", kCompressionNames[static_cast<int>(j.compression)]);
-  w.Bool("has_csv_options", j.has_csv_options);
-  w.Str("csv_delimiter", j.csv_delimiter);
-  w.Strs("csv_headers", j.csv_headers);
-  w.Str("creation_parameters", j.creation_parameters);
-  w.Str("client_token", j.client_token);
-  w.Str("fingerprint", j.fingerprint);
-  w.Int("start_ms", j.start_ms);
-  w.Int("end_ms", j.end_ms);
-  w.Int("file_count", j.file_count);
-  w.Str("next_file", j.next_file);
-  w.Int("next_record", j.next_record);
-  w.Int("processed_items", j.processed_items);
-  w.Int("processed_bytes", j.processed_bytes);
-  w.Int("imported_items", j.imported_items);
-  w.Int("errors", j.errors);
-  w.Str("failure_code", j.failure_code);
-  w.Str("failure_message", j.failure_message);
+  ImportFields(w, j);
   return w.Finish(kImportRecordVersion);
 }
 
 Result<ImportJob> DecodeImportJob(std::string_view bytes) {
   RecordReader r(bytes, kImportRecordVersion);
   ImportJob j;
-  r.Str("id", j.id);
-  r.Str("account", j.account);
-  r.Str("import_arn", j.import_arn);
-  r.Str("table_arn", j.table_arn);
-  r.Str("table_name", j.table_name);
-  r.Int("table_id", j.table_id);
-  r.Str("table_uuid", j.table_uuid);
-  r.Enum("status", kStatusNames, j.status);
-  ReadS3(r, j.s3);
-  r.Enum("format", kImportFormatNames, j.format);
-  r.Enum("compression", kCompressionNames, j.compression);
-  r.Bool("has_csv_options", j.has_csv_options);
-  r.Str("csv_delimiter", j.csv_delimiter);
-  r.Strs("csv_headers", j.csv_headers);
-  r.Str("creation_parameters", j.creation_parameters);
-  r.Str("client_token", j.client_token);
-  r.Str("fingerprint", j.fingerprint);
-  r.Int("start_ms", j.start_ms);
-  r.Int("end_ms", j.end_ms);
-  r.Int("file_count", j.file_count);
-  r.Str("next_file", j.next_file);
-  r.Int("next_record", j.next_record);
-  r.Int("processed_items", j.processed_items);
-  r.Int("processed_bytes", j.processed_bytes);
-  r.Int("imported_items", j.imported_items);
-  r.Int("errors", j.errors);
-  r.Str("failure_code", j.failure_code);
-  r.Str("failure_message", j.failure_message);
+  ImportFields(r, j);
   if (!r.ok()) return Corrupt("import record");
   return j;
 }
