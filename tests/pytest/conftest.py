@@ -32,6 +32,22 @@ def client_error(fn, **kw):
     return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
 
 
+def scan_by_pk_sk(ddb, name, index=None):
+    """Every item of a table (or of its index `index`), through as many Scan pages as it takes,
+    sorted by the string "pk" and the number "sk"."""
+    kw = {"IndexName": index} if index else {}
+    items, start = [], None
+    while True:
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = ddb.scan(TableName=name, **kw)
+        items += r["Items"]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            break
+    return sorted(items, key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

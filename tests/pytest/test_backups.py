@@ -13,7 +13,7 @@ import time
 import botocore.exceptions
 import pytest
 
-from conftest import ACCOUNT_ID, REGION, Server
+from conftest import ACCOUNT_ID, REGION, Server, scan_by_pk_sk as scan
 
 
 def error(call):
@@ -63,20 +63,6 @@ def load(ddb, name, n, payload=20):
         requests = [{"PutRequest": {"Item": item(i, payload)}} for i in range(start, min(n, start + 25))]
         r = ddb.batch_write_item(RequestItems={name: requests})
         assert not r.get("UnprocessedItems")
-
-
-def scan(ddb, name, index=None):
-    kw = {"IndexName": index} if index else {}
-    items, start = [], None
-    while True:
-        if start:
-            kw["ExclusiveStartKey"] = start
-        r = ddb.scan(TableName=name, **kw)
-        items += r["Items"]
-        start = r.get("LastEvaluatedKey")
-        if not start:
-            break
-    return sorted(items, key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
 
 
 def wait(predicate, what, timeout=60):

@@ -19,7 +19,7 @@ import uuid
 import botocore.exceptions
 import pytest
 
-from conftest import ACCOUNT_ID, FDYNO_BIN, REGION, Server
+from conftest import ACCOUNT_ID, FDYNO_BIN, REGION, Server, scan_by_pk_sk as scan
 
 
 def error(call):
@@ -75,20 +75,6 @@ def load(ddb, name, items):
         r = ddb.batch_write_item(RequestItems={
             name: [{"PutRequest": {"Item": it}} for it in items[start:start + 25]]})
         assert not r.get("UnprocessedItems")
-
-
-def scan(ddb, name, index=None):
-    kw = {"IndexName": index} if index else {}
-    items, start = [], None
-    while True:
-        if start:
-            kw["ExclusiveStartKey"] = start
-        r = ddb.scan(TableName=name, **kw)
-        items += r["Items"]
-        start = r.get("LastEvaluatedKey")
-        if not start:
-            break
-    return sorted(items, key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
 
 
 def table_arn(name):
