@@ -199,8 +199,8 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     if (m == memory_keys_.end()) return nullptr;
     return &staged.emplace(std::string(key), m->second).first->second;
   };
-  const uint64_t memory_used = memory_limited() ? MemoryUsed() : 0;
-  uint64_t batch_growth = 0;  // in memory with a limit: what the accepted requests add
+  MemoryUse memory;
+  if (memory_limited()) memory.held = MemoryHeld();
   bool refused_for_memory = false;
   for (CommitRequest* r : batch) {
     if (r->cancelled->load(std::memory_order_relaxed)) {
@@ -229,11 +229,10 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
       }
     }
     if (memory_limited()) {
-      if (!WithinMemoryLimit(r, memory_used, batch_growth)) {
+      if (!WithinMemoryLimit(r, &memory)) {
         refused_for_memory = true;
         continue;
       }
-      batch_growth += r->growth_bytes;
       freed_since_reclaim_ |= r->frees;
     }
     std::string stamp = MakeVersionstamp(version, order);
@@ -290,7 +289,7 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     accepted.push_back(r);
   }
   if (memory_limited() && freed_since_reclaim_ &&
-      (refused_for_memory || memory_used + batch_growth > memory_limit_ / 4 * 3)) {
+      (refused_for_memory || memory.held + memory.growth > memory_limit_ / 4 * 3)) {
     freed_since_reclaim_ = false;
     RequestReclaim();
   }
@@ -348,27 +347,52 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   resolver_writes_->Add(remembered - std::exchange(resolver_writes_reported_, remembered));
 }
 
-uint64_t EmbeddedDatabase::MemoryUsed() const {
+uint64_t EmbeddedDatabase::MemoryHeld() const {
   uint64_t memtables = 0, tables = 0;
   // size-all-mem-tables: the active, the immutable and the flushed but still pinned ones.
+  // total-sst-files-size: the files of every version still referenced.
   db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
   db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
   return memtables + tables;
 }
 
-bool EmbeddedDatabase::WithinMemoryLimit(CommitRequest* r, uint64_t used, uint64_t growth) {
-  const uint64_t after = used + growth + r->growth_bytes;
-  if (after <= memory_limit_) return true;
-  const uint64_t reserve = std::max(memory_limit_ / 16, kMinDeleteReserveBytes);
-  if (r->frees && after <= memory_limit_ + reserve) return true;
+uint64_t EmbeddedDatabase::MemoryLive() const {
+  uint64_t memtables = 0, tables = 0;
+  // cur-size-all-mem-tables: the active and the unflushed immutable ones.
+  // live-sst-files-size: the files of the current version.
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
+  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &tables);
+  return memtables + tables;
+}
+
+// A write that only adds counts everything memory holds, so memory stays within the limit.
+// A write that also deletes counts only the live data, plus the reserve: what memory holds
+// beside it are older copies of that data, which RocksDB drops when the compaction or the
+// iterator still reading them ends (a running compaction keeps the files that another one
+// replaced: 4 MiB of them at a 24 MiB limit under load). Counting them refused deletes exactly
+// while the compactions that make room ran.
+bool EmbeddedDatabase::WithinMemoryLimit(CommitRequest* r, MemoryUse* use) {
+  uint64_t used = use->held + use->growth;
+  if (used + r->growth_bytes <= memory_limit_) {
+    use->growth += r->growth_bytes;
+    return true;
+  }
+  if (r->frees) {
+    if (!use->live) use->live = MemoryLive();
+    used = *use->live + use->growth;
+    const uint64_t reserve = std::max(memory_limit_ / 16, kMinDeleteReserveBytes);
+    if (used + r->growth_bytes <= memory_limit_ + reserve) {
+      use->growth += r->growth_bytes;
+      return true;
+    }
+  }
   constexpr double kMiB = 1 << 20;
   char message[320];
   std::snprintf(message, sizeof message,
                 "The in-memory database is full: it holds %.1f MiB of its %.1f MiB limit "
                 "(fdyno serve --in-memory-limit), and this write needs %.1f MiB more. Delete "
                 "items or tables, or restart with a larger limit",
-                static_cast<double>(used + growth) / kMiB,
-                static_cast<double>(memory_limit_) / kMiB,
+                static_cast<double>(used) / kMiB, static_cast<double>(memory_limit_) / kMiB,
                 static_cast<double>(r->growth_bytes) / kMiB);
   r->status = Error::Make(ErrorType::kLimitExceeded, message);
   return false;

@@ -53,7 +53,8 @@ struct EmbeddedOptions {
   // commit that would take it past the limit fails with LimitExceededException, a DynamoDB
   // error rather than a kv code (nothing would come of a retry), and commits nothing; one that
   // also deletes may use a reserve of a sixteenth of the limit (at least 4 MiB) above it, so a
-  // full database can still be emptied.
+  // full database can still be emptied, and counts only the live data, not the older copies
+  // RocksDB keeps while a compaction or an iterator still reads them.
   uint64_t memory_limit_bytes = 0;
   // null: Clock::Real(). Drives the 5 s window and transaction timeouts; must outlive the
   // database.

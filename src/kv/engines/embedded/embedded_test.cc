@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/metrics.h"
+#include "kv/engines/embedded/engine.h"
 
 namespace fdyno::kv {
 namespace {
@@ -401,19 +402,34 @@ TEST(EmbeddedTest, InMemoryTouchesNoDiskAndForgetsOnClose) {
   EXPECT_EQ(*(*again)->CreateTransaction()->Get("k"), std::nullopt);
 }
 
+// Incompressible, so that stored bytes (table files are compressed) match the values.
+std::string IncompressibleValue(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string value(90'000, '\0');
+  for (char& c : value) c = static_cast<char>(rng());
+  return value;
+}
+
+Status PutValue(Database& db, const std::string& key, const std::string& value) {
+  auto txn = db.CreateTransaction();
+  txn->Set(key, value);
+  return txn->Commit();
+}
+
+// Deletes item/i and, as DeleteItem writes a receipt and a counter, writes a little too.
+Status RemoveItem(Database& db, int i) {
+  auto txn = db.CreateTransaction();
+  txn->Clear("item/" + std::to_string(i));
+  txn->Set("receipt/" + std::to_string(i), std::string(100, 'r'));
+  return txn->Commit();
+}
+
 TEST(EmbeddedTest, InMemoryLimitRefusesWritesWhileDeletesStillFreeSpace) {
   constexpr uint64_t kLimit = 8 << 20;
   auto db = OpenEmbedded({.path = "mem", .in_memory = true, .memory_limit_bytes = kLimit});
   ASSERT_TRUE(db.ok());
-  // Incompressible, so that stored bytes (table files are compressed) match the values.
-  std::mt19937_64 rng(7);
-  std::string value(90'000, '\0');
-  for (char& c : value) c = static_cast<char>(rng());
-  auto put = [&](int i) {
-    auto txn = (*db)->CreateTransaction();
-    txn->Set("item/" + std::to_string(i), value);
-    return txn->Commit();
-  };
+  const std::string value = IncompressibleValue(7);
+  auto put = [&](int i) { return PutValue(**db, "item/" + std::to_string(i), value); };
   int stored = 0;
   Status refused = Status::Ok();
   for (; stored < 1000; ++stored) {
@@ -427,13 +443,9 @@ TEST(EmbeddedTest, InMemoryLimitRefusesWritesWhileDeletesStillFreeSpace) {
   EXPECT_LE(stored * value.size(), kLimit);
   // Nothing of the refused write is there.
   EXPECT_EQ(*(*db)->CreateTransaction()->Get("item/" + std::to_string(stored)), std::nullopt);
-  // A full database can still be emptied, by deletes that also write a little (as DeleteItem
-  // writes a receipt and a counter).
+  // A full database can still be emptied, by deletes that also write a little.
   for (int i = 0; i < stored; ++i) {
-    auto txn = (*db)->CreateTransaction();
-    txn->Clear("item/" + std::to_string(i));
-    txn->Set("receipt/" + std::to_string(i), std::string(100, 'r'));
-    Status s = txn->Commit();
+    Status s = RemoveItem(**db, i);
     ASSERT_TRUE(s.ok()) << i << ": " << s.error().message;
   }
   // Once the deletes are compacted away (in the background), writes fit again.
@@ -447,6 +459,63 @@ TEST(EmbeddedTest, InMemoryLimitRefusesWritesWhileDeletesStillFreeSpace) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "space never came back";
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// After a compaction RocksDB keeps its input files until nothing reads the version that holds
+// them: a running compaction (its input version) or an open iterator. Meanwhile
+// total-sst-files-size counts them beside their replacements, so the stored data looks up to
+// twice its size. Deletes must go on: only the live data counts for them, while writes that
+// only add count everything memory holds.
+TEST(EmbeddedTest, InMemoryLimitAdmitsDeletesWhileReplacedFilesArePinned) {
+  constexpr uint64_t kLimit = 16 << 20;
+  auto db = OpenEmbedded({.path = "mem", .in_memory = true, .memory_limit_bytes = kLimit});
+  ASSERT_TRUE(db.ok());
+  const std::string value = IncompressibleValue(11);
+  auto put = [&](const std::string& key) { return PutValue(**db, key, value); };
+  int stored = 0;
+  while (stored < 1000 && put("item/" + std::to_string(stored)).ok()) ++stored;
+  ASSERT_LT(stored, 1000) << "16 MiB held 1000 values of 90 KB";
+  constexpr int kFreed = 10;  // room for one more value in the live data, once compacted
+  ASSERT_GT(stored, kFreed);
+  for (int i = 0; i < kFreed; ++i) ASSERT_TRUE(RemoveItem(**db, i).ok()) << i;
+
+  // Flush the data into table files, pin them as an iterator does, then replace every one of
+  // them with a compaction that rewrites them all.
+  auto* engine = dynamic_cast<embedded::EmbeddedDatabase*>(db->get());
+  ASSERT_NE(engine, nullptr);
+  rocksdb::DB* rocks = engine->db();
+  ASSERT_TRUE(rocks->Flush(rocksdb::FlushOptions(), engine->data()).ok());
+  std::unique_ptr<rocksdb::Iterator> pin(
+      rocks->NewIterator(rocksdb::ReadOptions(), engine->data()));
+  rocksdb::CompactRangeOptions rewrite;
+  rewrite.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(rocks->CompactRange(rewrite, engine->data(), nullptr, nullptr).ok());
+  auto property = [&](const std::string& name) {
+    uint64_t v = 0;
+    EXPECT_TRUE(rocks->GetAggregatedIntProperty(name, &v)) << name;
+    return v;
+  };
+  using Properties = rocksdb::DB::Properties;
+  const uint64_t held =
+      property(Properties::kSizeAllMemTables) + property(Properties::kTotalSstFilesSize);
+  const uint64_t live =
+      property(Properties::kCurSizeAllMemTables) + property(Properties::kLiveSstFilesSize);
+  const uint64_t reserve = std::max<uint64_t>(kLimit / 16, 4 << 20);
+  ASSERT_GT(held, kLimit + reserve) << "the replaced files are not counted: nothing to test";
+  ASSERT_LT(live + 2 * value.size(), kLimit) << "the live data has no room for a value";
+
+  // A write that only adds is refused although the live data has room: memory does hold the
+  // pinned files. Deletes are accepted.
+  Status grow = put("more");
+  ASSERT_FALSE(grow.ok());
+  EXPECT_EQ(grow.error().type, ErrorType::kLimitExceeded);
+  for (int i = kFreed; i < stored; ++i) {
+    Status s = RemoveItem(**db, i);
+    ASSERT_TRUE(s.ok()) << i << ": " << s.error().message;
+  }
+  // Once nothing reads the replaced files, RocksDB drops them and the write fits.
+  pin.reset();
+  EXPECT_TRUE(put("more").ok());
 }
 
 }  // namespace

@@ -328,11 +328,24 @@ class EmbeddedDatabase : public Database {
 
   // Reads RocksDB's sizes and counters into the engine's gauges (a metrics collector).
   void CollectMetrics();
-  // In memory: the bytes the stored data takes now (memtables and table files).
-  uint64_t MemoryUsed() const;
+  // In memory with a limit: what the stored data takes, as one batch's admission sees it.
+  struct MemoryUse {
+    // Everything memory holds now (MemoryHeld).
+    uint64_t held = 0;
+    // Only the live data (MemoryLive), read when a delete first needs it.
+    std::optional<uint64_t> live;
+    // What the requests the batch accepted so far add.
+    uint64_t growth = 0;
+  };
+  // In memory: the bytes memory holds for the stored data: every memtable and table file,
+  // including those already replaced (flushed memtables, compaction inputs) that RocksDB keeps
+  // while an older version of the data is still read, by a running compaction or an iterator.
+  uint64_t MemoryHeld() const;
+  // In memory: the bytes of the live data alone: the current memtables and table files.
+  uint64_t MemoryLive() const;
   // In memory with a limit: refuses r (LimitExceededException) when accepting it would take the
-  // stored data past the limit; `growth` is what the batch has accepted so far.
-  bool WithinMemoryLimit(CommitRequest* r, uint64_t used, uint64_t growth);
+  // stored data past the limit, and adds what it accepts to use->growth.
+  bool WithinMemoryLimit(CommitRequest* r, MemoryUse* use);
 
   Clock* clock_ = nullptr;
   std::function<void()> before_batch_;  // EmbeddedOptions::before_batch
