@@ -79,28 +79,29 @@ bool IsVector(const AttributeValue& value, int64_t dimensions) {
 // docs/compatibility.md).
 std::optional<std::string> VectorProblem(const VectorIndex& index, const AttributeValue& value) {
   const std::string& attr = index.attribute;
-  const std::string suffix = " IndexName: " + index.name;
+  // The messages are built only for the invalid vector (this runs on every write of one).
+  auto suffix = [&] { return " IndexName: " + index.name; };
+  auto element = [&](size_t i) { return attr + "[" + std::to_string(i) + "]"; };
   if (value.type() != model::Type::kL) {
     return std::string(kInvalid) + "Type mismatch for vector attribute " + attr +
-           " Expected: L Actual: " + std::string(model::TypeName(value.type())) + suffix;
+           " Expected: L Actual: " + std::string(model::TypeName(value.type())) + suffix();
   }
   const model::List& list = std::get<model::List>(value.v);
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string element = attr + "[" + std::to_string(i) + "]";
     if (list[i].type() != model::Type::kN) {
-      return std::string(kInvalid) + "Type mismatch for vector attribute " + element +
-             " Expected: N Actual: " + std::string(model::TypeName(list[i].type())) + suffix;
+      return std::string(kInvalid) + "Type mismatch for vector attribute " + element(i) +
+             " Expected: N Actual: " + std::string(model::TypeName(list[i].type())) + suffix();
     }
     if (!InFloatRange(std::get<model::Number>(list[i].v))) {
-      return std::string(kInvalid) + "Vector attribute " + element + " value " +
+      return std::string(kInvalid) + "Vector attribute " + element(i) + " value " +
              std::get<model::Number>(list[i].v).ToString() +
-             " is out of range for a 32-bit float." + suffix;
+             " is out of range for a 32-bit float." + suffix();
     }
   }
   if (static_cast<int64_t>(list.size()) != index.dimensions) {
     return std::string(kInvalid) + "Vector attribute " + attr + " has " +
            std::to_string(list.size()) + " dimensions, but the index requires " +
-           std::to_string(index.dimensions) + "." + suffix;
+           std::to_string(index.dimensions) + "." + suffix();
   }
   return std::nullopt;
 }
