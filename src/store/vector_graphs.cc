@@ -205,9 +205,10 @@ Status VectorGraphs::RunRequests() {
     Status s = Status::Ok();
     if (index == nullptr) {
       // Cannot happen: requests name an index of the table they carry.
-    } else if (graph != nullptr) {
+    } else if (graph != nullptr && !graph->NeedsRebuild()) {
       Result<bool> current = BringForward(*r.table, *index, *graph);
-      if (current.ok() && !*current) s = Build(*r.table, *index);
+      // Trimmed past it, or mostly deleted nodes once current: built anew (it serves meanwhile).
+      if (current.ok() && (!*current || graph->NeedsRebuild())) s = Build(*r.table, *index);
       if (!current.ok()) s = std::move(current).error();
     } else {
       s = Build(*r.table, *index);
