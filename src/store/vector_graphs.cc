@@ -180,6 +180,8 @@ Status VectorGraphs::Build(const TableInfo& table, const VectorIndex& index) {
   }
   FDYNO_ASSIGN_OR_RETURN(bool current, BringForward(table, index, *graph));
   if (!current) return Error::Internal("vector journal trimmed while its graph was built");
+  spdlog::info("vector graph of table {} index {}: built, {} entries", table.name, index.name,
+               graph->size());
   std::lock_guard lock(mu_);
   Slot& slot = slots_[{table.id, index.id}];
   slot.graph = std::move(graph);
