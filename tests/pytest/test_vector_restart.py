@@ -229,6 +229,26 @@ def check_acknowledged(items, writers, what):
             assert items.get(pk) == want, f"{what}: {pk}"
 
 
+def resume(writers, items, steps):
+    """After a restart: the keys of the interrupted requests take what the table (`items`) says,
+    then each writer makes `steps` more writes."""
+    for w in writers:
+        for pk in w.uncertain:
+            w.model[pk] = items.get(pk)
+        w.uncertain.clear()
+        for _ in range(steps):
+            w.step()
+
+
+def check_after_restart(writers, check, steps):
+    """On the restarted server: `check` (what it returns: the table's items) holds and every
+    acknowledged write is there; again after `steps` more writes of each writer."""
+    items = check("after SIGKILL during writes")
+    check_acknowledged(items, writers, "after SIGKILL during writes")
+    resume(writers, items, steps)
+    check_acknowledged(check("after more writes"), writers, "after more writes")
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_vector_index_exact_after_sigkill_during_writes(tmp_path, seed):
     rng = random.Random(seed * 7919)
@@ -254,16 +274,7 @@ def test_vector_index_exact_after_sigkill_during_writes(tmp_path, seed):
     try:
         for w in writers:
             w.server = server
-        items = check_index(server, rng, "after SIGKILL during writes")
-        check_acknowledged(items, writers, "after SIGKILL during writes")
-        for w in writers:
-            for pk in w.uncertain:  # what the interrupted requests did, as the table says
-                w.model[pk] = items.get(pk)
-            w.uncertain.clear()
-            for _ in range(60):
-                w.step()
-        check_acknowledged(check_index(server, rng, "after more writes"), writers,
-                           "after more writes")
+        check_after_restart(writers, lambda what: check_index(server, rng, what), 60)
     finally:
         server.stop()
 
@@ -343,11 +354,7 @@ def test_vector_backfill_resumes_after_sigkill(tmp_path, seed):
         assert copied is not None and copied < n, server.output()
         items = check_index(server, rng, "after the backfill")
         check_acknowledged(items, [writer], "after the backfill")
-        for pk in writer.uncertain:
-            writer.model[pk] = items.get(pk)
-        writer.uncertain.clear()
-        for _ in range(40):
-            writer.step()
+        resume([writer], items, 40)
         check_index(server, rng, "after writes to the ACTIVE index")
     finally:
         server.stop()
@@ -484,15 +491,6 @@ def test_approximate_search_exact_after_sigkill_during_writes(tmp_path, seed):
         for w in writers:
             w.server = server
         await_graph(server)
-        items = check_search(server, rng, "after SIGKILL during writes")
-        check_acknowledged(items, writers, "after SIGKILL during writes")
-        for w in writers:
-            for pk in w.uncertain:  # what the interrupted requests did, as the table says
-                w.model[pk] = items.get(pk)
-            w.uncertain.clear()
-            for _ in range(40):
-                w.step()
-        check_acknowledged(check_search(server, rng, "after more writes"), writers,
-                           "after more writes")
+        check_after_restart(writers, lambda what: check_search(server, rng, what), 40)
     finally:
         server.stop()
