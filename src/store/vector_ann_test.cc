@@ -70,8 +70,9 @@ class AnnTest : public ::testing::Test {
     NewProcess(threshold);
   }
   // Graphs of a new process over the same database.
-  void NewProcess(int64_t threshold) {
+  void NewProcess(int64_t threshold, const VectorGraphOptions& graph = {}) {
     VectorGraphsOptions o;
+    o.graph = graph;
     o.threshold = threshold;
     o.build_batch = 700;
     graphs_ = std::make_unique<VectorGraphs>(db_.get(), nullptr, o);
@@ -243,6 +244,19 @@ class AnnTest : public ::testing::Test {
     }
   }
 
+  // Mean recall@10 of approximate searches for `queries`, every hit checked.
+  double MeanRecall(const std::vector<VectorQuery>& queries) {
+    double recall = 0;
+    for (const VectorQuery& q : queries) {
+      Result<VectorSearchResult> r = Search(q);
+      EXPECT_TRUE(r.ok()) << r.error().message;
+      if (!r.ok()) return 0;
+      EXPECT_TRUE(r->approximate);
+      recall += CheckHits(q, *r);
+    }
+    return recall / static_cast<double>(queries.size());
+  }
+
   TableInfo table_;
   std::unique_ptr<kv::Database> db_;
   std::unique_ptr<VectorGraphs> graphs_;
@@ -294,6 +308,47 @@ TEST_F(AnnTest, BelowTheThresholdOrDisabledTheSearchIsExact) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->approximate);
   EXPECT_EQ(CheckHits(q, *r), 1.0);
+}
+
+TEST_F(AnnTest, DeletingMostVectorsKeepsTheGraphBoundedAndItsRecall) {
+  // 2,000 live vectors; 30 times, the 200 oldest are deleted and 200 written under new keys
+  // (6,000 deleted in all), each step replayed by the searches themselves.
+  Init(DistanceFunction::kEuclidean, /*with_hash=*/false, /*threshold=*/500);
+  // A narrow graph and beam, so that recall is below 1 and shows a worse graph.
+  const VectorGraphOptions narrow{.m = 6, .ef_construction = 32, .ef_search = 10};
+  NewProcess(500, narrow);
+  Write(0, 2000, true);
+  BuildGraph();
+  std::vector<VectorQuery> queries;
+  for (int i = 0; i < 30; ++i) queries.push_back(Query(RandomVector(), 10));
+  const size_t live = model_.size();
+  size_t most_labels = 0;
+  double worn_recall = 0;
+  int first = 0;
+  for (int step = 0; step < 30; ++step, first += 200) {
+    Write(first, 200, false);
+    Write(first + 2000, 200, true);
+    ASSERT_EQ(model_.size(), live);
+    // The graph serves (correct hits, its recall) until the rebuild it asked for replaces it.
+    worn_recall += MeanRecall(queries);
+    const std::shared_ptr<VectorGraph> graph = graphs_->Find(table_.id, index().id);
+    ASSERT_NE(graph, nullptr);
+    most_labels = std::max(most_labels, graph->labels());
+    ASSERT_TRUE(graphs_->RunRequests().ok());
+  }
+  worn_recall /= 30;
+  // Rebuilt once more than half its nodes are deleted: at most twice the live entries, plus
+  // the step that crossed the line.
+  EXPECT_LE(most_labels, 2 * live + 200);
+  const double churned = MeanRecall(queries);
+  NewProcess(500, narrow);  // a graph built fresh from the same entries
+  BuildGraph();
+  const double fresh = MeanRecall(queries);
+  RecordProperty("recall_worn", std::to_string(worn_recall));
+  RecordProperty("recall_churned", std::to_string(churned));
+  RecordProperty("recall_fresh", std::to_string(fresh));
+  EXPECT_GE(worn_recall, fresh - 0.02);
+  EXPECT_GE(churned, fresh - 0.02);
 }
 
 TEST_F(AnnTest, ANewProcessRebuildsAndAnswersAsExactSearch) {

@@ -118,4 +118,14 @@ size_t VectorGraph::size() const {
   return size_;
 }
 
+size_t VectorGraph::labels() const {
+  std::shared_lock lock(mu_);
+  return keys_.size();
+}
+
+bool VectorGraph::NeedsRebuild() const {
+  std::shared_lock lock(mu_);
+  return keys_.size() - size_ > size_;
+}
+
 }  // namespace fdyno::store

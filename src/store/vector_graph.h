@@ -80,7 +80,14 @@ class VectorGraph {
   void SetSearchBreadth(size_t ef_search);
 
   int64_t position() const;
-  size_t size() const;  // present entries
+  size_t size() const;    // present entries
+  size_t labels() const;  // nodes of the graph: present entries and deleted ones
+  // Whether the graph should be rebuilt from the entries: more of its nodes are deleted than
+  // present. hnswlib 0.6.2 keeps a deleted node (markDelete; it has no allow_replace_deleted),
+  // so a table whose vectors are deleted and rewritten under new keys would grow its graph
+  // without bound, and searches would wade through dead nodes. Rebuilding at half dead bounds
+  // the graph at twice its live entries and costs, amortized, one insert per deletion.
+  bool NeedsRebuild() const;
   size_t dimensions() const { return dimensions_; }
 
  private:

@@ -180,6 +180,8 @@ Status VectorGraphs::Build(const TableInfo& table, const VectorIndex& index) {
   }
   FDYNO_ASSIGN_OR_RETURN(bool current, BringForward(table, index, *graph));
   if (!current) return Error::Internal("vector journal trimmed while its graph was built");
+  spdlog::info("vector graph of table {} index {}: built, {} entries", table.name, index.name,
+               graph->size());
   std::lock_guard lock(mu_);
   Slot& slot = slots_[{table.id, index.id}];
   slot.graph = std::move(graph);
@@ -205,9 +207,10 @@ Status VectorGraphs::RunRequests() {
     Status s = Status::Ok();
     if (index == nullptr) {
       // Cannot happen: requests name an index of the table they carry.
-    } else if (graph != nullptr) {
+    } else if (graph != nullptr && !graph->NeedsRebuild()) {
       Result<bool> current = BringForward(*r.table, *index, *graph);
-      if (current.ok() && !*current) s = Build(*r.table, *index);
+      // Trimmed past it, or mostly deleted nodes once current: built anew (it serves meanwhile).
+      if (current.ok() && (!*current || graph->NeedsRebuild())) s = Build(*r.table, *index);
       if (!current.ok()) s = std::move(current).error();
     } else {
       s = Build(*r.table, *index);

@@ -17,6 +17,9 @@
 // since (a process idle for that long) finds its position below the trim marker and is rebuilt.
 // Journals of indexes that no longer exist or are being deleted are removed.
 //
+// A graph whose nodes are mostly deleted (VectorGraph::NeedsRebuild) is built anew the same
+// way when a search or the background thread finds it so; the old one serves until then.
+//
 // Thread-safety: thread-safe. Ownership: the database and catalog must outlive this.
 #pragma once
 

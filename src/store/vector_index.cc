@@ -1,7 +1,7 @@
 #include "store/vector_index.h"
 
 #include <algorithm>
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -35,41 +35,73 @@ bool IsEmptyScalar(const AttributeValue& v) {
 }
 
 // The float32 nearest to number `n`; nullopt beyond the float32 range (values below its
-// smallest magnitude round to zero, as any float32 conversion does).
+// smallest magnitude round to zero, as any float32 conversion does). Every write of a vector
+// converts its numbers once, so the common case reads the digits in place (std::from_chars is
+// correctly rounded, as strtof is) and only what it declines goes through strtof.
 std::optional<float> ToFloat(const model::Number& n) {
-  const std::string text = n.ToString();
-  errno = 0;
-  const float f = std::strtof(text.c_str(), nullptr);
+  if (n.is_zero()) return 0.0f;
+  // digits x 10^(exponent - digits): at most 38 digits, a sign, 'e' and a 4-digit exponent.
+  char text[64];
+  char* end = text;
+  if (n.negative()) *end++ = '-';
+  end = std::copy(n.digits().begin(), n.digits().end(), end);
+  *end++ = 'e';
+  end = std::to_chars(end, text + sizeof text, n.exponent() - static_cast<int>(n.digits().size()))
+            .ptr;
+  float f = 0;
+  if (auto [ptr, ec] = std::from_chars(text, end, f); ec == std::errc() && ptr == end) return f;
+  const std::string canonical = n.ToString();
+  f = std::strtof(canonical.c_str(), nullptr);
   if (std::isinf(f)) return std::nullopt;
   return f;
+}
+
+// Whether number `n` is within the float32 range (ToFloat has a value), mostly without
+// converting it: |n| < 10^38 < FLT_MAX, and |n| >= 10^39 > FLT_MAX rounded up.
+bool InFloatRange(const model::Number& n) {
+  if (n.is_zero() || n.exponent() <= 38) return true;
+  if (n.exponent() >= 40) return false;
+  return ToFloat(n).has_value();
+}
+
+// Whether `value` is a valid vector of `dimensions` (ParseVector has a value), without
+// converting its numbers.
+bool IsVector(const AttributeValue& value, int64_t dimensions) {
+  if (value.type() != model::Type::kL) return false;
+  const model::List& list = std::get<model::List>(value.v);
+  if (static_cast<int64_t>(list.size()) != dimensions) return false;
+  return std::all_of(list.begin(), list.end(), [](const AttributeValue& e) {
+    return e.type() == model::Type::kN && InFloatRange(std::get<model::Number>(e.v));
+  });
 }
 
 // Why `value` is not a valid vector of `index`, or nullopt when it is one (messages:
 // docs/compatibility.md).
 std::optional<std::string> VectorProblem(const VectorIndex& index, const AttributeValue& value) {
   const std::string& attr = index.attribute;
-  const std::string suffix = " IndexName: " + index.name;
+  // The messages are built only for the invalid vector (this runs on every write of one).
+  auto suffix = [&] { return " IndexName: " + index.name; };
+  auto element = [&](size_t i) { return attr + "[" + std::to_string(i) + "]"; };
   if (value.type() != model::Type::kL) {
     return std::string(kInvalid) + "Type mismatch for vector attribute " + attr +
-           " Expected: L Actual: " + std::string(model::TypeName(value.type())) + suffix;
+           " Expected: L Actual: " + std::string(model::TypeName(value.type())) + suffix();
   }
   const model::List& list = std::get<model::List>(value.v);
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string element = attr + "[" + std::to_string(i) + "]";
     if (list[i].type() != model::Type::kN) {
-      return std::string(kInvalid) + "Type mismatch for vector attribute " + element +
-             " Expected: N Actual: " + std::string(model::TypeName(list[i].type())) + suffix;
+      return std::string(kInvalid) + "Type mismatch for vector attribute " + element(i) +
+             " Expected: N Actual: " + std::string(model::TypeName(list[i].type())) + suffix();
     }
-    if (!ToFloat(std::get<model::Number>(list[i].v))) {
-      return std::string(kInvalid) + "Vector attribute " + element + " value " +
+    if (!InFloatRange(std::get<model::Number>(list[i].v))) {
+      return std::string(kInvalid) + "Vector attribute " + element(i) + " value " +
              std::get<model::Number>(list[i].v).ToString() +
-             " is out of range for a 32-bit float." + suffix;
+             " is out of range for a 32-bit float." + suffix();
     }
   }
   if (static_cast<int64_t>(list.size()) != index.dimensions) {
     return std::string(kInvalid) + "Vector attribute " + attr + " has " +
            std::to_string(list.size()) + " dimensions, but the index requires " +
-           std::to_string(index.dimensions) + "." + suffix;
+           std::to_string(index.dimensions) + "." + suffix();
   }
   return std::nullopt;
 }
@@ -138,20 +170,20 @@ size_t BytesElementLength(std::string_view packed) {
   return 0;
 }
 
-struct Entry {
+// Where an item's entry is and what it holds but the float32 values: its key, its INLINE_FILTER
+// attributes, and its vector attribute (a valid vector, not yet converted).
+struct EntryPlace {
   std::string key;
-  std::string value;
+  Item filters;
+  const model::List* vector = nullptr;
 };
 
-std::optional<Entry> EntryOf(const TableInfo& table, const VectorIndex& index,
-                             std::string_view item_key, const Item& item) {
+std::optional<EntryPlace> PlaceOf(const TableInfo& table, const VectorIndex& index,
+                                  std::string_view item_key, const Item& item) {
   const AttributeValue* v = Find(item, index.attribute);
-  if (v == nullptr) return std::nullopt;
-  std::optional<std::vector<float>> vec = ParseVector(*v, index.dimensions);
-  if (!vec) return std::nullopt;
-  Entry e;
+  if (v == nullptr || !IsVector(*v, index.dimensions)) return std::nullopt;
+  EntryPlace e;
   e.key = layout::VectorIndex(table.id, index.id).key();
-  Item filters;
   for (const SearchSchemaElement& s : index.search_schema) {
     const AttributeValue* a = Find(item, s.attribute.name);
     const bool typed = a != nullptr && HasType(*a, s.attribute.type);
@@ -159,18 +191,48 @@ std::optional<Entry> EntryOf(const TableInfo& table, const VectorIndex& index,
       if (!typed) return std::nullopt;
       e.key += HashElement(*a);
     } else if (typed) {
-      filters.emplace(s.attribute.name, *a);
+      e.filters.emplace(s.attribute.name, *a);
     }
   }
   e.key += ItemKeySuffix(table.id, item_key);
-  const uint32_t dims = static_cast<uint32_t>(vec->size());
-  e.value.reserve(kEntryHeaderBytes + dims * sizeof(float) + 16);
-  e.value.push_back(static_cast<char>(kVectorEntryVersion));
-  for (int i = 0; i < 4; ++i) e.value.push_back(static_cast<char>((dims >> (8 * i)) & 0xFF));
-  // Little-endian float32 (the host order of every platform fdyno builds on).
-  e.value.append(reinterpret_cast<const char*>(vec->data()), dims * sizeof(float));
-  e.value += model::EncodeStoredItem(filters);
+  e.vector = &std::get<model::List>(v->v);
   return e;
+}
+
+// The float32 values of a list IsVector accepted.
+std::vector<float> Floats(const model::List& vector) {
+  std::vector<float> out;
+  out.reserve(vector.size());
+  for (const AttributeValue& e : vector) {
+    out.push_back(ToFloat(std::get<model::Number>(e.v)).value_or(0.0f));
+  }
+  return out;
+}
+
+std::string EntryValue(const std::vector<float>& vec, const Item& filters) {
+  const uint32_t dims = static_cast<uint32_t>(vec.size());
+  std::string value;
+  value.reserve(kEntryHeaderBytes + dims * sizeof(float) + 16);
+  value.push_back(static_cast<char>(kVectorEntryVersion));
+  for (int i = 0; i < 4; ++i) value.push_back(static_cast<char>((dims >> (8 * i)) & 0xFF));
+  // Little-endian float32 (the host order of every platform fdyno builds on).
+  value.append(reinterpret_cast<const char*>(vec.data()), dims * sizeof(float));
+  value += model::EncodeStoredItem(filters);
+  return value;
+}
+
+// Whether `old_vector` has the float32 values `now` (bit for bit, as the stored entries are
+// compared). A number equal to the new one has its value; the others are converted only up to
+// the first that differs, so a replaced vector costs one conversion, not Dimensions.
+bool SameFloats(const model::List& old_vector, const model::List& new_vector,
+                const std::vector<float>& now) {
+  for (size_t i = 0; i < now.size(); ++i) {
+    const model::Number& was = std::get<model::Number>(old_vector[i].v);
+    if (was == std::get<model::Number>(new_vector[i].v)) continue;
+    const float f = ToFloat(was).value_or(0.0f);
+    if (std::memcmp(&f, &now[i], sizeof f) != 0) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -180,18 +242,8 @@ bool VectorIndexIsMaintained(const VectorIndex& index) {
 }
 
 std::optional<std::vector<float>> ParseVector(const AttributeValue& value, int64_t dimensions) {
-  if (value.type() != model::Type::kL) return std::nullopt;
-  const model::List& list = std::get<model::List>(value.v);
-  if (static_cast<int64_t>(list.size()) != dimensions) return std::nullopt;
-  std::vector<float> out;
-  out.reserve(list.size());
-  for (const AttributeValue& e : list) {
-    if (e.type() != model::Type::kN) return std::nullopt;
-    std::optional<float> f = ToFloat(std::get<model::Number>(e.v));
-    if (!f) return std::nullopt;
-    out.push_back(*f);
-  }
-  return out;
+  if (!IsVector(value, dimensions)) return std::nullopt;
+  return Floats(std::get<model::List>(value.v));
 }
 
 Status ValidateVectorAttributes(const TableInfo& table, const Item& item, const Item* before) {
@@ -211,7 +263,7 @@ Status ValidateVectorAttributes(const TableInfo& table, const Item& item, const 
 
 bool HasVectorEntry(const VectorIndex& index, const Item& item) {
   const AttributeValue* v = Find(item, index.attribute);
-  if (v == nullptr || !ParseVector(*v, index.dimensions)) return false;
+  if (v == nullptr || !IsVector(*v, index.dimensions)) return false;
   const SearchSchemaElement* hash = index.Hash();
   if (hash == nullptr) return true;
   const AttributeValue* h = Find(item, hash->attribute.name);
@@ -220,18 +272,23 @@ bool HasVectorEntry(const VectorIndex& index, const Item& item) {
 
 void UpdateVectorIndex(kv::Transaction& tx, const TableInfo& table, const VectorIndex& index,
                        std::string_view item_key, const Item* old_item, const Item* new_item) {
-  std::optional<Entry> before, after;
-  if (old_item != nullptr) before = EntryOf(table, index, item_key, *old_item);
-  if (new_item != nullptr) after = EntryOf(table, index, item_key, *new_item);
+  std::optional<EntryPlace> before, after;
+  if (old_item != nullptr) before = PlaceOf(table, index, item_key, *old_item);
+  if (new_item != nullptr) after = PlaceOf(table, index, item_key, *new_item);
   // Every entry set or cleared is journaled in the same transaction (store/vector_journal.h).
   if (before && (!after || after->key != before->key)) {
     tx.Clear(before->key);
     JournalVectorEntryChange(tx, table, index, before->key);
   }
-  if (after && !(before && before->key == after->key && before->value == after->value)) {
-    tx.Set(after->key, after->value);
-    JournalVectorEntryChange(tx, table, index, after->key);
+  if (!after) return;
+  const std::vector<float> vec = Floats(*after->vector);
+  // An unchanged entry (same key, filters and float32 values) is not rewritten.
+  if (before && before->key == after->key && before->filters == after->filters &&
+      SameFloats(*before->vector, *after->vector, vec)) {
+    return;
   }
+  tx.Set(after->key, EntryValue(vec, after->filters));
+  JournalVectorEntryChange(tx, table, index, after->key);
 }
 
 void UpdateVectorIndexes(kv::Transaction& tx, const TableInfo& table, std::string_view item_key,

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -103,6 +106,46 @@ TEST(VectorIndexTest, ParseVectorAcceptsExactlyDimensionsFloat32Numbers) {
   EXPECT_EQ(ParseVector(Vec({"1", "2", "1e-60"}), 3), (std::vector<float>{1, 2, 0}));
   EXPECT_FALSE(ParseVector(S("1,2,3"), 3));
   EXPECT_FALSE(ParseVector(AttributeValue{model::List{Num("1"), S("2"), Num("3")}}, 3));
+}
+
+TEST(VectorIndexTest, ParseVectorRoundsEveryNumberAsStrtofDoes) {
+  // The float32 conversion reads the digits in place and falls back on strtof for what it
+  // declines: both must give strtof's float for every number, at the edges of the range too.
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts = {"3.4028235e38",
+                                    "3.40282356e38",
+                                    "3.4028236e38",
+                                    "-3.4028234e38",
+                                    "1e38",
+                                    "9.99999e38",
+                                    "1.17549435e-38",
+                                    "1.4e-45",
+                                    "7e-46",
+                                    "1e-130",
+                                    "0.1",
+                                    "-0",
+                                    "16777217",
+                                    "123456789012345678901234567890123456e2"};
+  for (int i = 0; i < 20000; ++i) {
+    std::string digits = std::to_string(rng() % 9 + 1);
+    const int len = static_cast<int>(rng() % 38);
+    for (int d = 0; d < len; ++d) digits += static_cast<char>('0' + rng() % 10);
+    const int exponent = static_cast<int>(rng() % 100) - 70;
+    texts.push_back((rng() % 2 ? "-" : "") + digits + "e" + std::to_string(exponent));
+  }
+  for (const std::string& text : texts) {
+    const AttributeValue n = Num(text);
+    const std::string canonical = std::get<model::Number>(n.v).ToString();
+    const float expected = std::strtof(canonical.c_str(), nullptr);
+    std::optional<std::vector<float>> got = ParseVector(AttributeValue{model::List{n}}, 1);
+    if (std::isinf(expected)) {
+      EXPECT_FALSE(got) << text;
+      continue;
+    }
+    ASSERT_TRUE(got) << text;
+    EXPECT_EQ(std::memcmp(&expected, got->data(), sizeof expected), 0)
+        << text << ": " << expected << " vs " << got->front();
+  }
 }
 
 TEST(VectorIndexTest, ValidationNamesTheProblemAndTheIndex) {
@@ -276,6 +319,32 @@ TEST_F(VectorMaintenanceTest, WritesKeepEntriesAndCountsExact) {
   Write("b", std::nullopt);
   Write("c", std::nullopt);
   EXPECT_EQ(Entries(0), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+  EXPECT_EQ(Entries(1), std::make_pair(std::vector<std::string>{}, int64_t{0}));
+}
+
+TEST_F(VectorMaintenanceTest, AnEntryIsRewrittenOnlyWhenItChanges) {
+  // Journal records of index "all" (each entry set or cleared writes one).
+  auto records = [&] {
+    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+      auto [b, e] = layout::VectorJournal(table_.id, table_.vector_indexes[1].id).Range();
+      return tx.GetRange(b, e);
+    });
+    EXPECT_TRUE(r.ok());
+    return r->kvs.size();
+  };
+  Write("a", Item{{"pk", S("a")}, {"w", Vec({"0.1", "2"})}});
+  EXPECT_EQ(records(), 1u);
+  // Other numbers with the same float32 values, another non-indexed attribute: no write.
+  Write("a", Item{{"pk", S("a")}, {"w", Vec({"0.1000000000001", "2.0"})}, {"x", S("y")}});
+  EXPECT_EQ(records(), 1u);
+  Write("a", Item{{"pk", S("a")}, {"w", Vec({"0.1", "2.0000002"})}});
+  EXPECT_EQ(records(), 2u);
+  Write("a", Item{{"pk", S("a")}, {"w", Vec({"0.1", "2.0000002"})}});
+  EXPECT_EQ(records(), 2u);
+  Write("a", Item{{"pk", S("a")}, {"w", Vec({"0.3", "2.0000002"})}});
+  EXPECT_EQ(records(), 3u);
+  Write("a", std::nullopt);
+  EXPECT_EQ(records(), 4u);
   EXPECT_EQ(Entries(1), std::make_pair(std::vector<std::string>{}, int64_t{0}));
 }
 

@@ -175,6 +175,8 @@ Result<std::shared_ptr<VectorGraph>> GraphAtSnapshot(kv::Transaction& tx, const 
     }
   }
   if (static_cast<int64_t>(graph->size()) < threshold) return std::shared_ptr<VectorGraph>();
+  // Mostly deleted nodes: a new graph is built in the background, this one serves meanwhile.
+  if (graph->NeedsRebuild()) graphs.Request(table, index);
   return graph;
 }
 

@@ -1,7 +1,9 @@
 """Vector indexes across SIGKILL, black box: killed while writers are busy, every acknowledged
 write is in the table and the index equals what the items say; killed during the online backfill
 of an index added by UpdateTable, the backfill resumes where it was (it does not start again)
-and the index ends ACTIVE and exact.
+and the index ends ACTIVE and exact; with searches going through the approximate graph, killed
+while writers and a searcher are busy, SearchVectors answers what brute force over the items
+says, after the restart and after more writes.
 
 The index is read through SearchVectors: its HASH partitions hold at most 100 items, so a search
 of a partition with TopK 100 returns all of its entries. Exact means: the partition's results are
@@ -115,8 +117,11 @@ class Writer:
         self.crashed = False
         self.indexed = True  # whether the table has the vector index
 
+    def vector(self):
+        return vec([self.rng.randint(-32, 32) / 8 for _ in range(DIMS)])
+
     def item(self, pk):
-        it = {"pk": {"S": pk}, "v": vec([self.rng.randint(-32, 32) / 8 for _ in range(DIMS)]),
+        it = {"pk": {"S": pk}, "v": self.vector(),
               "n": {"N": str(self.rng.randint(0, 999))}}
         if self.rng.random() < 0.9:
             it["cat"] = {"S": self.rng.choice(PARTS[:8])}
@@ -140,7 +145,7 @@ class Writer:
             assert self.send("PutItem", {"TableName": TABLE, "Item": it}, [pk]).status_code == 200
             self.model[pk] = it
         elif r < 0.5 and current:
-            v = vec([rng.randint(-32, 32) / 8 for _ in range(DIMS)])
+            v = self.vector()
             cat = {"S": rng.choice(PARTS[:8])}
             body = {"TableName": TABLE, "Key": {"pk": {"S": pk}},
                     "UpdateExpression": "SET v = :v, cat = :c",
@@ -224,6 +229,26 @@ def check_acknowledged(items, writers, what):
             assert items.get(pk) == want, f"{what}: {pk}"
 
 
+def resume(writers, items, steps):
+    """After a restart: the keys of the interrupted requests take what the table (`items`) says,
+    then each writer makes `steps` more writes."""
+    for w in writers:
+        for pk in w.uncertain:
+            w.model[pk] = items.get(pk)
+        w.uncertain.clear()
+        for _ in range(steps):
+            w.step()
+
+
+def check_after_restart(writers, check, steps):
+    """On the restarted server: `check` (what it returns: the table's items) holds and every
+    acknowledged write is there; again after `steps` more writes of each writer."""
+    items = check("after SIGKILL during writes")
+    check_acknowledged(items, writers, "after SIGKILL during writes")
+    resume(writers, items, steps)
+    check_acknowledged(check("after more writes"), writers, "after more writes")
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_vector_index_exact_after_sigkill_during_writes(tmp_path, seed):
     rng = random.Random(seed * 7919)
@@ -249,16 +274,7 @@ def test_vector_index_exact_after_sigkill_during_writes(tmp_path, seed):
     try:
         for w in writers:
             w.server = server
-        items = check_index(server, rng, "after SIGKILL during writes")
-        check_acknowledged(items, writers, "after SIGKILL during writes")
-        for w in writers:
-            for pk in w.uncertain:  # what the interrupted requests did, as the table says
-                w.model[pk] = items.get(pk)
-            w.uncertain.clear()
-            for _ in range(60):
-                w.step()
-        check_acknowledged(check_index(server, rng, "after more writes"), writers,
-                           "after more writes")
+        check_after_restart(writers, lambda what: check_index(server, rng, what), 60)
     finally:
         server.stop()
 
@@ -338,11 +354,143 @@ def test_vector_backfill_resumes_after_sigkill(tmp_path, seed):
         assert copied is not None and copied < n, server.output()
         items = check_index(server, rng, "after the backfill")
         check_acknowledged(items, [writer], "after the backfill")
-        for pk in writer.uncertain:
-            writer.model[pk] = items.get(pk)
-        writer.uncertain.clear()
-        for _ in range(40):
-            writer.step()
+        resume([writer], items, 40)
         check_index(server, rng, "after writes to the ACTIVE index")
+    finally:
+        server.stop()
+
+
+# The approximate path: a server whose searches go through the HNSW graph past ANN_THRESHOLD
+# entries, killed while writers are busy and a searcher brings the graph forward; after the
+# restart (a new graph, built from the entries) and after more writes (replayed into it from the
+# journal), SearchVectors answers what brute force over the items says.
+ANN_INDEX = {"IndexName": "vix", "VectorAttribute": {"AttributeName": "v"}, "Dimensions": DIMS,
+             "DistanceFunction": "EUCLIDEAN", "Projection": {"ProjectionType": "ALL"}}
+ANN_THRESHOLD = 50  # entries; the writers' 180 keys hold about 150 vectors
+
+
+class FineWriter(Writer):
+    """Vectors of multiples of 2^-16 (exact in float32, and distances exact in double): scores
+    rarely tie, so the TopK is one list."""
+
+    def vector(self):
+        return vec([self.rng.randint(-2**20, 2**20) / 2**16 for _ in range(DIMS)])
+
+
+class Searcher:
+    """SearchVectors in a loop until stopped: the graph replays the writers' journal as they go.
+    Any answer but 200 is an error (a dead server ends the loop)."""
+
+    def __init__(self, server):
+        self.server, self.error, self.searches = server, None, 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        rng = random.Random(5)
+        try:
+            while not self.done.is_set():
+                status, out = search(self.server, TABLE, [rng.uniform(-16, 16)
+                                                          for _ in range(DIMS)], 10)
+                if status != 200:
+                    self.error = out
+                    return
+                self.searches += 1
+        except requests.RequestException:
+            pass  # the server went away
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(60)
+        assert self.error is None, self.error
+
+
+def start_ann(tmp_path):
+    return Server(tmp_path, ["--vector-search-threshold", str(ANN_THRESHOLD)]).wait_ready()
+
+
+def await_graph(server, timeout=60):
+    """Searches until this server process has built the graph (its log line says so): the
+    searches after it go through the graph."""
+    deadline = time.time() + timeout
+    while "vector graph of table vectors index vix: built" not in server.output():
+        assert time.time() < deadline, server.output()
+        status, out = search(server, TABLE, [0.0] * DIMS, 1)  # the first asks for the graph
+        assert status == 200, out
+        time.sleep(0.05)
+
+
+def distance(q, v):
+    return math.sqrt(sum((a - b) ** 2 for a, b in zip(q, v)))
+
+
+def check_search(s, rng, what, queries=20):
+    """For random queries and TopK 1, 10 and 100: the scores brute force over the table's items
+    gives, in order, each the score of its item's vector, holding every item strictly nearer than
+    the K-th (the only freedom: which of equally near items)."""
+    items = scan(s)
+    vectors = {pk: v for pk, it in items.items() if (v := vector_of(it)) is not None}
+    assert len(vectors) >= ANN_THRESHOLD, f"{what}: too few vectors to search through the graph"
+    for i in range(queries):
+        q = [rng.randint(-2**20, 2**20) / 2**16 for _ in range(DIMS)]
+        truth = sorted((distance(q, v), pk) for pk, v in vectors.items())
+        for k in (1, 10, 100):
+            status, out = search(s, TABLE, q, k)
+            assert status == 200, f"{what}: {out}"
+            results, want = out["SearchResults"], truth[:k]
+            where = f"{what}: query {i}, TopK {k}"
+            assert len(results) == len(want), where
+            for r, (score, _) in zip(results, want):
+                pk = r["Item"]["pk"]["S"]
+                assert r["Item"] == items[pk], f"{where}: {pk}"
+                assert math.isclose(r["Score"], score, rel_tol=1e-12, abs_tol=1e-12), where
+                assert math.isclose(r["Score"], distance(q, vectors[pk]), rel_tol=1e-12,
+                                    abs_tol=1e-12), f"{where}: {pk}"
+            nearer = {pk for score, pk in want if score < want[-1][0]}
+            assert nearer <= {r["Item"]["pk"]["S"] for r in results}, where
+    return items
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_approximate_search_exact_after_sigkill_during_writes(tmp_path, seed):
+    rng = random.Random(seed * 15485863)
+    server = start_ann(tmp_path)
+    writers = [FineWriter(server, seed * 100 + t, [f"w{t}-{i}" for i in range(60)])
+               for t in range(3)]
+    background, searcher = [], None
+    try:
+        ok(server, "CreateTable", {
+            "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "VectorIndexes": [ANN_INDEX]})
+        for w in writers:
+            for _ in range(80):
+                w.step()
+        await_graph(server)
+        for w in writers:  # replayed from the journal by the searches that follow
+            for _ in range(30):
+                w.step()
+        check_acknowledged(check_search(server, rng, "before the crash"), writers,
+                           "before the crash")
+        background = [Background(w) for w in writers]
+        searcher = Searcher(server)
+        for b in background:
+            b.await_steps(60)
+        assert searcher.searches > 0 and searcher.error is None, searcher.error
+    finally:
+        server.kill()
+        for b in background:
+            b.stop()
+        if searcher is not None:
+            searcher.stop()
+    assert all(w.crashed for w in writers)
+    server = start_ann(tmp_path)
+    try:
+        for w in writers:
+            w.server = server
+        await_graph(server)
+        check_after_restart(writers, lambda what: check_search(server, rng, what), 40)
     finally:
         server.stop()
