@@ -451,8 +451,7 @@ TEST_F(BackfillTest, StaleOwnerResumingAfterItsLeaseWasTakenCommitsNothing) {
   EXPECT_TRUE(resumed->elsewhere);
   EXPECT_EQ(resumed->items, 0);
   EXPECT_EQ(a.db.commits(), 1);  // its first page only
-  while (!b.Step(catalog_, index_id)->finished) {
-  }
+  for (int steps = 0; !b.Step(catalog_, index_id)->finished; ++steps) ASSERT_LT(steps, 20);
   EXPECT_EQ(a.items, 7);
   EXPECT_EQ(b.items, 53);
   auto table = Table();
@@ -468,9 +467,12 @@ TEST_F(BackfillTest, ConcurrentOwnersLeaveTheIndexToTheOneHoldingItsLease) {
   Owner a(db_.get(), "a"), b(db_.get(), "b"), c(db_.get(), "c");
   std::vector<std::thread> threads;
   std::atomic<bool> failed{false};
+  std::atomic<int> ready{0};
   for (Owner* o : {&a, &b, &c}) {
     threads.emplace_back([&, o] {
-      for (int steps = 0; steps < 10'000; ++steps) {
+      ++ready;
+      while (ready.load() < 3) std::this_thread::yield();  // all three start together
+      for (int steps = 0; steps < 1'000; ++steps) {
         auto r = o->Step(catalog_, index_id);
         if (!r.ok()) failed = true;
         if (!r.ok() || r->finished) return;

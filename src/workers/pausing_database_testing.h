@@ -20,8 +20,11 @@ class PausingDatabase : public kv::Database {
  public:
   explicit PausingDatabase(kv::Database* inner) : inner_(inner) {}
 
-  // Runs `hook` once, before the next commit of a transaction with mutations.
-  void PauseBeforeNextCommit(std::function<void()> hook) { hook_ = std::move(hook); }
+  // Runs `hook` once, before the next commit of a transaction with mutations (the nth next).
+  void PauseBeforeNextCommit(std::function<void()> hook, int nth = 1) {
+    hook_ = std::move(hook);
+    hook_countdown_ = nth;
+  }
   // Commits with mutations that succeeded.
   int commits() const { return commits_.load(); }
 
@@ -65,7 +68,9 @@ class PausingDatabase : public kv::Database {
     }
     void SetTimeout(std::chrono::milliseconds t) override { inner_->SetTimeout(t); }
     Status Commit() override {
-      if (writes_ && db_->hook_) std::exchange(db_->hook_, nullptr)();
+      if (writes_ && db_->hook_ && --db_->hook_countdown_ == 0) {
+        std::exchange(db_->hook_, nullptr)();
+      }
       Status s = inner_->Commit();
       if (s.ok() && writes_) ++db_->commits_;
       return s;
@@ -86,6 +91,7 @@ class PausingDatabase : public kv::Database {
 
   kv::Database* inner_;
   std::function<void()> hook_;
+  int hook_countdown_ = 0;
   std::atomic<int> commits_{0};
 };
 
