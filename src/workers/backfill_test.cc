@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -457,36 +456,6 @@ TEST_F(BackfillTest, StaleOwnerResumingAfterItsLeaseWasTakenCommitsNothing) {
   auto table = Table();
   EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
   EXPECT_EQ(Counts().Index(index_id), 60);
-}
-
-// Three owners on three threads, none stopping: the first to take the lease does every page.
-TEST_F(BackfillTest, ConcurrentOwnersLeaveTheIndexToTheOneHoldingItsLease) {
-  for (int i = 0; i < 200; ++i) Write("k" + std::to_string(i), "g" + std::to_string(i % 4));
-  AddIndex();
-  const int64_t index_id = Table()->global_indexes[0].id;
-  Owner a(db_.get(), "a"), b(db_.get(), "b"), c(db_.get(), "c");
-  std::vector<std::thread> threads;
-  std::atomic<bool> failed{false};
-  std::atomic<int> ready{0};
-  for (Owner* o : {&a, &b, &c}) {
-    threads.emplace_back([&, o] {
-      ++ready;
-      while (ready.load() < 3) std::this_thread::yield();  // all three start together
-      for (int steps = 0; steps < 1'000; ++steps) {
-        auto r = o->Step(catalog_, index_id);
-        if (!r.ok()) failed = true;
-        if (!r.ok() || r->finished) return;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  ASSERT_FALSE(failed);
-  std::vector<int> items = {a.items, b.items, c.items};
-  std::sort(items.begin(), items.end());
-  EXPECT_EQ(items, (std::vector<int>{0, 0, 200}));
-  auto table = Table();
-  EXPECT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
-  EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
 }
 
 }  // namespace
