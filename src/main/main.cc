@@ -21,9 +21,11 @@
 #include "main/version.h"
 #include "store/catalog.h"
 #include "store/layout.h"
+#include "store/leases.h"
 #include "store/vector_graphs.h"
 #include "workers/backfill.h"
 #include "workers/backups.h"
+#include "workers/purge.h"
 #include "workers/streams.h"
 #include "workers/token_gc.h"
 #include "workers/ttl.h"
@@ -220,14 +222,25 @@ int Serve(const ServeFlags& flags) {
     deps.stream_slots = flags.stream_shards;
     deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
+    // Background work is leased (store/leases.h), so that several processes over one database
+    // share it; the embedded engine's one process takes every lease at once.
+    store::LeaseOptions lease;
+    lease.clock = clock;
+    lease.sole = engine->exclusive;
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
-    workers::IndexWorker index_worker(db.get(), &catalog);
+    workers::BackfillOptions index_options;
+    index_options.lease = lease;
+    workers::IndexWorker index_worker(db.get(), &catalog, index_options);
     index_worker.Start();
+    // Dropped tables whose data a process left behind (workers/purge.h).
+    workers::PurgeWorker purge_worker(db.get(), &catalog, {.lease = lease});
+    purge_worker.Start();
     // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
     workers::TtlOptions ttl_options;
     ttl_options.sweep_interval =
         std::chrono::milliseconds(std::llround(flags.ttl_sweep_interval_s * 1000));
     ttl_options.clock = clock;
+    ttl_options.lease = lease;
     workers::TtlWorker ttl_worker(db.get(), &catalog, ttl_options);
     ttl_worker.Start();
     // Streams: retention, shard rotation, removal (workers/streams.h). The first pass runs now,
@@ -237,6 +250,7 @@ int Serve(const ServeFlags& flags) {
         std::chrono::milliseconds(std::llround(flags.stream_shard_rotation_s * 1000));
     stream_options.slots = flags.stream_shards;
     stream_options.clock = clock;
+    stream_options.lease = lease;
     if (Result<workers::StreamStats> first = workers::RunStreamPass(*db, catalog, stream_options);
         !first.ok()) {
       spdlog::error("streams: {}", first.error().message);
@@ -248,7 +262,7 @@ int Serve(const ServeFlags& flags) {
     // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
     // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
     Result<std::unique_ptr<workers::TokenGc>> token_gc =
-        workers::StartTokenGcFromEnv(db.get(), clock);
+        workers::StartTokenGcFromEnv(db.get(), clock, lease);
     if (!token_gc.ok()) {
       spdlog::error("{}", token_gc.error().message);
       return 2;

@@ -873,12 +873,12 @@ Result<QualifiedNamePage> Catalog::ListAll(kv::Transaction& txn, const Qualified
   const std::string begin = after == nullptr
                                 ? all.Range().first
                                 : all.Pack(kv::Tuple{after->account, after->name}) + '\0';
-  return NamePage<QualifiedNamePage>(
-      txn, all, begin, limit, [](const kv::Tuple& t) -> Result<QualifiedName> {
-        FDYNO_ASSIGN_OR_RETURN(std::string account, t.GetString(0));
-        FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(1));
-        return QualifiedName{std::move(account), std::move(name)};
-      });
+  return NamePage<QualifiedNamePage>(txn, all, begin, limit,
+                                     [](const kv::Tuple& t) -> Result<QualifiedName> {
+                                       FDYNO_ASSIGN_OR_RETURN(std::string account, t.GetString(0));
+                                       FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(1));
+                                       return QualifiedName{std::move(account), std::move(name)};
+                                     });
 }
 
 Result<std::vector<Tag>> Catalog::GetTags(kv::Transaction& txn, int64_t table_id) {
@@ -900,7 +900,12 @@ Status Catalog::SetTags(kv::Transaction& txn, int64_t table_id, const std::vecto
 
 namespace fdyno::store {
 
-Result<bool> Catalog::PurgeOne(kv::Database& db, int64_t table_id) {
+std::string Catalog::PurgeLeaseKey(int64_t table_id) {
+  return LeaseKey(kv::Tuple{"purge", table_id});
+}
+
+Result<std::optional<bool>> Catalog::PurgeOne(kv::Database& db, int64_t table_id,
+                                              const LeaseOptions& lease) {
   // Not a structured binding: clang 14 cannot capture one in the lambda.
   const auto range = layout::Table(table_id).Range();
   const std::string& begin = range.first;
@@ -908,22 +913,26 @@ Result<bool> Catalog::PurgeOne(kv::Database& db, int64_t table_id) {
   // One bounded transaction: clear up to purge_batch_keys keys of the table, or, when none
   // are left, forget the pending purge. Nothing writes under a dropped table's id (writers
   // conflict on the metadata version key), so snapshot reads suffice.
-  return kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
+  return kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::optional<bool>> {
+    // The fence: this transaction commits only while this owner holds the table's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held, TakeLease(txn, PurgeLeaseKey(table_id), lease));
+    if (!held) return std::optional<bool>();
     kv::RangeOptions opts;
     opts.limit = options_.purge_batch_keys;
     opts.snapshot = true;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, txn.GetRange(begin, end, opts));
     if (page.kvs.empty()) {
       txn.Clear(PendingPurgeKey(table_id));
-      return true;
+      txn.Clear(PurgeLeaseKey(table_id));
+      return std::optional<bool>(true);
     }
     std::string stop = page.more ? page.kvs.back().key + std::string(1, '\0') : end;
     txn.ClearRange(begin, stop);
-    return false;
+    return std::optional<bool>(false);
   });
 }
 
-Result<int> Catalog::PurgeDropped(kv::Database& db) {
+Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease) {
   kv::Subspace pending = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kPendingPurge)});
   const auto range = pending.Range();  // not a structured binding: captured below
   const std::string& begin = range.first;
@@ -942,12 +951,15 @@ Result<int> Catalog::PurgeDropped(kv::Database& db) {
       }));
   int done = 0;
   for (int64_t id : ids) {
-    // Each round removes at least one key or finishes, so this ends.
+    // Each round removes at least one key, finishes, or finds the table another owner's.
     while (true) {
-      FDYNO_ASSIGN_OR_RETURN(bool finished, PurgeOne(db, id));
-      if (finished) break;
+      FDYNO_ASSIGN_OR_RETURN(std::optional<bool> finished, PurgeOne(db, id, lease));
+      if (!finished) break;
+      if (*finished) {
+        ++done;
+        break;
+      }
     }
-    ++done;
   }
   return done;
 }

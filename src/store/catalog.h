@@ -39,6 +39,7 @@
 #include "kv/kv.h"
 #include "kv/tuple.h"
 #include "model/key_schema.h"
+#include "store/leases.h"
 
 namespace fdyno::store {
 
@@ -302,10 +303,14 @@ class Catalog {
   Status SetTags(kv::Transaction& txn, int64_t table_id, const std::vector<Tag>& tags);
 
   // Removes the data of every dropped table, in transactions of at most
-  // options.purge_batch_keys keys each, then forgets the pending purge. Safe to run from
-  // several processes at once and to resume after a crash. Returns the number of tables
-  // whose purge completed.
-  Result<int> PurgeDropped(kv::Database& db);
+  // options.purge_batch_keys keys each, then forgets the pending purge. Resumes after a crash.
+  // Several processes: each table's purge is leased (store/leases.h, unit ("purge", table
+  // id)): every transaction takes or renews the lease first, a table another owner holds is
+  // left to it, and the last transaction releases the lease. Returns the number of tables
+  // whose purge completed here.
+  Result<int> PurgeDropped(kv::Database& db, const LeaseOptions& lease = {});
+  // The key of the lease on the purge of dropped table `table_id`.
+  static std::string PurgeLeaseKey(int64_t table_id);
 
   // Names (present or absent) cached at the current metadata version (exposed for tests).
   size_t CachedNames();
@@ -332,7 +337,9 @@ class Catalog {
 
   Result<uint64_t> ReadVersion(kv::Transaction& txn);
   void BumpVersion(kv::Transaction& txn);
-  Result<bool> PurgeOne(kv::Database& db, int64_t table_id);
+  // One purge transaction; nullopt when another owner holds the table's lease.
+  Result<std::optional<bool>> PurgeOne(kv::Database& db, int64_t table_id,
+                                       const LeaseOptions& lease);
 
   Clock* clock_;
   CatalogOptions options_;

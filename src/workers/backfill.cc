@@ -201,6 +201,10 @@ std::string BackfillCursorKey(int64_t table_id, int64_t index_id) {
       kv::Tuple().AddString("index_backfill").AddInt(table_id).AddInt(index_id));
 }
 
+std::string IndexLeaseKey(int64_t table_id, int64_t index_id) {
+  return store::LeaseKey(kv::Tuple{"index", table_id, index_id});
+}
+
 Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options) {
@@ -210,11 +214,17 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
     const store::TableInfo& info = *found;
     std::optional<IndexWork> index = WorkOf(info, index_id);
     if (!index) return StepResult{0, true};
-    if (NeedsBackfill(*index)) return BackfillPage(tx, catalog, info, index_id, *index, options);
-    if (index->status == store::IndexStatus::kDeleting) {
-      return DeletePage(tx, catalog, info, index_id, *index, options);
-    }
-    return StepResult{0, true};
+    const bool removal = index->status == store::IndexStatus::kDeleting;
+    if (!NeedsBackfill(*index) && !removal) return StepResult{0, true};
+    // The fence: this page commits only while this owner holds the index's lease.
+    const std::string lease = IndexLeaseKey(info.id, index_id);
+    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, lease, options.lease));
+    if (!held) return StepResult{0, false, true};
+    FDYNO_ASSIGN_OR_RETURN(StepResult step,
+                           removal ? DeletePage(tx, catalog, info, index_id, *index, options)
+                                   : BackfillPage(tx, catalog, info, index_id, *index, options));
+    if (step.finished) tx.Clear(lease);
+    return step;
   });
 }
 
@@ -246,13 +256,18 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
     const auto start = std::chrono::steady_clock::now();
     auto last_log = start;
     int64_t items = 0;
-    spdlog::info("index {} of table {}: {} started", w.index_name, w.table.name, what);
-    metrics.running.Add(1);
+    bool started = false;
     while (true) {
       Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.index_id, options);
       if (!r.ok()) {
-        metrics.running.Add(-1);
+        if (started) metrics.running.Add(-1);
         return std::move(r).error();
+      }
+      if (r->elsewhere) break;  // another process works on this index
+      if (!started) {
+        started = true;
+        spdlog::info("index {} of table {}: {} started", w.index_name, w.table.name, what);
+        metrics.running.Add(1);
       }
       ++steps;
       items += r->items;

@@ -6,10 +6,14 @@
 // then copies the existing items into it page by page: each page is one transaction that reads
 // a bounded range of base items (normal, conflicting reads, so a concurrent write to an item
 // of the page makes the page retry against the new image), writes their entries, and advances
-// a cursor stored in the database, so the backfill resumes after a restart and several
-// processes may run it (a page conflicts on the cursor). The page that reaches the end marks the
-// index ACTIVE in the same transaction. A DELETING index is cleared in bounded transactions
-// and removed from the catalog by the last one.
+// a cursor stored in the database, so the backfill resumes after a restart. The page that
+// reaches the end marks the index ACTIVE in the same transaction. A DELETING index is cleared in
+// bounded transactions and removed from the catalog by the last one.
+//
+// Several processes: the work on one index is leased (store/leases.h, unit ("index", table id,
+// index id)). Every page transaction takes or renews the lease before its work and is skipped
+// when another owner holds it, so one process does each index's pages and a dead process's
+// index is taken over once its lease expires; the last page releases the lease.
 //
 // Cursor: layout::Leases() + ("index_backfill", table id, index id) -> the kv key to resume at.
 //
@@ -29,6 +33,7 @@
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
+#include "store/leases.h"
 #include "workers/periodic.h"
 
 namespace fdyno::workers {
@@ -37,11 +42,13 @@ struct BackfillOptions {
   int page_items = 200;                   // base items per page transaction
   uint64_t page_bytes = 2 * 1024 * 1024;  // image bytes per page (well under 10 MB)
   std::chrono::milliseconds poll{200};    // IndexWorker: catalog scan interval
+  store::LeaseOptions lease;              // who works, and for how long a lease holds
 };
 
 struct StepResult {
-  int items = 0;          // base items copied (backfill) or keys cleared (delete)
-  bool finished = false;  // the index became ACTIVE, or was removed
+  int items = 0;           // base items copied (backfill) or keys cleared (delete)
+  bool finished = false;   // the index became ACTIVE, or was removed
+  bool elsewhere = false;  // another owner holds the index's lease: nothing was done
 };
 
 // One page of work for index `index_id` of table `table` (backfill when CREATING and
@@ -50,12 +57,14 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options = {});
 
-// Steps every index of every table that needs work until none does. Returns steps run.
+// Steps every index of every table that needs work, and whose lease is free, expired or ours,
+// until none does. Returns steps run.
 Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
                             const BackfillOptions& options = {});
 
-// The cursor key of an index backfill.
+// The cursor key of an index backfill, and the key of the lease on an index's work.
 std::string BackfillCursorKey(int64_t table_id, int64_t index_id);
+std::string IndexLeaseKey(int64_t table_id, int64_t index_id);
 
 // A background thread running RunAllIndexWork every options.poll.
 class IndexWorker {

@@ -18,6 +18,8 @@
 #include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/leases.h"
+#include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
 namespace {
@@ -366,6 +368,94 @@ TEST_F(BackfillTest, WorkerThreadFinishesTheBackfill) {
   auto table = Table();
   EXPECT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
   EXPECT_EQ(IndexContents(table->id, table->global_indexes[0].id).size(), 30u);
+}
+
+// Several processes over one database: owners a, b and c, each with its own clock and its own
+// view of the database (counting the commits it wrote).
+struct Owner {
+  Owner(kv::Database* db, std::string name) : db(db) {
+    options.page_items = 7;
+    options.lease.owner = std::move(name);
+    options.lease.clock = &clock;
+  }
+  Result<StepResult> Step(store::Catalog& catalog, int64_t index_id) {
+    Result<StepResult> r = RunIndexStep(db, catalog, kTable, index_id, options);
+    if (r.ok()) items += r->items;
+    return r;
+  }
+  ManualClock clock;
+  testing::PausingDatabase db;
+  BackfillOptions options;
+  int items = 0;
+};
+
+TEST_F(BackfillTest, LeasedBackfillIsDoneByOneOwnerAndTakenOverAfterItsLeaseExpires) {
+  for (int i = 0; i < 60; ++i) Write("k" + std::to_string(i), "g" + std::to_string(i % 4));
+  AddIndex();
+  const int64_t index_id = Table()->global_indexes[0].id;
+  Owner a(db_.get(), "a"), b(db_.get(), "b"), c(db_.get(), "c");
+  for (int step = 0; step < 3; ++step) {
+    auto r = a.Step(catalog_, index_id);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->elsewhere);
+    for (Owner* other : {&b, &c}) {
+      auto o = other->Step(catalog_, index_id);
+      ASSERT_TRUE(o.ok());
+      EXPECT_TRUE(o->elsewhere);
+    }
+  }
+  EXPECT_EQ(a.items, 21);
+  // a stops without releasing its lease (a dead process): b takes over once it has expired.
+  b.clock.Advance(std::chrono::milliseconds(9'999));
+  ASSERT_TRUE(b.Step(catalog_, index_id)->elsewhere);
+  b.clock.Advance(std::chrono::milliseconds(1));
+  for (int steps = 0;; ++steps) {
+    ASSERT_LT(steps, 20);
+    auto r = b.Step(catalog_, index_id);
+    ASSERT_TRUE(r.ok());
+    ASSERT_FALSE(r->elsewhere);
+    if (r->finished) break;
+    ASSERT_TRUE(c.Step(catalog_, index_id)->elsewhere);  // b renews at every page
+  }
+  EXPECT_EQ(a.items + b.items, 60);  // every item copied by exactly one owner
+  EXPECT_EQ(c.items, 0);
+  EXPECT_EQ(c.db.commits(), 0);
+  auto table = Table();
+  EXPECT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
+  EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
+  EXPECT_EQ(Counts().Index(index_id), 60);
+  auto lease = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return store::ReadLease(tx, IndexLeaseKey(table->id, index_id));
+  });
+  ASSERT_TRUE(lease.ok());
+  EXPECT_FALSE(*lease);  // released by the last page
+}
+
+TEST_F(BackfillTest, StaleOwnerResumingAfterItsLeaseWasTakenCommitsNothing) {
+  for (int i = 0; i < 60; ++i) Write("k" + std::to_string(i), "g" + std::to_string(i % 4));
+  AddIndex();
+  const int64_t index_id = Table()->global_indexes[0].id;
+  Owner a(db_.get(), "a"), b(db_.get(), "b");
+  ASSERT_TRUE(a.Step(catalog_, index_id).ok());
+  // a has read its lease and copied its second page; before it commits it pauses past its
+  // lease, and b takes the index over and copies a page.
+  a.db.PauseBeforeNextCommit([&] {
+    b.clock.Advance(std::chrono::milliseconds(10'000));
+    auto r = b.Step(catalog_, index_id);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->elsewhere);
+  });
+  auto resumed = a.Step(catalog_, index_id);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_TRUE(resumed->elsewhere);
+  EXPECT_EQ(resumed->items, 0);
+  EXPECT_EQ(a.db.commits(), 1);  // its first page only
+  for (int steps = 0; !b.Step(catalog_, index_id)->finished; ++steps) ASSERT_LT(steps, 20);
+  EXPECT_EQ(a.items, 7);
+  EXPECT_EQ(b.items, 53);
+  auto table = Table();
+  EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
+  EXPECT_EQ(Counts().Index(index_id), 60);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <vector>
 
 #include "base/metrics.h"
@@ -54,43 +55,70 @@ Result<std::vector<store::StreamInfo>> AllStreams(kv::Database& db) {
       });
 }
 
-// The maintenance of one stream; adds to `stats`.
-Status MaintainStream(kv::Database& db, const store::StreamInfo& info,
-                      const StreamWorkerOptions& options, int64_t now_ms, StreamStats& stats) {
+// Runs `work` in one transaction of stream `id`'s maintenance, after taking or renewing its
+// lease (the fence); false, with nothing done, when another owner holds it.
+Result<bool> UnderLease(kv::Database& db, int64_t id, const StreamWorkerOptions& options,
+                        const std::function<Status(kv::Transaction&)>& work) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<bool> {
+    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, StreamLeaseKey(id), options.lease));
+    if (held) FDYNO_RETURN_IF_ERROR(work(tx));
+    return held;
+  });
+}
+
+// The maintenance of one stream; adds to `stats`. False when another owner holds its lease.
+Result<bool> MaintainStream(kv::Database& db, const store::StreamInfo& info,
+                            const StreamWorkerOptions& options, int64_t now_ms,
+                            StreamStats& stats) {
   const int64_t cutoff = now_ms - options.retention_ms;
   if (info.disabled_ms != 0 && info.disabled_ms < cutoff) {
-    FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      store::DeleteStream(tx, info);
-      return Status::Ok();
-    }));
-    ++stats.deleted;
-    return Status::Ok();
+    FDYNO_ASSIGN_OR_RETURN(bool held,
+                           UnderLease(db, info.id, options, [&](kv::Transaction& tx) -> Status {
+                             store::DeleteStream(tx, info);
+                             tx.Clear(StreamLeaseKey(info.id));
+                             return Status::Ok();
+                           }));
+    if (held) ++stats.deleted;
+    return held;
   }
   for (int slot = 0; slot < info.slots; ++slot) {
     for (;;) {
-      FDYNO_ASSIGN_OR_RETURN(int n, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
-                               return store::TrimSlot(tx, info.id, slot, cutoff,
-                                                      options.trim_batch);
-                             }));
+      int n = 0;
+      FDYNO_ASSIGN_OR_RETURN(
+          bool held, UnderLease(db, info.id, options, [&](kv::Transaction& tx) -> Status {
+            FDYNO_ASSIGN_OR_RETURN(n,
+                                   store::TrimSlot(tx, info.id, slot, cutoff, options.trim_batch));
+            return Status::Ok();
+          }));
+      if (!held) return false;
       stats.trimmed += n;
       if (n < options.trim_batch) break;
     }
   }
-  FDYNO_ASSIGN_OR_RETURN(int forgotten,
-                         kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int> {
-                           FDYNO_ASSIGN_OR_RETURN(auto view, store::ReadStream(tx, info.id));
-                           if (!view) return 0;
-                           return store::ForgetEmptyGenerations(tx, *view, cutoff);
-                         }));
+  int forgotten = 0;
+  FDYNO_ASSIGN_OR_RETURN(
+      bool held, UnderLease(db, info.id, options, [&](kv::Transaction& tx) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(auto view, store::ReadStream(tx, info.id));
+        if (!view) return Status::Ok();
+        FDYNO_ASSIGN_OR_RETURN(forgotten, store::ForgetEmptyGenerations(tx, *view, cutoff));
+        return Status::Ok();
+      }));
+  if (!held) return false;
   stats.forgotten += forgotten;
-  if (info.disabled_ms == 0 && options.rotation.count() > 0) {
-    FDYNO_ASSIGN_OR_RETURN(bool rotated, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
-                             return store::RotateStream(tx, info.id, now_ms,
-                                                        options.rotation.count());
-                           }));
-    stats.rotated += rotated ? 1 : 0;
-  }
-  return Status::Ok();
+  bool rotated = false;
+  FDYNO_ASSIGN_OR_RETURN(
+      held, UnderLease(db, info.id, options, [&](kv::Transaction& tx) -> Status {
+        if (info.disabled_ms == 0 && options.rotation.count() > 0) {
+          FDYNO_ASSIGN_OR_RETURN(
+              rotated, store::RotateStream(tx, info.id, now_ms, options.rotation.count()));
+        }
+        // The stream's maintenance is done: the next may be any owner's.
+        tx.Clear(StreamLeaseKey(info.id));
+        return Status::Ok();
+      }));
+  if (!held) return false;
+  stats.rotated += rotated ? 1 : 0;
+  return true;
 }
 
 }  // namespace
@@ -103,14 +131,22 @@ Result<StreamStats> RunStreamPass(kv::Database& db, store::Catalog& catalog,
   FDYNO_ASSIGN_OR_RETURN(stats.migrated, MigrateTables(db, catalog, options, now_ms));
   FDYNO_ASSIGN_OR_RETURN(std::vector<store::StreamInfo> streams, AllStreams(db));
   for (const store::StreamInfo& info : streams) {
-    Status s = MaintainStream(db, info, options, now_ms, stats);
-    if (!s.ok()) spdlog::warn("streams: stream {}: {}", info.id, s.error().message);
+    Result<bool> done = MaintainStream(db, info, options, now_ms, stats);
+    if (!done.ok()) {
+      spdlog::warn("streams: stream {}: {}", info.id, done.error().message);
+    } else if (!*done) {
+      ++stats.elsewhere;
+    }
   }
   Metrics& m = Metrics::Global();
   m.GetCounter("stream_records_trimmed").Add(stats.trimmed);
   m.GetCounter("stream_shard_rotations").Add(stats.rotated);
   m.GetCounter("streams_deleted").Add(stats.deleted);
   return stats;
+}
+
+std::string StreamLeaseKey(int64_t stream_id) {
+  return store::LeaseKey(kv::Tuple{"stream", stream_id});
 }
 
 StreamWorker::StreamWorker(kv::Database* db, store::Catalog* catalog, StreamWorkerOptions options)

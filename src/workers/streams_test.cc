@@ -7,6 +7,7 @@
 #include "model/item_codec.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
 namespace {
@@ -160,6 +161,77 @@ TEST_F(StreamWorkerTest, TablesWhoseStreamWasNeverRecordedGetOne) {
   Put("old", "x");
   EXPECT_EQ(RecordCount(id), 1u);
   EXPECT_EQ(Pass().migrated, 0);
+}
+
+// One of several processes over one database: its own lease clock and view of the database.
+struct StreamOwner {
+  StreamOwner(kv::Database* inner, const StreamWorkerOptions& base, std::string name)
+      : db(inner), options(base) {
+    options.lease.owner = std::move(name);
+    options.lease.clock = &lease_clock;
+  }
+  StreamStats Pass(store::Catalog& catalog) {
+    Result<StreamStats> r = RunStreamPass(db, catalog, options);
+    EXPECT_TRUE(r.ok());
+    if (r.ok()) trimmed += r->trimmed;
+    return r.ok() ? *r : StreamStats{};
+  }
+  ManualClock lease_clock{kStartMs};
+  testing::PausingDatabase db;
+  StreamWorkerOptions options;
+  int trimmed = 0;
+};
+
+TEST_F(StreamWorkerTest, LeasedTrimmingIsDoneByOneOwnerAndTakenOverAfterItsLeaseExpires) {
+  CreateTable("t");
+  const int64_t id = Table("t")->stream.stream_id;
+  for (int i = 0; i < 10; ++i) Put("t", "a" + std::to_string(i));
+  clock_.Advance(std::chrono::hours(25));
+  StreamOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
+  // While a trims (between its batches), b leaves the stream to it.
+  a.db.PauseBeforeNextCommit([&] { EXPECT_EQ(b.Pass(catalog_).elsewhere, 1); }, 2);
+  EXPECT_EQ(a.Pass(catalog_).elsewhere, 0);
+  EXPECT_EQ(a.trimmed, 10);
+  EXPECT_EQ(b.trimmed, 0);
+  EXPECT_EQ(b.db.commits(), 0);
+  EXPECT_EQ(RecordCount(id), 0u);
+  // a takes the stream's lease and stops (a dead process): b takes over after the lease.
+  for (int i = 0; i < 6; ++i) Put("t", "c" + std::to_string(i));
+  clock_.Advance(std::chrono::hours(25));
+  ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return store::TakeLease(tx, StreamLeaseKey(id), a.options.lease);
+              }).ok());
+  EXPECT_EQ(b.Pass(catalog_).elsewhere, 1);
+  EXPECT_EQ(RecordCount(id), 6u);
+  b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+  EXPECT_EQ(b.Pass(catalog_).elsewhere, 0);
+  EXPECT_EQ(b.trimmed, 6);
+  EXPECT_EQ(RecordCount(id), 0u);
+}
+
+TEST_F(StreamWorkerTest, StaleTrimmerResumingAfterItsLeaseWasTakenCommitsNothing) {
+  CreateTable("t");
+  const int64_t id = Table("t")->stream.stream_id;
+  for (int i = 0; i < 10; ++i) Put("t", "a" + std::to_string(i));
+  clock_.Advance(std::chrono::hours(25));
+  StreamOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
+  // a's first batch commits; its second pauses before its commit, past its lease, and b takes
+  // the stream's lease.
+  a.db.PauseBeforeNextCommit(
+      [&] {
+        b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+        auto took = kv::Run(b.db, [&](kv::Transaction& tx, const kv::Attempt&) {
+          return store::TakeLease(tx, StreamLeaseKey(id), b.options.lease);
+        });
+        EXPECT_TRUE(took.ok() && *took);
+      },
+      2);
+  EXPECT_EQ(a.Pass(catalog_).elsewhere, 1);
+  EXPECT_EQ(a.db.commits(), 1);
+  EXPECT_EQ(a.trimmed, 4);
+  EXPECT_EQ(b.Pass(catalog_).elsewhere, 0);
+  EXPECT_EQ(b.trimmed, 6);  // every record trimmed once
+  EXPECT_EQ(RecordCount(id), 0u);
 }
 
 }  // namespace

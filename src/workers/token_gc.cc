@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <utility>
@@ -71,6 +72,7 @@ TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions opti
           /*run_first=*/false) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   if (options_.max_scan <= 0) options_.max_scan = 1;
+  options_.lease.duration = std::max(options_.lease.duration, 3 * options_.interval);
   Metrics& m = Metrics::Global();
   m.Describe("txn_token_gc_passes", "Passes of the ClientRequestToken record GC.");
   m.Describe("txn_token_gc_deleted", "Expired ClientRequestToken records the GC removed.");
@@ -88,6 +90,10 @@ void TokenGc::RunPassAndLog() {
     }
     return;
   }
+  if (pass->elsewhere) {
+    spdlog::debug("token GC pass: another process holds the GC's lease");
+    return;
+  }
   // A pass that removed or found something is worth a line; an idle one is not.
   const auto level =
       pass->deleted + pass->malformed > 0 ? spdlog::level::info : spdlog::level::debug;
@@ -103,16 +109,33 @@ Result<TokenGc::Stats> TokenGc::RunPass() {
   const int64_t now_ms = options_.clock->WallMillis();
   kv::RunOptions run;
   run.clock = options_.clock;
-  FDYNO_ASSIGN_OR_RETURN(store::TokenStore::GcPass pass,
-                         kv::Run(*db_, run, [&](kv::Transaction& tx, const kv::Attempt&) {
-                           return tokens_.CollectExpired(tx, cursor_, options_.max_scan, now_ms);
-                         }));
-  Stats stats;
-  stats.scanned = pass.scanned;
-  stats.deleted = pass.deleted;
-  stats.malformed = pass.malformed;
-  stats.wrapped = !pass.next.has_value();
-  cursor_ = pass.next.value_or(std::string());
+  const std::string cursor_key = TokenGcCursorKey(tokens_);
+  FDYNO_ASSIGN_OR_RETURN(
+      Stats stats,
+      kv::Run(*db_, run, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Stats> {
+        Stats out;
+        // The fence: this pass commits only while this owner holds the GC's lease.
+        FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TokenGcLeaseKey(), options_.lease));
+        if (!held) {
+          out.elsewhere = true;
+          return out;
+        }
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
+        FDYNO_ASSIGN_OR_RETURN(
+            store::TokenStore::GcPass pass,
+            tokens_.CollectExpired(tx, cursor.value_or(""), options_.max_scan, now_ms));
+        out.scanned = pass.scanned;
+        out.deleted = pass.deleted;
+        out.malformed = pass.malformed;
+        out.wrapped = !pass.next.has_value();
+        if (pass.next) {
+          tx.Set(cursor_key, *pass.next);
+        } else {
+          tx.Clear(cursor_key);
+        }
+        return out;
+      }));
+  if (stats.elsewhere) return stats;
   Metrics& m = Metrics::Global();
   m.GetCounter("txn_token_gc_passes").Add();
   m.GetCounter("txn_token_gc_deleted").Add(stats.deleted);
@@ -124,9 +147,19 @@ void TokenGc::Start() { periodic_.Start(); }
 
 void TokenGc::Stop() { periodic_.Stop(); }
 
-Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock) {
+std::string TokenGcLeaseKey() { return store::LeaseKey(kv::Tuple{"token_gc"}); }
+
+std::string TokenGcCursorKey(const store::TokenStore& tokens) {
+  return store::layout::Leases().Pack(
+      kv::Tuple{"token_gc_cursor", kv::Bytes{tokens.subspace().key()}});
+}
+
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock,
+                                                     store::LeaseOptions lease) {
   FDYNO_ASSIGN_OR_RETURN(TokenGcOptions options, TokenGcOptionsFromEnv());
   options.clock = clock;
+  if (lease.clock == nullptr) lease.clock = clock;
+  options.lease = std::move(lease);
   if (options.interval.count() <= 0) return std::unique_ptr<TokenGc>();
   auto gc = std::make_unique<TokenGc>(db, store::TokenStore(store::layout::Tokens()), options);
   gc->Start();

@@ -7,6 +7,13 @@
 // starting over after the end; records that fail closed (malformed, weak, unknown version)
 // are never deleted, only counted, so an operator can inspect them.
 //
+// Several processes: one lease (store/leases.h, unit ("token_gc")) held across passes, and the
+// cursor stored in the database (layout::Leases() + ("token_gc_cursor", token subspace prefix)),
+// so that one process collects at a time, each record is examined once per round, and when the
+// holder dies another process takes over where it stopped once the lease expires. The lease
+// lasts options.lease.duration or three intervals, whichever is longer, so that it does not
+// lapse between its holder's passes; that is the takeover bound.
+//
 // Configuration (TokenGcOptionsFromEnv):
 //   DYNODB_TXN_TOKEN_GC_INTERVAL  time between passes: a number of seconds ("30", "0.5") or a
 //                                 duration with a unit ("500ms", "30s", "5m", "1h"); unset or
@@ -31,6 +38,7 @@
 #include "base/log_limiter.h"
 #include "base/result.h"
 #include "kv/kv.h"
+#include "store/leases.h"
 #include "store/tokens.h"
 #include "workers/periodic.h"
 
@@ -39,7 +47,8 @@ namespace fdyno::workers {
 struct TokenGcOptions {
   std::chrono::milliseconds interval{0};  // 0: disabled
   int max_scan = 1000;
-  Clock* clock = nullptr;  // null: Clock::Real() (wall time decides expiry)
+  Clock* clock = nullptr;     // null: Clock::Real() (wall time decides expiry)
+  store::LeaseOptions lease;  // who collects; its duration is raised to 3 intervals
 };
 
 // Reads the two environment variables. A malformed value is an error naming the variable.
@@ -53,7 +62,8 @@ class TokenGc {
     int64_t scanned = 0;
     int64_t deleted = 0;
     int64_t malformed = 0;
-    bool wrapped = false;  // this pass reached the end of the token subspace
+    bool wrapped = false;    // this pass reached the end of the token subspace
+    bool elsewhere = false;  // another owner holds the GC's lease: nothing was done
   };
 
   // `db` must outlive the worker.
@@ -62,7 +72,7 @@ class TokenGc {
   TokenGc(const TokenGc&) = delete;
   TokenGc& operator=(const TokenGc&) = delete;
 
-  // One bounded pass (one transaction through kv::Run).
+  // One bounded pass (one transaction through kv::Run), under the GC's lease.
   Result<Stats> RunPass();
 
   // Starts the background thread (no-op when the interval is 0 or already started).
@@ -77,7 +87,6 @@ class TokenGc {
   kv::Database* db_;
   store::TokenStore tokens_;
   TokenGcOptions options_;
-  std::string cursor_;  // empty: from the start
   LogLimiter error_log_{std::chrono::seconds(60)};
   Periodic periodic_;  // last: stopped before the rest is destroyed
 };
@@ -86,6 +95,12 @@ class TokenGc {
 // worker over the database-wide token subspace (null when disabled). A malformed variable is
 // an error the caller reports at start-up.
 // `clock` (null: Clock::Real()) decides expiry and must outlive the worker.
-Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock = nullptr);
+// `lease`: who collects (its clock: `clock` when null).
+Result<std::unique_ptr<TokenGc>> StartTokenGcFromEnv(kv::Database* db, Clock* clock = nullptr,
+                                                     store::LeaseOptions lease = {});
+
+// The keys of the GC's lease and of its cursor over `tokens`.
+std::string TokenGcLeaseKey();
+std::string TokenGcCursorKey(const store::TokenStore& tokens);
 
 }  // namespace fdyno::workers

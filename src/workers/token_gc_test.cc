@@ -9,6 +9,7 @@
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/layout.h"
+#include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
 namespace {
@@ -119,6 +120,97 @@ TEST(TokenGcTest, BackgroundThreadRunsPassesUntilStopped) {
   ASSERT_TRUE(started.ok());
   ASSERT_NE(started->get(), nullptr);
   (*started)->Stop();
+}
+
+// 20 expired records, 5 live ones and a malformed one (26 keys).
+void WriteTokens(kv::Database& db, const store::TokenStore& tokens, const Clock& clock) {
+  ASSERT_TRUE(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                for (int i = 0; i < 25; ++i) {
+                  store::TokenRecord r;
+                  r.fingerprint = store::Sha256("x");
+                  r.created_ms = clock.WallMillis() - (i < 20 ? store::kTokenLifetime.count() : 0);
+                  tokens.Write(tx, {"a", "TransactWriteItems", "t" + std::to_string(i)}, r);
+                }
+                tx.Set(tokens.KeyOf({"a", "TransactWriteItems", "zz-bad"}), "\x07junk");
+                return Status::Ok();
+              }).ok());
+}
+
+// One of several processes over one database: its own lease clock and view of the database.
+struct GcOwner {
+  GcOwner(kv::Database* inner, ManualClock* expiry_clock, std::string name) : db(inner) {
+    TokenGcOptions options;
+    options.max_scan = 4;
+    options.clock = expiry_clock;
+    options.lease.owner = std::move(name);
+    options.lease.clock = &lease_clock;
+    gc = std::make_unique<TokenGc>(&db, store::TokenStore(store::layout::Tokens()), options);
+  }
+  TokenGc::Stats Pass() {
+    auto stats = gc->RunPass();
+    EXPECT_TRUE(stats.ok());
+    if (!stats.ok()) return {};
+    scanned += stats->scanned;
+    deleted += stats->deleted;
+    return *stats;
+  }
+  ManualClock lease_clock;
+  testing::PausingDatabase db;
+  std::unique_ptr<TokenGc> gc;
+  int64_t scanned = 0, deleted = 0;
+};
+
+TEST(TokenGcTest, OneOwnerCollectsAndAnotherTakesOverWhereItStopped) {
+  ManualClock clock;
+  auto db = kv::OpenMemoryEngine();
+  WriteTokens(*db, store::TokenStore(store::layout::Tokens()), clock);
+  GcOwner a(db.get(), &clock, "a"), b(db.get(), &clock, "b");
+  for (int pass = 0; pass < 3; ++pass) {
+    EXPECT_FALSE(a.Pass().elsewhere);
+    EXPECT_TRUE(b.Pass().elsewhere);
+  }
+  EXPECT_EQ(a.scanned, 12);
+  EXPECT_EQ(b.db.commits(), 0);
+  // a stops (a dead process); b takes over after the lease and resumes at a's cursor.
+  b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+  for (int pass = 0; !b.Pass().wrapped; ++pass) ASSERT_LT(pass, 20);
+  EXPECT_EQ(a.scanned + b.scanned, 26);  // every record examined once in the round
+  EXPECT_EQ(a.deleted + b.deleted, 20);
+  EXPECT_TRUE(a.Pass().elsewhere);
+}
+
+TEST(TokenGcTest, StaleCollectorResumingAfterItsLeaseWasTakenCommitsNothing) {
+  ManualClock clock;
+  auto db = kv::OpenMemoryEngine();
+  WriteTokens(*db, store::TokenStore(store::layout::Tokens()), clock);
+  GcOwner a(db.get(), &clock, "a"), b(db.get(), &clock, "b");
+  ASSERT_FALSE(a.Pass().elsewhere);
+  a.db.PauseBeforeNextCommit([&] {
+    b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+    EXPECT_FALSE(b.Pass().elsewhere);
+  });
+  EXPECT_TRUE(a.Pass().elsewhere);
+  EXPECT_EQ(a.db.commits(), 1);
+  for (int pass = 0; !b.Pass().wrapped; ++pass) ASSERT_LT(pass, 20);
+  EXPECT_EQ(a.scanned + b.scanned, 26);
+  EXPECT_EQ(a.deleted + b.deleted, 20);
+}
+
+TEST(TokenGcTest, LeaseOutlastsThreeIntervals) {
+  ManualClock clock;
+  auto db = kv::OpenMemoryEngine();
+  TokenGcOptions options;
+  options.interval = std::chrono::minutes(1);
+  options.clock = &clock;
+  options.lease.owner = "a";
+  options.lease.clock = &clock;
+  TokenGc gc(db.get(), store::TokenStore(store::layout::Tokens()), options);
+  ASSERT_TRUE(gc.RunPass().ok());
+  auto lease = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return store::ReadLease(tx, TokenGcLeaseKey());
+  });
+  ASSERT_TRUE(lease.ok() && *lease);
+  EXPECT_EQ((*lease)->expiry_ms, clock.WallMillis() + 180'000);
 }
 
 }  // namespace

@@ -20,14 +20,23 @@ Clock* ClockOf(const TtlOptions& options) {
   return options.clock != nullptr ? options.clock : Clock::Real();
 }
 
-// One backfill page; true when TTL is no longer ENABLING (done, or disabled meanwhile).
+// One backfill page; true when the backfill stops here: TTL is no longer ENABLING (done, or
+// disabled meanwhile), or another owner holds the table's lease (*elsewhere).
 Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& catalog,
                                           const store::QualifiedName& table_name,
-                                          const TtlOptions& options, bool* enabled) {
+                                          const TtlOptions& options, bool* enabled,
+                                          bool* elsewhere) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::pair<int, bool>> {
     *enabled = false;
+    *elsewhere = false;
     FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabling) return std::make_pair(0, true);
+    // The fence: this page commits only while this owner holds the table's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TtlLeaseKey(table->id), options.lease));
+    if (!held) {
+      *elsewhere = true;
+      return std::make_pair(0, true);
+    }
     const std::string cursor_key = TtlBackfillCursorKey(table->id);
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
     FDYNO_ASSIGN_OR_RETURN(
@@ -47,6 +56,7 @@ Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& cata
     updated.ttl.status = store::TtlStatus::kEnabled;
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, updated));
     tx.Clear(cursor_key);
+    tx.Clear(TtlLeaseKey(table->id));
     *enabled = true;
     return std::make_pair(page.items, true);
   });
@@ -76,12 +86,19 @@ Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
   });
 }
 
-Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
-                            const store::QualifiedName& name,
-                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms) {
-  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int> {
+namespace {
+
+// DeleteIfExpired; nullopt when another owner holds the table's lease.
+Result<std::optional<int>> DeleteBatch(kv::Database& db, store::Catalog& catalog,
+                                       const store::QualifiedName& name,
+                                       const std::vector<store::ExpiryEntry>& entries,
+                                       int64_t now_ms, const store::LeaseOptions& lease) {
+  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<int>> {
     FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
-    if (!table || table->ttl.status != store::TtlStatus::kEnabled) return 0;
+    if (!table || table->ttl.status != store::TtlStatus::kEnabled) return std::optional<int>(0);
+    // The fence: these deletes commit only while this owner holds the table's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TtlLeaseKey(table->id), lease));
+    if (!held) return std::optional<int>();
     store::Mutation mutation({.now_ms = now_ms, .source = store::ChangeSource::kTimeToLive});
     int deleted = 0;
     for (const store::ExpiryEntry& e : entries) {
@@ -103,9 +120,22 @@ Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
     (void)written;  // deletes never grow an item collection
-    return deleted;
+    return std::optional<int>(deleted);
   });
 }
+
+}  // namespace
+
+Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
+                            const store::QualifiedName& name,
+                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms,
+                            const store::LeaseOptions& lease) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<int> deleted,
+                         DeleteBatch(db, catalog, name, entries, now_ms, lease));
+  return deleted.value_or(0);
+}
+
+std::string TtlLeaseKey(int64_t table_id) { return store::LeaseKey(kv::Tuple{"ttl", table_id}); }
 
 std::string TtlBackfillCursorKey(int64_t table_id) {
   return store::layout::Leases().Pack(kv::Tuple().AddString("ttl_backfill").AddInt(table_id));
@@ -115,10 +145,12 @@ Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
                              const store::QualifiedName& table_name, const TtlOptions& options) {
   TtlStats stats;
   for (;;) {
-    bool enabled = false;
-    FDYNO_ASSIGN_OR_RETURN(auto step, BackfillPage(db, catalog, table_name, options, &enabled));
+    bool enabled = false, elsewhere = false;
+    FDYNO_ASSIGN_OR_RETURN(auto step,
+                           BackfillPage(db, catalog, table_name, options, &enabled, &elsewhere));
     stats.backfilled += step.first;
     stats.enabled += enabled ? 1 : 0;
+    stats.elsewhere += elsewhere ? 1 : 0;
     if (step.second) return stats;
   }
 }
@@ -127,15 +159,30 @@ Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
                             const store::QualifiedName& table_name, const TtlOptions& options) {
   TtlStats stats;
   Clock* clock = ClockOf(options);
+  bool leased = false;  // this sweep took the table's lease
   while (stats.deleted < options.max_per_table) {
     const int64_t now_ms = clock->WallMillis();
     FDYNO_ASSIGN_OR_RETURN(
         std::vector<store::ExpiryEntry> entries,
         ReadExpiredEntries(db, catalog, table_name, now_ms, options.delete_batch));
     if (entries.empty()) break;
-    FDYNO_ASSIGN_OR_RETURN(int deleted, DeleteIfExpired(db, catalog, table_name, entries, now_ms));
-    stats.deleted += deleted;
+    FDYNO_ASSIGN_OR_RETURN(std::optional<int> deleted,
+                           DeleteBatch(db, catalog, table_name, entries, now_ms, options.lease));
+    if (!deleted) {
+      stats.elsewhere = 1;
+      return stats;  // another owner sweeps this table
+    }
+    leased = true;
+    stats.deleted += *deleted;
     if (static_cast<int>(entries.size()) < options.delete_batch) break;
+  }
+  if (leased) {
+    // The sweep is done: the next may be any owner's.
+    FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
+      if (!table) return Status::Ok();
+      return store::ReleaseLease(tx, TtlLeaseKey(table->id), options.lease);
+    }));
   }
   return stats;
 }
@@ -158,6 +205,7 @@ Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const Ttl
     total.backfilled += r->backfilled;
     total.enabled += r->enabled;
     total.deleted += r->deleted;
+    total.elsewhere += r->elsewhere;
     if (r->enabled) spdlog::info("TTL enabled on table {}", table->name);
     // A sweep that deleted something is worth a line (like a token GC pass); an idle one is not.
     if (r->deleted > 0) {

@@ -15,6 +15,12 @@
 // Time to Live identity, so indexes, counts, item collections and the stream stay exact and the
 // stream records carry DynamoDB's userIdentity. Reads hide expired items until then.
 //
+// Several processes: a table's TTL work is leased (store/leases.h, unit ("ttl", table id)).
+// Every backfill page and every delete batch takes or renews the lease in its own transaction
+// and is skipped when another owner holds it; the page that enables TTL and the end of a sweep
+// release it. So one process at a time backfills or sweeps a table, and a dead process's table
+// is taken over once its lease expires.
+//
 // Cursor: layout::Leases() + ("ttl_backfill", table id) -> the item key to resume at.
 //
 // Thread-safety: the free functions may run on any thread; TtlWorker owns one thread.
@@ -29,6 +35,7 @@
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
+#include "store/leases.h"
 #include "store/ttl.h"
 #include "workers/periodic.h"
 #include "workers/tables.h"
@@ -44,12 +51,14 @@ struct TtlOptions {
   int delete_batch = 50;      // items per delete transaction
   int max_per_table = 10000;  // items deleted per table and sweep (the rest at the next)
   Clock* clock = nullptr;     // null: Clock::Real(); wall time decides expiry
+  store::LeaseOptions lease;  // who works, and for how long a lease holds
 };
 
 struct TtlStats {
   int backfilled = 0;  // items visited by backfill pages
   int enabled = 0;     // tables whose TTL became ENABLED
   int deleted = 0;     // expired items deleted
+  int elsewhere = 0;   // tables left to the owner of their lease
 };
 
 // Backfill pages of `table` until it is ENABLED (or not ENABLING any more).
@@ -62,20 +71,23 @@ Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
 // The two steps of a sweep, exposed so that tests can interleave writes between them: the
 // expiry index entries of the items that have expired at now_ms (a snapshot, at most `limit`),
 // then one transaction that reads each of those items again and deletes it if it has still
-// expired at now_ms. Returns how many it deleted.
+// expired at now_ms, under the table's lease. Returns how many it deleted (0 when another owner
+// holds the lease).
 Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
                                                            store::Catalog& catalog,
                                                            const store::QualifiedName& table,
                                                            int64_t now_ms, int limit);
 Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
                             const store::QualifiedName& table,
-                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms);
+                            const std::vector<store::ExpiryEntry>& entries, int64_t now_ms,
+                            const store::LeaseOptions& lease = {});
 
 // Backfills every ENABLING table; with `sweep`, sweeps every ENABLED one.
 Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const TtlOptions& options,
                             bool sweep);
 
 std::string TtlBackfillCursorKey(int64_t table_id);
+std::string TtlLeaseKey(int64_t table_id);
 
 // A thread running RunTtlPass every options.poll, sweeping every options.sweep_interval.
 class TtlWorker {

@@ -14,6 +14,7 @@
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/streams.h"
+#include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
 namespace {
@@ -217,6 +218,100 @@ TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
     ASSERT_TRUE(model[pk]);
     EXPECT_GT(*model[pk], kNowS) << pk << " expired but not deleted";
   }
+}
+
+// Several processes over one database: an owner with its own lease clock and its own view of
+// the database (counting the commits it wrote); expiry is decided by the test's clock.
+struct TtlOwner {
+  TtlOwner(kv::Database* db, const TtlOptions& base, std::string name) : db(db), options(base) {
+    options.lease.owner = std::move(name);
+    options.lease.clock = &lease_clock;
+  }
+  ManualClock lease_clock{kNowMs};
+  testing::PausingDatabase db;
+  TtlOptions options;
+};
+
+TEST_F(TtlWorkerTest, LeasedSweepDeletesEachItemOnceAndIsTakenOverAfterItsLeaseExpires) {
+  for (int i = 0; i < 20; ++i) Put("gone" + std::to_string(i), kNowS - 3600);
+  for (int i = 0; i < 5; ++i) Put("kept" + std::to_string(i), kNowS + 86400);
+  EnableTtl();
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
+  // a deletes one batch, then stops without releasing the table's lease (a dead process).
+  auto entries = ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, options_.delete_batch);
+  ASSERT_TRUE(entries.ok());
+  auto first = DeleteIfExpired(a.db, catalog_, kTable, *entries, kNowMs, a.options.lease);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, 7);
+  auto swept = SweepTable(b.db, catalog_, kTable, b.options);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->deleted, 0);
+  EXPECT_EQ(swept->elsewhere, 1);
+  EXPECT_EQ(b.db.commits(), 0);
+  b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+  swept = SweepTable(b.db, catalog_, kTable, b.options);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->deleted, 13);
+  EXPECT_EQ(Keys().size(), 5u);
+  int removes = 0;
+  for (const auto& r : Records()) removes += r.event == store::StreamEvent::kRemove ? 1 : 0;
+  EXPECT_EQ(removes, 20);  // each expired item deleted exactly once
+  // b's sweep released the lease: a sweeps the next time, finding nothing left.
+  swept = SweepTable(a.db, catalog_, kTable, a.options);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->elsewhere, 0);
+  EXPECT_EQ(swept->deleted, 0);
+}
+
+TEST_F(TtlWorkerTest, StaleSweeperResumingAfterItsLeaseWasTakenDeletesNothing) {
+  for (int i = 0; i < 20; ++i) Put("gone" + std::to_string(i), kNowS - 3600);
+  EnableTtl();
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
+  auto entries = ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, options_.delete_batch);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(*DeleteIfExpired(a.db, catalog_, kTable, *entries, kNowMs, a.options.lease), 7);
+  // a's next batch pauses before its commit, past its lease, and b takes the table's lease.
+  entries = ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, options_.delete_batch);
+  ASSERT_TRUE(entries.ok());
+  a.db.PauseBeforeNextCommit([&] {
+    b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+    auto took = kv::Run(b.db, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return store::TakeLease(tx, TtlLeaseKey(Table()->id), b.options.lease);
+    });
+    EXPECT_TRUE(took.ok() && *took);
+  });
+  auto stale = DeleteIfExpired(a.db, catalog_, kTable, *entries, kNowMs, a.options.lease);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_EQ(*stale, 0);
+  EXPECT_EQ(a.db.commits(), 1);
+  auto swept = SweepTable(b.db, catalog_, kTable, b.options);
+  ASSERT_TRUE(swept.ok());
+  EXPECT_EQ(swept->deleted, 13);  // every expired item deleted once
+  EXPECT_TRUE(Keys().empty());
+}
+
+TEST_F(TtlWorkerTest, LeasedBackfillIsTakenOverAfterItsLeaseExpires) {
+  for (int i = 0; i < 23; ++i) Put("old" + std::to_string(i), kNowS - 10);
+  EnableTtl();
+  TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
+  // a took the table's lease and stopped before its first page (a dead process).
+  ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return store::TakeLease(tx, TtlLeaseKey(Table()->id), a.options.lease);
+              }).ok());
+  auto r = BackfillTtl(b.db, catalog_, kTable, b.options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->elsewhere, 1);
+  EXPECT_EQ(r->backfilled, 0);
+  EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabling);
+  b.lease_clock.Advance(std::chrono::milliseconds(10'000));
+  r = BackfillTtl(b.db, catalog_, kTable, b.options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->enabled, 1);
+  EXPECT_EQ(r->backfilled, 23);
+  EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabled);
+  EXPECT_EQ(SweepTable(*db_, catalog_, kTable, options_)->deleted, 23);
 }
 
 }  // namespace

@@ -118,9 +118,9 @@ class Server {
     deps.clock = clock_;
     deps.catalog = catalog_.get();
     registry_ = std::make_unique<OperationRegistry>(BuildOperationRegistry(deps));
-    token_gc_ =
-        std::make_unique<workers::TokenGc>(db_.get(), store::TokenStore(store::layout::Tokens()),
-                                           workers::TokenGcOptions{.max_scan = 7, .clock = clock_});
+    token_gc_ = std::make_unique<workers::TokenGc>(
+        db_.get(), store::TokenStore(store::layout::Tokens()),
+        workers::TokenGcOptions{.max_scan = 7, .clock = clock_, .lease = {}});
   }
   void Close() {
     token_gc_.reset();
