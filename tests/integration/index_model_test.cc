@@ -233,13 +233,22 @@ struct Instance {
     registry = BuildOperationRegistry(deps);
   }
 
+  // Through the operation's asynchronous form (the one `fdyno serve` runs: the commit is the
+  // engine's CommitAsync, retries run on `blocking`) when `async` is set and the operation has
+  // one; through its synchronous form otherwise.
   Result<std::string> Call(const std::string& op, const std::string& json) {
+    if (async != nullptr && registry.FindAsync(op) != nullptr) {
+      RequestContext ctx;
+      ctx.blocking = async->Blocking();
+      return testing::CallOperationAsync(registry, op, json, std::move(ctx));
+    }
     return testing::CallOperation(registry, op, json);
   }
 
   kv::Database* db;
   store::Catalog catalog;
   OperationRegistry registry;
+  testing::BlockingThreads* async = nullptr;
 };
 
 rapidjson::Document ParseJson(const std::string& text) {
@@ -1340,13 +1349,18 @@ class WriterThreads {
 
 // Four threads write concurrently, each over its own keys, while the engine answers commits
 // with 1021 after applying, 1021 without applying and 1020. The retry runner and the receipts
-// must turn each request into exactly one effect, so the model of each thread stays exact:
-// the base table, every index (entries and their order) and every ItemCount must equal it.
-TEST(IndexModelTest, ConcurrentWritersUnderUnknownCommitResults) {
+// must turn each request into exactly one effect, so the model of each thread stays exact: the base table, every index
+// (entries and their order) and every ItemCount must equal it.
+void ConcurrentWritersUnderFaults(bool async) {
   const int steps = FullRun() ? 1500 : 200;  // per thread
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(SeedTrace(seed));
     Database db(TempDir("unknown_" + std::to_string(seed)), /*faulty=*/true);
+    testing::BlockingThreads retries;
+    if (async) {
+      ASSERT_TRUE(db.faulty()->CommitsAsynchronously());
+      db.in().async = &retries;
+    }
     CreateTable(db.in());
     if (::testing::Test::HasFatalFailure()) return;
     kv::FaultOptions faults;
@@ -1357,22 +1371,36 @@ TEST(IndexModelTest, ConcurrentWritersUnderUnknownCommitResults) {
     db.faulty()->SetOptions(faults);
     WriterThreads threads(seed, 4, /*sort_keys=*/24);
     threads.RunSteps(db.in(), steps);
+    retries.JoinAll();
     db.faulty()->SetOptions(kv::FaultOptions{});
     const kv::FaultCounts counts = db.faulty()->counts();
     EXPECT_GT(counts.unknown_applied, 20);
     EXPECT_GT(counts.unknown_not_applied, 20);
+    if (async) {
+      EXPECT_GT(retries.started(), 20) << "retries never left the committing thread";
+    }
     const Model m = Merge(threads.models());
     std::mt19937_64 rng(seed * 31337);
     CheckAll(db.in(), m, kInitialIndexes, rng, "after concurrent writes under 1021",
              [&](const Key& k) { return threads.History(k); });
     ExpectLargeEnough(m, kInitialIndexes, 60);
-    std::cout << "seed " << seed << ": 1021 after applying " << counts.unknown_applied
-              << ", 1021 without " << counts.unknown_not_applied << ", 1020 " << counts.conflicts
-              << "; threads";
+    std::cout << "seed " << seed << (async ? " (asynchronous commits)" : "")
+              << ": 1021 after applying " << counts.unknown_applied << ", 1021 without "
+              << counts.unknown_not_applied << ", 1020 " << counts.conflicts << "; threads";
     for (const std::string& t : threads.summaries()) std::cout << " " << t;
     std::cout << "; " << Sizes(m, kInitialIndexes) << "\n";
     if (::testing::Test::HasFailure()) return;
   }
+}
+
+TEST(IndexModelTest, ConcurrentWritersUnderUnknownCommitResults) {
+  ConcurrentWritersUnderFaults(/*async=*/false);
+}
+
+// The same through the asynchronous handlers and the embedded engine's real CommitAsync, as
+// `fdyno serve` runs writes.
+TEST(IndexModelTest, ConcurrentAsynchronousWritersUnderUnknownCommitResults) {
+  ConcurrentWritersUnderFaults(/*async=*/true);
 }
 
 struct Ids {
