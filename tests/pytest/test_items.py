@@ -466,6 +466,26 @@ def test_update_size_limit_leaves_out_the_key_and_counts_the_actions(ddb, table)
     ddb.update_item(TableName=table, Key=key("edge"), UpdateExpression="REMOVE n")
 
 
+def test_update_size_limit_charges_a_set_through_a_list_index_one_byte_more(ddb, table):
+    # The same finished item, reached by a SET through a list index (3 + 20 bytes) or by a SET
+    # of the whole list (3 + 19): the item without its key lands exactly on 400 KB with the
+    # plain SET and one byte over with the list index.
+    key_bytes = 2 + 2  # "pk" + "li"
+    fixed = key_bytes + (1 + 3 + 1 + 1) + 1  # the key, l: ["a"], and the name "d"
+    padding = 409_600 - 22 + key_bytes - fixed
+    ddb.put_item(TableName=table, Item={"pk": {"S": "li"}, "l": {"L": [{"S": "a"}]},
+                                        "d": {"S": "x" * padding}})
+    assert fails(ddb.update_item, TableName=table, Key=key("li"), UpdateExpression="SET l[0] = :v",
+                 ExpressionAttributeValues={":v": {"S": "b"}}) == (
+        "ValidationException", "Item size to update has exceeded the maximum allowed size")
+    item = ddb.get_item(TableName=table, Key=key("li"), ConsistentRead=True)["Item"]
+    assert item["l"] == {"L": [{"S": "a"}]}
+    ddb.update_item(TableName=table, Key=key("li"), UpdateExpression="SET l = :l",
+                    ExpressionAttributeValues={":l": {"L": [{"S": "b"}]}})
+    item = ddb.get_item(TableName=table, Key=key("li"), ConsistentRead=True)["Item"]
+    assert item["l"] == {"L": [{"S": "b"}]}
+
+
 def test_write_capacity_of_index_entries(ddb):
     name = "items_idx_" + uuid.uuid4().hex[:8]
     ddb.create_table(
