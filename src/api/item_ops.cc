@@ -13,6 +13,7 @@
 #include "api/item_keys.h"
 #include "api/item_request.h"
 #include "api/partiql_ops.h"
+#include "api/update_size.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
@@ -251,51 +252,6 @@ void SetUpdate(WriteSpec& spec, const expr::Update& update) {
   spec.update = &update;
   spec.updated_attributes = expr::UpdatedTopLevelAttributes(update);
   spec.updated_paths = expr::UpdatedPaths(update);
-}
-
-// What DynamoDB adds to an updated item's size, without its key attributes, when it checks an
-// UpdateItem against the 400 KB limit (as observed): 3 bytes for the update, 19 for each
-// action that writes a value (20 through a list index, 69 for arithmetic), 2 for each that
-// removes one.
-uint64_t UpdateSizeOverhead(const expr::Update& update) {
-  uint64_t cost = 3;
-  for (const expr::UpdateAction& a : update.actions) {
-    switch (a.kind) {
-      case expr::UpdateAction::Kind::kSet: {
-        bool through_index = false;
-        for (const expr::PathElement& e : a.path.elements) through_index |= e.is_index();
-        cost += a.set.op != expr::SetValue::Op::kValue ? 69 : through_index ? 20 : 19;
-        break;
-      }
-      case expr::UpdateAction::Kind::kAdd:
-        cost += 19;
-        break;
-      case expr::UpdateAction::Kind::kRemove:
-      case expr::UpdateAction::Kind::kDelete:
-        cost += 2;
-        break;
-    }
-  }
-  return cost;
-}
-
-// UpdateItem's 400 KB check: the item after the update, and that item without its key
-// attributes plus the update's overhead, must both fit.
-Status CheckUpdateSize(const Item& next, const store::KeySchema& schema,
-                       const expr::Update* update) {
-  FDYNO_RETURN_IF_ERROR(model::CheckUpdatedItemSize(next));
-  if (!update) return Status();
-  uint64_t key_bytes = 0;
-  for (const store::AttributeDefinition& k : schema.Attributes()) {
-    auto it = next.find(k.name);
-    if (it != next.end()) key_bytes += model::AttributeSize(it->first, it->second);
-  }
-  const uint64_t size = model::ItemSize(next);
-  if (size - std::min(size, key_bytes) + UpdateSizeOverhead(*update) > model::kMaxItemSizeBytes) {
-    return Error::Validation("Item size to update has exceeded the maximum allowed size")
-        .WithCause(ErrorCause::kItemTooLarge);
-  }
-  return Status();
 }
 
 // The write `w` on `table` inside tx: key checks, the receipt of an earlier attempt of the

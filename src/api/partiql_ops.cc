@@ -291,17 +291,7 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, bound));
   out.items = std::move(page.items);
   out.last_key = std::move(page.last_key);
-  const double units = ReadUnits(page.bytes - page.base_bytes, r.consistent_read);
-  if (t.index == nullptr) {
-    out.consumed.table_units = units;
-  } else {
-    if (page.base_read_units > 0) {
-      out.consumed.table_units =
-          static_cast<double>(page.base_read_units) * (r.consistent_read ? 1.0 : 0.5);
-    }
-    auto& arm = t.global ? out.consumed.global_indexes : out.consumed.local_indexes;
-    arm.emplace_back(t.index->name, units);
-  }
+  AddPageReadUnits(page, r.consistent_read, out.consumed);
   return Status::Ok();
 }
 

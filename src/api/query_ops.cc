@@ -618,10 +618,25 @@ kv::RunOptions PageRunOptions(const RequestContext& ctx, Clock* clock, const Inl
   return options;
 }
 
+void AddPageReadUnits(const PageOutput& page, bool consistent_read, ConsumedCapacity& c) {
+  const double entries = ReadUnits(page.bytes - page.base_bytes, consistent_read);
+  if (page.index_name.empty()) {
+    c.table_units += entries;
+    return;
+  }
+  c.table_units += static_cast<double>(page.base_read_units) * (consistent_read ? 1.0 : 0.5);
+  (page.index_is_global ? c.global_indexes : c.local_indexes)
+      .emplace_back(page.index_name, entries);
+}
+
 Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpec& spec,
                  const PageTarget& t, std::string begin, std::string end, PageOutput& page,
                  InlineBound* bound) {
   const auto started = std::chrono::steady_clock::now();
+  if (t.index) {
+    page.index_name = t.index->name;
+    page.index_is_global = t.global;
+  }
   const bool fetch_base = spec.fetch_base;
   // Items whose TTL has expired are hidden until the sweeper deletes them (store/ttl.h); an
   // index entry without the TTL attribute is checked against its base item.
@@ -929,10 +944,6 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 PageOutput page;
                 FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, ctx.account_id, r));
                 FDYNO_ASSIGN_OR_RETURN(const bool fetch_base, PlanUnprojectedReads(r, plan, t));
-                if (t.index) {
-                  page.index_name = t.index->name;
-                  page.index_is_global = t.global;
-                }
                 std::optional<expr::KeyCondition> kc;
                 if (r.is_query) {
                   FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
@@ -1003,14 +1014,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   }
   ConsumedCapacity c;
   c.table_name = r.table_name;
-  const double units = ReadUnits(page.bytes, r.consistent_read);
-  if (page.index_name.empty()) {
-    c.table_units = units;
-  } else if (page.index_is_global) {
-    c.global_indexes.emplace_back(page.index_name, units);
-  } else {
-    c.local_indexes.emplace_back(page.index_name, units);
-  }
+  AddPageReadUnits(page, r.consistent_read, c);
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   const std::string_view rest(buffer.GetString(), buffer.GetSize());

@@ -1,6 +1,7 @@
 // Query and Scan through the registry over the in-memory engine: the ExclusiveStartKey rules
 // of a Query with a sort key condition (every operator, both directions, tables and indexes),
-// exhaustive pagination at every page size, and reads of an index that is still being built.
+// exhaustive pagination at every page size, reads of an index that is still being built, and
+// the read units of a page.
 // The black-box suite (tests/pytest/test_query_scan.py) covers the same rules through boto3.
 #include "api/query_ops.h"
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/query_pages.h"
 #include "api/testing/call.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
@@ -148,6 +150,47 @@ struct Case {
   int start;
   std::optional<std::vector<int>> items;  // nullopt: rejected with kRangeError
 };
+
+// A page's entries are summed and rounded up to 4 KB once and charged to what was read; base
+// items a local index read fetched go to the table, each rounded up on its own.
+TEST(PageReadUnitsTest, EntriesToTheTargetBaseItemsToTheTable) {
+  auto units = [](const PageOutput& page, bool consistent) {
+    ConsumedCapacity c;
+    AddPageReadUnits(page, consistent, c);
+    return c;
+  };
+  PageOutput table;
+  table.bytes = 3 * 1500;
+  EXPECT_EQ(units(table, true).table_units, 2.0);
+  EXPECT_EQ(units(table, false).table_units, 1.0);
+  table.bytes = 0;  // nothing read: one unit still
+  EXPECT_EQ(units(table, true).table_units, 1.0);
+  EXPECT_EQ(units(table, false).table_units, 0.5);
+
+  PageOutput global;
+  global.index_name = "g";
+  global.index_is_global = true;
+  global.bytes = 4097;
+  ConsumedCapacity c = units(global, false);
+  EXPECT_EQ(c.table_units, 0.0);
+  ASSERT_EQ(c.global_indexes.size(), 1u);
+  EXPECT_EQ(c.global_indexes[0], std::make_pair(std::string("g"), 1.0));
+  EXPECT_TRUE(c.local_indexes.empty());
+
+  PageOutput local;  // three 10-byte entries and their three 1,500-byte base items
+  local.index_name = "l";
+  local.bytes = 3 * 10 + 3 * 1500;
+  local.base_bytes = 3 * 1500;
+  local.base_read_units = 3;
+  c = units(local, true);
+  EXPECT_EQ(c.table_units, 3.0);
+  ASSERT_EQ(c.local_indexes.size(), 1u);
+  EXPECT_EQ(c.local_indexes[0], std::make_pair(std::string("l"), 1.0));
+  EXPECT_EQ(c.total(), 4.0);
+  c = units(local, false);
+  EXPECT_EQ(c.table_units, 1.5);
+  EXPECT_EQ(c.local_indexes[0].second, 0.5);
+}
 
 TEST_F(QueryOpsTest, StartKeyMustLieInTheSortKeyConditionInTheQueryDirection) {
   CreateNumericTable();

@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "api/capacity.h"
 #include "api/operation.h"
 #include "api/query_ops.h"
 #include "base/clock.h"
@@ -74,9 +75,16 @@ struct PageOutput {
   // a separate read of the table).
   uint64_t base_read_units = 0;
   std::optional<model::Item> last_key;  // set when the page ended before the range did
-  std::string index_name;
+  std::string index_name;               // the index read (empty: the table)
   bool index_is_global = false;
 };
+
+// Adds to `c` the read units of a page, by DynamoDB's documented rules: the entries read (the
+// filtered-out ones too, whatever the projection or Select COUNT) are summed and rounded up to
+// 4 KB, one unit at least, and charged to the index read, or to the table; the base items a
+// local index read fetched are charged to the table, each rounded up to 4 KB on its own.
+// Eventually consistent reads cost half.
+void AddPageReadUnits(const PageOutput& page, bool consistent_read, ConsumedCapacity& c);
 
 // The network-thread try of a page: it reads at most `bytes` there, and marks `exceeded` when
 // the page needs more (the page is then read on a worker).

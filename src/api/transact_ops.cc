@@ -17,6 +17,7 @@
 #include "api/json_util.h"
 #include "api/partiql_ops.h"
 #include "api/transact_request.h"
+#include "api/update_size.h"
 #include "base/bytes.h"
 #include "base/metrics.h"
 #include "expr/evaluate.h"
@@ -459,12 +460,13 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
       } else if (a.kind == TransactActionKind::kUpdate) {
         // An update that only removes leaves a missing item missing, whatever its paths.
         if (!old && expr::OnlyRemoves(*a.update)) continue;
+        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
         Result<Item> updated_item = expr::ApplyUpdate(*a.update, old ? *old : keys[i]);
-        Status size_ok = updated_item.ok() ? model::CheckUpdatedItemSize(*updated_item)
-                                           : Status(updated_item.error());
+        Status size_ok = updated_item.ok()
+                             ? CheckUpdateSize(*updated_item, table.key_schema, &*a.update)
+                             : Status(updated_item.error());
         if (size_ok.ok()) {
-          size_ok = store::ValidateNewImage(*tables.infos[tables.of_action[i]], *updated_item,
-                                            old ? old : &kEmpty);
+          size_ok = store::ValidateNewImage(table, *updated_item, old ? old : &kEmpty);
         }
         if (!size_ok.ok()) {
           // An empty or over-long index key value fails the whole request, as DynamoDB does.

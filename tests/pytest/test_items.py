@@ -419,6 +419,56 @@ def test_expression_syntax_errors(ddb, table):
         'Invalid UpdateExpression: Syntax error; token: "INVALID", near: "INVALID SYNTAX"')
 
 
+def test_a_write_breaking_two_rules_gets_only_the_first(ddb, table):
+    # After the API model's constraints (all reported together), DynamoDB checks a write's rules
+    # one at a time and answers with the first one broken: legacy/expression mixing, then the
+    # attribute values, then ReturnValues, then the item size, then the expressions, then what
+    # needs the table (its key schema). Each request below breaks the two rules named.
+    empty_set = {"SS": []}
+    big = {"S": "x" * (400 * 1024)}
+    put = lambda **kw: fails(ddb.put_item, TableName=table, **kw)
+    update = lambda **kw: fails(ddb.update_item, TableName=table, Key=key("two"), **kw)
+    mixed = dict(Expected={"a": {"Exists": False}}, ConditionExpression="attribute_exists(a)")
+    # A constraint and the mix: only the constraint list.
+    assert put(Item=key("two"), ReturnConsumedCapacity="BAD", **mixed) == (
+        "ValidationException",
+        "1 validation error detected: Value 'BAD' at 'returnConsumedCapacity' failed to satisfy "
+        "constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]")
+    # The mix and an empty set.
+    assert put(Item={"pk": {"S": "two"}, "s": empty_set}, **mixed) == (
+        "ValidationException",
+        MIXED + "Non-expression parameters: {Expected} Expression parameters: "
+                "{ConditionExpression}")
+    # An empty set and ReturnValues.
+    assert put(Item={"pk": {"S": "two"}, "s": empty_set}, ReturnValues="ALL_NEW") == (
+        "ValidationException",
+        "One or more parameter values were invalid: An string set  may not be empty")
+    # ReturnValues and the item size.
+    assert put(Item={"pk": {"S": "two"}, "d": big}, ReturnValues="ALL_NEW") == (
+        "ValidationException", "ReturnValues can only be ALL_OLD or NONE")
+    # The item size and a condition's syntax.
+    assert put(Item={"pk": {"S": "two"}, "d": big}, ConditionExpression="a =") == (
+        "ValidationException", "Item size has exceeded the maximum allowed size")
+    # A condition's syntax and the key schema (the item lacks the key).
+    assert put(Item={"x": {"S": "two"}}, ConditionExpression="a =")[1].startswith(
+        "Invalid ConditionExpression: Syntax error; ")
+    # UpdateItem: the mix and an empty set in the key.
+    assert fails(ddb.update_item, TableName=table, Key={"pk": empty_set},
+                 AttributeUpdates={"a": {"Action": "DELETE"}}, UpdateExpression="REMOVE a") == (
+        "ValidationException", MIXED + "Non-expression parameters: {AttributeUpdates} "
+                                       "Expression parameters: {UpdateExpression}")
+    # A syntax error and an unused value.
+    assert update(UpdateExpression="SET a =", ExpressionAttributeValues={":unused": {"S": "u"}}
+                  )[1].startswith("Invalid UpdateExpression: Syntax error; ")
+    # Updating a key attribute, and an item that would be over 400 KB.
+    assert update(UpdateExpression="SET pk = :k, d = :big",
+                  ExpressionAttributeValues={":k": {"S": "k"}, ":big": big}) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Cannot update attribute pk. This attribute "
+        "is part of the key")
+    assert "Item" not in ddb.get_item(TableName=table, Key=key("two"), ConsistentRead=True)
+
+
 def test_return_values_validity_per_operation(ddb, table):
     for op, args in ((ddb.put_item, dict(Item=key("rv2"))), (ddb.delete_item, dict(Key=key("rv2")))):
         for rv in ("UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"):
@@ -464,6 +514,26 @@ def test_update_size_limit_leaves_out_the_key_and_counts_the_actions(ddb, table)
     ddb.put_item(TableName=table, Item=dict(item, n={"N": "2"}))  # the same item, put
     # A REMOVE costs 2: the update that shrinks the item fits.
     ddb.update_item(TableName=table, Key=key("edge"), UpdateExpression="REMOVE n")
+
+
+def test_update_size_limit_charges_a_set_through_a_list_index_one_byte_more(ddb, table):
+    # The same finished item, reached by a SET through a list index (3 + 20 bytes) or by a SET
+    # of the whole list (3 + 19): the item without its key lands exactly on 400 KB with the
+    # plain SET and one byte over with the list index.
+    key_bytes = 2 + 2  # "pk" + "li"
+    fixed = key_bytes + (1 + 3 + 1 + 1) + 1  # the key, l: ["a"], and the name "d"
+    padding = 409_600 - 22 + key_bytes - fixed
+    ddb.put_item(TableName=table, Item={"pk": {"S": "li"}, "l": {"L": [{"S": "a"}]},
+                                        "d": {"S": "x" * padding}})
+    assert fails(ddb.update_item, TableName=table, Key=key("li"), UpdateExpression="SET l[0] = :v",
+                 ExpressionAttributeValues={":v": {"S": "b"}}) == (
+        "ValidationException", "Item size to update has exceeded the maximum allowed size")
+    item = ddb.get_item(TableName=table, Key=key("li"), ConsistentRead=True)["Item"]
+    assert item["l"] == {"L": [{"S": "a"}]}
+    ddb.update_item(TableName=table, Key=key("li"), UpdateExpression="SET l = :l",
+                    ExpressionAttributeValues={":l": {"L": [{"S": "b"}]}})
+    item = ddb.get_item(TableName=table, Key=key("li"), ConsistentRead=True)["Item"]
+    assert item["l"] == {"L": [{"S": "b"}]}
 
 
 def test_write_capacity_of_index_entries(ddb):

@@ -480,3 +480,96 @@ def test_exclusive_start_key_of_a_hash_only_query_and_another_segment(ddb):
         "ValidationException",
         "Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. "
         "TotalSegments: 2 Segment: 1")
+
+
+# ---- consumed capacity ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sized(ddb):
+    """pk + sk (S), a KEYS_ONLY GSI `gsi` and a KEYS_ONLY LSI `lsi`, and three items of 1,500
+    bytes in partition "p" (index entries of 8 and 10 bytes)."""
+    name = _name("cap")
+    ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
+                              for n in ("pk", "sk", "g", "lsk")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        LocalSecondaryIndexes=[{
+            "IndexName": "lsi", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                              {"AttributeName": "lsk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    fixed = (2 + 1) + (2 + 1) + (1 + 1) + (3 + 1) + 1  # pk, sk, g, lsk and the name "d"
+    for i, lsk in enumerate("abc"):
+        ddb.put_item(TableName=name, Item={
+            "pk": {"S": "p"}, "sk": {"S": str(i)}, "g": {"S": "x"}, "lsk": {"S": lsk},
+            "d": {"S": "x" * (1500 - fixed)}})
+    return name
+
+
+def test_read_capacity_counts_every_item_read_summed_per_page(ddb, sized):
+    # DynamoDB's documented rule: a Query or Scan sums the sizes of the items it reads (filtered
+    # out or not, whatever the projection, also for COUNT) and rounds up to 4 KB once, one unit
+    # at least; eventually consistent reads cost half. Three items of 1,500 bytes are 2 units
+    # (3 if each item were rounded up on its own, as BatchGetItem does).
+    def units(op, **kw):
+        r = op(TableName=sized, ReturnConsumedCapacity="TOTAL", **kw)
+        assert r["ConsumedCapacity"]["TableName"] == sized
+        return r["ConsumedCapacity"]["CapacityUnits"]
+
+    q = dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p"}})
+    assert units(ddb.scan, ConsistentRead=True) == 2.0
+    assert units(ddb.scan) == 1.0
+    assert units(ddb.query, ConsistentRead=True, **q) == 2.0
+    r = ddb.scan(TableName=sized, ConsistentRead=True, FilterExpression="d = :none",
+                 ExpressionAttributeValues={":none": {"S": "none"}}, ReturnConsumedCapacity="TOTAL")
+    assert (r["Count"], r["ScannedCount"], r["ConsumedCapacity"]["CapacityUnits"]) == (0, 3, 2.0)
+    assert units(ddb.scan, ConsistentRead=True, Select="COUNT") == 2.0
+    assert units(ddb.query, ConsistentRead=True, ProjectionExpression="sk", **q) == 2.0
+    assert units(ddb.scan, ConsistentRead=True, Limit=2) == 1.0  # 3,000 bytes read
+    # Nothing read still costs one unit (half eventually consistent).
+    none = dict(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "none"}})
+    assert units(ddb.query, ConsistentRead=True, **none) == 1.0
+    assert units(ddb.query, **none) == 0.5
+    r = ddb.scan(TableName=sized, ConsistentRead=True, ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {"TableName": sized, "CapacityUnits": 2.0,
+                                     "Table": {"CapacityUnits": 2.0}}
+
+
+def test_read_capacity_of_index_reads(ddb, sized):
+    # An index read is charged to the index, by the sizes of its entries; the base items a local
+    # index read fetches (attributes it does not project) are charged to the table, each item
+    # rounded up to 4 KB on its own (docs: local secondary indexes, read capacity units).
+    def capacity(op, mode="INDEXES", **kw):
+        return op(TableName=sized, ReturnConsumedCapacity=mode, **kw)["ConsumedCapacity"]
+
+    g = dict(IndexName="gsi", KeyConditionExpression="g = :g",
+             ExpressionAttributeValues={":g": {"S": "x"}})
+    assert capacity(ddb.query, **g) == {
+        "TableName": sized, "CapacityUnits": 0.5, "Table": {"CapacityUnits": 0.0},
+        "GlobalSecondaryIndexes": {"gsi": {"CapacityUnits": 0.5}}}
+    assert capacity(ddb.query, mode="TOTAL", **g) == {"TableName": sized, "CapacityUnits": 0.5}
+    assert capacity(ddb.scan, IndexName="gsi") == {
+        "TableName": sized, "CapacityUnits": 0.5, "Table": {"CapacityUnits": 0.0},
+        "GlobalSecondaryIndexes": {"gsi": {"CapacityUnits": 0.5}}}
+
+    lsi = dict(IndexName="lsi", KeyConditionExpression="pk = :p",
+               ExpressionAttributeValues={":p": {"S": "p"}})
+    assert capacity(ddb.query, ConsistentRead=True, **lsi) == {
+        "TableName": sized, "CapacityUnits": 1.0, "Table": {"CapacityUnits": 0.0},
+        "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 1.0}}}
+    # Every attribute: three base items fetched, 1 unit each, besides the index's 1.
+    assert capacity(ddb.query, ConsistentRead=True, Select="ALL_ATTRIBUTES", **lsi) == {
+        "TableName": sized, "CapacityUnits": 4.0, "Table": {"CapacityUnits": 3.0},
+        "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 1.0}}}
+    assert capacity(ddb.query, Select="ALL_ATTRIBUTES", **lsi) == {
+        "TableName": sized, "CapacityUnits": 2.0, "Table": {"CapacityUnits": 1.5},
+        "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 0.5}}}
+    assert capacity(ddb.query, mode="TOTAL", ConsistentRead=True, ProjectionExpression="d",
+                    **lsi) == {"TableName": sized, "CapacityUnits": 4.0}
+    assert capacity(ddb.scan, IndexName="lsi", ConsistentRead=True, Select="ALL_ATTRIBUTES") == {
+        "TableName": sized, "CapacityUnits": 4.0, "Table": {"CapacityUnits": 3.0},
+        "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 1.0}}}

@@ -221,6 +221,24 @@ def test_describe_missing_table(ddb):
      "1 validation error detected: Value '" + "n" * 256 + "' at 'globalSecondaryIndexes.1.member"
      ".projection.nonKeyAttributes.1.member' failed to satisfy constraint: Member must have "
      "length less than or equal to 255"),
+    # Key attribute names: the API model's KeySchemaAttributeName, 1 to 255 characters. The
+    # constraint comes before the check that the key attribute is defined.
+    (dict(KeySchema=[{"AttributeName": "k" * 256, "KeyType": "HASH"}]), "ValidationException",
+     "1 validation error detected: Value '" + "k" * 256 + "' at 'keySchema.1.member."
+     "attributeName' failed to satisfy constraint: Member must have length less than or equal "
+     "to 255"),
+    (dict(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                {"AttributeName": "d" * 256, "AttributeType": "S"}]),
+     "ValidationException",
+     "1 validation error detected: Value '" + "d" * 256 + "' at 'attributeDefinitions.2.member."
+     "attributeName' failed to satisfy constraint: Member must have length less than or equal "
+     "to 255"),
+    # Characters, not bytes: 256 two-byte characters are too many.
+    (dict(KeySchema=[{"AttributeName": "\u00e9" * 256, "KeyType": "HASH"}]),
+     "ValidationException",
+     "1 validation error detected: Value '" + "\u00e9" * 256 + "' at 'keySchema.1.member."
+     "attributeName' failed to satisfy constraint: Member must have length less than or equal "
+     "to 255"),
 ])
 def test_create_table_validation(raw, args, code, message):
     request = simple(unique())
@@ -232,6 +250,21 @@ def test_create_table_validation(raw, args, code, message):
     with pytest.raises(botocore.exceptions.ClientError) as e:
         raw.create_table(**request)
     assert error(e) == (code, message)
+
+
+def test_key_attribute_names_of_255_characters(ddb):
+    # 255 two-byte characters (510 bytes of UTF-8) are a valid key attribute name.
+    name, pk = unique(), "\u00e9" * 255
+    ddb.create_table(**on_demand(name, AttributeDefinitions=[
+        {"AttributeName": pk, "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": pk, "KeyType": "HASH"}]))
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    assert ddb.describe_table(TableName=name)["Table"]["KeySchema"] == [
+        {"AttributeName": pk, "KeyType": "HASH"}]
+    ddb.put_item(TableName=name, Item={pk: {"S": "v"}})
+    assert ddb.get_item(TableName=name, Key={pk: {"S": "v"}}, ConsistentRead=True)["Item"] == {
+        pk: {"S": "v"}}
+    ddb.delete_table(TableName=name)
 
 
 def test_create_table_missing_name(raw):

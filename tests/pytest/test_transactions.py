@@ -176,6 +176,28 @@ def test_validation_errors(server, table):
     assert _error(exc) == ("TransactionCanceledException", CANCELLED + "[ValidationError]")
 
 
+def test_update_is_held_to_the_update_item_size_limit(ddb, table):
+    # A transaction's Update is held to UpdateItem's 400 KB rule: the item after the update
+    # without its key attributes, plus 3 bytes and 19 for each SET, must fit. The finished item
+    # (400 KB - 10 bytes) would fit a PutItem.
+    fixed = 2 + 4 + 2 + 1 + 1  # pk + "edge", n + 1, and "d"
+    item = {"pk": {"S": "edge"}, "n": {"N": "1"}, "d": {"S": "x" * (409_600 - fixed - 10)}}
+    ddb.put_item(TableName=table, Item=item)
+    update = {"TableName": table, "Key": {"pk": {"S": "edge"}},
+              "UpdateExpression": "SET n = :n", "ExpressionAttributeValues": {":n": {"N": "2"}}}
+    with pytest.raises(botocore.exceptions.ClientError) as exc:
+        ddb.transact_write_items(TransactItems=[{"Update": update}])
+    assert _error(exc) == ("TransactionCanceledException", CANCELLED + "[ValidationError]")
+    assert exc.value.response["CancellationReasons"] == [{
+        "Code": "ValidationError",
+        "Message": "Item size to update has exceeded the maximum allowed size"}]
+    assert _get(ddb, table, {"pk": {"S": "edge"}})["n"] == {"N": "1"}
+    # A REMOVE costs 2: the update that shrinks the item fits.
+    remove = {"TableName": table, "Key": {"pk": {"S": "edge"}}, "UpdateExpression": "REMOVE n"}
+    ddb.transact_write_items(TransactItems=[{"Update": remove}])
+    assert "n" not in _get(ddb, table, {"pk": {"S": "edge"}})
+
+
 def test_unknown_members_are_rejected(server, table):
     """fdyno guarantee: the request schema is closed, so a token's fingerprint covers every
     member that could change the effect."""
