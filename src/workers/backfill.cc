@@ -299,7 +299,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
         break;
       }
     }
-    metrics.running.Add(-1);
+    if (started) metrics.running.Add(-1);  // not when another owner held the index throughout
   }
   return steps;
 }

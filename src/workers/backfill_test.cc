@@ -424,6 +424,27 @@ TEST_F(BackfillTest, StopReturnsDuringALongBackfillWhichResumesFromItsCursor) {
   EXPECT_EQ(copied.value() - copied_before, kItems) << "pages copied again after the restart";
 }
 
+// An index whose lease another process holds is left to it, and this process's gauge of index
+// work in progress stays as it was (it once went down by one for each such index and pass).
+TEST_F(BackfillTest, AnIndexLeftToAnotherOwnerLeavesTheRunningGaugeAlone) {
+  Write("k", "g");
+  AddIndex();
+  auto table = Table();
+  store::LeaseOptions other;
+  other.owner = "another-process";
+  ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return store::TakeLease(tx, IndexLeaseKey(table->id, table->global_indexes[0].id),
+                                        other);
+              }).ok());
+  Gauge& running = Metrics::Global().GetGauge("fdyno_index_work_running");
+  const int64_t before = running.value();
+  auto steps = RunAllIndexWork(*db_, catalog_);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  EXPECT_EQ(*steps, 0);
+  EXPECT_EQ(running.value(), before);
+  EXPECT_TRUE(Table()->global_indexes[0].backfilling);
+}
+
 // Several processes over one database: owners a, b and c, each with its own clock and its own
 // view of the database (counting the commits it wrote).
 struct Owner {
