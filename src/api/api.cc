@@ -31,6 +31,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
       services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
     }
     services.wake_backups = deps.wake_backups;
+    services.wake_purge = deps.wake_purge;
     services.vector_graphs = deps.vector_graphs;
     services.export_root = deps.export_root;
     RegisterTableOperations(registry, services);

@@ -34,6 +34,8 @@ struct ApiDeps {
   int stream_slots = 0;
   // Services::wake_backups.
   std::function<void()> wake_backups = {};
+  // Services::wake_purge.
+  std::function<void()> wake_purge = {};
   // Services::vector_graphs.
   store::VectorGraphs* vector_graphs = nullptr;
   // Services::export_root.

@@ -26,9 +26,10 @@ struct Services {
   store::Catalog* catalog = nullptr;
   Clock* clock = Clock::Real();
 
-  // DeleteTable removes the dropped table's data before answering (bounded transactions).
-  // False leaves it to Catalog::PurgeDropped run elsewhere (a worker), e.g. in benchmarks.
-  bool purge_on_delete = true;
+  // Tells the purge worker (workers/purge.h) that DeleteTable dropped a table, whose data it
+  // removes in the background; null: it finds the drop at its next poll. DeleteTable itself
+  // only drops the table in the catalog and answers DELETING, as DynamoDB does.
+  std::function<void()> wake_purge = {};
 
   // Item collections (tables with local secondary indexes) may not grow past this many bytes:
   // DynamoDB's 10 GB unless DYNODB_ITEM_COLLECTION_SIZE_LIMIT says otherwise (tests).

@@ -16,7 +16,6 @@
 #include "api/table_render.h"
 #include "api/table_request.h"
 #include "api/table_rules.h"
-#include "base/metrics.h"
 #include "kv/run.h"
 #include "store/item_counts.h"
 #include "store/streams.h"
@@ -53,15 +52,6 @@ Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const 
   return DescriptionResponse("Table", ctx, *d.table, d.table->status, &d.counts);
 }
 
-// fdyno_table_purges_total: dropped tables whose data was removed.
-Counter& PurgesCounter() {
-  static Counter& purges = []() -> Counter& {
-    Metrics::Global().Describe("fdyno_table_purges", "Dropped tables whose data has been removed.");
-    return Metrics::Global().GetCounter("fdyno_table_purges");
-  }();
-  return purges;
-}
-
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
   std::shared_ptr<const TableInfo> seen;  // what the latest attempt dropped
@@ -90,21 +80,8 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                 return t;
               }));
   spdlog::info("deleted table {} (id {}, account {})", name, dropped->id, ctx.account_id);
-  if (s.purge_on_delete) {
-    // The table is gone for every reader once the drop committed; removing its data is
-    // housekeeping. A failure leaves the pending-purge marker for the next PurgeDropped.
-    const auto start = std::chrono::steady_clock::now();
-    Result<int> purged = s.catalog->PurgeDropped(*s.db);
-    if (!purged.ok()) {
-      spdlog::warn("DeleteTable {}: data removal deferred: {}", name, purged.error().message);
-    } else {
-      PurgesCounter().Add(*purged);
-      spdlog::info("purged the data of {} dropped table(s) in {} ms", *purged,
-                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - start)
-                       .count());
-    }
-  }
+  // The data goes in the background: the drop made it unreachable, removing it is housekeeping.
+  if (s.wake_purge) s.wake_purge();
   return DescriptionResponse("TableDescription", ctx, *dropped, store::TableStatus::kDeleting);
 }
 

@@ -6,8 +6,10 @@
 // Each handler checks the request in DynamoDB's order (deserialization, then the table name,
 // then the API model's constraints collected together, then semantic rules one at a time;
 // api/json_util.h), then runs one kv transaction through kv::Run against the catalog
-// (store/catalog.h), then renders DynamoDB's response. DeleteTable then removes the dropped
-// table's data in bounded transactions (Catalog::PurgeDropped).
+// (store/catalog.h), then renders DynamoDB's response. DeleteTable only drops the table in the
+// catalog (its name is free and its data unreachable from that commit on) and answers
+// DELETING; the purge worker (workers/purge.h, woken through Services::wake_purge) removes the
+// data afterwards, so a large table never holds a request.
 //
 // RegisterTableOperations registers all eight. table_ops.cc has DescribeTable, DeleteTable and
 // ListTables; create_table.cc, update_table.cc and tag_ops.cc the others (api/table_handlers.h).

@@ -29,6 +29,7 @@ class TableOpsTest : public ::testing::Test {
     s.db = db_.get();
     s.catalog = catalog_.get();
     s.clock = &clock_;
+    s.wake_purge = [this] { ++wakes_; };
     RegisterTableOperations(registry_, s);
     RegisterTtlOperations(registry_, s);
     RegisterPitrOperations(registry_, s);
@@ -66,6 +67,7 @@ class TableOpsTest : public ::testing::Test {
   std::unique_ptr<store::Catalog> catalog_;
   OperationRegistry registry_;
   RequestContext ctx_;
+  int wakes_ = 0;  // DeleteTable's wakes of the purge
 };
 
 TEST_F(TableOpsTest, CreateDescribeListDelete) {
@@ -113,21 +115,30 @@ TEST_F(TableOpsTest, CreateDescribeListDelete) {
   ASSERT_TRUE(Call("CreateTable", Simple("orders")).ok());
 }
 
-TEST_F(TableOpsTest, DeleteTableRemovesData) {
+// DeleteTable drops the table and leaves its data to the purge (workers/purge.h), which it
+// wakes; tests/integration/table_purge_test.cc has the purge worker behind it.
+TEST_F(TableOpsTest, DeleteTableLeavesTheDataToThePurge) {
   ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
   int64_t id = *kv::Run(*db_, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<int64_t> {
     FDYNO_ASSIGN_OR_RETURN(auto t, catalog_->Find(txn, ctx_.account_id, "tb1"));
     for (int i = 0; i < 10; ++i) txn.Set(store::layout::Items(t->id).Pack(kv::Tuple{i}), "x");
     return t->id;
   });
+  auto left = [&] {
+    auto r = kv::Run(*db_, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<size_t> {
+      auto [b, e] = store::layout::Table(id).Range();
+      FDYNO_ASSIGN_OR_RETURN(kv::RangeResult range, txn.GetRange(b, e));
+      return range.kvs.size();
+    });
+    return r.ok() ? *r : 9999u;
+  };
   ASSERT_TRUE(Call("DeleteTable", R"({"TableName":"tb1"})").ok());
-  auto left = kv::Run(*db_, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<size_t> {
-    auto [b, e] = store::layout::Table(id).Range();
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r, txn.GetRange(b, e));
-    return r.kvs.size();
-  });
-  ASSERT_TRUE(left.ok());
-  EXPECT_EQ(*left, 0u);
+  EXPECT_EQ(wakes_, 1);
+  EXPECT_EQ(left(), 10u);
+  auto purged = catalog_->PurgeDropped(*db_);
+  ASSERT_TRUE(purged.ok()) << purged.error().message;
+  EXPECT_EQ(*purged, 1);
+  EXPECT_EQ(left(), 0u);
 }
 
 TEST_F(TableOpsTest, CreateTableValidationMessages) {

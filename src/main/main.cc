@@ -211,9 +211,19 @@ int Serve(const ServeFlags& flags) {
     graph_options.clock = clock;
     store::VectorGraphs vector_graphs(db.get(), &catalog, graph_options);
     if (graph_options.threshold > 0) vector_graphs.Start();
+    // Background work is leased (store/leases.h), so that several processes over one database
+    // share it; the embedded engine's one process takes every lease at once.
+    store::LeaseOptions lease;
+    lease.clock = clock;
+    lease.sole = engine->exclusive;
+    // The data of dropped tables: DeleteTable only drops a table and wakes this worker, which
+    // also finishes what an earlier process left behind (workers/purge.h).
+    workers::PurgeWorker purge_worker(db.get(), &catalog, {.lease = lease});
+    purge_worker.Start();
     api::ApiDeps deps;
     deps.vector_graphs = &vector_graphs;
     deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
+    deps.wake_purge = [&purge_worker] { purge_worker.Wake(); };
     deps.export_root = backup_options.export_root;
     deps.db = db.get();
     deps.clock = clock;
@@ -222,19 +232,11 @@ int Serve(const ServeFlags& flags) {
     deps.stream_slots = flags.stream_shards;
     deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
     api::OperationRegistry registry = api::BuildOperationRegistry(deps);
-    // Background work is leased (store/leases.h), so that several processes over one database
-    // share it; the embedded engine's one process takes every lease at once.
-    store::LeaseOptions lease;
-    lease.clock = clock;
-    lease.sole = engine->exclusive;
     // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
     workers::BackfillOptions index_options;
     index_options.lease = lease;
     workers::IndexWorker index_worker(db.get(), &catalog, index_options);
     index_worker.Start();
-    // Dropped tables whose data a process left behind (workers/purge.h).
-    workers::PurgeWorker purge_worker(db.get(), &catalog, {.lease = lease});
-    purge_worker.Start();
     // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
     workers::TtlOptions ttl_options;
     ttl_options.sweep_interval =

@@ -932,7 +932,8 @@ Result<std::optional<bool>> Catalog::PurgeOne(kv::Database& db, int64_t table_id
   });
 }
 
-Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease) {
+Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease,
+                                  const std::atomic<bool>* stop) {
   kv::Subspace pending = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kPendingPurge)});
   const auto range = pending.Range();  // not a structured binding: captured below
   const std::string& begin = range.first;
@@ -950,9 +951,10 @@ Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease) {
         return out;
       }));
   int done = 0;
+  auto stopping = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
   for (int64_t id : ids) {
     // Each round removes at least one key, finishes, or finds the table another owner's.
-    while (true) {
+    while (!stopping()) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<bool> finished, PurgeOne(db, id, lease));
       if (!finished) break;
       if (*finished) {

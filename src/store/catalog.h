@@ -24,6 +24,7 @@
 // be called again when the kv retry runner re-runs the transaction body.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -307,8 +308,10 @@ class Catalog {
   // Several processes: each table's purge is leased (store/leases.h, unit ("purge", table
   // id)): every transaction takes or renews the lease first, a table another owner holds is
   // left to it, and the last transaction releases the lease. Returns the number of tables
-  // whose purge completed here.
-  Result<int> PurgeDropped(kv::Database& db, const LeaseOptions& lease = {});
+  // whose purge completed here. `stop` (may be null): once it reads true, returns after the
+  // current transaction; the rest resumes at a later call (the table's lease lapses meanwhile).
+  Result<int> PurgeDropped(kv::Database& db, const LeaseOptions& lease = {},
+                           const std::atomic<bool>* stop = nullptr);
   // The key of the lease on the purge of dropped table `table_id`.
   static std::string PurgeLeaseKey(int64_t table_id);
 

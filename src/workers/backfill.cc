@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -251,7 +252,11 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
+  auto stopping = [&options] {
+    return options.stop != nullptr && options.stop->load(std::memory_order_relaxed);
+  };
   for (const Work& w : work) {
+    if (stopping()) break;
     const char* what = w.removal ? "removal" : "backfill";
     const auto start = std::chrono::steady_clock::now();
     auto last_log = start;
@@ -286,14 +291,22 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
         spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name,
                      w.table.name, what, items, w.removal ? "keys cleared" : "items copied");
       }
+      if (stopping()) {
+        // Shutdown: the cursor (or what is left to clear) is in the database; the lease lapses.
+        spdlog::info("index {} of table {}: {} stopped after {} {}; it resumes at the next start",
+                     w.index_name, w.table.name, what, items,
+                     w.removal ? "keys cleared" : "items copied");
+        break;
+      }
     }
-    metrics.running.Add(-1);
+    if (started) metrics.running.Add(-1);  // not when another owner held the index throughout
   }
   return steps;
 }
 
 IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
-    : periodic_("fdyno-index", options.poll, [this, db, catalog, options] {
+    : periodic_("fdyno-index", options.poll, [this, db, catalog, options]() mutable {
+        options.stop = &stop_;
         // Errors (conflicts past the retry budget, a dropped table) are retried next round.
         if (Result<int> done = RunAllIndexWork(*db, *catalog, options); !done.ok()) {
           if (auto left_out = error_log_.Allow()) {
@@ -303,8 +316,16 @@ IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOpti
         }
       }) {}
 
-void IndexWorker::Start() { periodic_.Start(); }
+IndexWorker::~IndexWorker() { Stop(); }
 
-void IndexWorker::Stop() { periodic_.Stop(); }
+void IndexWorker::Start() {
+  stop_ = false;
+  periodic_.Start();
+}
+
+void IndexWorker::Stop() {
+  stop_ = true;  // work in progress returns after its current page
+  periodic_.Stop();
+}
 
 }  // namespace fdyno::workers

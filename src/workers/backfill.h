@@ -25,6 +25,7 @@
 // Thread-safety: RunStep/RunAll may be called from any thread; IndexWorker owns one thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -43,6 +44,9 @@ struct BackfillOptions {
   uint64_t page_bytes = 2 * 1024 * 1024;  // image bytes per page (well under 10 MB)
   std::chrono::milliseconds poll{200};    // IndexWorker: catalog scan interval
   store::LeaseOptions lease;              // who works, and for how long a lease holds
+  // Set (IndexWorker::Stop): RunAllIndexWork returns after the current page; the work resumes
+  // from its stored cursor at the next run. Null: never.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct StepResult {
@@ -58,7 +62,7 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const BackfillOptions& options = {});
 
 // Steps every index of every table that needs work, and whose lease is free, expired or ours,
-// until none does. Returns steps run.
+// until none does, or until options.stop is set (checked between pages). Returns steps run.
 Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
                             const BackfillOptions& options = {});
 
@@ -69,11 +73,18 @@ std::string IndexLeaseKey(int64_t table_id, int64_t index_id);
 // A background thread running RunAllIndexWork every options.poll.
 class IndexWorker {
  public:
+  // options.stop is the worker's own.
   IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options = {});
+  ~IndexWorker();  // stops the thread
+  IndexWorker(const IndexWorker&) = delete;
+  IndexWorker& operator=(const IndexWorker&) = delete;
   void Start();
-  void Stop();  // also on destruction
+  // Returns once the current page is committed; a backfill or removal in progress resumes from
+  // its cursor at the next Start (or in the next process).
+  void Stop();
 
  private:
+  std::atomic<bool> stop_{false};
   LogLimiter error_log_{std::chrono::seconds(60)};  // failed passes
   Periodic periodic_;                               // last: stopped before the rest goes
 };

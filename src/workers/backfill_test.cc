@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/metrics.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
@@ -368,6 +370,79 @@ TEST_F(BackfillTest, WorkerThreadFinishesTheBackfill) {
   auto table = Table();
   EXPECT_EQ(table->global_indexes[0].status, store::IndexStatus::kActive);
   EXPECT_EQ(IndexContents(table->id, table->global_indexes[0].id).size(), 30u);
+}
+
+// Shutdown during a long backfill: IndexWorker::Stop returns after the page in progress instead
+// of waiting for the whole backfill, and the next worker resumes from the stored cursor, copying
+// each item once.
+TEST_F(BackfillTest, StopReturnsDuringALongBackfillWhichResumesFromItsCursor) {
+  constexpr int kItems = 200;
+  for (int i = 0; i < kItems; ++i) Write("k" + std::to_string(i), "g");
+  AddIndex();
+  const int64_t table_id = Table()->id;
+  const int64_t index_id = Table()->global_indexes[0].id;
+  Counter& copied = Metrics::Global().GetCounter("fdyno_index_backfill_items");
+  const int64_t copied_before = copied.value();
+  testing::PausingDatabase db(db_.get());
+  BackfillOptions options;
+  options.page_items = 1;  // kItems pages
+  options.poll = std::chrono::milliseconds(5);
+  IndexWorker worker(&db, &catalog_, options);
+  // The worker pauses before its fifth page's commit until the owner has begun to stop it.
+  std::atomic<bool> paused{false}, stopping{false};
+  db.PauseBeforeNextCommit(
+      [&] {
+        paused = true;
+        const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!stopping && std::chrono::steady_clock::now() < bound) std::this_thread::yield();
+      },
+      5);
+  worker.Start();
+  const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!paused && std::chrono::steady_clock::now() < bound) std::this_thread::yield();
+  ASSERT_TRUE(paused.load());
+  stopping = true;
+  worker.Stop();
+  const int pages = db.commits();
+  std::cout << "stopped after " << pages << " of " << kItems << " pages\n";
+  EXPECT_GE(pages, 5);
+  EXPECT_LE(pages, 6) << "Stop waited for the backfill";
+  EXPECT_TRUE(Table()->global_indexes[0].backfilling);
+  auto cursor = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+    return tx.Get(BackfillCursorKey(table_id, index_id));
+  });
+  ASSERT_TRUE(cursor.ok());
+  EXPECT_TRUE(cursor->has_value()) << "no cursor to resume from";
+  EXPECT_EQ(copied.value() - copied_before, pages);
+
+  // The next start (here the same worker; in a restarted server a new one) resumes.
+  worker.Start();
+  AwaitBackfillDone();
+  worker.Stop();
+  EXPECT_EQ(Table()->global_indexes[0].status, store::IndexStatus::kActive);
+  EXPECT_EQ(IndexContents(table_id, index_id).size(), static_cast<size_t>(kItems));
+  EXPECT_EQ(copied.value() - copied_before, kItems) << "pages copied again after the restart";
+}
+
+// An index whose lease another process holds is left to it, and this process's gauge of index
+// work in progress stays as it was (it once went down by one for each such index and pass).
+TEST_F(BackfillTest, AnIndexLeftToAnotherOwnerLeavesTheRunningGaugeAlone) {
+  Write("k", "g");
+  AddIndex();
+  auto table = Table();
+  store::LeaseOptions other;
+  other.owner = "another-process";
+  ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
+                return store::TakeLease(tx, IndexLeaseKey(table->id, table->global_indexes[0].id),
+                                        other);
+              }).ok());
+  Gauge& running = Metrics::Global().GetGauge("fdyno_index_work_running");
+  const int64_t before = running.value();
+  auto steps = RunAllIndexWork(*db_, catalog_);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  EXPECT_EQ(*steps, 0);
+  EXPECT_EQ(running.value(), before);
+  EXPECT_TRUE(Table()->global_indexes[0].backfilling);
 }
 
 // Several processes over one database: owners a, b and c, each with its own clock and its own

@@ -272,7 +272,7 @@ Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_i
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
     return Status::Ok();
   }));
-  // Housekeeping: a purge left unfinished is resumed by the next DeleteTable.
+  // Housekeeping: a purge left unfinished is resumed by the purge worker (workers/purge.h).
   Result<int> purged = catalog.PurgeDropped(db);
   if (!purged.ok()) spdlog::warn("restore: data removal deferred: {}", purged.error().message);
   return Status::Ok();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "kv/run.h"
@@ -114,6 +115,26 @@ TEST_F(PurgeTest, StalePurgerResumingAfterItsLeaseWasTakenCommitsNothing) {
   EXPECT_EQ(KeysLeft(id), 21u);
   EXPECT_EQ(*b.Purge(), 1);
   EXPECT_EQ(KeysLeft(id), 0u);
+}
+
+// A purge told to stop (a shutdown) returns after its current transaction; the next call
+// resumes it from what is left.
+TEST_F(PurgeTest, AStoppedPurgeReturnsBetweenTransactionsAndResumesLater) {
+  const int64_t id = DropTableWithData();
+  PurgeOwner a(db_.get(), "a");
+  std::atomic<bool> stop{false};
+  a.db.PauseBeforeNextCommit([&] { stop = true; }, 2);
+  auto stopped = a.catalog.PurgeDropped(a.db, a.lease, &stop);
+  ASSERT_TRUE(stopped.ok()) << stopped.error().message;
+  EXPECT_EQ(*stopped, 0);
+  EXPECT_EQ(a.db.commits(), 2);  // the transaction running when told to stop ends
+  EXPECT_EQ(KeysLeft(id), 17u);
+  EXPECT_TRUE(Pending(id));
+  stop = false;
+  EXPECT_EQ(*a.catalog.PurgeDropped(a.db, a.lease, &stop), 1);
+  EXPECT_EQ(a.db.commits(), 8);  // 7 batches of at most 4 keys, and the end: none redone
+  EXPECT_EQ(KeysLeft(id), 0u);
+  EXPECT_FALSE(Pending(id));
 }
 
 TEST_F(PurgeTest, WorkerThreadPurgesWhatWasLeft) {

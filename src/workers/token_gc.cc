@@ -72,6 +72,7 @@ TokenGc::TokenGc(kv::Database* db, store::TokenStore tokens, TokenGcOptions opti
           /*run_first=*/false) {
   if (options_.clock == nullptr) options_.clock = Clock::Real();
   if (options_.max_scan <= 0) options_.max_scan = 1;
+  max_scan_ = options_.max_scan;
   options_.lease.duration = std::max(options_.lease.duration, 3 * options_.interval);
   Metrics& m = Metrics::Global();
   m.Describe("txn_token_gc_passes", "Passes of the ClientRequestToken record GC.");
@@ -105,7 +106,36 @@ void TokenGc::RunPassAndLog() {
 
 TokenGc::~TokenGc() { Stop(); }
 
+namespace {
+
+// The pass did not fit in one engine transaction; one with fewer keys may.
+bool TooLargeForOneTransaction(const Error& error) {
+  return error.is_kv() && error.kv_code == kv::kTransactionTooLarge;
+}
+
+}  // namespace
+
 Result<TokenGc::Stats> TokenGc::RunPass() {
+  while (true) {
+    Result<Stats> pass = RunTransaction(max_scan_);
+    if (!pass.ok() && TooLargeForOneTransaction(pass.error()) && max_scan_ > 1) {
+      const int before = max_scan_;
+      max_scan_ = std::max(max_scan_ / 2, 1);
+      const auto level = shrink_logged_ ? spdlog::level::debug : spdlog::level::warn;
+      spdlog::log(level,
+                  "token GC: a pass of {} record(s) is too large for one transaction ({}); "
+                  "passes examine at most {} until the end of this round",
+                  before, pass.error().message, max_scan_);
+      shrink_logged_ = true;
+      continue;
+    }
+    // A new round starts at full size: what was too large may have been collected.
+    if (pass.ok() && pass->wrapped) max_scan_ = options_.max_scan;
+    return pass;
+  }
+}
+
+Result<TokenGc::Stats> TokenGc::RunTransaction(int max_scan) {
   const int64_t now_ms = options_.clock->WallMillis();
   kv::RunOptions run;
   run.clock = options_.clock;
@@ -114,6 +144,7 @@ Result<TokenGc::Stats> TokenGc::RunPass() {
       Stats stats,
       kv::Run(*db_, run, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Stats> {
         Stats out;
+        out.max_scan = max_scan;
         // The fence: this pass commits only while this owner holds the GC's lease.
         FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TokenGcLeaseKey(), options_.lease));
         if (!held) {
@@ -121,9 +152,8 @@ Result<TokenGc::Stats> TokenGc::RunPass() {
           return out;
         }
         FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
-        FDYNO_ASSIGN_OR_RETURN(
-            store::TokenStore::GcPass pass,
-            tokens_.CollectExpired(tx, cursor.value_or(""), options_.max_scan, now_ms));
+        FDYNO_ASSIGN_OR_RETURN(store::TokenStore::GcPass pass,
+                               tokens_.CollectExpired(tx, cursor.value_or(""), max_scan, now_ms));
         out.scanned = pass.scanned;
         out.deleted = pass.deleted;
         out.malformed = pass.malformed;

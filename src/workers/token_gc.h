@@ -7,6 +7,11 @@
 // starting over after the end; records that fail closed (malformed, weak, unknown version)
 // are never deleted, only counted, so an operator can inspect them.
 //
+// A pass too large for the engine (2101 transaction_too_large: its clears and conflict ranges
+// pass 10 MB) commits nothing; the pass is tried again at once with half as many keys, down to
+// one, and the smaller batch is kept until the end of the round (the next round starts at
+// max_scan again). The first shrink is logged as a warning, later ones at debug.
+//
 // Several processes: one lease (store/leases.h, unit ("token_gc")) held across passes, and the
 // cursor stored in the database (layout::Leases() + ("token_gc_cursor", token subspace prefix)),
 // so that one process collects at a time, each record is examined once per round, and when the
@@ -64,6 +69,7 @@ class TokenGc {
     int64_t malformed = 0;
     bool wrapped = false;    // this pass reached the end of the token subspace
     bool elsewhere = false;  // another owner holds the GC's lease: nothing was done
+    int max_scan = 0;        // keys the committed transaction was allowed to examine
   };
 
   // `db` must outlive the worker.
@@ -72,7 +78,8 @@ class TokenGc {
   TokenGc(const TokenGc&) = delete;
   TokenGc& operator=(const TokenGc&) = delete;
 
-  // One bounded pass (one transaction through kv::Run), under the GC's lease.
+  // One bounded pass (one committed transaction through kv::Run), under the GC's lease; a
+  // transaction too large for the engine is tried again with half the keys (see above).
   Result<Stats> RunPass();
 
   // Starts the background thread (no-op when the interval is 0 or already started).
@@ -83,10 +90,14 @@ class TokenGc {
  private:
   // One pass, and its lifecycle line (or a rate-limited warning when it failed).
   void RunPassAndLog();
+  // One transaction examining at most `max_scan` keys.
+  Result<Stats> RunTransaction(int max_scan);
 
   kv::Database* db_;
   store::TokenStore tokens_;
   TokenGcOptions options_;
+  int max_scan_ = 1;            // this round's batch: options_.max_scan, or less after a 2101
+  bool shrink_logged_ = false;  // the first shrink is a warning, later ones debug
   LogLimiter error_log_{std::chrono::seconds(60)};
   Periodic periodic_;  // last: stopped before the rest is destroyed
 };

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <iostream>
 #include <thread>
 
 #include "base/metrics.h"
@@ -87,6 +89,51 @@ TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
   });
   ASSERT_TRUE(left.ok());
   EXPECT_EQ(left->kvs.size(), 6u);  // five live records and the malformed one
+}
+
+// A pass whose clears do not fit in one engine transaction (2101) is tried again with half as
+// many keys, so that the GC keeps going instead of failing the same pass forever; a new round
+// starts at the full batch again.
+TEST(TokenGcTest, APassTooLargeForTheEngineHalvesItsBatch) {
+  ManualClock clock;
+  kv::MemoryEngineOptions engine;
+  engine.max_transaction_bytes = 4'000;  // a few dozen record clears, not 60
+  auto db = kv::OpenMemoryEngine(engine);
+  store::TokenStore tokens(store::layout::Tokens());
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                  store::TokenRecord r;
+                  r.fingerprint = store::Sha256("x");
+                  r.created_ms = clock.WallMillis() - store::kTokenLifetime.count();
+                  tokens.Write(tx, {"a", "TransactWriteItems", "token-" + std::to_string(i)}, r);
+                  return Status::Ok();
+                }).ok());
+  }
+  TokenGcOptions options;
+  options.max_scan = 1000;
+  options.clock = &clock;
+  TokenGc gc(db.get(), tokens, options);
+  int64_t deleted = 0;
+  int passes = 0, smallest = options.max_scan;
+  while (true) {
+    auto stats = gc.RunPass();
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    deleted += stats->deleted;
+    smallest = std::min(smallest, stats->max_scan);
+    ++passes;
+    if (stats->wrapped) break;
+    ASSERT_LT(passes, 200);
+  }
+  std::cout << "60 expired records under a 4,000-byte transaction limit: " << passes
+            << " passes of at most " << smallest << " records\n";
+  EXPECT_EQ(deleted, 60);
+  EXPECT_LT(smallest, 60);
+  EXPECT_GT(passes, 1);
+  // The next round starts at the full batch: nothing is left, so it fits.
+  auto next = gc.RunPass();
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->max_scan, 1000);
+  EXPECT_TRUE(next->wrapped);
 }
 
 TEST(TokenGcTest, BackgroundThreadRunsPassesUntilStopped) {

@@ -142,6 +142,11 @@ constexpr const char* kGetItem = R"({"TableName":"tbl","Key":{"pk":{"S":"a"}}})"
 constexpr const char* kQuery = R"({"TableName":"tbl","KeyConditionExpression":"pk = :a",)"
                                R"("ExpressionAttributeValues":{":a":{"S":"a"}}})";
 constexpr const char* kBatchGet = R"({"RequestItems":{"tbl":{"Keys":[{"pk":{"S":"a"}}]}}})";
+constexpr const char* kPutItem = R"({"TableName":"tbl","Item":{"pk":{"S":"a"},"w":{"S":"x"}}})";
+constexpr const char* kUpdateItem = R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},)"
+                                    R"("UpdateExpression":"ADD n :one",)"
+                                    R"("ExpressionAttributeValues":{":one":{"N":"1"}}})";
+constexpr const char* kDeleteItem = R"({"TableName":"tbl","Key":{"pk":{"S":"a"}}})";
 
 class NetworkThreadTest : public ::testing::Test {
  protected:
@@ -166,7 +171,8 @@ class NetworkThreadTest : public ::testing::Test {
     config.io_threads = 1;
     config.workers = workers;
     config.queue_bound = queue_bound;
-    config.inline_writes = false;  // as fdyno serve sets it for an engine that commits in place
+    // As fdyno serve sets it for an engine that commits in place, unless a test asks for it.
+    config.inline_writes = inline_writes_;
     RouterOptions options;
     options.metrics = &metrics_;
     options.operation_timeout = operation_timeout;
@@ -198,7 +204,8 @@ class NetworkThreadTest : public ::testing::Test {
 
   Endpoint endpoint() const { return server_->data_endpoint(); }
 
-  ServerConfig config_;  // what Start() does not set
+  ServerConfig config_;         // what Start() does not set
+  bool inline_writes_ = false;  // PutItem, UpdateItem, DeleteItem up to their commit inline
   std::unique_ptr<kv::Database> inner_;
   std::unique_ptr<kv::FaultyDatabase> faulty_;
   store::Catalog catalog_;
@@ -279,6 +286,50 @@ TEST_F(NetworkThreadTest, InlineReadsAreShedWhenThePoolIsFull) {
   Client after(endpoint());
   EXPECT_EQ(after.Call("GetItem", kGetItem).status, 200u);
   EXPECT_EQ(after.Call("Query", kQuery).status, 200u);
+}
+
+// Writes run on the network thread up to their commit (inline_writes, as fdyno serve runs them
+// over the embedded engine) take a place under the pool's bound too: with the only worker busy
+// and the queue at its bound, PutItem, UpdateItem and DeleteItem are answered
+// ThrottlingException at once instead of running on the network thread.
+TEST_F(NetworkThreadTest, InlineWritesAreShedWhenThePoolIsFull) {
+  inline_writes_ = true;
+  Start(/*workers=*/1, /*queue_bound=*/1);
+  HoldReads();
+  Client busy(endpoint());
+  busy.SendApi("BatchGetItem", kBatchGet);  // runs on the worker and waits at the gate
+  ASSERT_TRUE(gate_.AwaitWaiting(1));
+  Client queued(endpoint());
+  queued.SendApi("BatchGetItem", kBatchGet);  // waits for the worker: the bound is reached
+  const auto until = std::chrono::steady_clock::now() + kPatience;
+  while (InFlight() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  ASSERT_EQ(InFlight(), 2);
+
+  for (const auto& [operation, body] :
+       {std::pair{"PutItem", kPutItem}, {"UpdateItem", kUpdateItem}, {"DeleteItem", kDeleteItem}}) {
+    Client shed(endpoint());
+    shed.SendApi(operation, body);
+    ASSERT_TRUE(shed.Answered(5000ms)) << operation << " ran on the network thread";
+    Answer answer = shed.Receive();
+    EXPECT_EQ(answer.status, 400u) << operation << ": " << answer.body;
+    EXPECT_EQ(answer.body, R"({"__type":"com.amazon.coral.availability#ThrottlingException",)"
+                           R"("message":"Rate of requests exceeds the allowed throughput."})")
+        << operation;
+  }
+
+  gate_.Open();
+  EXPECT_EQ(busy.Receive().status, 200u);
+  EXPECT_EQ(queued.Receive().status, 200u);
+  // Nothing shed was applied; with room in the pool the same writes run and apply.
+  Client after(endpoint());
+  Answer read = after.Call("GetItem", kGetItem);
+  EXPECT_EQ(read.body, R"({"Item":{"pk":{"S":"a"}}})");
+  EXPECT_EQ(after.Call("PutItem", kPutItem).status, 200u);
+  EXPECT_EQ(after.Call("UpdateItem", kUpdateItem).status, 200u);
+  read = after.Call("GetItem", kGetItem);
+  EXPECT_NE(read.body.find(R"("n":{"N":"1"})"), std::string::npos) << read.body;
+  EXPECT_EQ(after.Call("DeleteItem", kDeleteItem).status, 200u);
+  EXPECT_EQ(after.Call("GetItem", kGetItem).body, "{}");
 }
 
 // A GetItem that meets a slow engine (every read 20 ms late) holds the network thread once;

@@ -85,7 +85,9 @@ def test_engine_and_worker_figures(start_server):
     deadline = time.time() + 20
     while True:
         values = _samples(requests.get(s.endpoint + "/metrics/prometheus").text)
-        if values.get("fdyno_txn_token_gc_passes_total", 0) >= 1:
+        # The dropped table's data is removed by the purge worker, after DeleteTable answered.
+        if (values.get("fdyno_txn_token_gc_passes_total", 0) >= 1
+                and values.get("fdyno_table_purges_total", 0) >= 1):
             break
         assert time.time() < deadline
         time.sleep(0.1)

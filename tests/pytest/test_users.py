@@ -191,7 +191,12 @@ def test_lifecycle_lines_for_tables(server):
     out = server.output()
     assert re.search(r"created table lifecycle \(id \d+, account 123456789012\)", out), out
     assert re.search(r"deleted table lifecycle \(id \d+, account 123456789012\)", out), out
-    assert re.search(r"purged the data of 1 dropped table", out), out
+    # The purge worker removes the data after DeleteTable answered.
+    deadline = time.time() + 30
+    while not re.search(r"purged the data of 1 dropped table", out):
+        assert time.time() < deadline, out
+        time.sleep(0.05)
+        out = server.output()
 
 
 # ---- HTTP ----

@@ -124,13 +124,16 @@ class MemoryTransaction : public Transaction {
 
 class MemoryDatabase : public Database {
  public:
-  explicit MemoryDatabase(Clock* clock) : clock_(clock ? clock : Clock::Real()) {}
+  explicit MemoryDatabase(const MemoryEngineOptions& options)
+      : clock_(options.clock ? options.clock : Clock::Real()),
+        max_transaction_bytes_(options.max_transaction_bytes) {}
 
   std::unique_ptr<Transaction> CreateTransaction() override {
     return std::make_unique<MemoryTransaction>(this);
   }
 
   Clock* clock() const { return clock_; }
+  size_t max_transaction_bytes() const { return max_transaction_bytes_; }
 
   int64_t CurrentVersion() {
     std::lock_guard<std::mutex> l(mu_);
@@ -264,6 +267,7 @@ class MemoryDatabase : public Database {
   }
 
   Clock* clock_;
+  const size_t max_transaction_bytes_;
   std::mutex mu_;
   int64_t version_ = 0;
   std::map<std::string, Versions, std::less<>> data_;
@@ -468,7 +472,7 @@ Status MemoryTransaction::Commit() {
   // FoundationDB counts mutations and both kinds of conflict ranges.
   for (const auto& r : read_ranges_) bytes_ += r.begin.size() + r.end.size();
   for (const auto& r : write_ranges_) bytes_ += r.begin.size() + r.end.size();
-  if (bytes_ > kMaxTransactionBytes) return KvError(kTransactionTooLarge);
+  if (bytes_ > db_->max_transaction_bytes()) return KvError(kTransactionTooLarge);
   MemoryDatabase::CommitRequest req{read_version_, read_version_time_, &read_ranges_, write_ranges_,
                                     &mutations_};
   FDYNO_ASSIGN_OR_RETURN(auto committed, db_->Commit(std::move(req)));
@@ -509,7 +513,7 @@ void MemoryTransaction::Cancel() { cancelled_ = true; }
 }  // namespace
 
 std::unique_ptr<Database> OpenMemoryEngine(const MemoryEngineOptions& options) {
-  return std::make_unique<MemoryDatabase>(options.clock);
+  return std::make_unique<MemoryDatabase>(options);
 }
 
 }  // namespace fdyno::kv

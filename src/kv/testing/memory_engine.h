@@ -21,6 +21,9 @@ namespace fdyno::kv {
 
 struct MemoryEngineOptions {
   Clock* clock = nullptr;  // null: Clock::Real(); drives the 5 s window and timeouts
+  // A commit whose mutations and conflict ranges pass this many bytes fails with 2101
+  // (transaction_too_large); tests lower it to reach the limit with little data.
+  size_t max_transaction_bytes = kMaxTransactionBytes;
 };
 
 std::unique_ptr<Database> OpenMemoryEngine(const MemoryEngineOptions& options = {});
