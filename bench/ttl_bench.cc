@@ -263,7 +263,7 @@ void MeasureFinding(ApiBench& bench, int64_t n, int rounds, int conc) {
     }
     std::printf(
         "%lld items, %4.1f%% expired (%lld): scan %.2f ms, index %.3f ms (medians of %d), "
-        "index/scan %.3g (%.0fx less time)\n",
+        "index/scan %.3g (%.1fx less time)\n",
         static_cast<long long>(n), fraction * 100, static_cast<long long>(expired),
         Median(scan_s) * 1e3, Median(index_s) * 1e3, rounds, Median(ratios), 1 / Median(ratios));
   }
