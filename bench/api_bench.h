@@ -63,6 +63,11 @@ class ApiBench {
     return (*registry_->Find(op))(ctx, doc);
   }
 
+  // The engine and the catalog the operations use, for benchmarks that also read the store
+  // directly or run a worker's step.
+  kv::Database& db() const { return *db_; }
+  store::Catalog& catalog() { return catalog_; }
+
   // Call, exiting the process on an error.
   std::string Must(const std::string& op, const std::string& json) const {
     Result<std::string> r = Call(op, json);

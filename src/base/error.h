@@ -78,6 +78,16 @@ enum class ErrorCause : uint8_t {
   kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
   kSnapshotLost,         // a read version shared by many transactions aged out (workers/backups.h)
   kUnrecoverable,        // long work whose input is corrupt or gone: it can never finish
+  // Why an export or an import can never finish, one cause per FailureCode its job records
+  // (workers/exports.h; kUnrecoverable records UnknownError).
+  kExportTimeTrimmed,         // InvalidExportTime: the history was trimmed past the export time
+  kJobTableNotFound,          // TableNotFound: the job's table was deleted
+  kJobPitrUnavailable,        // PointInTimeRecoveryUnavailable: recovery was disabled
+  kS3InvalidPath,             // S3InvalidPath: the bucket or key would leave the export root
+  kS3AccessDenied,            // S3AccessDenied: a directory cannot be created, or a link leaves
+  kS3NoSuchKey,               // S3NoSuchKey: no file under the prefix, or a file cannot be opened
+  kInvalidCompression,        // InvalidCompression: a file does not read as its compression says
+  kImportCollectionTooLarge,  // ItemCollectionSizeLimitExceeded: an import overfills one
 };
 
 struct Error {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -60,16 +61,44 @@ struct Failure {
   std::string message;
 };
 
-Error Failed(std::string code, std::string message) {
-  return Error::Internal(std::move(code) + "\n" + std::move(message))
-      .WithCause(ErrorCause::kUnrecoverable);
+// The FailureCode (DynamoDB's, persisted in the job record: docs/format/exports.md) that a job
+// records for an error of `cause`; nullopt when the error is no failure of the job (the job is
+// tried again at the next pass).
+std::optional<std::string_view> FailureCodeOf(ErrorCause cause) {
+  switch (cause) {
+    case ErrorCause::kUnrecoverable:
+      return "UnknownError";
+    case ErrorCause::kExportTimeTrimmed:
+      return "InvalidExportTime";
+    case ErrorCause::kJobTableNotFound:
+      return "TableNotFound";
+    case ErrorCause::kJobPitrUnavailable:
+      return "PointInTimeRecoveryUnavailable";
+    case ErrorCause::kS3InvalidPath:
+      return "S3InvalidPath";
+    case ErrorCause::kS3AccessDenied:
+      return "S3AccessDenied";
+    case ErrorCause::kS3NoSuchKey:
+      return "S3NoSuchKey";
+    case ErrorCause::kInvalidCompression:
+      return "InvalidCompression";
+    case ErrorCause::kImportCollectionTooLarge:
+      return "ItemCollectionSizeLimitExceeded";
+    default:
+      return std::nullopt;
+  }
 }
 
-Failure FailureOf(const Error& e) {
-  const size_t nl = e.message.find('\n');
-  if (nl == std::string::npos) return {"UnknownError", e.message};
-  return {e.message.substr(0, nl), e.message.substr(nl + 1)};
+// An error that fails its job for `cause`, with `message` as the job's FailureMessage.
+// REQUIRES: FailureCodeOf(cause) has a value.
+Error Failed(ErrorCause cause, std::string message) {
+  return Error::Internal(std::move(message)).WithCause(cause);
 }
+
+bool FailsTheJob(const Error& e) { return FailureCodeOf(e.cause).has_value(); }
+
+// REQUIRES: FailsTheJob(e).
+Failure FailureOf(const Error& e) { return {std::string(*FailureCodeOf(e.cause)), e.message}; }
 
 std::string Iso8601(int64_t ms) {
   const std::time_t s = static_cast<std::time_t>(ms / 1000);
@@ -166,7 +195,7 @@ Result<Changes> ReadChanges(SnapshotReader& reader, const ExportJob& job,
     int64_t trimmed = 0;
     for (char c : *trim) trimmed = (trimmed << 8) | static_cast<uint8_t>(c);
     if (trimmed > bottom) {
-      return Failed("InvalidExportTime",
+      return Failed(ErrorCause::kExportTimeTrimmed,
                     "the point-in-time history was trimmed past the export time");
     }
   }
@@ -258,7 +287,7 @@ std::string ItemLine(store::ExportFormat format, const model::Item& item) {
 
 Result<model::Item> DecodeImage(const std::string& image) {
   Result<model::Item> item = model::DecodeStoredItem(image);
-  if (!item.ok()) return Failed("UnknownError", item.error().message);
+  if (!item.ok()) return Failed(ErrorCause::kUnrecoverable, item.error().message);
   return item;
 }
 
@@ -300,7 +329,7 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
     CountStep(options);  // a process killed here leaves a data file unfinished, no manifest
     done = !page.more;
     if (assembler.pending()) {
-      if (done) return Failed("UnknownError", "a split item lacks parts");
+      if (done) return Failed(ErrorCause::kUnrecoverable, "a split item lacks parts");
       next = assembler.pending_key();
       assembler = store::ItemAssembler();
     } else if (!done) {
@@ -419,20 +448,24 @@ Status WriteExportFiles(kv::Database& db, store::Catalog& catalog, ExportJob& jo
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
                          reader.FindTable(catalog, job.account, job.table_name));
   if (!table || table->id != job.table_id) {
-    return Failed("TableNotFound", "the table was deleted before its export was written");
+    return Failed(ErrorCause::kJobTableNotFound,
+                  "the table was deleted before its export was written");
   }
   if (!table->pitr.enabled || table->pitr.epoch != job.epoch) {
-    return Failed("PointInTimeRecoveryUnavailable",
+    return Failed(ErrorCause::kJobPitrUnavailable,
                   "point-in-time recovery was disabled before the export was written");
   }
   const std::string key_prefix = store::ExportKeyPrefix(job.s3.prefix, job.id);
   Result<fs::path> dir_or = store::S3Path(options.export_root, job.s3.bucket, key_prefix);
-  if (!dir_or.ok()) return Failed("S3InvalidPath", dir_or.error().message);
+  if (!dir_or.ok()) return Failed(ErrorCause::kS3InvalidPath, dir_or.error().message);
   const fs::path dir = *dir_or;
   std::error_code ec;
   fs::remove_all(dir, ec);  // what an earlier attempt left
   fs::create_directories(dir / "data", ec);
-  if (ec) return Failed("S3AccessDenied", "cannot create " + dir.string() + ": " + ec.message());
+  if (ec) {
+    return Failed(ErrorCause::kS3AccessDenied,
+                  "cannot create " + dir.string() + ": " + ec.message());
+  }
   FDYNO_RETURN_IF_ERROR(WriteFileAtomically(dir / "_started", ""));
   FDYNO_ASSIGN_OR_RETURN(Changes changes, ReadChanges(reader, job, options));
   DataFiles files(dir, key_prefix, job.format, options.export_file_items);
@@ -634,7 +667,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
                            catalog.Find(tx, job->account, job->table_name));
     if (!table || table->id != job->table_id) {
-      return Failed("TableNotFound", "the table being imported was deleted");
+      return Failed(ErrorCause::kJobTableNotFound, "the table being imported was deleted");
     }
     store::Mutation mutation({.now_ms = ClockOf(options)->WallMillis()});
     for (const auto& [key, item] : b.items) {
@@ -645,7 +678,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
     if (!written.ok()) {
-      return Failed("ItemCollectionSizeLimitExceeded",
+      return Failed(ErrorCause::kImportCollectionTooLarge,
                     "the import would take an item collection past its limit");
     }
     job->processed_items += b.processed;
@@ -701,14 +734,15 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
   if (!job || job->status != JobStatus::kInProgress) return false;
   FDYNO_ASSIGN_OR_RETURN(std::vector<std::string> files, ListSourceFiles(*job, options));
   if (files.empty()) {
-    return Failed("S3NoSuchKey", "no file under s3://" + job->s3.bucket + "/" + job->s3.prefix);
+    return Failed(ErrorCause::kS3NoSuchKey,
+                  "no file under s3://" + job->s3.bucket + "/" + job->s3.prefix);
   }
   std::shared_ptr<const store::TableInfo> table;
   FDYNO_ASSIGN_OR_RETURN(table, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
                            return catalog.Find(tx, job->account, job->table_name);
                          }));
   if (!table || table->id != job->table_id) {
-    return Failed("TableNotFound", "the table being imported was deleted");
+    return Failed(ErrorCause::kJobTableNotFound, "the table being imported was deleted");
   }
   ImportJob recorded = *job;
   auto file = std::lower_bound(files.begin(), files.end(), recorded.next_file);
@@ -718,15 +752,15 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
     int64_t start = recorded.next_file == *file ? recorded.next_record : 0;
     // A file whose path leads out of the root (a symbolic link) is never read: the import ends.
     Result<fs::path> path = store::S3Path(options.export_root, job->s3.bucket, *file);
-    if (!path.ok()) return Failed("S3AccessDenied", path.error().message);
+    if (!path.ok()) return Failed(ErrorCause::kS3AccessDenied, path.error().message);
     Result<std::unique_ptr<LineReader>> lines = LineReader::Open(*path, job->compression);
-    if (!lines.ok()) return Failed("S3NoSuchKey", lines.error().message);
+    if (!lines.ok()) return Failed(ErrorCause::kS3NoSuchKey, lines.error().message);
     RecordReader reader(std::move(lines).value(), job->format == store::ImportFormat::kCsv);
     std::vector<std::string> headers = job->csv_headers;
     // Skips what earlier batches imported (a CSV header is read again).
     for (int64_t i = 0; i < start; ++i) {
       Result<std::optional<std::string>> record = reader.Next();
-      if (!record.ok()) return Failed("InvalidCompression", record.error().message);
+      if (!record.ok()) return Failed(ErrorCause::kInvalidCompression, record.error().message);
       if (i == 0 && headers.empty() && job->format == store::ImportFormat::kCsv && *record) {
         Result<std::vector<std::string>> h = ParseCsvRecord(**record, CsvDelimiter(*job));
         if (h.ok()) headers = std::move(h).value();
@@ -737,7 +771,7 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
       ImportJob at = recorded;
       at.next_record = start;
       Result<ReadBatch> batch = ReadBatchFrom(reader, at, *table, headers, options);
-      if (!batch.ok()) return Failed("InvalidCompression", batch.error().message);
+      if (!batch.ok()) return Failed(ErrorCause::kInvalidCompression, batch.error().message);
       file_done = batch->file_done;
       const bool last_file = file + 1 == files.end();
       std::optional<std::string> next_file;
@@ -769,9 +803,9 @@ Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const s
   spdlog::info("export {} of table {} started", id, job.table_name);
   Status written = WriteExportFiles(db, catalog, job, options);
   if (!written.ok() && Stopping(options)) return stats;  // resumed after the restart
-  if (!written.ok() && written.error().cause != ErrorCause::kUnrecoverable &&
+  if (!written.ok() && !FailsTheJob(written.error()) &&
       written.error().cause != ErrorCause::kSnapshotLost && !written.error().is_kv()) {
-    written = Failed("UnknownError", written.error().message);
+    written = Failed(ErrorCause::kUnrecoverable, written.error().message);
   }
   if (!written.ok() && written.error().is_kv()) return std::move(written).error();
   if (!written.ok()) {
@@ -797,7 +831,7 @@ Result<ExportStats> RunImport(kv::Database& db, store::Catalog& catalog, const s
   Result<bool> done = ImportFiles(db, catalog, id, options, imported);
   stats.items = imported;
   if (!done.ok()) {
-    if (done.error().cause != ErrorCause::kUnrecoverable) return std::move(done).error();
+    if (!FailsTheJob(done.error())) return std::move(done).error();
     const Failure failure = FailureOf(done.error());
     spdlog::warn("import {} FAILED, its table is dropped: {}", id, failure.message);
     FDYNO_RETURN_IF_ERROR(FailImport(db, catalog, id, failure, options));

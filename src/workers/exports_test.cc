@@ -3,7 +3,8 @@
 // table equal to a table written with those items (items, index entries, counts); an
 // incremental export holds exactly the items changed in its window with their images at both
 // ends; an import counts bad records, resumes where a stopped process left it, and fails
-// cleanly (its table dropped) on a file that does not decompress. Replay: FDYNO_SEED=<seed>.
+// cleanly (its table dropped) on a file that does not decompress; a job that fails records the
+// FailureCode of its typed cause and the message alone. Replay: FDYNO_SEED=<seed>.
 #include "workers/exports.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,7 @@
 #include "store/exports.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "store/pitr.h"
 #include "workers/export_files.h"
 
 namespace fdyno::workers {
@@ -40,6 +42,16 @@ AttributeValue N(int64_t n) {
 uint64_t Seed() {
   const char* s = std::getenv("FDYNO_SEED");
   return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
+}
+
+// A FAILED job's FailureCode is `code` and its FailureMessage the message alone: it begins with
+// `message_start` (the text the failure was raised with) and carries no code.
+void ExpectFailure(const std::string& got_code, const std::string& got_message,
+                   const std::string& code, const std::string& message_start) {
+  EXPECT_EQ(got_code, code);
+  EXPECT_TRUE(got_message.starts_with(message_start)) << got_message;
+  EXPECT_EQ(got_message.find('\n'), std::string::npos) << got_message;
+  EXPECT_EQ(got_message.find(code), std::string::npos) << got_message;
 }
 
 // Every table and job belongs to this account (not the shared one): the workers find tables by
@@ -285,6 +297,26 @@ class ExportsTest : public ::testing::Test {
     return Table(name)->id;
   }
 
+  // Stores `job` as it is (a test changes a member of the record StartExport wrote).
+  void RewriteExport(const store::ExportJob& job) {
+    auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      store::WriteExport(tx, job);
+      return Status::Ok();
+    });
+    ASSERT_TRUE(st.ok());
+  }
+
+  // Runs export `id` once its time settled, with `options`; it must end FAILED.
+  store::ExportJob RunFailingExport(const std::string& id, const BackupWorkerOptions& options) {
+    clock_.Advance(std::chrono::seconds(7));
+    auto r = RunExport(*db_, catalog_, id, options);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    if (r.ok()) EXPECT_EQ(r->exports_failed, 1);
+    store::ExportJob job = ReadExportJob(id);
+    EXPECT_EQ(job.status, store::JobStatus::kFailed);
+    return job;
+  }
+
   void WriteFile(const std::string& key, const std::string& text) {
     const fs::path p = root_ / "bucket" / key;
     fs::create_directories(p.parent_path());
@@ -461,13 +493,17 @@ TEST_F(ExportsTest, ImportOfAFileThatDoesNotDecompressFailsAndDropsItsTable) {
   EXPECT_EQ(r->imports_failed, 1);
   imp = ReadImportJob(imp.id);
   EXPECT_EQ(imp.status, store::JobStatus::kFailed);
-  EXPECT_FALSE(imp.failure_code.empty());
+  ExpectFailure(imp.failure_code, imp.failure_message, "InvalidCompression", "");
+  EXPECT_FALSE(imp.failure_message.empty());
   EXPECT_EQ(Table("bad"), nullptr);
   // No file under the prefix: FAILED as well.
   store::ImportJob none =
       StartImport("none", store::ImportFormat::kCsv, store::Compression::kNone, "nothing-here/");
   ASSERT_TRUE(RunImport(*db_, catalog_, none.id, options_).ok());
-  EXPECT_EQ(ReadImportJob(none.id).status, store::JobStatus::kFailed);
+  none = ReadImportJob(none.id);
+  EXPECT_EQ(none.status, store::JobStatus::kFailed);
+  ExpectFailure(none.failure_code, none.failure_message, "S3NoSuchKey",
+                "no file under s3://bucket/nothing-here/");
   EXPECT_EQ(Table("none"), nullptr);
 }
 
@@ -498,11 +534,54 @@ TEST_F(ExportsTest, ExportOfATableWithoutRecoveryFails) {
     return catalog_.Update(tx, next);
   });
   ASSERT_TRUE(st.ok());
-  clock_.Advance(std::chrono::seconds(7));
-  auto r = RunExport(*db_, catalog_, job.id, options_);
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->exports_failed, 1);
-  EXPECT_EQ(ReadExportJob(job.id).status, store::JobStatus::kFailed);
+  job = RunFailingExport(job.id, options_);
+  ExpectFailure(job.failure_code, job.failure_message, "PointInTimeRecoveryUnavailable",
+                "point-in-time recovery was disabled before the export was written");
+}
+
+TEST_F(ExportsTest, ExportOfADeletedTableFailsWithTableNotFound) {
+  store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
+  auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
+    return catalog_.Drop(tx, *t);
+  });
+  ASSERT_TRUE(st.ok());
+  job = RunFailingExport(job.id, options_);
+  ExpectFailure(job.failure_code, job.failure_message, "TableNotFound",
+                "the table was deleted before its export was written");
+}
+
+TEST_F(ExportsTest, ExportPastTheTrimmedHistoryFailsWithInvalidExportTime) {
+  const int64_t export_ms = clock_.WallMillis();
+  store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, export_ms);
+  auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    std::string trimmed(8, '\0');  // big-endian ms: the retention trimmed past the export time
+    for (int i = 0; i < 8; ++i) trimmed[7 - i] = static_cast<char>((export_ms + 1) >> (8 * i));
+    tx.Set(store::HistoryTrimPointKey(job.table_id, job.epoch), trimmed);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok());
+  job = RunFailingExport(job.id, options_);
+  ExpectFailure(job.failure_code, job.failure_message, "InvalidExportTime",
+                "the point-in-time history was trimmed past the export time");
+}
+
+TEST_F(ExportsTest, ExportToABadPathFailsWithAnS3Code) {
+  // A bucket that would leave the export root.
+  store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
+  job.s3.bucket = "..";
+  RewriteExport(job);
+  job = RunFailingExport(job.id, options_);
+  ExpectFailure(job.failure_code, job.failure_message, "S3InvalidPath", "");
+  EXPECT_FALSE(job.failure_message.empty());
+  // An export root that is a file: no directory can be made under it.
+  fs::create_directories(root_);
+  std::ofstream(root_ / "a-file") << "x";
+  BackupWorkerOptions into_file = options_;
+  into_file.export_root = (root_ / "a-file").string();
+  store::ExportJob denied = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
+  denied = RunFailingExport(denied.id, into_file);
+  ExpectFailure(denied.failure_code, denied.failure_message, "S3AccessDenied", "cannot create ");
 }
 
 }  // namespace

@@ -294,7 +294,11 @@ def test_import_csv_ion_zstd_counts_and_errors(s3_server):
                            InputFormat="DYNAMODB_JSON", InputCompressionType="GZIP",
                            TableCreationParameters=creation_parameters("failed"))
     d = finished_import(ddb, imp["ImportTableDescription"]["ImportArn"])
-    assert d["ImportStatus"] == "FAILED" and d["FailureCode"] and "EndTime" in d
+    assert d["ImportStatus"] == "FAILED" and "EndTime" in d
+    # The code is the typed cause's; the message is the message alone.
+    assert d["FailureCode"] == "InvalidCompression", d
+    assert d["FailureMessage"] and "\n" not in d["FailureMessage"], d
+    assert "InvalidCompression" not in d["FailureMessage"], d
     assert error(lambda: ddb.describe_table(TableName="failed"))[0] == "ResourceNotFoundException"
 
     # Errors.
