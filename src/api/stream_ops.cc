@@ -227,20 +227,6 @@ Error Trimmed() {
 
 // ---- rendering -----------------------------------------------------------------------------
 
-std::string_view ViewTypeName(store::StreamViewType v) {
-  switch (v) {
-    case store::StreamViewType::kNewImage:
-      return "NEW_IMAGE";
-    case store::StreamViewType::kOldImage:
-      return "OLD_IMAGE";
-    case store::StreamViewType::kNewAndOldImages:
-      return "NEW_AND_OLD_IMAGES";
-    case store::StreamViewType::kKeysOnly:
-      return "KEYS_ONLY";
-  }
-  return "NEW_AND_OLD_IMAGES";
-}
-
 std::string_view EventName(store::StreamEvent e) {
   switch (e) {
     case store::StreamEvent::kInsert:
@@ -300,7 +286,7 @@ void WriteRecord(Writer& w, const RequestContext& ctx, const StreamView& view,
   w.Key("SizeBytes");
   w.Uint64(r.size_bytes);
   w.Key("StreamViewType");
-  Str(w, ViewTypeName(view.info.view_type));
+  Str(w, StreamViewTypeText(view.info.view_type));
   w.EndObject();
   if (r.source == store::ChangeSource::kTimeToLive) {
     w.Key("userIdentity");
@@ -490,7 +476,7 @@ Result<std::string> DescribeStream(Services& s, const RequestContext& ctx, const
   w.Key("StreamStatus");
   w.String(info.disabled_ms == 0 ? "ENABLED" : "DISABLED");
   w.Key("StreamViewType");
-  Str(w, ViewTypeName(info.view_type));
+  Str(w, StreamViewTypeText(info.view_type));
   w.Key("CreationRequestDateTime");
   WriteSeconds(w, info.created_ms);
   w.Key("TableName");

@@ -77,6 +77,20 @@ void WriteProjection(Writer& w, const store::Projection& p) {
   w.EndObject();
 }
 
+std::string_view StreamViewTypeText(store::StreamViewType v) {
+  switch (v) {
+    case store::StreamViewType::kNewImage:
+      return "NEW_IMAGE";
+    case store::StreamViewType::kOldImage:
+      return "OLD_IMAGE";
+    case store::StreamViewType::kNewAndOldImages:
+      return "NEW_AND_OLD_IMAGES";
+    case store::StreamViewType::kKeysOnly:
+      return "KEYS_ONLY";
+  }
+  return "NEW_AND_OLD_IMAGES";
+}
+
 namespace {
 
 std::string_view IndexStatusText(store::IndexStatus s) {
@@ -105,20 +119,6 @@ std::string_view TableStatusText(store::TableStatus s) {
       return "ACTIVE";
   }
   return "ACTIVE";
-}
-
-std::string_view ViewTypeText(store::StreamViewType v) {
-  switch (v) {
-    case store::StreamViewType::kNewImage:
-      return "NEW_IMAGE";
-    case store::StreamViewType::kOldImage:
-      return "OLD_IMAGE";
-    case store::StreamViewType::kNewAndOldImages:
-      return "NEW_AND_OLD_IMAGES";
-    case store::StreamViewType::kKeysOnly:
-      return "KEYS_ONLY";
-  }
-  return "NEW_AND_OLD_IMAGES";
 }
 
 std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
@@ -325,7 +325,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Key("StreamEnabled");
     w.Bool(true);
     w.Key("StreamViewType");
-    Str(w, ViewTypeText(t.stream.view_type));
+    Str(w, StreamViewTypeText(t.stream.view_type));
     w.EndObject();
   }
   if (!t.stream.label.empty()) {

@@ -20,6 +20,8 @@ void WriteSeconds(rapidjson::Writer<rapidjson::StringBuffer>& w, int64_t ms);
 // A key schema as DynamoDB's KeySchema list ([{"AttributeName":..,"KeyType":"HASH"},...]).
 void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::KeySchema& ks);
 
+// A stream view type as DynamoDB names it (StreamViewType: "NEW_IMAGE", "KEYS_ONLY", ...).
+std::string_view StreamViewTypeText(store::StreamViewType v);
 // A projection as DynamoDB's Projection ({"ProjectionType": ..., "NonKeyAttributes": [...]}).
 void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::Projection& p);
 // DynamoDB's SSEDescription of a table whose SSE is enabled (KMS).

@@ -160,6 +160,15 @@ Result<std::vector<Job>> ListJobs(kv::Transaction& tx, int64_t part, std::string
   return out;
 }
 
+// The job stored at `key`, decoded by `decode`; none where nothing is stored there.
+template <typename Job, typename Decode>
+Result<std::optional<Job>> ReadJob(kv::Transaction& tx, const std::string& key, Decode decode) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(key));
+  if (!bytes) return std::optional<Job>();
+  FDYNO_ASSIGN_OR_RETURN(Job job, decode(*bytes));
+  return std::optional<Job>(std::move(job));
+}
+
 Error BadPath(std::string_view what, std::string_view value) {
   return Error::Validation(std::string(what) + " '" + std::string(value) +
                            "' does not name a location under the export root");
@@ -281,10 +290,7 @@ std::string ImportTokenKey(std::string_view account, std::string_view token) {
 }
 
 Result<std::optional<ExportJob>> ReadExport(kv::Transaction& tx, std::string_view id) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(ExportKey(id)));
-  if (!bytes) return std::optional<ExportJob>();
-  FDYNO_ASSIGN_OR_RETURN(ExportJob job, DecodeExportJob(*bytes));
-  return std::optional<ExportJob>(std::move(job));
+  return ReadJob<ExportJob>(tx, ExportKey(id), DecodeExportJob);
 }
 
 void WriteExport(kv::Transaction& tx, const ExportJob& job) {
@@ -297,10 +303,7 @@ Result<std::vector<ExportJob>> ListExportJobs(kv::Transaction& tx, std::string_v
 }
 
 Result<std::optional<ImportJob>> ReadImport(kv::Transaction& tx, std::string_view id) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(ImportKey(id)));
-  if (!bytes) return std::optional<ImportJob>();
-  FDYNO_ASSIGN_OR_RETURN(ImportJob job, DecodeImportJob(*bytes));
-  return std::optional<ImportJob>(std::move(job));
+  return ReadJob<ImportJob>(tx, ImportKey(id), DecodeImportJob);
 }
 
 void WriteImport(kv::Transaction& tx, const ImportJob& job) {
