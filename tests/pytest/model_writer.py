@@ -269,109 +269,125 @@ class Writer:
         return r
 
     def step(self):
+        """One random write request, its outcome checked against the model and applied to it."""
         self.steps += 1
         op = self.rng.randrange(100)
         if op < 25:
-            key = self.random_key()
-            self.current = [key]
-            item = self.random_item(key)
-            cond, holds = self.random_condition()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
-                                                      ReturnValues="ALL_OLD", **cond),
-                            holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
-            if r is not None:
-                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-                self.model[key] = item
-            self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
-                      r is not None)
+            self.put_step()
         elif op < 55:
-            key = self.random_key()
-            self.current = [key]
-            cond, holds = self.random_condition()
-            update, apply = self.random_update()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
-                                                         ReturnValues="ALL_NEW",
-                                                         **self.merge(cond, update)),
-                            holds(old), "ConditionalCheckFailedException", f"UpdateItem {key}")
-            if r is not None:
-                new = apply(old, key)
-                assert r.get("Attributes") == new, f"{self.where()}ALL_NEW"
-                self.set(key, new)
-            self.note(key, f"UpdateItem {update['UpdateExpression']} "
-                           f"{cond.get('ConditionExpression', '')}", r is not None)
+            self.update_step()
         elif op < 70:
-            key = self.random_key()
-            self.current = [key]
-            cond, holds = self.random_condition()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
-                                                         ReturnValues="ALL_OLD", **cond),
-                            holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
-            if r is not None:
-                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-                self.model.pop(key, None)
-            self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
+            self.delete_step()
         elif op < 85:
-            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
-                                   1 + self.rng.randrange(6))
-            writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
-            requests = [{"PutRequest": {"Item": w}} if w else
-                        {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
-            self.current = keys
-            self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
-            self.atomic = False  # BatchWriteItem may apply part of the request
-            r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
-            unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
-                                  u["DeleteRequest"]["Key"])
-                           for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
-            for k, w in zip(keys, writes):
-                if k not in unprocessed:
-                    self.set(k, w)
-                self.note(k, f"BatchWriteItem {'put ' + describe(w) if w else 'delete'}",
-                          k not in unprocessed)
+            self.batch_write_step()
         else:
-            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
-                                   1 + self.rng.randrange(4))
-            self.current = keys
-            actions, effects, all_hold = [], [], True
-            for k in keys:
-                kind = self.rng.choice(["Put", "Update", "Delete", "ConditionCheck"])
-                cond, holds = self.random_condition(allow_none=kind != "ConditionCheck")
-                all_hold = all_hold and holds(self.model.get(k))
-                body = {"TableName": TABLE, **cond}
-                if kind == "Put":
-                    item = self.random_item(k)
-                    body["Item"] = item
-                    effects.append((k, lambda old, item=item: item))
-                else:
-                    body["Key"] = key_item(k)
-                if kind == "Update":
-                    update, apply = self.random_update()
-                    body = self.merge(body, update)
-                    effects.append((k, lambda old, apply=apply, k=k: apply(old, k)))
-                if kind == "Delete":
-                    effects.append((k, lambda old: None))
-                actions.append({kind: body})
-            self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
-            if all_hold:
-                for k, effect in effects:
-                    self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
-            self.atomic = True
-            r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
-                            all_hold, "TransactionCanceledException", "TransactWriteItems")
-            if r is not None:
-                for k, effect in effects:
-                    self.set(k, effect(self.model.get(k)))
-            for action in actions:
-                (kind, body), = action.items()
-                k = key_of(body.get("Item") or body["Key"])
-                self.note(k, f"TransactWriteItems {kind} {body.get('UpdateExpression', '')} "
-                             f"{body.get('ConditionExpression', '')}", r is not None)
+            self.transact_write_step()
+
+    def put_step(self):
+        key = self.random_key()
+        self.current = [key]
+        item = self.random_item(key)
+        cond, holds = self.random_condition()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
+                                                  ReturnValues="ALL_OLD", **cond),
+                        holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
+        if r is not None:
+            assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+            self.model[key] = item
+        self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
+                  r is not None)
+
+    def update_step(self):
+        key = self.random_key()
+        self.current = [key]
+        cond, holds = self.random_condition()
+        update, apply = self.random_update()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
+                                                     ReturnValues="ALL_NEW",
+                                                     **self.merge(cond, update)),
+                        holds(old), "ConditionalCheckFailedException", f"UpdateItem {key}")
+        if r is not None:
+            new = apply(old, key)
+            assert r.get("Attributes") == new, f"{self.where()}ALL_NEW"
+            self.set(key, new)
+        self.note(key, f"UpdateItem {update['UpdateExpression']} "
+                       f"{cond.get('ConditionExpression', '')}", r is not None)
+
+    def delete_step(self):
+        key = self.random_key()
+        self.current = [key]
+        cond, holds = self.random_condition()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
+                                                     ReturnValues="ALL_OLD", **cond),
+                        holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
+        if r is not None:
+            assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+            self.model.pop(key, None)
+        self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
+
+    def batch_write_step(self):
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(6))
+        writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
+        requests = [{"PutRequest": {"Item": w}} if w else
+                    {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
+        self.current = keys
+        self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
+        self.atomic = False  # BatchWriteItem may apply part of the request
+        r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
+        unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
+                              u["DeleteRequest"]["Key"])
+                       for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
+        for k, w in zip(keys, writes):
+            if k not in unprocessed:
+                self.set(k, w)
+            self.note(k, f"BatchWriteItem {'put ' + describe(w) if w else 'delete'}",
+                      k not in unprocessed)
+
+    def transact_write_step(self):
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(4))
+        self.current = keys
+        actions, effects, all_hold = [], [], True
+        for k in keys:
+            kind = self.rng.choice(["Put", "Update", "Delete", "ConditionCheck"])
+            cond, holds = self.random_condition(allow_none=kind != "ConditionCheck")
+            all_hold = all_hold and holds(self.model.get(k))
+            body = {"TableName": TABLE, **cond}
+            if kind == "Put":
+                item = self.random_item(k)
+                body["Item"] = item
+                effects.append((k, lambda old, item=item: item))
+            else:
+                body["Key"] = key_item(k)
+            if kind == "Update":
+                update, apply = self.random_update()
+                body = self.merge(body, update)
+                effects.append((k, lambda old, apply=apply, k=k: apply(old, k)))
+            if kind == "Delete":
+                effects.append((k, lambda old: None))
+            actions.append({kind: body})
+        self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
+        if all_hold:
+            for k, effect in effects:
+                self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
+        self.atomic = True
+        r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
+                        all_hold, "TransactionCanceledException", "TransactWriteItems")
+        if r is not None:
+            for k, effect in effects:
+                self.set(k, effect(self.model.get(k)))
+        for action in actions:
+            (kind, body), = action.items()
+            k = key_of(body.get("Item") or body["Key"])
+            self.note(k, f"TransactWriteItems {kind} {body.get('UpdateExpression', '')} "
+                         f"{body.get('ConditionExpression', '')}", r is not None)
 
     def set(self, key, item):
         if item is None:
