@@ -184,7 +184,8 @@ class Writer:
         self.pending, self.atomic = None, False
         self.answered = collections.Counter()  # step kind -> requests answered
         self.tokened_statements = None  # a tokened ExecuteTransaction in flight
-        self.resends_after_crash = 0
+        self.resends_after_crash = 0  # tokened requests resent after a crash interrupted them
+        self.statement_resends_after_crash = 0  # of them, ExecuteTransaction
 
     def now_ms(self):
         """The server's wall clock, for the token window (the real one unless overridden)."""
@@ -622,6 +623,7 @@ class Writer:
             assert actual == new, f"{self.where()}{k} after resending a token: {actual} != {new}"
             self.set(k, new)
         self.resends_after_crash += 1
+        self.statement_resends_after_crash += 1
 
     def set(self, key, item):
         if item is None:

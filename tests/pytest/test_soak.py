@@ -165,7 +165,8 @@ def test_soak_fast_clock_sigkill_and_model(tmp_path):
           f"requests, {sum(answered.values())} steps answered "
           f"({', '.join(f'{k} {v}' for k, v in sorted(answered.items()))}; PartiQL "
           f"{sum(answered[k] for k in PARTIQL_STEPS)}), "
-          f"{sum(w.resends_after_crash for w in writers)} tokens resent after a crash, "
+          f"{sum(w.resends_after_crash for w in writers)} tokens resent after a crash "
+          f"({sum(w.statement_resends_after_crash for w in writers)} ExecuteTransaction), "
           f"{len(merged(writers))} items, {hours:.1f} hours of server clock "
           f"({hours * 6:.0f} receipt and token lifetimes)")
     assert hours >= (20 if FULL else 2.5), "the server clock did not run fast enough"
