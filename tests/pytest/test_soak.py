@@ -133,32 +133,35 @@ def test_soak_fast_clock_sigkill_and_model(tmp_path):
     clock = FastClock()
     begin = time.monotonic()
     server = start(tmp_path, clock)
-    ddb = server.client()
-    create_table(ddb)
-    writers = [SoakWriter(server.client(), SEED * 100 + t, [f"w{t}a", f"w{t}b", f"w{t}c"],
-                          f"seed {SEED} writer {t}", clock) for t in range(4)]
-    cycles = 0
-    while time.monotonic() - begin < DURATION_S:
-        background = [Background(w) for w in writers]
-        time.sleep(rng.uniform(1.0, 5.0))
-        kill(server)
-        wait_for(lambda: all(b.crashed or b.error or not b.thread.is_alive()
-                             for b in background), timeout=60)
-        for b in background:
-            b.stop()  # re-raises a writer's failure
-        cycles += 1
-        server = start(tmp_path, clock)
+    try:  # a failure stops the server it leaves running
         ddb = server.client()
-        for w in writers:
-            w.resolve(ddb)
-            w.ddb = server.client()
-        if cycles % 4 == 0:
-            check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} after cycle {cycles}")
-    check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} at the end")
-    server.stop()
-    server = start(tmp_path, clock)
-    check_all(server.client(), merged(writers), INITIAL, rng, f"seed {SEED} after a clean restart")
-    server.stop()
+        create_table(ddb)
+        writers = [SoakWriter(server.client(), SEED * 100 + t, [f"w{t}a", f"w{t}b", f"w{t}c"],
+                              f"seed {SEED} writer {t}", clock) for t in range(4)]
+        cycles = 0
+        while time.monotonic() - begin < DURATION_S:
+            background = [Background(w) for w in writers]
+            time.sleep(rng.uniform(1.0, 5.0))
+            kill(server)
+            wait_for(lambda: all(b.crashed or b.error or not b.thread.is_alive()
+                                 for b in background), timeout=60)
+            for b in background:
+                b.stop()  # re-raises a writer's failure
+            cycles += 1
+            server = start(tmp_path, clock)
+            ddb = server.client()
+            for w in writers:
+                w.resolve(ddb)
+                w.ddb = server.client()
+            if cycles % 4 == 0:
+                check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} after cycle {cycles}")
+        check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} at the end")
+        server.stop()
+        server = start(tmp_path, clock)
+        check_all(server.client(), merged(writers), INITIAL, rng,
+                  f"seed {SEED} after a clean restart")
+    finally:
+        server.stop()
     hours = (clock.now_ms() - clock.start_ms) / 3_600_000
     answered = sum((w.answered for w in writers), collections.Counter())
     print(f"soak: {cycles} SIGKILL cycles, {sum(w.acknowledged for w in writers)} acknowledged "
