@@ -2,22 +2,29 @@
 compare a server with the model, shared by the black-box tests that crash the server.
 
 Writer issues random PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems
-requests (with conditions) over its own partition keys of TABLE (an LSI and two GSIs, one sparse,
-one with an INCLUDE projection) and keeps the model of those keys. When the server goes away
-during a request (Crashed), resolve() settles from the items what the request did. check_all
+requests (with conditions) and PartiQL writes (ExecuteStatement INSERT, UPDATE and DELETE,
+BatchExecuteStatement of them, ExecuteTransaction of them and EXISTS, mostly with a
+ClientRequestToken; `?` parameters throughout) over its own partition keys of TABLE (an LSI and
+two GSIs, one sparse, one with an INCLUDE projection) and keeps the model of those keys, predicting
+every DuplicateItem and ConditionalCheckFailed (STEP_SHARES: the share of each kind). When the
+server goes away during a request (Crashed), resolve() settles from the items what the request
+did, and resends an interrupted tokened ExecuteTransaction. check_all
 reads the table and every index (Query of every partition in both directions, paginated; parallel
 Scan) and the item counts, and compares them with the model.
 """
 import os
+import collections
 import random
 import threading
 import time
+import uuid
 
 import botocore.exceptions
 
 TABLE = "model_table"
 SEEDS = [int(os.environ["FDYNO_SEED"])] if os.environ.get("FDYNO_SEED") else [1, 2]
 NUMERIC = {"sk", "g2", "x"}  # every other attribute is a string
+TOKEN_WINDOW_MS = 10 * 60 * 1000  # how long a ClientRequestToken is remembered
 
 
 class Index:
@@ -118,6 +125,46 @@ def gsi(ddb, name):
     return None
 
 
+def updated(sets, removes):
+    """The function old, key -> new item of an update that SETs `sets` and REMOVEs `removes`."""
+    def apply(old, key):
+        if old is None and not sets:
+            return None  # an update that only removes does not create the item
+        item = dict(old) if old is not None else key_item(key)
+        item.update(sets)
+        for attr in removes:
+            item.pop(attr, None)
+        return item
+
+    return apply
+
+
+class PartiqlWrite:
+    """One PartiQL write statement on one item and what the model predicts of it: `holds(old)`
+    whether it applies to the current item `old` (None: absent), `apply(old)` the item it leaves
+    when it does, and `code` the error DynamoDB names when it does not (the Code of a batch
+    answer or a cancellation reason; ExecuteStatement's error is code + "Exception")."""
+
+    def __init__(self, key, statement, parameters, holds, apply, code):
+        self.key, self.statement, self.parameters = key, statement, parameters
+        self.holds, self.apply, self.code = holds, apply, code
+
+    def member(self):
+        return {"Statement": self.statement, "Parameters": self.parameters}
+
+
+PARTIQL_KEY = '"pk" = ? AND "sk" = ?'  # a WHERE that pins the whole key of TABLE
+
+
+# Each kind of Writer step (a method of Writer) and its share of the steps, in percent.
+STEP_SHARES = (("put_step", 21), ("update_step", 26), ("delete_step", 13),
+               ("batch_write_step", 13), ("transact_write_step", 12),
+               ("statement_step", 9), ("batch_statement_step", 3), ("transaction_step", 3))
+PARTIQL_STEPS = ("statement_step", "batch_statement_step", "transaction_step")
+ERROR_MESSAGES = {"DuplicateItem": "Duplicate primary key exists in table",
+                  "ConditionalCheckFailed": "The conditional request failed"}
+
+
 class Crashed(Exception):
     """The server went away during a request; Writer.resolve settles what it did."""
 
@@ -135,6 +182,14 @@ class Writer:
         self.model, self.steps = {}, 0
         self.history, self.current = {}, []  # recent requests per key, for failure messages
         self.pending, self.atomic = None, False
+        self.answered = collections.Counter()  # step kind -> requests answered
+        self.tokened_statements = None  # a tokened ExecuteTransaction in flight
+        self.resends_after_crash = 0  # tokened requests resent after a crash interrupted them
+        self.statement_resends_after_crash = 0  # of them, ExecuteTransaction
+
+    def now_ms(self):
+        """The server's wall clock, for the token window (the real one unless overridden)."""
+        return int(time.time() * 1000)
 
     def note(self, key, what, ok):
         h = self.history.setdefault(key, [])
@@ -183,8 +238,8 @@ class Writer:
                  "ExpressionAttributeValues": {":c": {"N": str(c)}}},
                 lambda old: old is not None and "x" in old and int(old["x"]["N"]) < c)
 
-    def random_update(self):
-        """(request members, function old, key -> new item or None)."""
+    def random_changes(self):
+        """(attribute -> value to SET, attributes to REMOVE), not both empty."""
         sets, removes = {}, []
         attrs = ("lsk", "g", "g2", "g3", "h", "x", "y", "z")
         if self.rng.randrange(8) == 0:
@@ -198,6 +253,11 @@ class Writer:
                 removes.append(attr)
         if not sets and not removes:
             sets["x"] = self.random_value("x")
+        return sets, removes
+
+    def random_update(self):
+        """(request members, function old, key -> new item or None)."""
+        sets, removes = self.random_changes()
         names, values, parts = {}, {}, []
         if sets:
             actions = []
@@ -212,17 +272,7 @@ class Writer:
         members = {"UpdateExpression": " ".join(parts), "ExpressionAttributeNames": names}
         if values:
             members["ExpressionAttributeValues"] = values
-
-        def apply(old, key):
-            if old is None and not sets:
-                return None  # an update that only removes does not create the item
-            item = dict(old) if old is not None else key_item(key)
-            item.update(sets)
-            for attr in removes:
-                item.pop(attr, None)
-            return item
-
-        return members, apply
+        return members, updated(sets, removes)
 
     @staticmethod
     def merge(a, b):
@@ -241,9 +291,13 @@ class Writer:
         return r
 
     def resolve(self, ddb):
-        """After a crash and restart: what the interrupted request did, from the items."""
-        if not self.pending:
-            return
+        """After a crash and restart: what the interrupted request did, from the items; an
+        interrupted tokened ExecuteTransaction is then resent."""
+        if self.pending:
+            self.settle(ddb)
+        self.resend_statements(ddb)
+
+    def settle(self, ddb):
         choices = []
         for key, (old, new) in self.pending.items():
             actual = ddb.get_item(TableName=TABLE, Key=key_item(key),
@@ -269,109 +323,307 @@ class Writer:
         return r
 
     def step(self):
+        """One random write request, its outcome checked against the model and applied to it."""
         self.steps += 1
         op = self.rng.randrange(100)
-        if op < 25:
-            key = self.random_key()
-            self.current = [key]
-            item = self.random_item(key)
-            cond, holds = self.random_condition()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
-                                                      ReturnValues="ALL_OLD", **cond),
-                            holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
-            if r is not None:
-                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-                self.model[key] = item
-            self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
-                      r is not None)
-        elif op < 55:
-            key = self.random_key()
-            self.current = [key]
-            cond, holds = self.random_condition()
-            update, apply = self.random_update()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
-                                                         ReturnValues="ALL_NEW",
-                                                         **self.merge(cond, update)),
-                            holds(old), "ConditionalCheckFailedException", f"UpdateItem {key}")
-            if r is not None:
-                new = apply(old, key)
-                assert r.get("Attributes") == new, f"{self.where()}ALL_NEW"
-                self.set(key, new)
-            self.note(key, f"UpdateItem {update['UpdateExpression']} "
-                           f"{cond.get('ConditionExpression', '')}", r is not None)
-        elif op < 70:
-            key = self.random_key()
-            self.current = [key]
-            cond, holds = self.random_condition()
-            old = self.model.get(key)
-            self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
-            r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
-                                                         ReturnValues="ALL_OLD", **cond),
-                            holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
-            if r is not None:
-                assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-                self.model.pop(key, None)
-            self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
-        elif op < 85:
-            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
-                                   1 + self.rng.randrange(6))
-            writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
-            requests = [{"PutRequest": {"Item": w}} if w else
-                        {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
-            self.current = keys
-            self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
-            self.atomic = False  # BatchWriteItem may apply part of the request
-            r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
-            unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
-                                  u["DeleteRequest"]["Key"])
-                           for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
-            for k, w in zip(keys, writes):
-                if k not in unprocessed:
-                    self.set(k, w)
-                self.note(k, f"BatchWriteItem {'put ' + describe(w) if w else 'delete'}",
-                          k not in unprocessed)
+        for kind, share in STEP_SHARES:
+            if op < share:
+                break
+            op -= share
+        getattr(self, kind)()
+        self.answered[kind] += 1
+
+    def put_step(self):
+        key = self.random_key()
+        self.current = [key]
+        item = self.random_item(key)
+        cond, holds = self.random_condition()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, item if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.put_item(TableName=TABLE, Item=item,
+                                                  ReturnValues="ALL_OLD", **cond),
+                        holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
+        if r is not None:
+            assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+            self.model[key] = item
+        self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
+                  r is not None)
+
+    def update_step(self):
+        key = self.random_key()
+        self.current = [key]
+        cond, holds = self.random_condition()
+        update, apply = self.random_update()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, apply(old, key) if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.update_item(TableName=TABLE, Key=key_item(key),
+                                                     ReturnValues="ALL_NEW",
+                                                     **self.merge(cond, update)),
+                        holds(old), "ConditionalCheckFailedException", f"UpdateItem {key}")
+        if r is not None:
+            new = apply(old, key)
+            assert r.get("Attributes") == new, f"{self.where()}ALL_NEW"
+            self.set(key, new)
+        self.note(key, f"UpdateItem {update['UpdateExpression']} "
+                       f"{cond.get('ConditionExpression', '')}", r is not None)
+
+    def delete_step(self):
+        key = self.random_key()
+        self.current = [key]
+        cond, holds = self.random_condition()
+        old = self.model.get(key)
+        self.pending, self.atomic = {key: (old, None if holds(old) else old)}, True
+        r = self.expect(lambda: self.ddb.delete_item(TableName=TABLE, Key=key_item(key),
+                                                     ReturnValues="ALL_OLD", **cond),
+                        holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
+        if r is not None:
+            assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
+            self.model.pop(key, None)
+        self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
+
+    def batch_write_step(self):
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(6))
+        writes = [self.random_item(k) if self.rng.randrange(3) else None for k in keys]
+        requests = [{"PutRequest": {"Item": w}} if w else
+                    {"DeleteRequest": {"Key": key_item(k)}} for k, w in zip(keys, writes)]
+        self.current = keys
+        self.pending = {k: (self.model.get(k), w) for k, w in zip(keys, writes)}
+        self.atomic = False  # BatchWriteItem may apply part of the request
+        r = self.send(lambda: self.ddb.batch_write_item(RequestItems={TABLE: requests}))
+        unprocessed = {key_of(u.get("PutRequest", {}).get("Item") or
+                              u["DeleteRequest"]["Key"])
+                       for u in r.get("UnprocessedItems", {}).get(TABLE, [])}
+        for k, w in zip(keys, writes):
+            if k not in unprocessed:
+                self.set(k, w)
+            self.note(k, f"BatchWriteItem {'put ' + describe(w) if w else 'delete'}",
+                      k not in unprocessed)
+
+    def transact_write_step(self):
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(4))
+        self.current = keys
+        actions, effects, all_hold = [], [], True
+        for k in keys:
+            kind = self.rng.choice(["Put", "Update", "Delete", "ConditionCheck"])
+            cond, holds = self.random_condition(allow_none=kind != "ConditionCheck")
+            all_hold = all_hold and holds(self.model.get(k))
+            body = {"TableName": TABLE, **cond}
+            if kind == "Put":
+                item = self.random_item(k)
+                body["Item"] = item
+                effects.append((k, lambda old, item=item: item))
+            else:
+                body["Key"] = key_item(k)
+            if kind == "Update":
+                update, apply = self.random_update()
+                body = self.merge(body, update)
+                effects.append((k, lambda old, apply=apply, k=k: apply(old, k)))
+            if kind == "Delete":
+                effects.append((k, lambda old: None))
+            actions.append({kind: body})
+        self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
+        if all_hold:
+            for k, effect in effects:
+                self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
+        self.atomic = True
+        r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
+                        all_hold, "TransactionCanceledException", "TransactWriteItems")
+        if r is not None:
+            for k, effect in effects:
+                self.set(k, effect(self.model.get(k)))
+        for action in actions:
+            (kind, body), = action.items()
+            k = key_of(body.get("Item") or body["Key"])
+            self.note(k, f"TransactWriteItems {kind} {body.get('UpdateExpression', '')} "
+                         f"{body.get('ConditionExpression', '')}", r is not None)
+
+    # ---- PartiQL: ExecuteStatement, BatchExecuteStatement, ExecuteTransaction ----------------
+
+    def random_predicate(self, on_missing_false=False):
+        """A WHERE condition beyond the key: (text, parameters, predicate on an existing item).
+        With on_missing_false, never empty, and false on an item lacking its attribute."""
+        kinds = ["x_less", "g2_equals", "g_present"]
+        if not on_missing_false:
+            kinds += ["h_missing", "none", "none"]
+        kind = self.rng.choice(kinds)
+        if kind == "none":
+            return "", [], lambda old: True
+        if kind == "h_missing":
+            return ' AND "h" IS MISSING', [], lambda old: "h" not in old
+        if kind == "g_present":
+            return ' AND "g" IS NOT MISSING', [], lambda old: "g" in old
+        if kind == "g2_equals":
+            v = value("g2", self.rng.randrange(3))
+            return ' AND "g2" = ?', [v], lambda old: old.get("g2") == v
+        c = self.rng.randrange(100)
+        return (' AND "x" < ?', [value("x", c)],
+                lambda old: "x" in old and int(old["x"]["N"]) < c)
+
+    def partiql_insert(self, key):
+        item = self.random_item(key)
+        statement = (f'INSERT INTO "{TABLE}" VALUE {{' +
+                     ", ".join(f"'{attr}': ?" for attr in item) + "}")
+        return PartiqlWrite(key, statement, list(item.values()), lambda old: old is None,
+                            lambda old: item, "DuplicateItem")
+
+    def partiql_update(self, key, returning=""):
+        """UPDATE ... SET ... REMOVE ... WHERE <key> [AND predicate]: fails on a missing item."""
+        sets, removes = self.random_changes()
+        parts, parameters = [], []
+        if sets:
+            parts.append("SET " + ", ".join(f'"{attr}" = ?' for attr in sets))
+            parameters += list(sets.values())
+        parts += [f'REMOVE "{attr}"' for attr in removes]
+        text, values, predicate = self.random_predicate()
+        statement = (f'UPDATE "{TABLE}" {" ".join(parts)} WHERE {PARTIQL_KEY}{text}{returning}')
+        apply = updated(sets, removes)
+        return PartiqlWrite(key, statement, parameters + list(key_item(key).values()) + values,
+                            lambda old: old is not None and predicate(old),
+                            lambda old: apply(old, key), "ConditionalCheckFailed")
+
+    def partiql_delete(self, key, returning=""):
+        """DELETE ... WHERE <key> [AND predicate]: a missing item is deleted silently (the
+        predicate conditions an existing item only; docs/compatibility.md)."""
+        text, values, predicate = self.random_predicate()
+        statement = f'DELETE FROM "{TABLE}" WHERE {PARTIQL_KEY}{text}{returning}'
+        return PartiqlWrite(key, statement, list(key_item(key).values()) + values,
+                            lambda old: old is None or predicate(old), lambda old: None,
+                            "ConditionalCheckFailed")
+
+    def partiql_exists(self, key):
+        """EXISTS(SELECT ...) in ExecuteTransaction: a condition check that writes nothing."""
+        text, values, predicate = self.random_predicate(on_missing_false=True)
+        statement = f'EXISTS(SELECT * FROM "{TABLE}" WHERE {PARTIQL_KEY}{text})'
+        return PartiqlWrite(key, statement, list(key_item(key).values()) + values,
+                            lambda old: old is not None and predicate(old), lambda old: old,
+                            "ConditionalCheckFailed")
+
+    def likely_holding(self, key, makers):
+        """A random statement on key, three times in four (of a few draws) one that holds, so
+        that most transactions commit."""
+        want = self.rng.randrange(4) > 0
+        for _ in range(8):
+            w = self.rng.choice(makers)(key)
+            if not want or w.holds(self.model.get(key)):
+                break
+        return w
+
+    def statement_step(self):
+        """ExecuteStatement: one INSERT, UPDATE or DELETE, with RETURNING."""
+        key = self.random_key()
+        self.current = [key]
+        kind = self.rng.choice(["INSERT", "UPDATE", "DELETE"])
+        if kind == "INSERT":
+            w, returning = self.partiql_insert(key), None
+        elif kind == "UPDATE":
+            returning = self.rng.choice(["", " RETURNING ALL NEW *", " RETURNING ALL OLD *"])
+            w = self.partiql_update(key, returning)
         else:
-            keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
-                                   1 + self.rng.randrange(4))
-            self.current = keys
-            actions, effects, all_hold = [], [], True
-            for k in keys:
-                kind = self.rng.choice(["Put", "Update", "Delete", "ConditionCheck"])
-                cond, holds = self.random_condition(allow_none=kind != "ConditionCheck")
-                all_hold = all_hold and holds(self.model.get(k))
-                body = {"TableName": TABLE, **cond}
-                if kind == "Put":
-                    item = self.random_item(k)
-                    body["Item"] = item
-                    effects.append((k, lambda old, item=item: item))
-                else:
-                    body["Key"] = key_item(k)
-                if kind == "Update":
-                    update, apply = self.random_update()
-                    body = self.merge(body, update)
-                    effects.append((k, lambda old, apply=apply, k=k: apply(old, k)))
-                if kind == "Delete":
-                    effects.append((k, lambda old: None))
-                actions.append({kind: body})
-            self.pending = {k: (self.model.get(k), self.model.get(k)) for k in keys}
-            if all_hold:
-                for k, effect in effects:
-                    self.pending[k] = (self.model.get(k), effect(self.model.get(k)))
-            self.atomic = True
-            r = self.expect(lambda: self.ddb.transact_write_items(TransactItems=actions),
-                            all_hold, "TransactionCanceledException", "TransactWriteItems")
-            if r is not None:
-                for k, effect in effects:
-                    self.set(k, effect(self.model.get(k)))
-            for action in actions:
-                (kind, body), = action.items()
-                k = key_of(body.get("Item") or body["Key"])
-                self.note(k, f"TransactWriteItems {kind} {body.get('UpdateExpression', '')} "
-                             f"{body.get('ConditionExpression', '')}", r is not None)
+            returning = self.rng.choice(["", " RETURNING ALL OLD *"])
+            w = self.partiql_delete(key, returning)
+        old = self.model.get(key)
+        holds = w.holds(old)
+        self.pending, self.atomic = {key: (old, w.apply(old) if holds else old)}, True
+        r = self.expect(lambda: self.ddb.execute_statement(**w.member()), holds,
+                        w.code + "Exception", f"ExecuteStatement {w.statement}")
+        if r is not None:
+            new = w.apply(old)
+            want = {" RETURNING ALL NEW *": new, " RETURNING ALL OLD *": old}.get(returning)
+            assert r["Items"] == ([want] if want else []), f"{self.where()}Items {r['Items']}"
+            self.set(key, new)
+        self.note(key, f"ExecuteStatement {w.statement} {w.parameters}", r is not None)
+
+    def batch_statement_step(self):
+        """BatchExecuteStatement of INSERT, UPDATE and DELETE statements on distinct items: each
+        statement answers for itself."""
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(4))
+        makers = (self.partiql_insert, self.partiql_update, self.partiql_delete)
+        writes = [self.rng.choice(makers)(k) for k in keys]
+        self.current = keys
+        self.pending = {k: (self.model.get(k), w.apply(self.model.get(k))
+                            if w.holds(self.model.get(k)) else self.model.get(k))
+                        for k, w in zip(keys, writes)}
+        self.atomic = False  # each statement is a write of its own
+        r = self.send(lambda: self.ddb.batch_execute_statement(
+            Statements=[w.member() for w in writes]))
+        assert len(r["Responses"]) == len(writes), f"{self.where()}{r['Responses']}"
+        for w, answer in zip(writes, r["Responses"]):
+            old = self.model.get(w.key)
+            holds = w.holds(old)
+            want = {"TableName": TABLE}
+            if not holds:
+                want["Error"] = {"Code": w.code, "Message": ERROR_MESSAGES[w.code]}
+            assert answer == want, f"{self.where()}{w.statement}: {answer}"
+            if holds:
+                self.set(w.key, w.apply(old))
+            self.note(w.key, f"BatchExecuteStatement {w.statement} {w.parameters}", holds)
+
+    def transaction_step(self):
+        """ExecuteTransaction of INSERT, UPDATE, DELETE and EXISTS statements on distinct items,
+        mostly with a ClientRequestToken: sent twice (the second a replay, or the same
+        cancellation), and once more after a crash interrupted it (resolve)."""
+        keys = self.rng.sample([(p, s) for p in self.pks for s in range(8)],
+                               1 + self.rng.randrange(4))
+        makers = (self.partiql_insert, self.partiql_update, self.partiql_delete,
+                  self.partiql_exists)
+        writes = [self.likely_holding(k, makers) for k in keys]
+        self.current = keys
+        all_hold = all(w.holds(self.model.get(w.key)) for w in writes)
+        images = {w.key: (self.model.get(w.key), w.apply(self.model.get(w.key)) if all_hold
+                          else self.model.get(w.key)) for w in writes}
+        request = {"TransactStatements": [w.member() for w in writes]}
+        if self.rng.randrange(4):
+            request["ClientRequestToken"] = str(uuid.UUID(int=self.rng.getrandbits(128)))
+            self.tokened_statements = (request, writes, all_hold, images, self.now_ms())
+        for attempt in range(2 if "ClientRequestToken" in request else 1):
+            self.pending, self.atomic = dict(images), True
+            if attempt:
+                self.pending = {k: (new, new) for k, (_, new) in images.items()}
+            self.execute_transaction(self.ddb, request, writes, all_hold, attempt)
+            for k, (_, new) in images.items():
+                self.set(k, new)
+        self.tokened_statements = None
+        for w in writes:
+            self.note(w.key, f"ExecuteTransaction {w.statement} {w.parameters}"
+                             f"{' (token)' if 'ClientRequestToken' in request else ''}", all_hold)
+
+    def execute_transaction(self, ddb, request, writes, all_hold, attempt):
+        try:
+            self.send(lambda: ddb.execute_transaction(**request))
+        except botocore.exceptions.ClientError as e:
+            self.pending = None
+            err = e.response["Error"]
+            assert not all_hold and err["Code"] == "TransactionCanceledException", \
+                f"{self.where()}ExecuteTransaction (send {attempt + 1}): {err}"
+            reasons = [r["Code"] for r in e.response.get("CancellationReasons", [])]
+            want = ["None" if w.holds(self.model.get(w.key)) else w.code for w in writes]
+            assert reasons == want, f"{self.where()}CancellationReasons {reasons} != {want}"
+            return
+        assert all_hold, f"{self.where()}ExecuteTransaction succeeded; the model says cancelled"
+
+    def resend_statements(self, ddb):
+        """After a crash interrupted a tokened ExecuteTransaction and resolve() settled it: the
+        same request again, which replays it if it committed and executes it if not. Either way
+        the items hold exactly its effect (or, when cancelled, none)."""
+        tokened, self.tokened_statements = self.tokened_statements, None
+        if tokened is None:
+            return
+        request, writes, all_hold, images, sent_ms = tokened
+        if self.now_ms() - sent_ms > TOKEN_WINDOW_MS - 60_000:
+            return  # too near the end of the token's window to count on a replay
+        for k, (old, _) in images.items():
+            self.set(k, old)  # what the statements' conditions are evaluated against
+        self.execute_transaction(ddb, request, writes, all_hold, 2)
+        for k, (_, new) in images.items():
+            actual = ddb.get_item(TableName=TABLE, Key=key_item(k),
+                                  ConsistentRead=True).get("Item")
+            assert actual == new, f"{self.where()}{k} after resending a token: {actual} != {new}"
+            self.set(k, new)
+        self.resends_after_crash += 1
+        self.statement_resends_after_crash += 1
 
     def set(self, key, item):
         if item is None:

@@ -1,12 +1,12 @@
 """Secondary indexes across a crash and during an online backfill, black-box through boto3.
 
-Random PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems requests (with
-conditions) on a table with an LSI and two GSIs (one sparse, one with an INCLUDE projection) are
-applied to a model of the base table. The server is killed with SIGKILL and restarted on the same
-data directory; every index, read by Query (every partition, both directions, paginated at small
-Limits) and by parallel Scan, must equal the index recomputed from the model, before and after the
-crash. A GSI created by UpdateTable while a thread keeps writing (also with a SIGKILL right after
-the UpdateTable) must equal the model once ACTIVE.
+Random PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems and PartiQL write
+requests (with conditions; model_writer.Writer) on a table with an LSI and two GSIs (one sparse, one
+with an INCLUDE projection) are applied to a model of the base table. The server is killed with
+SIGKILL and restarted on the same data directory; every index, read by Query (every partition, both
+directions, paginated at small Limits) and by parallel Scan, must equal the index recomputed from
+the model, before and after the crash. A GSI created by UpdateTable while a thread keeps writing
+(also with a SIGKILL right after the UpdateTable) must equal the model once ACTIVE.
 
 fdyno-specific (it kills and restarts the server it starts), so FDYNO_TEST_ENDPOINT is not used.
 Seeds 1 and 2; FDYNO_SEED=n replays one.

@@ -8,18 +8,20 @@ minutes, cleared a minute-bucket at a time by the writes that follow), ClientReq
 lifetimes. Each restart continues the same fast timeline (FDYNO_TEST_CLOCK_START_MS).
 
 Four writers (model_writer.Writer: PutItem, UpdateItem, DeleteItem, BatchWriteItem and
-TransactWriteItems with conditions, on a table with an LSI and two GSIs) and tokened
+TransactWriteItems with conditions, and PartiQL's ExecuteStatement, BatchExecuteStatement and
+tokened ExecuteTransaction writes, on a table with an LSI and two GSIs) and tokened
 TransactWriteItems that ADD to a counter and are resent with the same token (a replay: no second
 effect) write over their own keys until the server is killed. A request the kill interrupted is
-settled from the items after the restart (each item its old or its new image, a transaction all
-one or the other); an interrupted tokened request is then resent, and must leave exactly one
-effect. The table, every index and the item counts are compared with the model every few cycles,
+settled from the items after the restart (each item its old or its new image, a transaction all one
+or the other); an interrupted tokened request (either kind) is then resent, and must leave exactly
+one effect. The table, every index and the item counts are compared with the model every few cycles,
 at the end, and after a final clean restart.
 
 Short form (default): 45 s, about 3 hours of the server's clock. FDYNO_FULL=1: 400 s, about 27
 hours. FDYNO_SOAK_SECONDS=n sets the duration; FDYNO_SEED=n the seed. fdyno-specific (it kills
 the server it starts).
 """
+import collections
 import os
 import random
 import signal
@@ -27,10 +29,10 @@ import time
 import uuid
 
 from conftest import Server
-from model_writer import Background, Writer, check_all, create_table, key_item, wait_for, INITIAL
+from model_writer import (INITIAL, PARTIQL_STEPS, TOKEN_WINDOW_MS, Background, Writer, check_all,
+                          create_table, key_item, wait_for)
 
 RATE = 240  # the server's wall clock runs this many times as fast as real time
-TOKEN_WINDOW_MS = 10 * 60 * 1000
 FULL = os.environ.get("FDYNO_FULL") == "1"
 DURATION_S = float(os.environ.get("FDYNO_SOAK_SECONDS", 400 if FULL else 45))
 SEED = int(os.environ.get("FDYNO_SEED", 1))
@@ -55,7 +57,9 @@ class SoakWriter(Writer):
         self.clock = clock
         self.acknowledged = 0
         self.tokened = None  # (request, image it leaves, server ms of its first send)
-        self.resends_after_crash = 0
+
+    def now_ms(self):
+        return self.clock.now_ms()
 
     def send(self, call):
         r = super().send(call)
@@ -88,6 +92,7 @@ class SoakWriter(Writer):
         self.send(lambda: self.ddb.transact_write_items(**request))
         self.note(key, f"tokened ADD c {delta} resent", True)
         self.tokened = None
+        self.answered["tokened_add_step"] += 1
 
     def resolve(self, ddb):
         tokened, self.tokened = self.tokened, None
@@ -128,35 +133,43 @@ def test_soak_fast_clock_sigkill_and_model(tmp_path):
     clock = FastClock()
     begin = time.monotonic()
     server = start(tmp_path, clock)
-    ddb = server.client()
-    create_table(ddb)
-    writers = [SoakWriter(server.client(), SEED * 100 + t, [f"w{t}a", f"w{t}b", f"w{t}c"],
-                          f"seed {SEED} writer {t}", clock) for t in range(4)]
-    cycles = 0
-    while time.monotonic() - begin < DURATION_S:
-        background = [Background(w) for w in writers]
-        time.sleep(rng.uniform(1.0, 5.0))
-        kill(server)
-        wait_for(lambda: all(b.crashed or b.error or not b.thread.is_alive()
-                             for b in background), timeout=60)
-        for b in background:
-            b.stop()  # re-raises a writer's failure
-        cycles += 1
-        server = start(tmp_path, clock)
+    try:  # a failure stops the server it leaves running
         ddb = server.client()
-        for w in writers:
-            w.resolve(ddb)
-            w.ddb = server.client()
-        if cycles % 4 == 0:
-            check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} after cycle {cycles}")
-    check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} at the end")
-    server.stop()
-    server = start(tmp_path, clock)
-    check_all(server.client(), merged(writers), INITIAL, rng, f"seed {SEED} after a clean restart")
-    server.stop()
+        create_table(ddb)
+        writers = [SoakWriter(server.client(), SEED * 100 + t, [f"w{t}a", f"w{t}b", f"w{t}c"],
+                              f"seed {SEED} writer {t}", clock) for t in range(4)]
+        cycles = 0
+        while time.monotonic() - begin < DURATION_S:
+            background = [Background(w) for w in writers]
+            time.sleep(rng.uniform(1.0, 5.0))
+            kill(server)
+            wait_for(lambda: all(b.crashed or b.error or not b.thread.is_alive()
+                                 for b in background), timeout=60)
+            for b in background:
+                b.stop()  # re-raises a writer's failure
+            cycles += 1
+            server = start(tmp_path, clock)
+            ddb = server.client()
+            for w in writers:
+                w.resolve(ddb)
+                w.ddb = server.client()
+            if cycles % 4 == 0:
+                check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} after cycle {cycles}")
+        check_all(ddb, merged(writers), INITIAL, rng, f"seed {SEED} at the end")
+        server.stop()
+        server = start(tmp_path, clock)
+        check_all(server.client(), merged(writers), INITIAL, rng,
+                  f"seed {SEED} after a clean restart")
+    finally:
+        server.stop()
     hours = (clock.now_ms() - clock.start_ms) / 3_600_000
+    answered = sum((w.answered for w in writers), collections.Counter())
     print(f"soak: {cycles} SIGKILL cycles, {sum(w.acknowledged for w in writers)} acknowledged "
-          f"requests, {sum(w.resends_after_crash for w in writers)} tokens resent after a crash, "
+          f"requests, {sum(answered.values())} steps answered "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(answered.items()))}; PartiQL "
+          f"{sum(answered[k] for k in PARTIQL_STEPS)}), "
+          f"{sum(w.resends_after_crash for w in writers)} tokens resent after a crash "
+          f"({sum(w.statement_resends_after_crash for w in writers)} ExecuteTransaction), "
           f"{len(merged(writers))} items, {hours:.1f} hours of server clock "
           f"({hours * 6:.0f} receipt and token lifetimes)")
     assert hours >= (20 if FULL else 2.5), "the server clock did not run fast enough"

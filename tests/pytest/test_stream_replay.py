@@ -1,8 +1,9 @@
-"""The stream replayed equals the table, across SIGKILL: random writes of every kind (with
-conditions, on a table with an LSI and two GSIs) by three writers, the server killed with SIGKILL
-in the middle of them and restarted, more writes; then the stream is read from TRIM_HORIZON.
-Replaying its records in order must give exactly the table (read by Scan) and the writers'
-model, and every record's OldImage must be the NewImage its key had before (NEW_AND_OLD_IMAGES).
+"""The stream replayed equals the table, across SIGKILL: random writes of every kind (item
+operations and PartiQL, with conditions, on a table with an LSI and two GSIs) by three writers, the
+server killed with SIGKILL in the middle of them and restarted, more writes; then the stream is read
+from TRIM_HORIZON. Replaying its records in order must give exactly the table (read by Scan) and the
+writers' model, and every record's OldImage must be the NewImage its key had before
+(NEW_AND_OLD_IMAGES).
 
 fdyno-specific (it kills the server it starts). Seeds 1 and 2; FDYNO_SEED=n replays one.
 """
