@@ -126,11 +126,13 @@ void Load(ApiBench& bench, const std::string& table, int64_t n, int64_t t0, int 
   });
 }
 
-// The baseline: every item of the table read and decoded, its TTL attribute checked.
-std::vector<std::string> FindByScan(kv::Database& db, const store::TableInfo& table,
-                                    int64_t now_ms) {
+// Reads [range) in snapshot pages of kPageKeys keys, each in its own read-only transaction,
+// calling visit(tx, kv, keys) for every pair; returns every key visit added.
+template <typename Visit>
+std::vector<std::string> CollectKeys(kv::Database& db,
+                                     const std::pair<std::string, std::string>& range,
+                                     const char* what, Visit visit) {
   std::vector<std::string> found;
-  const std::pair<std::string, std::string> range = store::layout::Items(table.id).Range();
   std::string begin = range.first;
   const std::string& end = range.second;
   kv::RunOptions ro;
@@ -143,66 +145,56 @@ std::vector<std::string> FindByScan(kv::Database& db, const store::TableInfo& ta
                         kv::RangeResult page,
                         tx.GetRange(begin, end, {.limit = kPageKeys, .snapshot = true}));
                     for (const kv::KeyValue& kv : page.kvs) {
-                      if (store::IsItemPart(kv.value)) continue;  // read with its head
-                      FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> whole,
-                                             store::WholeImage(kv.value));
-                      std::string split;
-                      if (!whole) {
-                        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                                               store::ReadItem(tx, kv.key, /*snapshot=*/true));
-                        if (!stored) continue;
-                        split = std::move(stored->image);
-                      }
-                      FDYNO_ASSIGN_OR_RETURN(
-                          bool expired,
-                          store::StoredItemExpired(table, whole ? *whole : split, now_ms));
-                      if (expired) keys.push_back(kv.key);
+                      FDYNO_RETURN_IF_ERROR(visit(tx, kv, keys));
                     }
                     found.insert(found.end(), keys.begin(), keys.end());
                     begin = page.more && !page.kvs.empty() ? page.kvs.back().key + '\x00' : end;
                     return Status::Ok();
                   }),
-          "scan");
+          what);
   }
   return found;
+}
+
+// The baseline: every item of the table read and decoded, its TTL attribute checked.
+std::vector<std::string> FindByScan(kv::Database& db, const store::TableInfo& table,
+                                    int64_t now_ms) {
+  return CollectKeys(
+      db, store::layout::Items(table.id).Range(), "scan",
+      [&](kv::Transaction& tx, const kv::KeyValue& kv, std::vector<std::string>& keys) -> Status {
+        if (store::IsItemPart(kv.value)) return Status::Ok();  // read with its head
+        FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> whole, store::WholeImage(kv.value));
+        std::string split;
+        if (!whole) {
+          FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                                 store::ReadItem(tx, kv.key, /*snapshot=*/true));
+          if (!stored) return Status::Ok();
+          split = std::move(stored->image);
+        }
+        FDYNO_ASSIGN_OR_RETURN(bool expired,
+                               store::StoredItemExpired(table, whole ? *whole : split, now_ms));
+        if (expired) keys.push_back(kv.key);
+        return Status::Ok();
+      });
 }
 
 // Through the expiry index: the keys below now, and each item they name read again.
 std::vector<std::string> FindByIndex(kv::Database& db, const store::TableInfo& table,
                                      int64_t now_ms) {
-  std::vector<std::string> found;
-  const std::pair<std::string, std::string> range = store::ExpiredRange(table.id, now_ms);
-  std::string begin = range.first;
-  const std::string& end = range.second;
-  kv::RunOptions ro;
-  ro.read_only = true;
-  while (begin < end) {
-    Check(kv::Run(db, ro,
-                  [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-                    std::vector<std::string> keys;
-                    FDYNO_ASSIGN_OR_RETURN(
-                        kv::RangeResult page,
-                        tx.GetRange(begin, end, {.limit = kPageKeys, .snapshot = true}));
-                    for (const kv::KeyValue& kv : page.kvs) {
-                      FDYNO_ASSIGN_OR_RETURN(store::ExpiryEntry e,
-                                             store::DecodeExpiryKey(table.id, kv.key));
-                      FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                                             store::ReadItem(tx, e.item_key, /*snapshot=*/true));
-                      if (!stored) continue;
-                      FDYNO_ASSIGN_OR_RETURN(model::Item item,
-                                             model::DecodeStoredItem(stored->image));
-                      std::optional<int64_t> expiry = store::ExpirySeconds(table.ttl, item);
-                      if (expiry == e.expiry_s && store::ExpiredAt(*expiry, now_ms)) {
-                        keys.push_back(std::move(e.item_key));
-                      }
-                    }
-                    found.insert(found.end(), keys.begin(), keys.end());
-                    begin = page.more && !page.kvs.empty() ? page.kvs.back().key + '\x00' : end;
-                    return Status::Ok();
-                  }),
-          "index");
-  }
-  return found;
+  return CollectKeys(
+      db, store::ExpiredRange(table.id, now_ms), "index",
+      [&](kv::Transaction& tx, const kv::KeyValue& kv, std::vector<std::string>& keys) -> Status {
+        FDYNO_ASSIGN_OR_RETURN(store::ExpiryEntry e, store::DecodeExpiryKey(table.id, kv.key));
+        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                               store::ReadItem(tx, e.item_key, /*snapshot=*/true));
+        if (!stored) return Status::Ok();
+        FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
+        std::optional<int64_t> expiry = store::ExpirySeconds(table.ttl, item);
+        if (expiry == e.expiry_s && store::ExpiredAt(*expiry, now_ms)) {
+          keys.push_back(std::move(e.item_key));
+        }
+        return Status::Ok();
+      });
 }
 
 double Median(std::vector<double> v) {
