@@ -307,19 +307,21 @@ CrashStats RunCrashCycles(const CrashMode& mode, uint64_t seed, uint64_t cycles)
 
 uint64_t Cycles() { return EnvU64("FDYNO_CRASH_CYCLES", EnvU64("FDYNO_FULL", 0) == 1 ? 100 : 30); }
 
-uint64_t Seed(const char* test) {
+// The seed of a test running `cycles` cycles, printed with the command that replays it.
+uint64_t Seed(const char* test, uint64_t cycles) {
   uint64_t seed = EnvU64("FDYNO_CRASH_SEED", std::random_device{}());
   std::printf(
       "%s: seed=%llu cycles=%llu (replay: FDYNO_CRASH_SEED=%llu kv_crash_test "
       "--gtest_filter='*%s')\n",
-      test, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(Cycles()),
+      test, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(cycles),
       static_cast<unsigned long long>(seed), test);
   std::fflush(stdout);
   return seed;
 }
 
 TEST(KvCrashTest, AcknowledgedCommitsSurviveSigkill) {
-  CrashStats stats = RunCrashCycles({}, Seed("AcknowledgedCommitsSurviveSigkill"), Cycles());
+  CrashStats stats =
+      RunCrashCycles({}, Seed("AcknowledgedCommitsSurviveSigkill", Cycles()), Cycles());
   std::printf("kv crash test: %llu acknowledged commits verified\n",
               static_cast<unsigned long long>(stats.acks));
   EXPECT_GT(stats.acks, 0u);
@@ -328,8 +330,8 @@ TEST(KvCrashTest, AcknowledgedCommitsSurviveSigkill) {
 // A SIGKILL keeps the page cache; a power cut does not. Here every cycle also drops what was
 // never fsynced (testing/power_loss.h): acknowledged commits must still all be there.
 TEST(KvCrashTest, AcknowledgedCommitsSurvivePowerLoss) {
-  CrashStats stats =
-      RunCrashCycles({.power_loss = true}, Seed("AcknowledgedCommitsSurvivePowerLoss"), Cycles());
+  CrashStats stats = RunCrashCycles(
+      {.power_loss = true}, Seed("AcknowledgedCommitsSurvivePowerLoss", Cycles()), Cycles());
   std::printf(
       "kv power-loss test: %llu acknowledged commits verified, %llu unsynced bytes "
       "dropped\n",
@@ -341,9 +343,10 @@ TEST(KvCrashTest, AcknowledgedCommitsSurvivePowerLoss) {
 // The harness can fail: without fsync (Durability::kNone) a power cut loses acknowledged
 // commits, and the same checks see it. kNone is the only mode that may.
 TEST(KvCrashTest, WithoutFsyncAPowerLossLosesAcknowledgedCommits) {
+  constexpr uint64_t kCycles = 5;
   CrashStats stats =
       RunCrashCycles({.power_loss = true, .durability_none = true, .expect_loss = true},
-                     Seed("WithoutFsyncAPowerLossLosesAcknowledgedCommits"), 5);
+                     Seed("WithoutFsyncAPowerLossLosesAcknowledgedCommits", kCycles), kCycles);
   std::printf("without fsync: %llu of %llu acknowledged commits lost\n",
               static_cast<unsigned long long>(stats.lost),
               static_cast<unsigned long long>(stats.acks));
