@@ -202,6 +202,30 @@ class NetworkThreadTest : public ::testing::Test {
 
   int64_t InFlight() { return metrics_.GetGauge("fdyno_in_flight_requests").value(); }
 
+  // Holds reads, then occupies the only worker (`busy`) and the only queue place (`queued`)
+  // with a BatchGetItem each, so the pool is at its bound. REQUIRES: Start(1, 1).
+  void FillThePool(Client& busy, Client& queued) {
+    HoldReads();
+    busy.SendApi("BatchGetItem", kBatchGet);  // runs on the worker and waits at the gate
+    ASSERT_TRUE(gate_.AwaitWaiting(1));
+    queued.SendApi("BatchGetItem", kBatchGet);  // waits for the worker: the bound is reached
+    const auto until = std::chrono::steady_clock::now() + kPatience;
+    while (InFlight() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    ASSERT_EQ(InFlight(), 2);
+  }
+
+  // `operation` is answered ThrottlingException at once, not run on the network thread.
+  void ExpectShed(const char* operation, const std::string& body) {
+    Client shed(endpoint());
+    shed.SendApi(operation, body);
+    ASSERT_TRUE(shed.Answered(5000ms)) << operation << " ran on the network thread";
+    Answer answer = shed.Receive();
+    EXPECT_EQ(answer.status, 400u) << operation << ": " << answer.body;
+    EXPECT_EQ(answer.body, R"({"__type":"com.amazon.coral.availability#ThrottlingException",)"
+                           R"("message":"Rate of requests exceeds the allowed throughput."})")
+        << operation;
+  }
+
   Endpoint endpoint() const { return server_->data_endpoint(); }
 
   ServerConfig config_;         // what Start() does not set
@@ -259,25 +283,11 @@ TEST_F(NetworkThreadTest, ARetryingInlineReadDoesNotHoldOtherConnections) {
 // read that waits for the slow engine on the network thread.
 TEST_F(NetworkThreadTest, InlineReadsAreShedWhenThePoolIsFull) {
   Start(/*workers=*/1, /*queue_bound=*/1);
-  HoldReads();
   Client busy(endpoint());
-  busy.SendApi("BatchGetItem", kBatchGet);  // runs on the worker and waits at the gate
-  ASSERT_TRUE(gate_.AwaitWaiting(1));
   Client queued(endpoint());
-  queued.SendApi("BatchGetItem", kBatchGet);  // waits for the worker: the bound is reached
-  const auto until = std::chrono::steady_clock::now() + kPatience;
-  while (InFlight() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  ASSERT_EQ(InFlight(), 2);
-
+  ASSERT_NO_FATAL_FAILURE(FillThePool(busy, queued));
   for (const auto& [operation, body] : {std::pair{"GetItem", kGetItem}, {"Query", kQuery}}) {
-    Client shed(endpoint());
-    shed.SendApi(operation, body);
-    ASSERT_TRUE(shed.Answered(5000ms)) << operation << " ran on the network thread";
-    Answer answer = shed.Receive();
-    EXPECT_EQ(answer.status, 400u) << operation;
-    EXPECT_EQ(answer.body, R"({"__type":"com.amazon.coral.availability#ThrottlingException",)"
-                           R"("message":"Rate of requests exceeds the allowed throughput."})")
-        << operation;
+    ExpectShed(operation, body);
   }
 
   gate_.Open();
@@ -295,26 +305,12 @@ TEST_F(NetworkThreadTest, InlineReadsAreShedWhenThePoolIsFull) {
 TEST_F(NetworkThreadTest, InlineWritesAreShedWhenThePoolIsFull) {
   inline_writes_ = true;
   Start(/*workers=*/1, /*queue_bound=*/1);
-  HoldReads();
   Client busy(endpoint());
-  busy.SendApi("BatchGetItem", kBatchGet);  // runs on the worker and waits at the gate
-  ASSERT_TRUE(gate_.AwaitWaiting(1));
   Client queued(endpoint());
-  queued.SendApi("BatchGetItem", kBatchGet);  // waits for the worker: the bound is reached
-  const auto until = std::chrono::steady_clock::now() + kPatience;
-  while (InFlight() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-  ASSERT_EQ(InFlight(), 2);
-
+  ASSERT_NO_FATAL_FAILURE(FillThePool(busy, queued));
   for (const auto& [operation, body] :
        {std::pair{"PutItem", kPutItem}, {"UpdateItem", kUpdateItem}, {"DeleteItem", kDeleteItem}}) {
-    Client shed(endpoint());
-    shed.SendApi(operation, body);
-    ASSERT_TRUE(shed.Answered(5000ms)) << operation << " ran on the network thread";
-    Answer answer = shed.Receive();
-    EXPECT_EQ(answer.status, 400u) << operation << ": " << answer.body;
-    EXPECT_EQ(answer.body, R"({"__type":"com.amazon.coral.availability#ThrottlingException",)"
-                           R"("message":"Rate of requests exceeds the allowed throughput."})")
-        << operation;
+    ExpectShed(operation, body);
   }
 
   gate_.Open();
