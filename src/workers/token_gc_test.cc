@@ -50,11 +50,9 @@ TEST(TokenGcTest, OptionsFromEnv) {
   EXPECT_EQ(o->max_scan, 1000);
 }
 
-TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
-  ManualClock clock;
-  auto db = kv::OpenMemoryEngine();
-  store::TokenStore tokens(store::layout::Tokens());
-  ASSERT_TRUE(kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+// 20 expired records, 5 live ones and a malformed one (26 keys).
+void WriteTokens(kv::Database& db, const store::TokenStore& tokens, const Clock& clock) {
+  ASSERT_TRUE(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                 for (int i = 0; i < 25; ++i) {
                   store::TokenRecord r;
                   r.fingerprint = store::Sha256("x");
@@ -64,6 +62,13 @@ TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
                 tx.Set(tokens.KeyOf({"a", "TransactWriteItems", "zz-bad"}), "\x07junk");
                 return Status::Ok();
               }).ok());
+}
+
+TEST(TokenGcTest, BoundedPassesRemoveExpiredAndKeepMalformed) {
+  ManualClock clock;
+  auto db = kv::OpenMemoryEngine();
+  store::TokenStore tokens(store::layout::Tokens());
+  ASSERT_NO_FATAL_FAILURE(WriteTokens(*db, tokens, clock));
   TokenGcOptions options;
   options.max_scan = 4;
   options.clock = &clock;
@@ -167,20 +172,6 @@ TEST(TokenGcTest, BackgroundThreadRunsPassesUntilStopped) {
   ASSERT_TRUE(started.ok());
   ASSERT_NE(started->get(), nullptr);
   (*started)->Stop();
-}
-
-// 20 expired records, 5 live ones and a malformed one (26 keys).
-void WriteTokens(kv::Database& db, const store::TokenStore& tokens, const Clock& clock) {
-  ASSERT_TRUE(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-                for (int i = 0; i < 25; ++i) {
-                  store::TokenRecord r;
-                  r.fingerprint = store::Sha256("x");
-                  r.created_ms = clock.WallMillis() - (i < 20 ? store::kTokenLifetime.count() : 0);
-                  tokens.Write(tx, {"a", "TransactWriteItems", "t" + std::to_string(i)}, r);
-                }
-                tx.Set(tokens.KeyOf({"a", "TransactWriteItems", "zz-bad"}), "\x07junk");
-                return Status::Ok();
-              }).ok());
 }
 
 // One of several processes over one database: its own lease clock and view of the database.
