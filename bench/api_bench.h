@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/api.h"
@@ -96,6 +97,12 @@ class ApiBench {
     return static_cast<double>(calls) / s;
   }
 
+  // The median of `v` (the upper one of an even count). REQUIRES: v not empty.
+  static double Median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+
   // `rounds` rounds of the baseline and of the other case, each a rate that `run(other, round)`
   // measures (which goes first alternates, so a trend in the machine's load favours neither).
   // Prints each round's rates and their ratio other/baseline, then the median ratio.
@@ -115,8 +122,7 @@ class ApiBench {
       std::printf("round %d: %s %.0f/s, %s %.0f/s, ratio %.2f\n", r + 1, baseline, base_rate, other,
                   other_rate, ratios.back());
     }
-    std::sort(ratios.begin(), ratios.end());
-    const double median = ratios[ratios.size() / 2];
+    const double median = Median(std::move(ratios));
     std::printf("median %s / %s: %.2f\n", other, baseline, median);
     return median;
   }

@@ -197,11 +197,6 @@ std::vector<std::string> FindByIndex(kv::Database& db, const store::TableInfo& t
       });
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -257,7 +252,8 @@ void MeasureFinding(ApiBench& bench, int64_t n, int rounds, int conc) {
         "%lld items, %4.1f%% expired (%lld): scan %.2f ms, index %.3f ms (medians of %d), "
         "index/scan %.3g (%.1fx less time)\n",
         static_cast<long long>(n), fraction * 100, static_cast<long long>(expired),
-        Median(scan_s) * 1e3, Median(index_s) * 1e3, rounds, Median(ratios), 1 / Median(ratios));
+        ApiBench::Median(scan_s) * 1e3, ApiBench::Median(index_s) * 1e3, rounds,
+        ApiBench::Median(ratios), 1 / ApiBench::Median(ratios));
   }
 }
 
