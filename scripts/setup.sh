@@ -10,12 +10,12 @@ profile=${1:-all}
 build=(
   cmake ninja-build g++ pkg-config
   librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
-  libgoogle-perftools-dev libhnswlib-dev
+  libjemalloc-dev libhnswlib-dev
 )
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
   valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
-  prometheus dpkg-dev file
+  prometheus dpkg-dev file libgoogle-perftools-dev
 )
 case "$profile" in
   serve) packages=("${build[@]}") ;;

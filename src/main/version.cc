@@ -7,6 +7,7 @@
 
 #include <boost/version.hpp>
 
+#include "base/allocator.h"
 #include "main/build_commit.h"
 
 namespace fdyno::main {
@@ -25,7 +26,8 @@ std::string VersionText() {
          "zlib " + zlibVersion() + "\n" +  //
          "Boost " + boost + "\n" +         //
          "spdlog " + std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) +
-         "." + std::to_string(SPDLOG_VER_PATCH) + "\n";
+         "." + std::to_string(SPDLOG_VER_PATCH) + "\n" +  //
+         AllocatorVersion() + "\n";
 }
 
 }  // namespace fdyno::main

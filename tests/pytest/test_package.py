@@ -38,7 +38,7 @@ def test_control_fields_and_maintainer_scripts(tmp_path):
     # RocksDB is linked statically (docs/format/kv_embedded.md); its compression libraries
     # are shared.
     for library in ("libssl3", "libstdc++6", "libspdlog1.10", "libsnappy1v5", "libzstd1",
-                    "libtcmalloc-minimal4"):
+                    "libjemalloc2"):
         assert library in depends, depends
     for not_needed in ("librocksdb", "-dev", "gtest", "valgrind", "clang", "python"):
         assert not_needed not in depends, depends

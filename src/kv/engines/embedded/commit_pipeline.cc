@@ -6,11 +6,9 @@
 #include <rocksdb/write_batch.h>
 #include <spdlog/spdlog.h>
 
+#include "base/allocator.h"
 #include "base/thread_name.h"
 #include "kv/engines/embedded/engine.h"
-
-// gperftools' tcmalloc, when the process is linked with it (fdyno is; the tests are not).
-extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 
 namespace fdyno::kv::embedded {
 
@@ -425,9 +423,8 @@ void EmbeddedDatabase::ReclaimLoop() {
     if (!s.ok() && !s.IsIncomplete()) {  // Incomplete: closing (DisableManualCompaction)
       spdlog::warn("in-memory engine: reclaiming deleted data failed: {}", s.ToString());
     }
-    // The freed memory goes back to the system, not only to the allocator's free lists
-    // (tcmalloc keeps what it freed until told; the symbol is absent without tcmalloc).
-    if (MallocExtension_ReleaseFreeMemory != nullptr) MallocExtension_ReleaseFreeMemory();
+    // The freed memory goes back to the system, not only to the allocator's free lists.
+    ReleaseFreeMemory();
     lock.lock();
     // At most one reclaim a second: deletes near the limit must not keep a core compacting.
     reclaim_cv_.wait_for(lock, kMinReclaimInterval, [this] { return reclaim_stop_; });
