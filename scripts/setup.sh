@@ -9,7 +9,7 @@ set -euo pipefail
 profile=${1:-all}
 build=(
   cmake ninja-build g++ pkg-config
-  librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
+  lld librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
   libjemalloc-dev libhnswlib-dev
 )
 tests=(
