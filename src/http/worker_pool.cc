@@ -1,20 +1,35 @@
 #include "http/worker_pool.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "base/thread_name.h"
 
 namespace fdyno::http {
 
-WorkerPool::WorkerPool(size_t threads, size_t queue_bound) : queue_bound_(queue_bound) {
+WorkerPool::WorkerPool(size_t threads, size_t queue_bound)
+    : max_threads_(threads), queue_bound_(queue_bound) {
   assert(threads >= 1);
-  threads_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] {
-      SetThreadName("fdyno-worker");
-      Loop();
-    });
-  }
+  std::lock_guard lock(mu_);
+  while (threads_.size() < std::min(threads, kInitialThreads)) StartThread();
+}
+
+void WorkerPool::StartThread() {
+  threads_.emplace_back([this] {
+    SetThreadName("fdyno-worker");
+    Loop();
+  });
+}
+
+void WorkerPool::Enqueue(std::function<void()> task) {
+  queue_.push_back(std::move(task));
+  if (queue_.size() > idle_ && threads_.size() < max_threads_) StartThread();
+  cv_.notify_one();
+}
+
+size_t WorkerPool::threads() const {
+  std::lock_guard lock(mu_);
+  return threads_.size();
 }
 
 WorkerPool::~WorkerPool() { Stop(); }
@@ -37,9 +52,8 @@ bool WorkerPool::TrySubmit(std::function<void()> task) {
       Release();
       return false;
     }
-    queue_.push_back(std::move(task));
+    Enqueue(std::move(task));
   }
-  cv_.notify_one();
   return true;
 }
 
@@ -48,8 +62,7 @@ void WorkerPool::Submit(std::function<void()> task) {
     std::lock_guard lock(mu_);
     if (!stopping_) {
       load_.fetch_add(1, std::memory_order_relaxed);
-      queue_.push_back(std::move(task));
-      cv_.notify_one();
+      Enqueue(std::move(task));
       return;
     }
   }
@@ -79,7 +92,9 @@ void WorkerPool::Loop() {
     std::function<void()> task;
     {
       std::unique_lock lock(mu_);
+      ++idle_;
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      --idle_;
       if (queue_.empty()) return;  // stopping and drained
       task = std::move(queue_.front());
       queue_.pop_front();

@@ -1,5 +1,7 @@
-// A fixed set of threads running operations from a bounded queue, and the admission bound that
-// sheds load. The bound counts tasks waiting for a worker and operations admitted to run
+// Up to a fixed number of threads running operations from a bounded queue, and the admission
+// bound that sheds load. Threads start on demand: a task queued while no started thread is idle
+// starts one more, up to the pool's size, and started threads stay until Stop(). An idle server
+// so runs a few workers, not its 32 or more (each a stack, and the allocator's cache for it). The bound counts tasks waiting for a worker and operations admitted to run
 // elsewhere (on a network thread, TryAdmit): when it is reached, TrySubmit and TryAdmit refuse
 // at once (the caller answers with DynamoDB's throttling error) instead of queueing without
 // bound or running everything inline.
@@ -20,8 +22,9 @@ namespace fdyno::http {
 
 class WorkerPool {
  public:
-  // REQUIRES: threads >= 1.
+  // Starts min(threads, kInitialThreads) threads. REQUIRES: threads >= 1.
   WorkerPool(size_t threads, size_t queue_bound);
+  static constexpr size_t kInitialThreads = 2;
   // Stop().
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -47,21 +50,30 @@ class WorkerPool {
   // Tasks waiting for a worker plus operations admitted and not released: refused past
   // queue_bound().
   size_t load() const { return load_.load(std::memory_order_relaxed); }
-  size_t threads() const { return threads_.size(); }
+  // Threads started so far, and the most the pool starts.
+  size_t threads() const;
+  size_t max_threads() const { return max_threads_; }
   size_t queue_bound() const { return queue_bound_; }
 
  private:
   void Loop();
+  // Starts one more thread. REQUIRES: mu_ held, threads_.size() < max_threads_.
+  void StartThread();
+  // Queues a task and starts a thread when more tasks wait than threads are idle.
+  // REQUIRES: mu_ held, !stopping_.
+  void Enqueue(std::function<void()> task);
   // Takes a place under the bound; false (nothing taken) when it is reached.
   bool Reserve();
 
+  const size_t max_threads_;
   const size_t queue_bound_;
   std::atomic<size_t> load_{0};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  size_t idle_ = 0;                   // threads waiting for a task
+  std::vector<std::thread> threads_;  // grows under mu_ until stopping_
 };
 
 }  // namespace fdyno::http

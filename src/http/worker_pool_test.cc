@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 
 namespace fdyno::http {
@@ -31,6 +32,39 @@ TEST(WorkerPoolTest, RunsTasks) {
   pool.Stop();
   EXPECT_EQ(done.load(), 50);
   EXPECT_FALSE(pool.TrySubmit([] {}));
+}
+
+// Threads start as tasks wait for them, up to the pool's size: eight tasks that each wait for
+// all eight to run at once only finish if the pool started eight threads.
+TEST(WorkerPoolTest, ThreadsStartWhenTasksWaitUpToThePoolSize) {
+  WorkerPool pool(8, 100);
+  EXPECT_EQ(pool.threads(), WorkerPool::kInitialThreads);
+  std::atomic<int> running{0};
+  std::promise<void> all_running;
+  std::shared_future<void> gate = all_running.get_future().share();
+  std::atomic<int> done{0};
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(pool.TrySubmit([&, gate] {
+      if (++running == 8) all_running.set_value();
+      if (gate.wait_for(std::chrono::seconds(10)) == std::future_status::ready) done++;
+    }));
+  }
+  ASSERT_EQ(gate.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the eight tasks never ran at once: " << running << " did, on " << pool.threads()
+      << " threads";
+  EXPECT_EQ(pool.threads(), 8u);
+  pool.Stop();
+  EXPECT_EQ(done.load(), 8);
+}
+
+TEST(WorkerPoolTest, NoMoreThreadsThanThePoolSize) {
+  WorkerPool pool(3, 100);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(pool.TrySubmit([gate] { gate.wait(); }));
+  EXPECT_EQ(pool.threads(), 3u);
+  release.set_value();
+  pool.Stop();
 }
 
 TEST(WorkerPoolTest, RefusesWhenQueueIsFull) {
