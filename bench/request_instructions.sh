@@ -69,5 +69,12 @@ request_path() {
 }
 load=$(request_path "$work/load.out")
 idle=$(request_path "$work/idle.out")
+if ((load == 0)); then
+  # The thread entry functions are matched with their source files: without debug info
+  # (a Release build) none is found, and 0 would look like a result.
+  echo "request_instructions.sh: no request-path thread found in the profile; build $build" \
+    "with debug info (scripts/build.sh's default, RelWithDebInfo)" >&2
+  exit 1
+fi
 requests=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$work/result.json")
 echo "$workload: $requests requests, $(((load - idle) / requests)) instructions per request"
