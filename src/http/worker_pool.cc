@@ -70,16 +70,14 @@ void WorkerPool::Submit(std::function<void()> task) {
 }
 
 void WorkerPool::Stop() {
+  std::vector<std::thread> threads;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && threads_.empty()) return;
-    stopping_ = true;
+    stopping_ = true;  // no thread starts after this
+    threads.swap(threads_);
   }
   cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  for (auto& t : threads) t.join();
 }
 
 size_t WorkerPool::queued() const {
