@@ -306,7 +306,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
 
 IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
     : periodic_("fdyno-index", options.poll, [this, db, catalog, options]() mutable {
-        options.stop = &stop_;
+        options.stop = periodic_.stop_flag();
         // Errors (conflicts past the retry budget, a dropped table) are retried next round.
         if (Result<int> done = RunAllIndexWork(*db, *catalog, options); !done.ok()) {
           if (auto left_out = error_log_.Allow()) {
@@ -316,16 +316,9 @@ IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOpti
         }
       }) {}
 
-IndexWorker::~IndexWorker() { Stop(); }
+void IndexWorker::Start() { periodic_.Start(); }
 
-void IndexWorker::Start() {
-  stop_ = false;
-  periodic_.Start();
-}
-
-void IndexWorker::Stop() {
-  stop_ = true;  // work in progress returns after its current page
-  periodic_.Stop();
-}
+// Work in progress returns after its current page (Periodic::stop_flag).
+void IndexWorker::Stop() { periodic_.Stop(); }
 
 }  // namespace fdyno::workers

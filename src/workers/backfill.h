@@ -75,16 +75,12 @@ class IndexWorker {
  public:
   // options.stop is the worker's own.
   IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options = {});
-  ~IndexWorker();  // stops the thread
-  IndexWorker(const IndexWorker&) = delete;
-  IndexWorker& operator=(const IndexWorker&) = delete;
   void Start();
   // Returns once the current page is committed; a backfill or removal in progress resumes from
-  // its cursor at the next Start (or in the next process).
+  // its cursor at the next Start (or in the next process). Also on destruction.
   void Stop();
 
  private:
-  std::atomic<bool> stop_{false};
   LogLimiter error_log_{std::chrono::seconds(60)};  // failed passes
   Periodic periodic_;                               // last: stopped before the rest goes
 };

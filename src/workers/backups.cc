@@ -415,21 +415,13 @@ BackupWorker::BackupWorker(kv::Database* db, store::Catalog* catalog, BackupWork
       options_(std::move(options)),
       periodic_("fdyno-backup", options_.poll, [this] { Pass(); }) {
   if (options_.owner.empty()) options_.owner = RandomOwner();
-  options_.stop = &stop_;
+  options_.stop = periodic_.stop_flag();
   options_.steps = &steps_;
 }
 
-BackupWorker::~BackupWorker() { Stop(); }
+void BackupWorker::Start() { periodic_.Start(); }
 
-void BackupWorker::Start() {
-  stop_.store(false);
-  periodic_.Start();
-}
-
-void BackupWorker::Stop() {
-  stop_.store(true);
-  periodic_.Stop();
-}
+void BackupWorker::Stop() { periodic_.Stop(); }
 
 void BackupWorker::Wake() { periodic_.Wake(); }
 

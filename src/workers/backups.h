@@ -91,9 +91,10 @@ Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
 class BackupWorker {
  public:
   BackupWorker(kv::Database* db, store::Catalog* catalog, BackupWorkerOptions options);
-  ~BackupWorker();
   void Start();
-  void Stop();  // returns once the current chunk or batch is written; the rest resumes later
+  // Returns once the current chunk or batch is written; the rest resumes later. Also on
+  // destruction.
+  void Stop();
   void Wake();  // a backup or restore was requested
 
  private:
@@ -101,7 +102,6 @@ class BackupWorker {
   kv::Database* db_;
   store::Catalog* catalog_;
   BackupWorkerOptions options_;
-  std::atomic<bool> stop_{false};
   std::atomic<int> steps_{0};
   std::chrono::steady_clock::time_point last_trim_{};  // the worker thread's only
   Periodic periodic_;  // last: stopped before the rest is destroyed

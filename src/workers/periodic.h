@@ -1,10 +1,11 @@
 // A background thread that runs one pass of a worker's work, then waits for its interval (or a
-// Wake), until stopped. Shared by the workers (index backfill, token GC, TTL, streams), so each
-// keeps only its pass.
+// Wake), until stopped. Shared by the workers (index backfill, purge, backups, token GC, TTL,
+// streams), so each keeps only its pass; a long pass polls stop_flag() to return early.
 //
 // Thread-safety: Start, Stop and Wake from any thread; the pass runs on the worker's thread only.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -30,6 +31,9 @@ class Periodic {
   void Stop();
   // Runs the next pass now rather than at the end of the interval.
   void Wake();
+  // Set from Stop() until the next Start(): a long pass checks it between its steps and returns
+  // early, leaving the rest to a later pass (or process).
+  const std::atomic<bool>* stop_flag() const { return &stop_; }
 
  private:
   void Loop();
@@ -40,7 +44,7 @@ class Periodic {
   bool run_first_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};  // written under mu_, read by passes without it
   bool woken_ = false;
   std::thread thread_;
 };

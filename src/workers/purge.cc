@@ -21,7 +21,7 @@ PurgeWorker::PurgeWorker(kv::Database* db, store::Catalog* catalog, PurgeOptions
     : periodic_("fdyno-purge", options.interval, [this, db, catalog, options] {
         const auto start = std::chrono::steady_clock::now();
         // Errors (an unavailable engine) are retried at the next interval.
-        Result<int> purged = catalog->PurgeDropped(*db, options.lease, &stop_);
+        Result<int> purged = catalog->PurgeDropped(*db, options.lease, periodic_.stop_flag());
         if (!purged.ok()) {
           spdlog::warn("table purge: {}", purged.error().message);
         } else if (*purged > 0) {
@@ -35,17 +35,10 @@ PurgeWorker::PurgeWorker(kv::Database* db, store::Catalog* catalog, PurgeOptions
   PurgesCounter();  // exported from the start, as 0
 }
 
-PurgeWorker::~PurgeWorker() { Stop(); }
+void PurgeWorker::Start() { periodic_.Start(); }
 
-void PurgeWorker::Start() {
-  stop_ = false;
-  periodic_.Start();
-}
-
-void PurgeWorker::Stop() {
-  stop_ = true;  // a purge in progress returns after its current transaction
-  periodic_.Stop();
-}
+// A purge in progress returns after its current transaction (Periodic::stop_flag).
+void PurgeWorker::Stop() { periodic_.Stop(); }
 
 void PurgeWorker::Wake() { periodic_.Wake(); }
 

@@ -16,7 +16,6 @@
 // Thread-safety: PurgeWorker owns one thread; Start/Stop from one owner thread, Wake from any.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 
 #include "kv/kv.h"
@@ -35,18 +34,13 @@ class PurgeWorker {
  public:
   // `db` and `catalog` must outlive the worker.
   PurgeWorker(kv::Database* db, store::Catalog* catalog, PurgeOptions options = {});
-  ~PurgeWorker();  // stops the thread
-  PurgeWorker(const PurgeWorker&) = delete;
-  PurgeWorker& operator=(const PurgeWorker&) = delete;
-
   void Start();
-  void Stop();
+  void Stop();  // also on destruction
   // Looks for dropped tables now rather than at the end of the interval (a DeleteTable).
   void Wake();
 
  private:
-  std::atomic<bool> stop_{false};
-  Periodic periodic_;  // last: stopped before the rest is destroyed
+  Periodic periodic_;
 };
 
 }  // namespace fdyno::workers
