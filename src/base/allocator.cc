@@ -6,11 +6,10 @@
 #include <cstddef>
 
 // Each allocator's own entry points, weak: those of the one linked in are non-null.
-extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp,
-                       size_t newlen) __attribute__((weak));
-extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
-extern "C" const char* tc_version(int* major, int* minor, const char** patch)
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
     __attribute__((weak));
+extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
+extern "C" const char* tc_version(int* major, int* minor, const char** patch) __attribute__((weak));
 
 namespace fdyno {
 

@@ -12,7 +12,8 @@ namespace fdyno {
 // most of its data kept its peak resident size (kv/engines/embedded, the in-memory reclaim).
 void ReleaseFreeMemory();
 
-// "jemalloc 5.3.0-0-g54eaed1...", "tcmalloc (gperftools 2.10)" or "glibc 2.36 malloc" (fdyno --version).
+// "jemalloc 5.3.0-0-g54eaed1...", "tcmalloc (gperftools 2.10)" or "glibc 2.36 malloc" (fdyno
+// --version).
 std::string AllocatorVersion();
 
 }  // namespace fdyno

@@ -1,10 +1,14 @@
 // Up to a fixed number of threads running operations from a bounded queue, and the admission
-// bound that sheds load. Threads start on demand: a task queued while no started thread is idle
-// starts one more, up to the pool's size, and started threads stay until Stop(). An idle server
-// so runs a few workers, not its 32 or more (each a stack, and the allocator's cache for it). The bound counts tasks waiting for a worker and operations admitted to run
-// elsewhere (on a network thread, TryAdmit): when it is reached, TrySubmit and TryAdmit refuse
-// at once (the caller answers with DynamoDB's throttling error) instead of queueing without
-// bound or running everything inline.
+// bound that sheds load.
+//
+// Threads start on demand: a task queued while more tasks wait than threads are idle starts one
+// more, up to the pool's size, and started threads stay until Stop(). An idle server so runs a
+// few workers, not its 32 or more (each a stack, and the allocator's cache for it).
+//
+// The bound counts tasks waiting for a worker and operations admitted to run elsewhere (on a
+// network thread, TryAdmit): when it is reached, TrySubmit and TryAdmit refuse at once (the
+// caller answers with DynamoDB's throttling error) instead of queueing without bound or running
+// everything inline.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
