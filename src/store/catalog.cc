@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "base/stop_flag.h"
 #include "kv/run.h"
 #include "store/layout.h"
 #include "store/vector_index_record.h"
@@ -951,10 +952,9 @@ Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease,
         return out;
       }));
   int done = 0;
-  auto stopping = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
   for (int64_t id : ids) {
     // Each round removes at least one key, finishes, or finds the table another owner's.
-    while (!stopping()) {
+    while (!StopRequested(stop)) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<bool> finished, PurgeOne(db, id, lease));
       if (!finished) break;
       if (*finished) {

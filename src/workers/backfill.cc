@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/metrics.h"
+#include "base/stop_flag.h"
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/item_codec.h"
@@ -252,11 +253,8 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
-  auto stopping = [&options] {
-    return options.stop != nullptr && options.stop->load(std::memory_order_relaxed);
-  };
   for (const Work& w : work) {
-    if (stopping()) break;
+    if (StopRequested(options.stop)) break;
     const char* what = w.removal ? "removal" : "backfill";
     const auto start = std::chrono::steady_clock::now();
     auto last_log = start;
@@ -291,7 +289,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
         spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name,
                      w.table.name, what, items, w.removal ? "keys cleared" : "items copied");
       }
-      if (stopping()) {
+      if (StopRequested(options.stop)) {
         // Shutdown: the cursor (or what is left to clear) is in the database; the lease lapses.
         spdlog::info("index {} of table {}: {} stopped after {} {}; it resumes at the next start",
                      w.index_name, w.table.name, what, items,

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stop_flag.h"
 #include "kv/run.h"
 #include "model/item_codec.h"
 #include "model/stored_json.h"
@@ -29,10 +30,6 @@ Clock* ClockOf(const BackupWorkerOptions& o) {
   return o.clock != nullptr ? o.clock : Clock::Real();
 }
 
-bool Stopping(const BackupWorkerOptions& o) {
-  return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
-}
-
 // Long work logs its progress every this many chunks or batches.
 constexpr int64_t kLogEvery = 64;
 
@@ -43,7 +40,7 @@ void CountStep(const BackupWorkerOptions& o) {
   if (o.steps->fetch_add(1) + 1 != o.pause_after) return;
   spdlog::warn("backup worker paused after {} steps (FDYNO_TEST_BACKUP_PAUSE_AFTER)",
                o.pause_after);
-  while (!Stopping(o)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!StopRequested(o.stop)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 // Why a backup cannot be made: the backup is then removed. Never matched by message text.
@@ -156,7 +153,7 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
   std::string next = begin;
   store::ItemAssembler assembler;
   for (bool done = false; !done;) {
-    if (Stopping(options)) return std::optional<int64_t>();
+    if (StopRequested(options.stop)) return std::optional<int64_t>();
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
     for (const kv::KeyValue& kv : page.kvs) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
@@ -322,7 +319,7 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
                                const BackupWorkerOptions& options) {
   BackupStats stats;
   int batch = std::max(options.restore_items, 1);
-  for (int64_t batches = 1; !Stopping(options); ++batches) {
+  for (int64_t batches = 1; !StopRequested(options.stop); ++batches) {
     Result<std::pair<RestoreStep, int>> step = RestoreBatch(db, catalog, table_id, batch, options);
     if (!step.ok() && step.error().is_kv() && step.error().kv_code == kv::kTransactionTooLarge &&
         batch > 1) {
@@ -400,7 +397,7 @@ Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
     add(*r);
   }
   for (const std::string& id : work.purges) {
-    for (bool finished = false; !finished && !Stopping(options);) {
+    for (bool finished = false; !finished && !StopRequested(options.stop);) {
       FDYNO_ASSIGN_OR_RETURN(finished, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
                                return store::PurgeBackupChunks(tx, id, options.purge_keys);
                              }));

@@ -104,7 +104,7 @@ class BackupWorker {
   BackupWorkerOptions options_;
   std::atomic<int> steps_{0};
   std::chrono::steady_clock::time_point last_trim_{};  // the worker thread's only
-  Periodic periodic_;  // last: stopped before the rest is destroyed
+  Periodic periodic_;                                  // last: stopped before the rest is destroyed
 };
 
 }  // namespace fdyno::workers

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stop_flag.h"
 #include "kv/run.h"
 #include "model/base64.h"
 #include "model/item_codec.h"
@@ -41,10 +42,6 @@ Clock* ClockOf(const BackupWorkerOptions& o) {
   return o.clock != nullptr ? o.clock : Clock::Real();
 }
 
-bool Stopping(const BackupWorkerOptions& o) {
-  return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
-}
-
 // The pause_after test hook (workers/backups.h): counts a step, then waits for Stop once the
 // count is reached, standing for a process killed half-way.
 void CountStep(const BackupWorkerOptions& o) {
@@ -52,7 +49,7 @@ void CountStep(const BackupWorkerOptions& o) {
   if (o.steps->fetch_add(1) + 1 != o.pause_after) return;
   spdlog::warn("export worker paused after {} steps (FDYNO_TEST_BACKUP_PAUSE_AFTER)",
                o.pause_after);
-  while (!Stopping(o)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!StopRequested(o.stop)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 // Why a job cannot be done: it then becomes FAILED with this code and message.
@@ -312,7 +309,7 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
   std::string next = begin;
   store::ItemAssembler assembler;
   for (bool done = false; !done;) {
-    if (Stopping(options)) return Error::Internal("stopping");
+    if (StopRequested(options.stop)) return Error::Internal("stopping");
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
     for (const kv::KeyValue& kv : page.kvs) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
@@ -477,7 +474,7 @@ Status WriteExportFiles(kv::Database& db, store::Catalog& catalog, ExportJob& jo
   }
   FDYNO_RETURN_IF_ERROR(files.Close(/*last=*/true));
   CountStep(options);
-  if (Stopping(options)) return Error::Internal("stopping");
+  if (StopRequested(options.stop)) return Error::Internal("stopping");
   job.items = files.items();
   job.end_ms = ClockOf(options)->WallMillis();
   const std::string files_key = key_prefix + "manifest-files.json";
@@ -767,7 +764,7 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
       }
     }
     for (bool file_done = false; !file_done;) {
-      if (Stopping(options)) return false;
+      if (StopRequested(options.stop)) return false;
       ImportJob at = recorded;
       at.next_record = start;
       Result<ReadBatch> batch = ReadBatchFrom(reader, at, *table, headers, options);
@@ -802,7 +799,7 @@ Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const s
   ExportJob job = std::move(claim.second);
   spdlog::info("export {} of table {} started", id, job.table_name);
   Status written = WriteExportFiles(db, catalog, job, options);
-  if (!written.ok() && Stopping(options)) return stats;  // resumed after the restart
+  if (!written.ok() && StopRequested(options.stop)) return stats;  // resumed after the restart
   if (!written.ok() && !FailsTheJob(written.error()) &&
       written.error().cause != ErrorCause::kSnapshotLost && !written.error().is_kv()) {
     written = Failed(ErrorCause::kUnrecoverable, written.error().message);
@@ -869,7 +866,7 @@ Result<ExportStats> RunExportPass(kv::Database& db, store::Catalog& catalog,
   // Runs each job of one kind; a job that errs is logged and left for the next pass.
   auto run_each = [&](const std::vector<std::string>& ids, const char* kind, auto run) {
     for (const std::string& id : ids) {
-      if (Stopping(options)) return;
+      if (StopRequested(options.stop)) return;
       Result<ExportStats> r = run(db, catalog, id, options);
       if (!r.ok()) {
         spdlog::warn("{} {}: {}", kind, id, r.error().message);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/stop_flag.h"
 #include "kv/run.h"
 #include "model/item_codec.h"
 #include "store/items.h"
@@ -24,10 +25,6 @@ using store::PitrRestoreJob;
 
 Clock* ClockOf(const BackupWorkerOptions& o) {
   return o.clock != nullptr ? o.clock : Clock::Real();
-}
-
-bool Stopping(const BackupWorkerOptions& o) {
-  return o.stop != nullptr && o.stop->load(std::memory_order_relaxed);
 }
 
 // Long work logs its progress every this many batches.
@@ -250,7 +247,8 @@ Result<int64_t> TrimTable(kv::Database& db, store::Catalog& catalog,
   int64_t transactions = 0;
   enum class Phase { kTrim, kClear, kDone };
   for (Phase phase = Phase::kTrim;
-       phase != Phase::kDone && transactions < kTrimTransactionsPerTable && !Stopping(options);
+       phase != Phase::kDone && transactions < kTrimTransactionsPerTable &&
+       !StopRequested(options.stop);
        ++transactions) {
     FDYNO_ASSIGN_OR_RETURN(
         phase, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Phase> {
@@ -285,7 +283,7 @@ Result<PitrStats> RunPitrRestore(kv::Database& db, store::Catalog& catalog, int6
     return stats;
   }
   int batch = std::max(options.restore_items, 1);
-  for (int64_t batches = 1; !Stopping(options); ++batches) {
+  for (int64_t batches = 1; !StopRequested(options.stop); ++batches) {
     Result<Batch> step = RestoreBatch(db, catalog, table_id, batch, options);
     if (!step.ok() && step.error().is_kv() && step.error().kv_code == kv::kTransactionTooLarge &&
         batch > 1) {
