@@ -9,6 +9,7 @@
 #include "kv/testing/memory_engine.h"
 #include "store/layout.h"
 #include "workers/pausing_database_testing.h"
+#include "workers/purge_testing.h"
 
 namespace fdyno::workers {
 namespace {
@@ -54,21 +55,8 @@ class PurgeTest : public ::testing::Test {
     return *id;
   }
 
-  size_t KeysLeft(int64_t id) {
-    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<size_t> {
-      auto [b, e] = store::layout::Table(id).Range();
-      FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(b, e));
-      return rr.kvs.size();
-    });
-    return r.ok() ? *r : 9999;
-  }
-
-  bool Pending(int64_t id) {
-    auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return tx.Get(store::Catalog::PendingPurgeKey(id));
-    });
-    return !r.ok() || r->has_value();
-  }
+  size_t KeysLeft(int64_t id) { return testing::TableKeys(*db_, id); }
+  bool Pending(int64_t id) { return testing::PurgePending(*db_, id); }
 
   ManualClock clock_{kNowMs};
   std::unique_ptr<kv::Database> db_ = kv::OpenMemoryEngine();

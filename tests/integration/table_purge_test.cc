@@ -22,6 +22,7 @@
 #include "store/layout.h"
 #include "workers/pausing_database_testing.h"
 #include "workers/purge.h"
+#include "workers/purge_testing.h"
 
 namespace fdyno::api {
 namespace {
@@ -68,22 +69,8 @@ class TablePurgeTest : public ::testing::Test {
     return id.ok() ? *id : -1;
   }
 
-  // Keys stored under table id `id` (items, counts, everything the purge removes).
-  size_t KeysOf(int64_t id) {
-    auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<size_t> {
-      auto [b, e] = store::layout::Table(id).Range();
-      FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(b, e));
-      return rr.kvs.size();
-    });
-    return r.ok() ? *r : 0;
-  }
-
-  bool PurgePending(int64_t id) {
-    auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return tx.Get(store::Catalog::PendingPurgeKey(id));
-    });
-    return !r.ok() || r->has_value();
-  }
+  size_t KeysOf(int64_t id) { return workers::testing::TableKeys(*inner_, id); }
+  bool PurgePending(int64_t id) { return workers::testing::PurgePending(*inner_, id); }
 
   // The pk values of a Scan of `table`, sorted ("n1;n2;").
   std::string ScanKeys(const std::string& table) {
