@@ -1,51 +1,144 @@
+// The journaling file system of power_loss.h: what reaches the disk, by stage, and the self cut.
+// SimulatePowerLoss, which applies the journal, is in power_cut.cc.
 #include "kv/engines/embedded/testing/power_loss.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
+#include <mutex>
 #include <utility>
 
 namespace fdyno::kv::testing {
 namespace {
 
-// One journal descriptor; each line written with one write(2).
-class Journal {
+std::string Normal(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().string();
+}
+
+bool EndsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// The journal, the stage bookkeeping and the self cut, shared by the file system, its files,
+// its directories and the listener.
+class Recorder {
  public:
-  explicit Journal(int fd) : fd_(fd) {}
-  ~Journal() { ::close(fd_); }
+  Recorder(int fd, std::optional<SelfCut> cut) : fd_(fd), cut_(cut) {}
+  ~Recorder() { ::close(fd_); }
+
   void Line(const std::string& line) {
     const std::string l = line + "\n";
     ssize_t n = ::write(fd_, l.data(), l.size());
     (void)n;  // a short journal only makes the simulation drop more, never less
   }
 
+  // Runs `op`, the operation of `stage` on the file system, journaling the stage when it
+  // changes and cutting the power around the operation the self cut names.
+  template <typename Op>
+  auto Run(Stage stage, Op&& op) {
+    last_stage_on_thread_ = stage;
+    if (last_stage_.exchange(static_cast<int>(stage)) != static_cast<int>(stage)) {
+      Line("stage " + std::string(StageName(stage)));
+    }
+    const bool cut_here = cut_ && cut_->stage == stage &&
+                          counts_[static_cast<int>(stage)].fetch_add(1) + 1 == cut_->nth;
+    if (cut_here && !cut_->after) Cut(stage);
+    auto result = op();
+    if (cut_here) Cut(stage);
+    return result;
+  }
+
+  // The stage of an operation on `path`; `deleting` for a deletion.
+  Stage StageOf(const std::string& path, bool deleting) {
+    if (!opened_.load()) return Stage::kRecovery;
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (EndsWith(name, ".log")) return deleting ? Stage::kLogDelete : Stage::kAppend;
+    if (name.starts_with("MANIFEST-") || name == "CURRENT" || EndsWith(name, ".dbtmp")) {
+      return Stage::kManifest;
+    }
+    if (!deleting && EndsWith(name, ".sst")) {
+      std::lock_guard lock(mu_);
+      auto it = tables_.find(path);
+      if (it == tables_.end()) return Stage::kOther;
+      switch (it->second) {
+        case rocksdb::TableFileCreationReason::kFlush:
+          return Stage::kFlush;
+        case rocksdb::TableFileCreationReason::kCompaction:
+          return Stage::kCompaction;
+        case rocksdb::TableFileCreationReason::kRecovery:
+          return Stage::kRecovery;
+        default:
+          return Stage::kOther;
+      }
+    }
+    return Stage::kOther;
+  }
+
+  // A directory fsync belongs to what this thread did last (a flush's table file, CURRENT).
+  Stage StageOfDirectorySync() { return opened_.load() ? last_stage_on_thread_ : Stage::kRecovery; }
+
+  void TableFileStarted(const std::string& path, rocksdb::TableFileCreationReason reason) {
+    std::lock_guard lock(mu_);
+    tables_[Normal(path)] = reason;
+  }
+  void Forget(const std::string& path) {
+    std::lock_guard lock(mu_);
+    tables_.erase(path);
+  }
+
+  void Opened() {
+    opened_.store(true);
+    Line("opened");
+  }
+
  private:
+  [[noreturn]] void Cut(Stage stage) {
+    Line("cut " + std::string(StageName(stage)));
+    ::kill(::getpid(), SIGKILL);
+    for (;;) ::pause();  // SIGKILL is not delivered to this thread alone: wait for it
+  }
+
   int fd_;
+  std::optional<SelfCut> cut_;
+  std::array<std::atomic<int>, kStageCount> counts_{};
+  std::atomic<int> last_stage_{-1};
+  std::atomic<bool> opened_{false};
+  std::mutex mu_;
+  std::map<std::string, rocksdb::TableFileCreationReason> tables_;  // guarded by mu_
+  static thread_local Stage last_stage_on_thread_;
 };
+
+thread_local Stage Recorder::last_stage_on_thread_ = Stage::kOther;
 
 // Names are written as they are: RocksDB's file names have no spaces or newlines.
 class JournaledFile : public rocksdb::FSWritableFileOwnerWrapper {
  public:
   JournaledFile(std::unique_ptr<rocksdb::FSWritableFile> f, std::string name,
-                std::shared_ptr<Journal> journal)
-      : FSWritableFileOwnerWrapper(std::move(f)), name_(std::move(name)), journal_(journal) {}
+                std::shared_ptr<Recorder> recorder)
+      : FSWritableFileOwnerWrapper(std::move(f)), name_(std::move(name)), rec_(recorder) {}
 
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
+                           rocksdb::IODebugContext* d) override {
+    return rec_->Run(FileStage(), [&] { return target()->Append(data, o, d); });
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
+                           const rocksdb::DataVerificationInfo& v,
+                           rocksdb::IODebugContext* d) override {
+    return rec_->Run(FileStage(), [&] { return target()->Append(data, o, v, d); });
+  }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus s = target()->Sync(o, d);
-    if (s.ok()) Synced(o, d);
-    return s;
+    return rec_->Run(FileStage(), [&] { return Synced(target()->Sync(o, d), o, d); });
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus s = target()->Fsync(o, d);
-    if (s.ok()) Synced(o, d);
-    return s;
+    return rec_->Run(FileStage(), [&] { return Synced(target()->Fsync(o, d), o, d); });
   }
   rocksdb::IOStatus RangeSync(uint64_t offset, uint64_t nbytes, const rocksdb::IOOptions& o,
                               rocksdb::IODebugContext* d) override {
@@ -55,52 +148,57 @@ class JournaledFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
  private:
-  void Synced(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) {
-    journal_->Line("sync " + name_ + " " + std::to_string(target()->GetFileSize(o, d)));
+  Stage FileStage() { return rec_->StageOf(name_, /*deleting=*/false); }
+  rocksdb::IOStatus Synced(rocksdb::IOStatus s, const rocksdb::IOOptions& o,
+                           rocksdb::IODebugContext* d) {
+    if (s.ok()) rec_->Line("sync " + name_ + " " + std::to_string(target()->GetFileSize(o, d)));
+    return s;
   }
   std::string name_;
-  std::shared_ptr<Journal> journal_;
+  std::shared_ptr<Recorder> rec_;
 };
 
 class JournaledDirectory : public rocksdb::FSDirectoryWrapper {
  public:
   JournaledDirectory(std::unique_ptr<rocksdb::FSDirectory> d, std::string name,
-                     std::shared_ptr<Journal> journal)
-      : FSDirectoryWrapper(std::move(d)), name_(std::move(name)), journal_(std::move(journal)) {}
+                     std::shared_ptr<Recorder> recorder)
+      : FSDirectoryWrapper(std::move(d)), name_(std::move(name)), rec_(std::move(recorder)) {}
 
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    rocksdb::IOStatus s = FSDirectoryWrapper::Fsync(o, d);
-    if (s.ok()) journal_->Line("dirsync " + name_);
-    return s;
+    return rec_->Run(rec_->StageOfDirectorySync(),
+                     [&] { return Synced(FSDirectoryWrapper::Fsync(o, d)); });
   }
   rocksdb::IOStatus FsyncWithDirOptions(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d,
                                         const rocksdb::DirFsyncOptions& options) override {
-    rocksdb::IOStatus s = FSDirectoryWrapper::FsyncWithDirOptions(o, d, options);
-    if (s.ok()) journal_->Line("dirsync " + name_);
-    return s;
+    return rec_->Run(rec_->StageOfDirectorySync(), [&] {
+      return Synced(FSDirectoryWrapper::FsyncWithDirOptions(o, d, options));
+    });
   }
 
  private:
+  rocksdb::IOStatus Synced(rocksdb::IOStatus s) {
+    if (s.ok()) rec_->Line("dirsync " + name_);
+    return s;
+  }
   std::string name_;
-  std::shared_ptr<Journal> journal_;
+  std::shared_ptr<Recorder> rec_;
 };
-
-std::string Normal(const std::string& path) {
-  return std::filesystem::path(path).lexically_normal().string();
-}
 
 class JournalingFileSystem : public rocksdb::FileSystemWrapper {
  public:
-  JournalingFileSystem(std::shared_ptr<rocksdb::FileSystem> base, std::shared_ptr<Journal> journal)
-      : FileSystemWrapper(std::move(base)), journal_(std::move(journal)) {}
+  JournalingFileSystem(std::shared_ptr<rocksdb::FileSystem> base,
+                       std::shared_ptr<Recorder> recorder)
+      : FileSystemWrapper(std::move(base)), rec_(std::move(recorder)) {}
 
   const char* Name() const override { return "fdyno.PowerLossJournaling"; }
 
   rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
                                     std::unique_ptr<rocksdb::FSWritableFile>* r,
                                     rocksdb::IODebugContext* d) override {
-    journal_->Line("create " + Normal(f));
-    return Wrap(f, target()->NewWritableFile(f, o, r, d), r);
+    return rec_->Run(StageOf(f), [&] {
+      rec_->Line("create " + Normal(f));
+      return Wrap(f, target()->NewWritableFile(f, o, r, d), r);
+    });
   }
   rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
                                        std::unique_ptr<rocksdb::FSWritableFile>* r,
@@ -111,126 +209,116 @@ class JournalingFileSystem : public rocksdb::FileSystemWrapper {
                                       const rocksdb::FileOptions& o,
                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
                                       rocksdb::IODebugContext* d) override {
-    journal_->Line("rename " + Normal(old) + " " + Normal(f));
-    return Wrap(f, target()->ReuseWritableFile(f, old, o, r, d), r);
+    return rec_->Run(StageOf(f), [&] {
+      rec_->Line("rename " + Normal(old) + " " + Normal(f));
+      return Wrap(f, target()->ReuseWritableFile(f, old, o, r, d), r);
+    });
   }
   rocksdb::IOStatus NewDirectory(const std::string& name, const rocksdb::IOOptions& o,
                                  std::unique_ptr<rocksdb::FSDirectory>* r,
                                  rocksdb::IODebugContext* d) override {
     rocksdb::IOStatus s = target()->NewDirectory(name, o, r, d);
-    if (s.ok()) *r = std::make_unique<JournaledDirectory>(std::move(*r), Normal(name), journal_);
+    if (s.ok()) *r = std::make_unique<JournaledDirectory>(std::move(*r), Normal(name), rec_);
     return s;
   }
   rocksdb::IOStatus RenameFile(const std::string& s, const std::string& t,
                                const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    journal_->Line("rename " + Normal(s) + " " + Normal(t));  // before: see the header
-    return target()->RenameFile(s, t, o, d);
+    return rec_->Run(StageOf(t), [&] {
+      rec_->Line("rename " + Normal(s) + " " + Normal(t));  // before: see the header
+      return target()->RenameFile(s, t, o, d);
+    });
   }
   rocksdb::IOStatus DeleteFile(const std::string& f, const rocksdb::IOOptions& o,
                                rocksdb::IODebugContext* d) override {
-    journal_->Line("delete " + Normal(f));  // before: see the header
-    return target()->DeleteFile(f, o, d);
+    return rec_->Run(rec_->StageOf(Normal(f), /*deleting=*/true), [&] {
+      rec_->Line("delete " + Normal(f));  // before: see the header
+      rec_->Forget(Normal(f));
+      return target()->DeleteFile(f, o, d);
+    });
   }
 
  private:
+  Stage StageOf(const std::string& f) { return rec_->StageOf(Normal(f), /*deleting=*/false); }
   rocksdb::IOStatus Wrap(const std::string& f, rocksdb::IOStatus s,
                          std::unique_ptr<rocksdb::FSWritableFile>* r) {
-    if (s.ok()) *r = std::make_unique<JournaledFile>(std::move(*r), Normal(f), journal_);
+    if (s.ok()) *r = std::make_unique<JournaledFile>(std::move(*r), Normal(f), rec_);
     return s;
   }
-  std::shared_ptr<Journal> journal_;
+  std::shared_ptr<Recorder> rec_;
 };
 
-// A file as the journal describes it.
-struct FileState {
-  uint64_t synced = 0;         // length at its last sync
-  bool entry_durable = false;  // its directory entry survives a power cut
-};
-
-// A metadata operation taken as durable at once (a rename onto a durable name, a delete) makes
-// every earlier one durable: ext4's and XFS's journals commit metadata in the order it was made,
-// so a disk never holds a later rename without the creations before it.
-void MakeAllEntriesDurable(std::map<std::string, FileState>& files,
-                           std::map<std::string, std::set<std::string>>& pending) {
-  for (auto& [dir, entries] : pending) {
-    for (const std::string& f : entries) files[f].entry_durable = true;
-    entries.clear();
+// Tells the recorder, before a table file is created, which kind of job writes it.
+class TableFileListener : public rocksdb::EventListener {
+ public:
+  explicit TableFileListener(std::shared_ptr<Recorder> recorder) : rec_(std::move(recorder)) {}
+  const char* Name() const override { return "fdyno.PowerLossStages"; }
+  void OnTableFileCreationStarted(const rocksdb::TableFileCreationBriefInfo& info) override {
+    rec_->TableFileStarted(info.file_path, info.reason);
   }
-}
+
+ private:
+  std::shared_ptr<Recorder> rec_;
+};
+
+constexpr std::array<std::string_view, kStageCount> kStageNames = {
+    "append", "flush", "compaction", "log_delete", "manifest", "recovery", "other"};
 
 }  // namespace
 
-Result<std::shared_ptr<rocksdb::FileSystem>> NewPowerLossJournalingFileSystem(
-    std::string journal_path, std::shared_ptr<rocksdb::FileSystem> base) {
+std::string_view StageName(Stage stage) { return kStageNames[static_cast<int>(stage)]; }
+
+std::optional<Stage> StageNamed(std::string_view name) {
+  for (Stage s : kStages) {
+    if (StageName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+Result<SelfCut> ParseSelfCut(std::string_view text) {
+  const auto bad = [&] {
+    return Error::Validation(
+        "a power cut is STAGE:N or STAGE:N:after (STAGE one of append, "
+        "flush, compaction, log_delete, manifest, recovery, other), not '" +
+        std::string(text) + "'");
+  };
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return bad();
+  std::optional<Stage> stage = StageNamed(text.substr(0, colon));
+  std::string_view rest = text.substr(colon + 1);
+  SelfCut cut;
+  if (EndsWith(rest, ":after")) {
+    cut.after = true;
+    rest.remove_suffix(6);
+  }
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), cut.nth);
+  if (!stage || ec != std::errc() || end != rest.data() + rest.size() || cut.nth < 1) {
+    return bad();
+  }
+  cut.stage = *stage;
+  return cut;
+}
+
+Result<PowerLossFileSystem> NewPowerLossFileSystem(std::string journal_path,
+                                                   std::optional<SelfCut> cut,
+                                                   std::shared_ptr<rocksdb::FileSystem> base) {
   int fd = ::open(journal_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     return Error::Internal("cannot open journal " + journal_path + ": " + std::strerror(errno));
   }
   if (!base) base = rocksdb::FileSystem::Default();
-  return std::shared_ptr<rocksdb::FileSystem>(
-      std::make_shared<JournalingFileSystem>(std::move(base), std::make_shared<Journal>(fd)));
+  auto recorder = std::make_shared<Recorder>(fd, cut);
+  PowerLossFileSystem out;
+  out.file_system = std::make_shared<JournalingFileSystem>(std::move(base), recorder);
+  out.listener = std::make_shared<TableFileListener>(recorder);
+  out.opened = [recorder] { recorder->Opened(); };
+  return out;
 }
 
-Result<PowerLossEffect> SimulatePowerLoss(const std::string& journal_path) {
-  std::ifstream in(journal_path);
-  if (!in) return Error::Internal("cannot read journal " + journal_path);
-  std::map<std::string, FileState> files;
-  std::map<std::string, std::set<std::string>> pending;  // directory -> entries not yet durable
-  std::string line;
-  while (std::getline(in, line)) {
-    if (in.eof() && !line.empty()) break;  // a line cut short: never happens with write(2)
-    std::istringstream ls(line);
-    std::string op, a, b;
-    ls >> op >> a;
-    const std::string dir = std::filesystem::path(a).parent_path().string();
-    if (op == "create") {
-      files[a] = FileState{};
-      pending[dir].insert(a);
-    } else if (op == "sync") {
-      uint64_t len = 0;
-      ls >> len;
-      files[a].synced = len;  // a file from before the journal began is durable anyway
-      if (!pending[dir].contains(a)) files[a].entry_durable = true;
-    } else if (op == "dirsync") {
-      for (const std::string& f : pending[a]) files[f].entry_durable = true;
-      pending[a].clear();
-    } else if (op == "rename") {
-      ls >> b;
-      FileState moved = files.contains(a) ? files[a] : FileState{0, true};
-      const bool replaces_durable =
-          files.contains(b) ? files[b].entry_durable : std::filesystem::exists(b);
-      files.erase(a);
-      pending[dir].erase(a);
-      // Onto a durable name: atomic and durable at once (see the header); else durable once
-      // its directory is fsynced, unless the file's own entry already was.
-      moved.entry_durable = moved.entry_durable || replaces_durable;
-      if (replaces_durable)
-        MakeAllEntriesDurable(files, pending);  // metadata reaches disk in order
-      if (!moved.entry_durable) pending[std::filesystem::path(b).parent_path().string()].insert(b);
-      files[b] = moved;
-    } else if (op == "delete") {
-      files.erase(a);
-      pending[dir].erase(a);
-      MakeAllEntriesDurable(files, pending);  // the delete is durable, so is all before it
-    }
-  }
-  PowerLossEffect effect;
-  for (const auto& [path, state] : files) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) continue;
-    const uint64_t size = std::filesystem::file_size(path, ec);
-    if (!state.entry_durable) {
-      std::filesystem::remove(path, ec);
-      ++effect.files_removed;
-      effect.bytes_dropped += size;
-    } else if (size > state.synced) {
-      std::filesystem::resize_file(path, state.synced, ec);
-      ++effect.files_truncated;
-      effect.bytes_dropped += size - state.synced;
-    }
-    if (ec) return Error::Internal("cannot apply power loss to " + path + ": " + ec.message());
-  }
-  return effect;
+Result<std::shared_ptr<rocksdb::FileSystem>> NewPowerLossJournalingFileSystem(
+    std::string journal_path, std::shared_ptr<rocksdb::FileSystem> base) {
+  FDYNO_ASSIGN_OR_RETURN(PowerLossFileSystem fs,
+                         NewPowerLossFileSystem(std::move(journal_path), std::nullopt, base));
+  return fs.file_system;
 }
 
 }  // namespace fdyno::kv::testing

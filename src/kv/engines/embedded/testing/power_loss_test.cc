@@ -3,10 +3,13 @@
 #include "kv/engines/embedded/testing/power_loss.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,10 @@ class PowerLossTest : public ::testing::Test {
   void WriteFile(const std::string& name, size_t bytes) const {
     std::ofstream(Path(name), std::ios::binary) << std::string(bytes, 'x');
   }
+  std::string Read(const std::string& name) const {
+    std::ifstream in(Path(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
   // Writes the journal: each line's {} stands for this test's directory.
   void Journal(const std::vector<std::string>& lines) const {
     std::ofstream out(dir_ + "/journal");
@@ -30,8 +37,8 @@ class PowerLossTest : public ::testing::Test {
       out << line << "\n";
     }
   }
-  PowerLossEffect Simulate() const {
-    Result<PowerLossEffect> effect = SimulatePowerLoss(dir_ + "/journal");
+  PowerLossEffect Simulate(PowerCutOptions options = {}) const {
+    Result<PowerLossEffect> effect = SimulatePowerLoss(dir_ + "/journal", options);
     EXPECT_TRUE(effect.ok()) << effect.error().message;
     return effect.ok() ? *effect : PowerLossEffect{};
   }
@@ -89,6 +96,85 @@ TEST_F(PowerLossTest, ACreationAfterTheLastOrderedOperationIsStillRemoved) {
   Simulate();
   EXPECT_TRUE(Exists("CURRENT"));
   EXPECT_FALSE(Exists("000004.log"));
+}
+
+// Torn tails: the synced bytes stay whole; of the rest a prefix ending on a 512-byte or 4 KiB
+// boundary is kept and what follows is dropped, zeroed or garbled, for every seed.
+TEST_F(PowerLossTest, ATornTailKeepsTheSyncedBytesAndAPrefixEndingOnASectorBoundary) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    for (Tail tail : {Tail::kTorn, Tail::kTornZeros, Tail::kTornGarbage}) {
+      WriteFile("000001.log", 20000);
+      Journal({"sync {}/000001.log 1000"});
+      PowerLossEffect e = Simulate({.tail = tail, .seed = seed});
+      const std::string after = Read("000001.log");
+      SCOPED_TRACE(std::string(TailName(tail)) + " seed " + std::to_string(seed));
+      ASSERT_GE(after.size(), 1000u);
+      EXPECT_EQ(after.substr(0, 1000), std::string(1000, 'x'));
+      const size_t kept = 20000 - e.bytes_dropped;
+      EXPECT_TRUE(kept == 1000 || kept % 512 == 0) << kept;
+      EXPECT_EQ(after.substr(0, kept), std::string(kept, 'x'));
+      EXPECT_EQ(e.files_torn, 1);
+      EXPECT_EQ(after.size(), tail == Tail::kTorn ? kept : 20000u);
+      if (tail == Tail::kTornZeros) {
+        EXPECT_EQ(after.substr(kept), std::string(20000 - kept, '\0'));
+      }
+      if (tail == Tail::kTornGarbage && kept < 20000) {
+        EXPECT_NE(after.substr(kept), std::string(20000 - kept, 'x'));
+      }
+    }
+  }
+}
+
+TEST_F(PowerLossTest, TheCutLandsInTheLastJournaledStageOrInRecoveryBeforeTheOpen) {
+  Journal({"stage recovery", "stage manifest"});
+  EXPECT_EQ(Simulate().stage, Stage::kRecovery);
+  Journal({"stage recovery", "opened", "stage flush", "stage append"});
+  EXPECT_EQ(Simulate().stage, Stage::kAppend);
+  Journal({"opened", "stage flush", "cut compaction"});
+  PowerLossEffect e = Simulate();
+  EXPECT_EQ(e.stage, Stage::kCompaction);
+  EXPECT_TRUE(e.self_cut);
+}
+
+TEST(SelfCutTest, ParsesStageCountAndWhen) {
+  Result<SelfCut> cut = ParseSelfCut("log_delete:3:after");
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->stage, Stage::kLogDelete);
+  EXPECT_EQ(cut->nth, 3);
+  EXPECT_TRUE(cut->after);
+  cut = ParseSelfCut("flush:12");
+  ASSERT_TRUE(cut.ok());
+  EXPECT_FALSE(cut->after);
+  for (const char* bad : {"flush", "flush:0", "flush:x", "flush:3:later", "nowhere:1", ":1"}) {
+    EXPECT_FALSE(ParseSelfCut(bad).ok()) << bad;
+  }
+}
+
+// The file system cuts the power itself: a child process appends to a log through it and is
+// killed by SIGKILL right after its third log operation (the creation, then two appends); the
+// journal names the cut and the unsynced appends are dropped.
+TEST_F(PowerLossTest, ASelfCutKillsTheProcessAtTheNthOperationOfItsStage) {
+  const std::string journal = dir_ + "/journal";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    auto fs = NewPowerLossFileSystem(journal, SelfCut{Stage::kAppend, 3, /*after=*/true});
+    if (!fs.ok()) ::_exit(2);
+    fs->opened();
+    std::unique_ptr<rocksdb::FSWritableFile> file;
+    rocksdb::IOOptions io;
+    if (!fs->file_system->NewWritableFile(Path("000007.log"), {}, &file, nullptr).ok()) ::_exit(3);
+    file->Append("synced", io, nullptr).PermitUncheckedError();  // operation 2
+    file->Append("-lost", io, nullptr).PermitUncheckedError();   // operation 3: the cut
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  PowerLossEffect e = Simulate();
+  EXPECT_TRUE(e.self_cut);
+  EXPECT_EQ(e.stage, Stage::kAppend);
+  EXPECT_FALSE(Exists("000007.log"));  // its directory was never fsynced
 }
 
 }  // namespace
