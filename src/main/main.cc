@@ -18,6 +18,7 @@
 #include "main/flags.h"
 #include "main/logging.h"
 #include "main/serve_engine.h"
+#include "main/test_switches.h"
 #include "main/version.h"
 #include "store/catalog.h"
 #include "store/layout.h"
@@ -318,7 +319,9 @@ int main(int argc, char** argv) {
   fdyno::main::ServeFlags flags;
   CLI::App* serve = app.add_subcommand("serve", "Serve the DynamoDB API");
   fdyno::main::AddServeFlags(*serve, flags);
+  CLI::App* power_cut = fdyno::main::AddTestPowerCutCommand(app);
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) return fdyno::main::Serve(flags);
+  if (power_cut->parsed()) return fdyno::main::RunTestPowerCut(*power_cut);
   return 0;
 }

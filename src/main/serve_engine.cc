@@ -7,6 +7,7 @@
 #include "kv/engines/fdb/fdb.h"
 #include "kv/engines/fdb/prefix.h"
 #include "main/engine_options.h"
+#include "main/test_switches.h"
 
 namespace fdyno::main {
 namespace {
@@ -17,6 +18,7 @@ Result<ServeEngine> OpenEmbeddedEngine(const ServeFlags& flags, Clock* clock) {
       clock);
   options.in_memory = flags.in_memory;
   options.memory_limit_bytes = flags.in_memory_limit;
+  FDYNO_ASSIGN_OR_RETURN(std::function<void()> opened, ApplyTestEngineSwitches(options));
   ServeEngine engine;
   engine.description =
       flags.in_memory
@@ -32,6 +34,7 @@ Result<ServeEngine> OpenEmbeddedEngine(const ServeFlags& flags, Clock* clock) {
     return error;
   }
   engine.db = std::move(db).value();
+  if (opened) opened();
   return engine;
 }
 
