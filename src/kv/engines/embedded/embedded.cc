@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "kv/engines/embedded/engine.h"
+#include "kv/engines/embedded/manifest_tail.h"
 #include "kv/engines/embedded/rocks_options.h"
 
 namespace fdyno::kv {
@@ -219,6 +220,14 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenRocks(
   }
   rocksdb::Status s =
       rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path, cfs, &d->handles_, &d->db_);
+  if (s.IsCorruption() && !o.in_memory) {
+    // A power cut during a MANIFEST write may have left its unsynced tail damaged
+    // (manifest_tail.h): cut that tail off, never anything before it, and open again.
+    FDYNO_ASSIGN_OR_RETURN(bool cut, CutDamagedManifestTail(rocks_path, o.path));
+    if (cut) {
+      s = rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path, cfs, &d->handles_, &d->db_);
+    }
+  }
   if (!s.ok()) return IoErr("cannot open RocksDB in '" + rocks_path + "'", s);
   d->data_cf_ = d->handles_[0];
   d->meta_cf_ = d->handles_[1];
