@@ -169,6 +169,19 @@ class Crashed(Exception):
     """The server went away during a request; Writer.resolve settles what it did."""
 
 
+class Lost(AssertionError):
+    """After a crash an item holds neither what was acknowledged nor what the interrupted
+    request would have left."""
+
+
+class Partial(AssertionError):
+    """After a crash a transaction is applied in part."""
+
+
+class Double(AssertionError):
+    """A request applied twice (a tokened resend left a second effect)."""
+
+
 class Writer:
     """Random write requests over its own partition keys, with an exact model of them.
 
@@ -180,6 +193,7 @@ class Writer:
     def __init__(self, ddb, seed, pks, label):
         self.ddb, self.rng, self.pks, self.label = ddb, random.Random(seed), pks, label
         self.model, self.steps = {}, 0
+        self.changes = collections.defaultdict(list)  # key -> [(old, new)] in commit order
         self.history, self.current = {}, []  # recent requests per key, for failure messages
         self.pending, self.atomic = None, False
         self.answered = collections.Counter()  # step kind -> requests answered
@@ -302,12 +316,12 @@ class Writer:
         for key, (old, new) in self.pending.items():
             actual = ddb.get_item(TableName=TABLE, Key=key_item(key),
                                   ConsistentRead=True).get("Item")
-            assert actual in (old, new), \
-                f"{self.where()}{key} after the crash: {actual}, neither {old} nor {new}"
+            if actual not in (old, new):
+                raise Lost(f"{self.where()}{key} after the crash: {actual}, neither {old} nor {new}")
             choices.append({name for name, v in (("old", old), ("new", new)) if v == actual})
             self.set(key, actual)
-        if self.atomic:
-            assert set.intersection(*choices), f"{self.where()}a transaction applied in part"
+        if self.atomic and not set.intersection(*choices):
+            raise Partial(f"{self.where()}a transaction applied in part")
         self.pending = None
 
     def expect(self, call, holds, code, what):
@@ -345,7 +359,7 @@ class Writer:
                         holds(old), "ConditionalCheckFailedException", f"PutItem {key}")
         if r is not None:
             assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-            self.model[key] = item
+            self.set(key, item)
         self.note(key, f"PutItem {describe(item)} {cond.get('ConditionExpression', '')}",
                   r is not None)
 
@@ -378,7 +392,7 @@ class Writer:
                         holds(old), "ConditionalCheckFailedException", f"DeleteItem {key}")
         if r is not None:
             assert r.get("Attributes") == old, f"{self.where()}ALL_OLD"
-            self.model.pop(key, None)
+            self.set(key, None)
         self.note(key, f"DeleteItem {cond.get('ConditionExpression', '')}", r is not None)
 
     def batch_write_step(self):
@@ -614,22 +628,102 @@ class Writer:
         request, writes, all_hold, images, sent_ms = tokened
         if self.now_ms() - sent_ms > TOKEN_WINDOW_MS - 60_000:
             return  # too near the end of the token's window to count on a replay
+        settled = {k: self.model.get(k) for k in images}  # what resolve() found
         for k, (old, _) in images.items():
-            self.set(k, old)  # what the statements' conditions are evaluated against
+            self.assume(k, old)  # what the statements' conditions are evaluated against
         self.execute_transaction(ddb, request, writes, all_hold, 2)
         for k, (_, new) in images.items():
             actual = ddb.get_item(TableName=TABLE, Key=key_item(k),
                                   ConsistentRead=True).get("Item")
-            assert actual == new, f"{self.where()}{k} after resending a token: {actual} != {new}"
-            self.set(k, new)
+            if actual != new:
+                raise Double(f"{self.where()}{k} after resending a token: {actual} != {new}")
+            self.assume(k, settled[k])
+            self.set(k, new)  # a change only if the interrupted send had not committed
         self.resends_after_crash += 1
         self.statement_resends_after_crash += 1
 
     def set(self, key, item):
+        """The item at key is now `item` (None: absent): a committed change of it when it
+        differs from the model's, recorded in `changes` (what a stream must show)."""
+        old = self.model.get(key)
+        if old != item:
+            self.changes[key].append((old, item))
+        self.assume(key, item)
+
+    def assume(self, key, item):
+        """The model's item at key, set without recording a change."""
         if item is None:
             self.model.pop(key, None)
         else:
             self.model[key] = item
+
+
+class TokenedWriter(Writer):
+    """A Writer that also sends tokened TransactWriteItems adding to a counter (15% of its
+    steps), twice each: the second send is replayed from the token record, no second effect. One
+    a crash interrupted is resent by resolve() and must leave exactly one effect. `now_ms`: the
+    server's wall clock in ms (default: the real one), for the token window."""
+
+    def __init__(self, ddb, seed, pks, label, now_ms=None):
+        super().__init__(ddb, seed, pks, label)
+        self.server_now_ms = now_ms or super().now_ms
+        self.acknowledged = 0
+        self.tokened = None  # (request, image it leaves, server ms of its first send)
+
+    def now_ms(self):
+        return self.server_now_ms()
+
+    def send(self, call):
+        r = super().send(call)
+        self.acknowledged += 1
+        return r
+
+    def step(self):
+        if self.rng.randrange(100) >= 15:
+            self.tokened = None
+            return super().step()
+        self.steps += 1
+        key = self.random_key()
+        self.current = [key]
+        delta = 1 + self.rng.randrange(9)
+        request = {
+            "ClientRequestToken": str(uuid.UUID(int=self.rng.getrandbits(128))),
+            "TransactItems": [{"Update": {
+                "TableName": TABLE, "Key": key_item(key), "UpdateExpression": "ADD c :d",
+                "ExpressionAttributeValues": {":d": {"N": str(delta)}}}}]}
+        old = self.model.get(key)
+        new = dict(old) if old is not None else key_item(key)
+        new["c"] = {"N": str(int(new.get("c", {"N": "0"})["N"]) + delta)}
+        self.tokened = (request, new, self.now_ms())
+        self.pending, self.atomic = {key: (old, new)}, True
+        self.send(lambda: self.ddb.transact_write_items(**request))
+        self.set(key, new)
+        self.note(key, f"tokened ADD c {delta}", True)
+        # The same request again: replayed from the token record, no second effect.
+        self.pending = {key: (new, new)}
+        self.send(lambda: self.ddb.transact_write_items(**request))
+        self.note(key, f"tokened ADD c {delta} resent", True)
+        self.tokened = None
+        self.answered["tokened_add_step"] += 1
+
+    def resolve(self, ddb):
+        tokened, self.tokened = self.tokened, None
+        super().resolve(ddb)
+        if tokened is None:
+            return
+        request, new, sent_ms = tokened
+        if self.now_ms() - sent_ms > TOKEN_WINDOW_MS - 60_000:
+            return  # too near the end of the token's window to count on a replay
+        # Resent after the crash: applied now if the interrupted attempt did not commit, a
+        # replay if it did. Either way the item holds exactly one effect.
+        ddb.transact_write_items(**request)
+        key = self.current[0]
+        actual = ddb.get_item(TableName=TABLE, Key=key_item(key),
+                              ConsistentRead=True).get("Item")
+        if actual != new:
+            raise Double(f"{self.where()}{key} after resending a token: {actual} != {new}")
+        self.set(key, new)
+        self.resends_after_crash += 1
 
 
 def all_pages(ddb, op, request, limit, key_attrs, where):
@@ -693,10 +787,22 @@ def check_item_counts(ddb, model, indexes, where):
 
 
 def check_all(ddb, model, indexes, rng, where):
+    check_table(ddb, model, rng, where)
+    check_indexes(ddb, model, indexes, rng, where)
+    check_item_counts(ddb, model, indexes, where)
+
+
+def check_table(ddb, model, rng, where):
+    """The table, by paginated parallel Scan, holds exactly the model's items."""
     limit = rng.choice([1, 3, 7, None] if len(model) <= 100 else [10, 50, None])
     segments = rng.randrange(1, 5)
     assert_same(scan_all(ddb, None, limit, segments, {"pk", "sk"}, f"{where} table Scan"),
                 model, f"{where} table Scan (Limit {limit}, TotalSegments {segments})")
+
+
+def check_indexes(ddb, model, indexes, rng, where):
+    """Every index, by Scan and by Query of each partition in both directions, holds exactly
+    the entries the model's items give it."""
     for index in indexes:
         expected = expected_index(index, model)
         w = f"{where} index {index.name}"
@@ -720,7 +826,6 @@ def check_all(ddb, model, indexes, rng, where):
                 assert [key_of(i) for i in got] == [key_of(i) for i in ordered], \
                     f"{w} partition {h} forward={forward} Limit {limit}"
                 assert got == ordered, f"{w} partition {h} forward={forward} Limit {limit}"
-    check_item_counts(ddb, model, indexes, where)
 
 
 class Background:
