@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "kv/engines/embedded/testing/full_disk.h"
 #include "kv/engines/embedded/testing/power_loss.h"
 
 namespace fdyno::main {
@@ -15,6 +16,24 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::string(v) : std::string();
+}
+
+// The full-disk file system, filling at `fill_text`.
+Result<std::function<void()>> ApplyFullDisk(const std::string& fill_text,
+                                            kv::EmbeddedOptions& options) {
+  auto space = std::make_shared<kv::testing::DiskSpace>();
+  FDYNO_ASSIGN_OR_RETURN(space->fill_at, kv::testing::ParseStagePoint(fill_text, {"short"}));
+  space->stages = std::make_shared<kv::testing::StageTracker>();
+  space->space_file = Env("FDYNO_TEST_DISK_SPACE_FILE");
+  space->on_fill = [fill_text](const std::string& file) {
+    spdlog::warn("test disk full at {} (an append to {})", fill_text, file);
+  };
+  spdlog::warn(
+      "full disk at {}, space back when {} exists (FDYNO_TEST_DISK_FULL_AT); for tests "
+      "only",
+      fill_text, space->space_file);
+  options.file_system = kv::testing::NewFullDiskFileSystem(space);
+  return std::function<void()>([space] { space->stages->Opened(); });
 }
 
 }  // namespace
@@ -27,22 +46,29 @@ Result<std::function<void()>> ApplyTestEngineSwitches(kv::EmbeddedOptions& optio
   }
   const std::string journal = Env("FDYNO_TEST_POWER_LOSS_JOURNAL");
   const std::string cut_text = Env("FDYNO_TEST_POWER_CUT");
+  const std::string fill_text = Env("FDYNO_TEST_DISK_FULL_AT");
+  if (!fill_text.empty()) {
+    if (!journal.empty()) {
+      return Error::Validation(
+          "FDYNO_TEST_DISK_FULL_AT and FDYNO_TEST_POWER_LOSS_JOURNAL are separate tests");
+    }
+    return ApplyFullDisk(fill_text, options);
+  }
   if (journal.empty()) {
     if (!cut_text.empty()) {
       return Error::Validation("FDYNO_TEST_POWER_CUT needs FDYNO_TEST_POWER_LOSS_JOURNAL");
     }
     return std::function<void()>();
   }
-  std::optional<kv::testing::SelfCut> cut;
+  std::optional<kv::testing::StagePoint> cut;
   if (!cut_text.empty()) {
-    FDYNO_ASSIGN_OR_RETURN(cut, kv::testing::ParseSelfCut(cut_text));
+    FDYNO_ASSIGN_OR_RETURN(cut, kv::testing::ParseStagePoint(cut_text, {"after"}));
   }
   FDYNO_ASSIGN_OR_RETURN(kv::testing::PowerLossFileSystem fs,
                          kv::testing::NewPowerLossFileSystem(journal, cut));
   spdlog::warn("power-loss journal: {}{}{} (FDYNO_TEST_POWER_LOSS_JOURNAL); for tests only",
                journal, cut ? ", power cut at " : "", cut_text);
   options.file_system = fs.file_system;
-  options.listeners.push_back(fs.listener);
   return fs.opened;
 }
 

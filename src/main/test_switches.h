@@ -9,6 +9,10 @@
 //                                       (SIGKILL) at the Nth file operation of STAGE
 //   FDYNO_TEST_ROCKSDB_OPTIONS=TEXT     RocksDB options over the engine's own, in RocksDB's
 //                                       "name=value;..." form (small write buffers and levels)
+//   FDYNO_TEST_DISK_FULL_AT=STAGE:N[:short]  the engine's files go through the full-disk file
+//                                       system (kv/engines/embedded/testing/full_disk.h), which
+//                                       fills at the Nth append of STAGE (a short write there)
+//   FDYNO_TEST_DISK_SPACE_FILE=PATH     with it: space returns once PATH exists
 // and `fdyno test-power-cut JOURNAL [--tail drop|torn|zeros|garbage] [--seed N]`, after the
 // process that wrote JOURNAL is dead, cuts its files back to what the journal says reached the
 // disk and prints what it did as one JSON object.

@@ -5,7 +5,9 @@ crash; every acknowledged write stays readable; reads keep being served; once th
 grows again (remount with a larger size) writes succeed again, and a restart opens the data with
 every acknowledged item. The engine-level form is kv_full_disk_test (FullDiskTest.*).
 
-Needs `mount -t tmpfs` (root, or CAP_SYS_ADMIN); skipped with the reason otherwise."""
+Needs `mount -t tmpfs` (root, or CAP_SYS_ADMIN): where it cannot mount one it fails, saying why,
+rather than pass unseen by a skip. test_full_disk_stages.py proves the same at each stage of the
+engine's life through the in-process full-disk file system, with no mount."""
 import os
 import shutil
 import subprocess
@@ -25,13 +27,13 @@ PROMPT_S = 30  # a failing write answers within this (the operation timeout is 1
 
 
 def _mount_tmpfs(path, size_mb):
-    """Mounts a tmpfs of size_mb at path, or skips the test saying exactly why it cannot."""
+    """Mounts a tmpfs of size_mb at path, or fails the test saying exactly why it cannot."""
     if os.geteuid() != 0:
-        pytest.skip(f"mount -t tmpfs needs root (CAP_SYS_ADMIN); this runs as uid {os.geteuid()}")
+        pytest.fail(f"mount -t tmpfs needs root (CAP_SYS_ADMIN); this runs as uid {os.geteuid()}")
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
                        capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
-        pytest.skip(f"mount -t tmpfs -o size={size_mb}m tmpfs {path} failed (exit "
+        pytest.fail(f"mount -t tmpfs -o size={size_mb}m tmpfs {path} failed (exit "
                     f"{r.returncode}): {r.stderr.strip()}")
 
 

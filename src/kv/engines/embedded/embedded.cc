@@ -154,7 +154,6 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
     d->env_ = rocksdb::NewCompositeEnv(o.file_system);
     options.env = d->env_.get();
   }
-  options.listeners = o.listeners;
   if (!o.rocksdb_options.empty()) {
     rocksdb::ConfigOptions config;
     config.ignore_unknown_options = false;

@@ -30,7 +30,6 @@
 #include "kv/kv.h"
 
 namespace rocksdb {
-class EventListener;
 class FileSystem;
 }  // namespace rocksdb
 
@@ -69,9 +68,6 @@ struct EmbeddedOptions {
   // Tests only: the file system RocksDB uses (null: the operating system's), e.g. the power-loss
   // journaling one of testing/power_loss.h. Must stay alive while the database is open.
   std::shared_ptr<rocksdb::FileSystem> file_system = nullptr;
-  // Tests only: listeners RocksDB calls (the power-loss file system's, which learns from it what
-  // each table file is for).
-  std::vector<std::shared_ptr<rocksdb::EventListener>> listeners = {};
   // Tests only: RocksDB options in RocksDB's own "name=value;name=value" form
   // (rocksdb::GetOptionsFromString), applied over the engine's own for the database and its data
   // column family: e.g. small write buffers and levels, so that flushes, compactions and log

@@ -6,14 +6,10 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <utility>
 
 namespace fdyno::kv::testing {
@@ -23,15 +19,11 @@ std::string Normal(const std::string& path) {
   return std::filesystem::path(path).lexically_normal().string();
 }
 
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
-// The journal, the stage bookkeeping and the self cut, shared by the file system, its files,
-// its directories and the listener.
+// The journal and the self cut, shared by the file system, its files and its directories.
 class Recorder {
  public:
-  Recorder(int fd, std::optional<SelfCut> cut) : fd_(fd), cut_(cut) {}
+  Recorder(int fd, std::optional<StagePoint> cut, std::shared_ptr<StageTracker> stages)
+      : fd_(fd), cut_(std::move(cut)), stages_(std::move(stages)) {}
   ~Recorder() { ::close(fd_); }
 
   void Line(const std::string& line) {
@@ -41,61 +33,23 @@ class Recorder {
   }
 
   // Runs `op`, the operation of `stage` on the file system, journaling the stage when it
-  // changes and cutting the power around the operation the self cut names.
+  // changes and cutting the power around the operation the cut point names.
   template <typename Op>
   auto Run(Stage stage, Op&& op) {
-    last_stage_on_thread_ = stage;
     if (last_stage_.exchange(static_cast<int>(stage)) != static_cast<int>(stage)) {
       Line("stage " + std::string(StageName(stage)));
     }
-    const bool cut_here = cut_ && cut_->stage == stage &&
-                          counts_[static_cast<int>(stage)].fetch_add(1) + 1 == cut_->nth;
-    if (cut_here && !cut_->after) Cut(stage);
+    const bool cut_here = cut_ && stages_->Count(stage, *cut_);
+    if (cut_here && cut_->flag != "after") Cut(stage);
     auto result = op();
     if (cut_here) Cut(stage);
     return result;
   }
 
-  // The stage of an operation on `path`; `deleting` for a deletion.
-  Stage StageOf(const std::string& path, bool deleting) {
-    if (!opened_.load()) return Stage::kRecovery;
-    const std::string name = std::filesystem::path(path).filename().string();
-    if (EndsWith(name, ".log")) return deleting ? Stage::kLogDelete : Stage::kAppend;
-    if (name.starts_with("MANIFEST-") || name == "CURRENT" || EndsWith(name, ".dbtmp")) {
-      return Stage::kManifest;
-    }
-    if (!deleting && EndsWith(name, ".sst")) {
-      std::lock_guard lock(mu_);
-      auto it = tables_.find(path);
-      if (it == tables_.end()) return Stage::kOther;
-      switch (it->second) {
-        case rocksdb::TableFileCreationReason::kFlush:
-          return Stage::kFlush;
-        case rocksdb::TableFileCreationReason::kCompaction:
-          return Stage::kCompaction;
-        case rocksdb::TableFileCreationReason::kRecovery:
-          return Stage::kRecovery;
-        default:
-          return Stage::kOther;
-      }
-    }
-    return Stage::kOther;
-  }
-
-  // A directory fsync belongs to what this thread did last (a flush's table file, CURRENT).
-  Stage StageOfDirectorySync() { return opened_.load() ? last_stage_on_thread_ : Stage::kRecovery; }
-
-  void TableFileStarted(const std::string& path, rocksdb::TableFileCreationReason reason) {
-    std::lock_guard lock(mu_);
-    tables_[Normal(path)] = reason;
-  }
-  void Forget(const std::string& path) {
-    std::lock_guard lock(mu_);
-    tables_.erase(path);
-  }
+  StageTracker& stages() { return *stages_; }
 
   void Opened() {
-    opened_.store(true);
+    stages_->Opened();
     Line("opened");
   }
 
@@ -107,16 +61,10 @@ class Recorder {
   }
 
   int fd_;
-  std::optional<SelfCut> cut_;
-  std::array<std::atomic<int>, kStageCount> counts_{};
+  std::optional<StagePoint> cut_;
+  std::shared_ptr<StageTracker> stages_;
   std::atomic<int> last_stage_{-1};
-  std::atomic<bool> opened_{false};
-  std::mutex mu_;
-  std::map<std::string, rocksdb::TableFileCreationReason> tables_;  // guarded by mu_
-  static thread_local Stage last_stage_on_thread_;
 };
-
-thread_local Stage Recorder::last_stage_on_thread_ = Stage::kOther;
 
 // Names are written as they are: RocksDB's file names have no spaces or newlines.
 class JournaledFile : public rocksdb::FSWritableFileOwnerWrapper {
@@ -148,7 +96,7 @@ class JournaledFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
  private:
-  Stage FileStage() { return rec_->StageOf(name_, /*deleting=*/false); }
+  Stage FileStage() { return rec_->stages().StageOf(name_, /*deleting=*/false); }
   rocksdb::IOStatus Synced(rocksdb::IOStatus s, const rocksdb::IOOptions& o,
                            rocksdb::IODebugContext* d) {
     if (s.ok()) rec_->Line("sync " + name_ + " " + std::to_string(target()->GetFileSize(o, d)));
@@ -165,12 +113,12 @@ class JournaledDirectory : public rocksdb::FSDirectoryWrapper {
       : FSDirectoryWrapper(std::move(d)), name_(std::move(name)), rec_(std::move(recorder)) {}
 
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d) override {
-    return rec_->Run(rec_->StageOfDirectorySync(),
+    return rec_->Run(rec_->stages().StageOfDirectorySync(),
                      [&] { return Synced(FSDirectoryWrapper::Fsync(o, d)); });
   }
   rocksdb::IOStatus FsyncWithDirOptions(const rocksdb::IOOptions& o, rocksdb::IODebugContext* d,
                                         const rocksdb::DirFsyncOptions& options) override {
-    return rec_->Run(rec_->StageOfDirectorySync(), [&] {
+    return rec_->Run(rec_->stages().StageOfDirectorySync(), [&] {
       return Synced(FSDirectoryWrapper::FsyncWithDirOptions(o, d, options));
     });
   }
@@ -230,15 +178,16 @@ class JournalingFileSystem : public rocksdb::FileSystemWrapper {
   }
   rocksdb::IOStatus DeleteFile(const std::string& f, const rocksdb::IOOptions& o,
                                rocksdb::IODebugContext* d) override {
-    return rec_->Run(rec_->StageOf(Normal(f), /*deleting=*/true), [&] {
+    return rec_->Run(rec_->stages().StageOf(Normal(f), /*deleting=*/true), [&] {
       rec_->Line("delete " + Normal(f));  // before: see the header
-      rec_->Forget(Normal(f));
       return target()->DeleteFile(f, o, d);
     });
   }
 
  private:
-  Stage StageOf(const std::string& f) { return rec_->StageOf(Normal(f), /*deleting=*/false); }
+  Stage StageOf(const std::string& f) {
+    return rec_->stages().StageOf(Normal(f), /*deleting=*/false);
+  }
   rocksdb::IOStatus Wrap(const std::string& f, rocksdb::IOStatus s,
                          std::unique_ptr<rocksdb::FSWritableFile>* r) {
     if (s.ok()) *r = std::make_unique<JournaledFile>(std::move(*r), Normal(f), rec_);
@@ -247,69 +196,20 @@ class JournalingFileSystem : public rocksdb::FileSystemWrapper {
   std::shared_ptr<Recorder> rec_;
 };
 
-// Tells the recorder, before a table file is created, which kind of job writes it.
-class TableFileListener : public rocksdb::EventListener {
- public:
-  explicit TableFileListener(std::shared_ptr<Recorder> recorder) : rec_(std::move(recorder)) {}
-  const char* Name() const override { return "fdyno.PowerLossStages"; }
-  void OnTableFileCreationStarted(const rocksdb::TableFileCreationBriefInfo& info) override {
-    rec_->TableFileStarted(info.file_path, info.reason);
-  }
-
- private:
-  std::shared_ptr<Recorder> rec_;
-};
-
-constexpr std::array<std::string_view, kStageCount> kStageNames = {
-    "append", "flush", "compaction", "log_delete", "manifest", "recovery", "other"};
-
 }  // namespace
 
-std::string_view StageName(Stage stage) { return kStageNames[static_cast<int>(stage)]; }
-
-std::optional<Stage> StageNamed(std::string_view name) {
-  for (Stage s : kStages) {
-    if (StageName(s) == name) return s;
-  }
-  return std::nullopt;
-}
-
-Result<SelfCut> ParseSelfCut(std::string_view text) {
-  const auto bad = [&] {
-    return Error::Validation(
-        "a power cut is STAGE:N or STAGE:N:after (STAGE one of append, "
-        "flush, compaction, log_delete, manifest, recovery, other), not '" +
-        std::string(text) + "'");
-  };
-  const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return bad();
-  std::optional<Stage> stage = StageNamed(text.substr(0, colon));
-  std::string_view rest = text.substr(colon + 1);
-  SelfCut cut;
-  if (EndsWith(rest, ":after")) {
-    cut.after = true;
-    rest.remove_suffix(6);
-  }
-  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), cut.nth);
-  if (!stage || ec != std::errc() || end != rest.data() + rest.size() || cut.nth < 1) {
-    return bad();
-  }
-  cut.stage = *stage;
-  return cut;
-}
-
 Result<PowerLossFileSystem> NewPowerLossFileSystem(std::string journal_path,
-                                                   std::optional<SelfCut> cut,
+                                                   std::optional<StagePoint> cut,
                                                    std::shared_ptr<rocksdb::FileSystem> base) {
   int fd = ::open(journal_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     return Error::Internal("cannot open journal " + journal_path + ": " + std::strerror(errno));
   }
   if (!base) base = rocksdb::FileSystem::Default();
-  auto recorder = std::make_shared<Recorder>(fd, cut);
+  auto stages = std::make_shared<StageTracker>();
+  auto recorder = std::make_shared<Recorder>(fd, std::move(cut), stages);
   PowerLossFileSystem out;
   out.file_system = std::make_shared<JournalingFileSystem>(std::move(base), recorder);
-  out.listener = std::make_shared<TableFileListener>(recorder);
   out.opened = [recorder] { recorder->Opened(); };
   return out;
 }

@@ -24,14 +24,13 @@
 //
 // Stages. The journal also says which stage of the engine's life each file operation belongs
 // to (a "stage NAME" line whenever it changes), so a harness can tell where a cut landed; and
-// the file system can cut the power itself at the nth operation of a stage (SelfCut): it
+// the file system can cut the power itself at the nth operation of a stage (stages.h): it
 // journals "cut NAME" and kills its own process with SIGKILL, before or after that operation.
 //
 // Thread-safety: the file system is thread-safe (one journal descriptor, O_APPEND).
 #pragma once
 
 #include <rocksdb/file_system.h>
-#include <rocksdb/listener.h>
 
 #include <functional>
 #include <memory>
@@ -40,53 +39,22 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "kv/engines/embedded/testing/stages.h"
 
 namespace fdyno::kv::testing {
-
-// The stages of the engine's life a cut can land in, by the file an operation touches:
-//   kAppend      a write-ahead log: its creation, appends and syncs (a commit's write)
-//   kFlush       a table file a memtable flush writes
-//   kCompaction  a table file a compaction writes
-//   kLogDelete   a write-ahead log's deletion once nothing needs it
-//   kManifest    the MANIFEST's appends and syncs, CURRENT's temporary file and rename, and
-//                the directory fsync that follows them
-//   kRecovery    anything before the database reported that it opened (replaying the log,
-//                flushing what it replayed, writing a new MANIFEST)
-//   kOther       the rest (OPTIONS files, deleting obsolete table files)
-enum class Stage { kAppend, kFlush, kCompaction, kLogDelete, kManifest, kRecovery, kOther };
-inline constexpr int kStageCount = 7;
-inline constexpr Stage kStages[kStageCount] = {
-    Stage::kAppend,   Stage::kFlush,    Stage::kCompaction, Stage::kLogDelete,
-    Stage::kManifest, Stage::kRecovery, Stage::kOther};
-
-// "append", "flush", "compaction", "log_delete", "manifest", "recovery", "other".
-std::string_view StageName(Stage stage);
-std::optional<Stage> StageNamed(std::string_view name);
-
-// A power cut the file system makes itself.
-struct SelfCut {
-  Stage stage = Stage::kAppend;
-  int nth = 1;         // at the nth operation of `stage` since the file system was made
-  bool after = false;  // after that operation returns (its data written, not synced), or before
-};
-
-// "STAGE:N" or "STAGE:N:after", e.g. "flush:3:after".
-Result<SelfCut> ParseSelfCut(std::string_view text);
 
 // The journaling file system and what the database must be told to feed it.
 struct PowerLossFileSystem {
   std::shared_ptr<rocksdb::FileSystem> file_system;
-  // Add to the database's listeners: tells the file system which table files a flush, a
-  // compaction or recovery writes. Without it those count as kOther.
-  std::shared_ptr<rocksdb::EventListener> listener;
   // Call once the database has opened: every operation before counts as kRecovery.
   std::function<void()> opened;
 };
 
 // Wraps `base` (null: rocksdb::FileSystem::Default()), journaling to `journal_path` (created or
-// truncated), cutting the power itself at `cut` when given.
+// truncated), cutting the power itself at `cut` when given: before that operation starts, or
+// after it returns (its data written, not synced) when its flag is "after".
 Result<PowerLossFileSystem> NewPowerLossFileSystem(
-    std::string journal_path, std::optional<SelfCut> cut = std::nullopt,
+    std::string journal_path, std::optional<StagePoint> cut = std::nullopt,
     std::shared_ptr<rocksdb::FileSystem> base = nullptr);
 
 // The journaling file system alone (no stages, no self cut).
@@ -118,7 +86,7 @@ struct PowerLossEffect {
   // The self cut's stage; else the stage of the last journaled operation, or kRecovery when
   // the database never reported that it opened.
   Stage stage = Stage::kOther;
-  bool self_cut = false;  // the process cut the power itself (a SelfCut fired)
+  bool self_cut = false;  // the process cut the power itself (its cut point was reached)
 };
 
 // Applies the journal at `journal_path` to the files it names: the disk after a power cut.

@@ -136,18 +136,19 @@ TEST_F(PowerLossTest, TheCutLandsInTheLastJournaledStageOrInRecoveryBeforeTheOpe
   EXPECT_TRUE(e.self_cut);
 }
 
-TEST(SelfCutTest, ParsesStageCountAndWhen) {
-  Result<SelfCut> cut = ParseSelfCut("log_delete:3:after");
-  ASSERT_TRUE(cut.ok());
-  EXPECT_EQ(cut->stage, Stage::kLogDelete);
-  EXPECT_EQ(cut->nth, 3);
-  EXPECT_TRUE(cut->after);
-  cut = ParseSelfCut("flush:12");
-  ASSERT_TRUE(cut.ok());
-  EXPECT_FALSE(cut->after);
+TEST(StagePointTest, ParsesStageCountAndFlag) {
+  Result<StagePoint> point = ParseStagePoint("log_delete:3:after", {"after"});
+  ASSERT_TRUE(point.ok());
+  EXPECT_EQ(point->stage, Stage::kLogDelete);
+  EXPECT_EQ(point->nth, 3);
+  EXPECT_EQ(point->flag, "after");
+  point = ParseStagePoint("flush:12", {"after"});
+  ASSERT_TRUE(point.ok());
+  EXPECT_EQ(point->flag, "");
   for (const char* bad : {"flush", "flush:0", "flush:x", "flush:3:later", "nowhere:1", ":1"}) {
-    EXPECT_FALSE(ParseSelfCut(bad).ok()) << bad;
+    EXPECT_FALSE(ParseStagePoint(bad, {"after"}).ok()) << bad;
   }
+  EXPECT_FALSE(ParseStagePoint("flush:3:after", {"short"}).ok());
 }
 
 // The file system cuts the power itself: a child process appends to a log through it and is
@@ -157,7 +158,7 @@ TEST_F(PowerLossTest, ASelfCutKillsTheProcessAtTheNthOperationOfItsStage) {
   const std::string journal = dir_ + "/journal";
   const pid_t pid = ::fork();
   if (pid == 0) {
-    auto fs = NewPowerLossFileSystem(journal, SelfCut{Stage::kAppend, 3, /*after=*/true});
+    auto fs = NewPowerLossFileSystem(journal, StagePoint{Stage::kAppend, 3, "after"});
     if (!fs.ok()) ::_exit(2);
     fs->opened();
     std::unique_ptr<rocksdb::FSWritableFile> file;
