@@ -16,6 +16,8 @@ struct AtomicCounts {
   std::atomic<int64_t> commit_timeouts_not_applied{0};
   std::atomic<int64_t> unknown_applied{0};
   std::atomic<int64_t> unknown_not_applied{0};
+  std::atomic<int64_t> unknown_late{0};
+  std::atomic<int64_t> unknown_late_applied{0};
   std::atomic<int64_t> latencies{0};
 };
 
@@ -29,9 +31,10 @@ uint64_t Mix(uint64_t x) {
 
 class FaultyTransaction : public Transaction {
  public:
-  FaultyTransaction(std::unique_ptr<Transaction> inner, FaultOptions options, uint64_t seed,
-                    AtomicCounts* counts)
-      : inner_(std::move(inner)),
+  FaultyTransaction(Database* inner_db, std::unique_ptr<Transaction> inner, FaultOptions options,
+                    uint64_t seed, AtomicCounts* counts)
+      : inner_db_(inner_db),
+        inner_(std::move(inner)),
         options_(std::move(options)),
         clock_(options_.clock ? options_.clock : Clock::Real()),
         rng_(seed),
@@ -82,9 +85,14 @@ class FaultyTransaction : public Transaction {
   }
 
   Status Commit() override {
+    if (late_) {
+      CountLate(late_->Commit());
+      late_.reset();
+    }
     // A commit without writes is trivially successful in FoundationDB: nothing to inject.
     if (!has_writes_) return inner_->Commit();
     CommitPlan plan = PlanCommit();
+    if (plan.late) return DeferLate();
     if (!plan.refusal.ok()) return plan.refusal;
     return AfterInnerCommit(plan, inner_->Commit());
   }
@@ -93,8 +101,19 @@ class FaultyTransaction : public Transaction {
   // the asynchronous path (kv::RunAsync) meets them where they really arrive: a refusal at
   // once on the calling thread, the rest on whichever thread the inner engine answers.
   void CommitAsync(std::function<void(Status)> done) override {
+    if (late_) {
+      // The late commit first; this one once it has answered (on the inner engine's thread).
+      Transaction* late = late_.get();
+      late->CommitAsync([this, done = std::move(done)](Status s) mutable {
+        CountLate(s);
+        late_.reset();
+        CommitAsync(std::move(done));
+      });
+      return;
+    }
     if (!has_writes_) return inner_->CommitAsync(std::move(done));
     CommitPlan plan = PlanCommit();
+    if (plan.late) return done(DeferLate());
     if (!plan.refusal.ok()) return done(plan.refusal);
     inner_->CommitAsync([this, plan, done = std::move(done)](Status s) {
       done(AfterInnerCommit(plan, std::move(s)));
@@ -134,7 +153,21 @@ class FaultyTransaction : public Transaction {
   struct CommitPlan {
     Status refusal;
     int error_after_apply = 0;
+    bool late = false;  // answer 1021 and commit this attempt before the retry's commit
   };
+
+  // Keeps this attempt's inner transaction to commit later and answers 1021; the retry (after
+  // Reset) runs on a fresh inner transaction with the same timeout.
+  Status DeferLate() {
+    counts_->unknown_late.fetch_add(1, std::memory_order_relaxed);
+    late_ = std::move(inner_);
+    inner_ = inner_db_->CreateTransaction();
+    if (timeout_.count() > 0) inner_->SetTimeout(timeout_);
+    return KvError(kCommitUnknownResult);
+  }
+  void CountLate(const Status& s) {
+    if (s.ok()) counts_->unknown_late_applied.fetch_add(1, std::memory_order_relaxed);
+  }
 
   CommitPlan PlanCommit() {
     if (poisoned_ != 0) return {KvError(poisoned_)};
@@ -155,6 +188,7 @@ class FaultyTransaction : public Transaction {
       return {KvError(kCommitUnknownResult)};
     }
     if (roll < (edge += options_.unknown_applied)) return {{}, kCommitUnknownResult};
+    if (roll < (edge += options_.unknown_late)) return {{}, 0, /*late=*/true};
     if (roll < (edge += options_.commit_timed_out)) {
       if (Uniform() < 0.5) {
         counts_->commit_timeouts_not_applied.fetch_add(1, std::memory_order_relaxed);
@@ -204,7 +238,11 @@ class FaultyTransaction : public Transaction {
     return {};
   }
 
+  Database* inner_db_;
   std::unique_ptr<Transaction> inner_;
+  // An attempt answered 1021, committed just before the next commit of this transaction (never,
+  // if the caller gives up on it: as if the 1021 had not applied).
+  std::unique_ptr<Transaction> late_;
   FaultOptions options_;
   Clock* clock_;
   std::mt19937_64 rng_;
@@ -229,8 +267,9 @@ class FaultyDatabaseImpl : public FaultyDatabase {
       options = options_;
     }
     uint64_t n = counts_.transactions.fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<FaultyTransaction>(inner_->CreateTransaction(), std::move(options),
-                                               Mix(options.seed ^ Mix(n)), &counts_);
+    return std::make_unique<FaultyTransaction>(inner_, inner_->CreateTransaction(),
+                                               std::move(options), Mix(options.seed ^ Mix(n)),
+                                               &counts_);
   }
 
   // The inner engine's snapshot, with the faults a snapshot can meet: latency and timeouts,
@@ -245,7 +284,7 @@ class FaultyDatabaseImpl : public FaultyDatabase {
     }
     options.read_too_old = 0;
     uint64_t n = counts_.transactions.fetch_add(1, std::memory_order_relaxed);
-    return std::make_unique<FaultyTransaction>(std::move(inner), std::move(options),
+    return std::make_unique<FaultyTransaction>(inner_, std::move(inner), std::move(options),
                                                Mix(options.seed ^ Mix(n)), &counts_);
   }
 
@@ -267,6 +306,8 @@ class FaultyDatabaseImpl : public FaultyDatabase {
     c.commit_timeouts_not_applied = counts_.commit_timeouts_not_applied.load();
     c.unknown_applied = counts_.unknown_applied.load();
     c.unknown_not_applied = counts_.unknown_not_applied.load();
+    c.unknown_late = counts_.unknown_late.load();
+    c.unknown_late_applied = counts_.unknown_late_applied.load();
     c.latencies = counts_.latencies.load();
     return c;
   }

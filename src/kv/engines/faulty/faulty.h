@@ -8,7 +8,11 @@
 // * 1031 transaction_timed_out on a read, or at commit either before or after the inner
 //   commit applied (a timeout racing a commit is ambiguous),
 // * latency before reads and before or after the inner commit,
-// * 1021 commit_unknown_result in both variants: the inner commit really applied, or not.
+// * 1021 commit_unknown_result in both variants: the inner commit really applied, or not;
+//   and a third that FoundationDB documents: the commit lands late, after the retry has taken
+//   its read version. The wrapper keeps that attempt's inner transaction and commits it just
+//   before the retry's own commit, so the retry read a state without it and must conflict on
+//   whatever it read that the late commit wrote (its receipt or token record), or apply twice.
 //
 // CommitAsync meets the same faults as Commit, around the inner engine's own CommitAsync: a
 // refusal (1020, 1021 not applied, 1031 before applying) answers at once on the calling
@@ -47,6 +51,7 @@ struct FaultOptions {
   double commit_timed_out = 0;     // commit: 1031; half of these after applying
   double unknown_applied = 0;      // commit: applied, then 1021
   double unknown_not_applied = 0;  // commit: 1021 without applying
+  double unknown_late = 0;         // commit: 1021; applied later, just before the retry's commit
   double latency = 0;              // read or commit: delayed by up to max_latency
   std::chrono::microseconds max_latency{2000};
   // Sleeps for injected latency. Null: std::this_thread::sleep_for. Tests with a ManualClock
@@ -67,6 +72,8 @@ struct FaultCounts {
   int64_t commit_timeouts_not_applied = 0;
   int64_t unknown_applied = 0;
   int64_t unknown_not_applied = 0;
+  int64_t unknown_late = 0;          // late commits answered 1021
+  int64_t unknown_late_applied = 0;  // of them, committed before the retry's commit
   int64_t latencies = 0;
 };
 

@@ -147,6 +147,50 @@ TEST_F(FaultyTest, DeterministicForASeed) {
   EXPECT_EQ(run(1), run(1));
   EXPECT_NE(run(1), run(2));
 }
+// The late variant: 1021 without the write visible, and the write lands just before the
+// retry (after Reset) commits, so the retry read a state without it. A retry that reads a
+// receipt the first attempt wrote conflicts (1020) and, run again, finds it: each operation
+// applies once. One that reads no receipt applies again.
+int LateRetries(FaultyDatabase& db, int operations, bool read_receipt, int* conflicts) {
+  for (int i = 0; i < operations; ++i) {
+    auto tr = db.CreateTransaction();
+    const std::string receipt = "receipt/" + std::to_string(i);
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      if (read_receipt && tr->Get(receipt).value().has_value()) break;  // replayed
+      tr->Set(receipt, "done");
+      tr->AtomicOp(MutationType::kAdd, "n", std::string("\x01\x00", 2));
+      Status s = tr->Commit();
+      if (s.ok()) break;
+      *conflicts += s.error().kv_code == kNotCommitted;
+      tr->Reset();
+    }
+  }
+  auto check = db.CreateTransaction();
+  std::string n = check->Get("n").value().value_or(std::string(2, '\0'));
+  return static_cast<unsigned char>(n[0]) | (static_cast<unsigned char>(n[1]) << 8);
+}
+
+TEST_F(FaultyTest, ALateUnknownResultLandsBeforeTheRetryCommitsAndTheReceiptReadCatchesIt) {
+  FaultOptions f = Faults();
+  f.unknown_late = 0.5;
+  auto db = WrapFaulty(inner_.get(), f);
+  int conflicts = 0;
+  EXPECT_EQ(LateRetries(*db, 300, /*read_receipt=*/true, &conflicts), 300);
+  auto c = db->counts();
+  EXPECT_GT(c.unknown_late, 100);
+  EXPECT_GT(c.unknown_late_applied, 100) << "late commits landed";
+  EXPECT_GT(conflicts, 50) << "retries conflicted with the late commits";
+}
+
+TEST_F(FaultyTest, ALateUnknownResultAppliesTwiceWhenTheRetryReadsNoReceipt) {
+  FaultOptions f = Faults();
+  f.unknown_late = 0.5;
+  auto db = WrapFaulty(inner_.get(), f);
+  int conflicts = 0;
+  const int n = LateRetries(*db, 300, /*read_receipt=*/false, &conflicts);
+  EXPECT_EQ(n, 300 + db->counts().unknown_late);
+  EXPECT_EQ(conflicts, 0);
+}
 
 // Over an engine that commits asynchronously (the embedded engine's committer thread) the
 // wrapper does too, and CommitAsync meets every commit fault: refusals answer at once on the
