@@ -151,7 +151,7 @@ def test_lost_responses_resent_apply_once(start_server):
     proxy = LossyProxy(server.port, SEED)
     sdk = client(proxy.port, attempts=20)  # botocore resends with the token it filled in
     by_hand = client(proxy.port, attempts=1)  # no retry of its own: the test resends
-    acknowledged, sent, unanswered = set(), 0, 0
+    acknowledged, sent, unanswered = set(), 0, set()
     try:
         for i in range(TRANSACTIONS):
             sent += 1
@@ -160,7 +160,7 @@ def test_lost_responses_resent_apply_once(start_server):
                     sdk.transact_write_items(TransactItems=transaction(i))
                     acknowledged.add(i)
                 except botocore.exceptions.BotoCoreError:
-                    unanswered += 1
+                    unanswered.add(i)
             else:
                 token = str(uuid.UUID(int=random.Random(SEED * 100_003 + i).getrandbits(128)))
                 for _ in range(50):
@@ -172,7 +172,7 @@ def test_lost_responses_resent_apply_once(start_server):
                     except botocore.exceptions.BotoCoreError:
                         continue  # the response was lost: resend the same request
                 else:
-                    unanswered += 1
+                    unanswered.add(i)
             if i % 8 == 0:  # an idempotent write through the SDK's retries
                 sdk.put_item(TableName="loss", Item={"pk": {"S": f"plain-{i}"}})
     finally:
@@ -192,15 +192,21 @@ def test_lost_responses_resent_apply_once(start_server):
                 for it in items if it["pk"]["S"].startswith("counter-")}
     plain = [it for it in items if it["pk"]["S"].startswith("plain-")]
     lost = sum(v for k, v in proxy.counts.items() if k != "pass")
+    applied = set(markers)
     print(f"seed {SEED}: {sent} transactions sent, {len(acknowledged)} acknowledged, "
-          f"{unanswered} unanswered, {len(markers)} applied; connections {proxy.counts} "
-          f"(replay: FDYNO_SEED={SEED})")
+          f"{len(unanswered)} unanswered ({len(unanswered & applied)} of them applied), "
+          f"{len(applied)} applied; connections {proxy.counts} (replay: FDYNO_SEED={SEED})")
     assert lost > TRANSACTIONS // 10, proxy.counts  # responses were really lost
-    assert acknowledged <= set(markers), "an acknowledged transaction is missing"
+    # Every transaction's fate is known: answered (it must be applied), or unanswered and then
+    # settled by its marker; and no marker belongs to a transaction that was not sent.
+    assert acknowledged | unanswered == set(range(sent)) and not acknowledged & unanswered
+    assert acknowledged <= applied, "an acknowledged transaction is missing"
+    assert applied <= set(range(sent)), "a marker of no transaction sent"
     for c in range(COUNTERS):
         mine = sum(1 for counter in markers.values() if counter == c)
-        # All-or-nothing and once: the counter moved exactly once per marker written.
+        # All-or-nothing and once: the counter moved exactly once per marker written, and each
+        # marker names its transaction's counter.
         assert counters.get(c, 0) == mine, (c, counters.get(c), mine)
-        assert mine <= (TRANSACTIONS - c + COUNTERS - 1) // COUNTERS
-    assert sum(counters.values()) <= sent
+    assert all(markers[i] == i % COUNTERS for i in applied)
+    assert sum(counters.values()) == len(applied)
     assert len(plain) == (TRANSACTIONS + 7) // 8
