@@ -257,7 +257,9 @@ Status CheckExportTimes(ExportRequest& r, const store::RestorableWindow& window,
         "ExportFromTime must be within the point in time recovery window of the table");
   }
   constexpr int64_t kMinWindowMs = 15 * 60 * 1000, kMaxWindowMs = 24 * 3600 * 1000;
-  if (j.export_time_ms - j.from_ms < kMinWindowMs) {
+  // Both times are the client's: ordered first, so that the difference cannot overflow (both
+  // then lie between the window's start and now).
+  if (j.export_time_ms < j.from_ms || j.export_time_ms - j.from_ms < kMinWindowMs) {
     return InvalidExportTime("The incremental export period must be at least 15 minutes");
   }
   if (j.export_time_ms - j.from_ms > kMaxWindowMs) {

@@ -172,7 +172,8 @@ Result<Item> DecodeToken(const RequestContext& ctx, Clock& clock, const Statemen
   if (AsStringView(*h) != HashText(RequestHash(ctx, r))) {
     return Error::Validation("NextToken does not match request");
   }
-  if (clock.WallMillis() - t->GetInt64() >= kTokenLifetimeMs) {
+  // "t" is whatever the client sent: no subtraction of it, which could overflow.
+  if (t->GetInt64() <= clock.WallMillis() - kTokenLifetimeMs) {
     return Error::Validation("Given NextToken has already expired");
   }
   return std::move(key).value();

@@ -710,7 +710,8 @@ Result<std::string> GetRecords(Services& s, const RequestContext& ctx, const Val
   FDYNO_ASSIGN_OR_RETURN(Iterator it, DecodeIterator(*text));
   if (it.account != ctx.account_id) return InvalidIterator();
   const int64_t now_ms = s.clock->WallMillis();
-  if (now_ms - it.issued_ms > kIteratorLifetimeMs) {
+  // it.issued_ms is whatever the client sent: no subtraction of it, which could overflow.
+  if (it.issued_ms < now_ms - kIteratorLifetimeMs) {
     return Error::Make(ErrorType::kExpiredIterator,
                        "Iterator expired. The iterator was created at time " +
                            std::to_string(it.issued_ms) + " while right now it is " +

@@ -35,6 +35,11 @@ constexpr std::chrono::seconds kDrainTimeout{5};
 constexpr uint64_t kMinBodyBytesPerSecond = 8 * 1024;
 // A connection keeps its response head buffer up to this size (TLS appends the body to it).
 constexpr size_t kKeptHeadBytes = 4096;
+// What a connection may hold unparsed beyond the header limit: one read (Beast reads at most
+// 64 KiB at a time). Beast 1.74 holds a chunk-size line (with its extensions) or the trailer of
+// a chunked body whole until its end arrives, with no limit of its own: without this bound on
+// the read buffer a client could grow a connection's memory for the whole body timeout.
+constexpr size_t kMaxReadBytes = 64 * 1024;
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -51,7 +56,10 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
  public:
   template <typename... Args>
   HttpSession(const ConnectionEnv& env, bool refuse, Args&&... args)
-      : env_(env), refuse_(refuse), stream_(std::forward<Args>(args)...) {}
+      : env_(env),
+        refuse_(refuse),
+        stream_(std::forward<Args>(args)...),
+        buffer_(env.config->max_header_bytes + kMaxReadBytes) {}
 
   ~HttpSession() override { env_.tracker->Remove(this); }
 
@@ -240,6 +248,13 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
 
   void OnRequest(beast::error_code ec) {
     if (ec == bhttp::error::body_limit) return Reject(TooLarge(), TargetHeader());
+    // The read buffer is full (kMaxReadBytes): a chunk-size line or trailer that never ends.
+    if (ec == bhttp::error::buffer_overflow) {
+      return Reject(Error::Validation(
+                        "Malformed HTTP request: a chunk header or trailer does not end within " +
+                        std::to_string(env_.config->max_header_bytes + kMaxReadBytes) + " bytes"),
+                    TargetHeader());
+    }
     if (IsMalformed(ec)) return Reject(Malformed(ec), TargetHeader());
     if (ec) return CloseNow();
     request_ = parser_->release();
