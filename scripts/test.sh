@@ -12,6 +12,14 @@ export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 # build that finds the cache over its limit trims it: the larger limit is kept in ccache's own
 # configuration, so every build on the machine keeps CI's objects.
 ccache --max-size 12G >/dev/null
+# The black-box files run against the sanitized server too: every operation family (items,
+# queries, batches, transactions, PartiQL, tables, streams, TTL, indexes, backups and restores,
+# exports and imports, point-in-time recovery, vector search) and the fault tests (framing,
+# lost responses, power cuts, full disks).
+sanitized_suite=(test_items.py test_query_scan.py test_batch.py test_transactions.py
+  test_partiql.py test_partiql_writes.py test_tables.py test_streams.py test_ttl.py
+  test_indexes.py test_backups.py test_export_import.py test_pitr.py test_vector_search.py
+  test_framing.py test_response_loss.py test_power_cut.py test_full_disk_stages.py)
 # Each phase says when it starts, so a slow CI run shows where its time went.
 phase() { echo "== $1 (at ${SECONDS}s)"; }
 
@@ -36,6 +44,14 @@ fi
 cmake --build "$san" -j "$(nproc)"
 (cd "$san" && ctest --output-on-failure -j 2 --timeout 900)
 FDYNO_FUZZ_BUILD="$san" "$root/fuzz/run.sh" "${FDYNO_FUZZ_SECONDS:-10}"
+
+phase "black-box tests against the sanitized server (ASan+UBSan)"
+# The server built in the sanitized tree (every object with ASan and UBSan, no recovery) under
+# a subset of the black-box suite that sends every operation family and the fault tests: a
+# sanitizer report kills the server, which fails the test that was talking to it.
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1} FDYNO_BIN="$san/src/main/fdyno" \
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${FDYNO_PYTEST_WORKERS:-2}" \
+  --dist loadfile "${sanitized_suite[@]/#/$root/tests/pytest/}"
 
 phase "Debian package"
 # From the tested Release tree: the package holds the binary the tests ran.

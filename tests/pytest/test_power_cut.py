@@ -18,7 +18,7 @@ def test_acknowledged_writes_survive_power_cuts_at_every_stage(tmp_path):
     print(run.summary())
     print(run.result_line())
     assert not run.missing_stages(), f"no cut landed in {run.missing_stages()}"
-    assert run.acknowledged() > 1000 and run.stream.records > 1000, run.summary()
+    assert run.acknowledged() > 200 and run.stream.records > 200, run.summary()
     assert sum(w.resends_after_crash for w in run.writers) > 0, \
         f"no tokened request was resent after a cut: {run.summary()}"
     assert run.tails["torn"] and run.tails["zeros"] and run.tails["garbage"], run.summary()
