@@ -32,6 +32,7 @@
 #include "kv/engines/embedded/embedded.h"
 #include "kv/tuple.h"
 #include "main/engine_options.h"
+#include "seeds.h"
 #include "store/catalog.h"
 #include "store/layout.h"
 #include "store/tokens.h"
@@ -44,17 +45,9 @@ using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-bool FullRun() {
-  const char* v = std::getenv("FDYNO_FULL");
-  return v != nullptr && std::string(v) == "1";
-}
+using integration::FullRun;
 
-std::vector<uint64_t> Seeds() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return {std::strtoull(s, nullptr, 10)};
-  std::vector<uint64_t> out;
-  for (uint64_t s = 1; s <= (FullRun() ? 8u : 2u); ++s) out.push_back(s);
-  return out;
-}
+std::vector<uint64_t> Seeds() { return integration::Seeds(2, 8); }
 
 // One item of the model: a string, a counter and an optional GSI key.
 struct Row {

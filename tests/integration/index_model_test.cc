@@ -52,6 +52,7 @@
 #include "model/attribute_value.h"
 #include "model/json.h"
 #include "model/number.h"
+#include "seeds.h"
 #include "store/catalog.h"
 #include "workers/backfill.h"
 
@@ -63,17 +64,9 @@ using model::Item;
 
 constexpr char kTable[] = "idx_model";
 
-bool FullRun() {
-  const char* v = std::getenv("FDYNO_FULL");
-  return v != nullptr && std::string(v) == "1";
-}
+using integration::FullRun;
 
-std::vector<uint64_t> Seeds() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return {std::strtoull(s, nullptr, 10)};
-  std::vector<uint64_t> out;
-  for (uint64_t s = 1; s <= (FullRun() ? 16u : 3u); ++s) out.push_back(s);
-  return out;
-}
+std::vector<uint64_t> Seeds() { return integration::Seeds(3, 16); }
 
 // ---- values and the model ----
 
@@ -1349,8 +1342,8 @@ class WriterThreads {
 
 // Four threads write concurrently, each over its own keys, while the engine answers commits
 // with 1021 after applying, 1021 without applying and 1020. The retry runner and the receipts
-// must turn each request into exactly one effect, so the model of each thread stays exact: the base table, every index
-// (entries and their order) and every ItemCount must equal it.
+// must turn each request into exactly one effect, so the model of each thread stays exact: the base
+// table, every index (entries and their order) and every ItemCount must equal it.
 void ConcurrentWritersUnderFaults(bool async) {
   const int steps = FullRun() ? 1500 : 200;  // per thread
   for (uint64_t seed : Seeds()) {

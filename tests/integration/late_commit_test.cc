@@ -26,22 +26,15 @@
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
+#include "seeds.h"
 #include "store/catalog.h"
 
 namespace fdyno::api {
 namespace {
 
-bool FullRun() {
-  const char* v = std::getenv("FDYNO_FULL");
-  return v != nullptr && std::string(v) == "1";
-}
+using integration::FullRun;
 
-std::vector<uint64_t> Seeds() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return {std::strtoull(s, nullptr, 10)};
-  std::vector<uint64_t> out;
-  for (uint64_t s = 1; s <= (FullRun() ? 6u : 2u); ++s) out.push_back(s);
-  return out;
-}
+std::vector<uint64_t> Seeds() { return integration::Seeds(2, 6); }
 
 rapidjson::Document Parse(const std::string& text) {
   rapidjson::Document d;

@@ -58,6 +58,24 @@ def _put(ddb, i):
                 time.monotonic() - start)
 
 
+def _fill(ddb, max_puts, max_failures):
+    """PutItems until `max_failures` are refused (or `max_puts` were sent): (acknowledged item
+    numbers, [(n, failure)] refused, the next item number). Every refusal must be a prompt
+    InternalServerError (HTTP 500)."""
+    acknowledged, failures, i = set(), [], 0
+    while i < max_puts and len(failures) < max_failures:
+        failure = _put(ddb, i)
+        if failure is None:
+            acknowledged.add(i)
+        else:
+            failures.append((i, failure))
+        i += 1
+    for n, (code, status, seconds) in failures:
+        assert (code, status) == ("InternalServerError", 500), (n, code, status)
+        assert seconds < PROMPT_S, f"write {n} took {seconds:.1f} s to fail"
+    return acknowledged, failures, i
+
+
 def _check_all_readable(ddb, acknowledged):
     for i in sorted(acknowledged):
         item = ddb.get_item(TableName="full", Key={"pk": {"S": f"k{i:05d}"}},
@@ -80,21 +98,11 @@ def test_full_disk_gives_clean_errors_loses_nothing_and_recovers(tmp_path):
                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
 
         # Fill the disk: PutItems until one fails, then a few more while it stays full.
-        acknowledged, failures, i = set(), [], 0
-        while i < MAX_PUTS and len(failures) < 10:
-            failure = _put(ddb, i)
-            if failure is None:
-                acknowledged.add(i)
-            else:
-                failures.append((i, failure))
-            i += 1
+        acknowledged, failures, i = _fill(ddb, MAX_PUTS, 10)
         assert failures, f"{MAX_PUTS} PutItems of {VALUE_BYTES} bytes fitted in {SMALL_MB} MB"
         print(f"\nfull after {len(acknowledged)} acknowledged PutItems of {VALUE_BYTES} bytes; "
               f"then {len(failures)} refused: {sorted(set(f[1][:2] for f in failures))}, "
               f"slowest answer {max(f[1][2] for f in failures):.1f} s")
-        for n, (code, status, seconds) in failures:
-            assert (code, status) == ("InternalServerError", 500), (n, code, status)
-            assert seconds < PROMPT_S, f"write {n} took {seconds:.1f} s to fail"
         assert server.proc.poll() is None, "the server died when the disk filled"
 
         # Reads are served while the disk is full, and every acknowledged write is there.

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import Server
-from test_full_disk import PROMPT_S, _check_all_readable, _put
+from test_full_disk import _check_all_readable, _fill, _put
 
 SMALL_ENGINE = ("write_buffer_size=65536;max_bytes_for_level_base=262144;"
                 "target_file_size_base=65536;max_total_wal_size=131072")
@@ -43,19 +43,9 @@ def test_a_disk_filling_at_each_stage_gives_clean_errors_and_loses_nothing(tmp_p
         ddb.create_table(TableName="full", BillingMode="PAY_PER_REQUEST",
                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
-        acknowledged, failures, i = set(), [], 0
-        while i < MAX_PUTS and len(failures) < 5:
-            failure = _put(ddb, i)
-            if failure is None:
-                acknowledged.add(i)
-            else:
-                failures.append((i, failure))
-            i += 1
+        acknowledged, failures, i = _fill(ddb, MAX_PUTS, 5)
         assert failures, f"the disk never filled at {point} within {MAX_PUTS} PutItems"
         assert f"test disk full at {point}" in server.output(), "it filled elsewhere"
-        for n, (code, status, seconds) in failures:
-            assert (code, status) == ("InternalServerError", 500), (n, code, status)
-            assert seconds < PROMPT_S, f"write {n} took {seconds:.1f} s to fail"
         assert server.proc.poll() is None, "the server died when the disk filled"
         _check_all_readable(ddb, acknowledged)  # reads served while full
 
