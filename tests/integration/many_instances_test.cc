@@ -1,0 +1,286 @@
+// Several fdyno instances in one process over one database, as several servers over one
+// FoundationDB cluster are: each with its own catalog cache, its own operation registry (and so
+// its own receipt store) and background work leased under its own owner name, none of them the
+// sole process. What one instance does, another sees at once; tokens replay across instances;
+// work an instance drops in the middle (a backfill, a table purge) is taken over by another
+// within its lease's duration and finished exactly once.
+//
+// Every test runs on the embedded engine, and on FoundationDB when FDYNO_FDB_CLUSTER_FILE names a
+// cluster (FDYNO_FDB_LIBRARY: the client library); without one the fdb cases are skipped, saying
+// so.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api.h"
+#include "api/testing/call.h"
+#include "kv/engines/embedded/embedded.h"
+#include "kv/engines/fdb/fdb.h"
+#include "kv/run.h"
+#include "store/catalog.h"
+#include "store/leases.h"
+#include "workers/backfill.h"
+#include "workers/purge.h"
+#include "workers/purge_testing.h"
+
+namespace fdyno::api {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kLease{400};  // how long an instance's lease outlives its last step
+
+rapidjson::Document Parse(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse(text.c_str(), text.size());
+  return d;
+}
+
+// One fdyno instance: what `fdyno serve` builds over the database, without the HTTP server.
+struct Instance {
+  Instance(kv::Database* db, std::string owner) : db(db) {
+    ApiDeps deps;
+    deps.db = db;
+    deps.catalog = &catalog;
+    registry = BuildOperationRegistry(deps);
+    lease.owner = std::move(owner);
+    lease.duration = kLease;
+    lease.sole = false;
+  }
+  Result<std::string> Call(const std::string& op, const std::string& json) {
+    return testing::CallOperation(registry, op, json);
+  }
+  ErrorType FailureOf(const std::string& op, const std::string& json) {
+    Result<std::string> r = Call(op, json);
+    EXPECT_FALSE(r.ok()) << op << " succeeded: " << *r;
+    return r.ok() ? ErrorType::kInternalServerError : r.error().type;
+  }
+  std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
+    auto r = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
+      return catalog.Find(tx, store::kSharedAccount, name);
+    });
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r.value() : nullptr;
+  }
+
+  kv::Database* db;
+  store::Catalog catalog;
+  OperationRegistry registry;
+  store::LeaseOptions lease;
+};
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// The database every instance shares: the embedded engine, or a prefix of its own on the
+// FoundationDB cluster (cleared before and after).
+Result<std::unique_ptr<kv::Database>> OpenShared(const std::string& engine,
+                                                 const std::string& dir) {
+  if (engine == "embedded") {
+    std::filesystem::remove_all(dir);
+    return kv::OpenEmbedded({.path = dir, .durability = kv::Durability::kNone});
+  }
+  kv::FdbOptions options;
+  options.cluster_file = Env("FDYNO_FDB_CLUSTER_FILE");
+  options.prefix = "fdyno_many_instances/" + std::to_string(::getpid()) + "/";
+  if (std::string library = Env("FDYNO_FDB_LIBRARY"); !library.empty()) options.library = library;
+  FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<kv::Database> db, kv::OpenFdb(options));
+  std::unique_ptr<kv::Transaction> clear = db->CreateTransaction();
+  clear->ClearRange("", "\xff\xff");
+  FDYNO_RETURN_IF_ERROR(clear->Commit());
+  return db;
+}
+
+class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "fdb" && Env("FDYNO_FDB_CLUSTER_FILE").empty()) {
+      GTEST_SKIP() << "FDYNO_FDB_CLUSTER_FILE is not set: no FoundationDB cluster to run on";
+    }
+    auto db = OpenShared(GetParam(), dir_);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    db_ = std::move(db).value();
+    for (const char* owner : {"node-a", "node-b", "node-c"}) {
+      nodes_.push_back(std::make_unique<Instance>(db_.get(), owner));
+    }
+  }
+  void TearDown() override {
+    nodes_.clear();
+    if (db_ && GetParam() == "fdb") {
+      std::unique_ptr<kv::Transaction> clear = db_->CreateTransaction();
+      clear->ClearRange("", "\xff\xff");
+      (void)clear->Commit();
+    }
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  Instance& a() { return *nodes_[0]; }
+  Instance& b() { return *nodes_[1]; }
+  Instance& c() { return *nodes_[2]; }
+
+  void CreateTable(Instance& on, const std::string& name) {
+    ASSERT_TRUE(on.Call("CreateTable", R"({"TableName":")" + name +
+                                           R"(","BillingMode":"PAY_PER_REQUEST",
+        "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+        "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]})")
+                    .ok());
+  }
+  static std::string Item(const std::string& table, const std::string& pk,
+                          const std::string& extra = "") {
+    return R"({"TableName":")" + table + R"(","Item":{"pk":{"S":")" + pk + R"("})" + extra + "}}";
+  }
+  static std::string Key(const std::string& table, const std::string& pk) {
+    return R"({"TableName":")" + table + R"(","ConsistentRead":true,"Key":{"pk":{"S":")" + pk +
+           R"("}}})";
+  }
+
+  std::string dir_ = (std::filesystem::temp_directory_path() / "fdyno_many_instances").string();
+  std::unique_ptr<kv::Database> db_;
+  std::vector<std::unique_ptr<Instance>> nodes_;
+};
+
+TEST_P(ManyInstancesTest, ATokenGivenToOneInstanceReplaysOnEveryOther) {
+  CreateTable(a(), "tok");
+  const auto add = [](int n) {
+    return R"({"ClientRequestToken":"same-token","TransactItems":[{"Update":{"TableName":"tok",)"
+           R"("Key":{"pk":{"S":"c"}},"UpdateExpression":"ADD n :d",)"
+           R"("ExpressionAttributeValues":{":d":{"N":")" +
+           std::to_string(n) + R"("}}}}]})";
+  };
+  ASSERT_TRUE(a().Call("TransactWriteItems", add(1)).ok());
+  ASSERT_TRUE(b().Call("TransactWriteItems", add(1)).ok());  // a replay: no second effect
+  auto got = c().Call("GetItem", Key("tok", "c"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_STREQ(Parse(*got)["Item"]["n"]["N"].GetString(), "1");
+  // The same token with other parameters, on a third instance.
+  EXPECT_EQ(c().FailureOf("TransactWriteItems", add(2)), ErrorType::kIdempotentParameterMismatch);
+}
+
+TEST_P(ManyInstancesTest, DdlOnOneInstanceIsSeenAtOnceByDmlOnAnother) {
+  // b looks the table up before it exists (and may remember that it does not).
+  EXPECT_EQ(b().FailureOf("PutItem", Item("ddl", "x")), ErrorType::kResourceNotFound);
+  CreateTable(a(), "ddl");
+  ASSERT_TRUE(b().Call("PutItem", Item("ddl", "x")).ok());
+  auto got = c().Call("GetItem", Key("ddl", "x"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(Parse(*got).HasMember("Item"));
+  ASSERT_TRUE(b().Call("DeleteTable", R"({"TableName":"ddl"})").ok());
+  EXPECT_EQ(a().FailureOf("GetItem", Key("ddl", "x")), ErrorType::kResourceNotFound);
+  CreateTable(c(), "ddl");  // recreated under the same name: none of the old data
+  got = a().Call("GetItem", Key("ddl", "x"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(Parse(*got).HasMember("Item"));
+}
+
+// a backfills part of a new index and drops out without releasing its lease (its process died);
+// b takes the backfill over once the lease has run out and finishes it; c, running all along,
+// never does any of it twice. The index then holds every item exactly once.
+TEST_P(ManyInstancesTest, ABackfillDroppedByItsInstanceIsTakenOverAndFinishedExactly) {
+  CreateTable(a(), "bf_table");
+  constexpr int kItems = 120;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_TRUE(b().Call("PutItem", Item("bf_table", "k" + std::to_string(i),
+                                         R"(,"g":{"S":"g)" + std::to_string(i % 3) + R"("})"))
+                    .ok());
+  }
+  ASSERT_TRUE(c().Call("UpdateTable", R"({"TableName":"bf_table",
+      "AttributeDefinitions":[{"AttributeName":"g","AttributeType":"S"}],
+      "GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"by_g",
+        "KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],
+        "Projection":{"ProjectionType":"ALL"}}}]})")
+                  .ok());
+  const auto table = a().Table("bf_table");
+  ASSERT_TRUE(table && !table->global_indexes.empty());
+  const int64_t index_id = table->global_indexes[0].id;
+  const store::QualifiedName name{std::string(store::kSharedAccount), "bf_table"};
+  workers::BackfillOptions a_options{.page_items = 10, .lease = a().lease};
+  int copied_by_a = 0;
+  for (int page = 0; page < 4; ++page) {
+    auto step = workers::RunIndexStep(*db_, a().catalog, name, index_id, a_options);
+    ASSERT_TRUE(step.ok()) << step.error().message;
+    ASSERT_FALSE(step->elsewhere);
+    copied_by_a += step->items;
+  }
+  ASSERT_EQ(copied_by_a, 40);
+  const auto dropped = std::chrono::steady_clock::now();  // a is gone from here on
+  // c's worker, started before b's, finds the lease a holds and leaves the work to it until it
+  // runs out; then one of b and c takes it, and the other leaves it to that one.
+  workers::IndexWorker c_worker(db_.get(), &c().catalog,
+                                {.page_items = 10, .poll = milliseconds(50), .lease = c().lease});
+  workers::IndexWorker b_worker(db_.get(), &b().catalog,
+                                {.page_items = 10, .poll = milliseconds(50), .lease = b().lease});
+  c_worker.Start();
+  b_worker.Start();
+  std::shared_ptr<const store::TableInfo> now;
+  while (std::chrono::steady_clock::now() - dropped < std::chrono::seconds(30)) {
+    now = a().Table("bf_table");
+    if (now && now->global_indexes[0].status == store::IndexStatus::kActive) break;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  const auto took = std::chrono::steady_clock::now() - dropped;
+  c_worker.Stop();
+  b_worker.Stop();
+  ASSERT_TRUE(now && now->global_indexes[0].status == store::IndexStatus::kActive)
+      << "the backfill was not finished 30 s after its instance dropped";
+  EXPECT_GE(took, kLease) << "taken over before a's lease ran out";
+  EXPECT_LT(took, kLease + std::chrono::seconds(10));
+  // Every item in the index exactly once, read through a fourth instance's eyes (a's).
+  int seen = 0;
+  for (int g = 0; g < 3; ++g) {
+    auto r = a().Call("Query", R"({"TableName":"bf_table","IndexName":"by_g",
+        "KeyConditionExpression":"g = :g","ExpressionAttributeValues":{":g":{"S":"g)" +
+                                   std::to_string(g) + R"("}}})");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    seen += Parse(*r)["Count"].GetInt();
+  }
+  EXPECT_EQ(seen, kItems);
+  auto described = b().Call("DescribeTable", R"({"TableName":"bf_table"})");
+  ASSERT_TRUE(described.ok());
+  EXPECT_EQ(Parse(*described)["Table"]["GlobalSecondaryIndexes"][0]["ItemCount"].GetInt(), kItems);
+}
+
+// a drops a table and goes away before purging it; b's purge worker purges it: every key of the
+// old table gone, its purge marker with them; a table recreated under the name on c meanwhile
+// sees none of the old data.
+TEST_P(ManyInstancesTest, APurgeLeftByAnInstanceIsFinishedByAnother) {
+  CreateTable(a(), "pg_table");
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(a().Call("PutItem", Item("pg_table", "k" + std::to_string(i))).ok());
+  }
+  const int64_t old_id = a().Table("pg_table")->id;
+  ASSERT_TRUE(a().Call("DeleteTable", R"({"TableName":"pg_table"})").ok());  // a never purges
+  ASSERT_TRUE(workers::testing::PurgePending(*db_, old_id));
+  CreateTable(c(), "pg_table");  // the name is free at once
+  auto got = c().Call("GetItem", Key("pg_table", "k7"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(Parse(*got).HasMember("Item")) << "the recreated table sees old data";
+  workers::PurgeWorker b_purge(db_.get(), &b().catalog,
+                               {.interval = milliseconds(50), .lease = b().lease});
+  b_purge.Start();
+  b_purge.Wake();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (workers::testing::PurgePending(*db_, old_id) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  b_purge.Stop();
+  EXPECT_FALSE(workers::testing::PurgePending(*db_, old_id)) << "not purged within 30 s";
+  EXPECT_EQ(workers::testing::TableKeys(*db_, old_id), 0u);
+  EXPECT_EQ(c().Table("pg_table")->id != old_id, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ManyInstancesTest, ::testing::Values("embedded", "fdb"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace fdyno::api
