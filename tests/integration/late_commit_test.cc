@@ -23,6 +23,7 @@
 
 #include "api/api.h"
 #include "api/testing/call.h"
+#include "faulty_registry.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
@@ -121,38 +122,10 @@ const std::vector<Family>& Families() {
 class LateCommit {
  public:
   LateCommit(uint64_t seed, bool async)
-      : seed_(seed),
-        async_(async),
-        dir_((std::filesystem::temp_directory_path() /
-              ("fdyno_late_" + std::to_string(seed) + (async ? "a" : "s")))
-                 .string()) {
-    std::filesystem::remove_all(dir_);
-    auto inner = kv::OpenEmbedded({.path = dir_, .durability = kv::Durability::kNone});
-    EXPECT_TRUE(inner.ok());
-    inner_ = std::shared_ptr<kv::Database>(std::move(inner).value());
-    kv::FaultOptions none;
-    none.seed = seed;
-    faulty_ = kv::WrapFaulty(inner_, none);
-    ApiDeps deps;
-    deps.db = faulty_.get();
-    deps.catalog = &catalog_;
-    registry_ = BuildOperationRegistry(deps);
-  }
-  ~LateCommit() {
-    retries_.JoinAll();
-    registry_ = OperationRegistry();
-    faulty_.reset();
-    inner_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+      : seed_(seed), async_(async), api_("fdyno_late", seed, async) {}
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    if (async_ && registry_.FindAsync(op) != nullptr) {
-      RequestContext ctx;
-      ctx.blocking = retries_.Blocking();
-      return testing::CallOperationAsync(registry_, op, json, std::move(ctx));
-    }
-    return testing::CallOperation(registry_, op, json);
+    return api_.Call(op, json);
   }
 
   void Run() {
@@ -168,7 +141,7 @@ class LateCommit {
     kv::FaultOptions faults;
     faults.seed = seed_;
     faults.unknown_late = 0.3;
-    faulty_->SetOptions(faults);
+    api_.faulty().SetOptions(faults);
     const int writes = FullRun() ? 200 : 40;
     std::map<std::string, std::vector<bool>> answered;
     for (int i = 0; i < writes; ++i) {
@@ -184,9 +157,9 @@ class LateCommit {
         }
       }
     }
-    const kv::FaultCounts counts = faulty_->counts();
-    faulty_->SetOptions(kv::FaultOptions{});
-    retries_.JoinAll();
+    const kv::FaultCounts counts = api_.faulty().counts();
+    api_.faulty().SetOptions(kv::FaultOptions{});
+    api_.retries().JoinAll();
     EXPECT_GT(counts.unknown_late_applied, writes) << "too few late commits landed";
     int unknown = 0;
     for (const Family& f : Families()) {
@@ -252,12 +225,7 @@ class LateCommit {
 
   uint64_t seed_;
   bool async_;
-  std::string dir_;
-  std::shared_ptr<kv::Database> inner_;
-  std::unique_ptr<kv::FaultyDatabase> faulty_;
-  store::Catalog catalog_;
-  OperationRegistry registry_;
-  testing::BlockingThreads retries_;
+  integration::FaultyRegistry api_;
 };
 
 TEST(LateCommitTest, EveryWriteAppliesOnceWhenItsUnknownCommitLandsAfterTheRetryRead) {

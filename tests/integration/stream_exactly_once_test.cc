@@ -31,6 +31,7 @@
 
 #include "api/api.h"
 #include "api/testing/call.h"
+#include "faulty_registry.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
 #include "seeds.h"
@@ -63,48 +64,18 @@ struct Journal {
 
 class StreamExactlyOnce {
  public:
-  // async: writes through the asynchronous handlers and the embedded engine's real
-  // CommitAsync, as `fdyno serve` runs them, with their retries on threads of their own.
   StreamExactlyOnce(uint64_t seed, bool async)
-      : seed_(seed),
-        async_(async),
-        dir_((std::filesystem::temp_directory_path() /
-              ("fdyno_seo_" + std::to_string(seed) + "_" + std::to_string(::getpid())))
-                 .string()) {
-    std::filesystem::remove_all(dir_);
-    auto inner = kv::OpenEmbedded({.path = dir_, .durability = kv::Durability::kNone});
-    EXPECT_TRUE(inner.ok());
-    inner_ = std::shared_ptr<kv::Database>(std::move(inner).value());
-    kv::FaultOptions none;
-    none.seed = seed;
-    faulty_ = kv::WrapFaulty(inner_, none);
-    ApiDeps deps;
-    deps.db = faulty_.get();
-    deps.catalog = &catalog_;
-    registry_ = BuildOperationRegistry(deps);
-  }
-  ~StreamExactlyOnce() {
-    retries_.JoinAll();  // a retry still releasing its transaction, before the engine closes
-    registry_ = OperationRegistry();
-    faulty_.reset();
-    inner_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+      : seed_(seed), async_(async), api_("fdyno_seo", seed, async) {}
 
   Result<std::string> Call(const std::string& op, const std::string& json) {
-    if (async_ && registry_.FindAsync(op) != nullptr) {
-      RequestContext ctx;
-      ctx.blocking = retries_.Blocking();
-      return testing::CallOperationAsync(registry_, op, json, std::move(ctx));
-    }
-    return testing::CallOperation(registry_, op, json);
+    return api_.Call(op, json);
   }
   Result<std::string> CallStreams(const std::string& op, const std::string& json) {
     rapidjson::Document doc;
     RequestContext ctx;
     doc.Parse(json.c_str(), json.size());
     ctx.deadline = ctx.clock->Now() + std::chrono::seconds(30);
-    const Handler* h = registry_.Find(Service::kStreams, op);
+    const Handler* h = api_.registry().Find(Service::kStreams, op);
     EXPECT_NE(h, nullptr);
     return (*h)(ctx, doc);
   }
@@ -121,10 +92,10 @@ class StreamExactlyOnce {
     faults.unknown_applied = 0.12;
     faults.unknown_not_applied = 0.12;
     if (async_) {
-      ASSERT_TRUE(faulty_->CommitsAsynchronously());
+      ASSERT_TRUE(api_.faulty().CommitsAsynchronously());
       faults.commit_timed_out = 0.05;
     }
-    faulty_->SetOptions(faults);
+    api_.faulty().SetOptions(faults);
     const int writes = FullRun() ? 600 : 150;
     std::vector<std::thread> threads;
     journals_.resize(4);
@@ -132,18 +103,20 @@ class StreamExactlyOnce {
       threads.emplace_back([this, t, writes] { Writer(t, writes); });
     }
     for (auto& th : threads) th.join();
-    retries_.JoinAll();
+    api_.retries().JoinAll();
     faults = kv::FaultOptions();
     faults.seed = seed_;
-    faulty_->SetOptions(faults);
-    const kv::FaultCounts counts = faulty_->counts();
+    api_.faulty().SetOptions(faults);
+    const kv::FaultCounts counts = api_.faulty().counts();
     std::cout << "seed " << seed_ << ": 1021 after applying " << counts.unknown_applied
               << ", 1021 without " << counts.unknown_not_applied << ", 1020 " << counts.conflicts
               << ", 1031 after applying " << counts.commit_timeouts_applied
               << (async_ ? " (asynchronous commits)" : "") << std::endl;
     EXPECT_GT(counts.unknown_applied, 10);
     EXPECT_GT(counts.unknown_not_applied, 10);
-    if (async_) EXPECT_GT(retries_.started(), 10) << "retries never left the committing thread";
+    if (async_) {
+      EXPECT_GT(api_.retries().started(), 10) << "retries never left the committing thread";
+    }
     Check();
   }
 
@@ -276,13 +249,8 @@ class StreamExactlyOnce {
 
   uint64_t seed_;
   bool async_;
-  std::string dir_;
-  std::shared_ptr<kv::Database> inner_;
-  std::unique_ptr<kv::FaultyDatabase> faulty_;
-  store::Catalog catalog_;
-  OperationRegistry registry_;
+  integration::FaultyRegistry api_;
   std::vector<Journal> journals_;
-  testing::BlockingThreads retries_;
 };
 
 TEST(StreamExactlyOnceTest, OneRecordPerCommittedChangeUnderUnknownResults) {

@@ -58,6 +58,30 @@ def _put(ddb, i):
                 time.monotonic() - start)
 
 
+def _create_table(ddb):
+    ddb.create_table(TableName="full", BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+
+
+def _await_resume(ddb, i, acknowledged, limit_s=60):
+    """Once space has returned: PutItems from item i until one is acknowledged (then 20 more,
+    each of which must be), within limit_s. (seconds it took or None, the next item number)."""
+    start, resumed = time.monotonic(), None
+    while resumed is None and time.monotonic() - start < limit_s:
+        if _put(ddb, i) is None:
+            acknowledged.add(i)
+            resumed = time.monotonic() - start
+        i += 1
+        if resumed is None:
+            time.sleep(0.2)
+    for _ in range(20 if resumed is not None else 0):
+        assert _put(ddb, i) is None, f"write {i} refused after writes resumed"
+        acknowledged.add(i)
+        i += 1
+    return resumed, i
+
+
 def _fill(ddb, max_puts, max_failures):
     """PutItems until `max_failures` are refused (or `max_puts` were sent): (acknowledged item
     numbers, [(n, failure)] refused, the next item number). Every refusal must be a prompt
@@ -93,9 +117,7 @@ def test_full_disk_gives_clean_errors_loses_nothing_and_recovers(tmp_path):
     try:
         server = Server(srv, ["--operation-timeout", "10"]).wait_ready()
         ddb = server.client(read_timeout=120, connect_timeout=10)
-        ddb.create_table(TableName="full", BillingMode="PAY_PER_REQUEST",
-                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+        _create_table(ddb)
 
         # Fill the disk: PutItems until one fails, then a few more while it stays full.
         acknowledged, failures, i = _fill(ddb, MAX_PUTS, 10)
@@ -112,19 +134,8 @@ def test_full_disk_gives_clean_errors_loses_nothing_and_recovers(tmp_path):
 
         # Space returns: writes succeed again (the engine resumes), within a bound.
         _remount(data, LARGE_MB)
-        start, resumed = time.monotonic(), None
-        while resumed is None and time.monotonic() - start < 60:
-            if _put(ddb, i) is None:
-                acknowledged.add(i)
-                resumed = time.monotonic() - start
-            i += 1
-            if resumed is None:
-                time.sleep(0.2)
+        resumed, i = _await_resume(ddb, i, acknowledged)
         assert resumed is not None, "writes still refused 60 s after space returned"
-        for _ in range(20):
-            assert _put(ddb, i) is None, f"write {i} refused after writes resumed"
-            acknowledged.add(i)
-            i += 1
         print(f"writes resumed {resumed:.1f} s after space returned; "
               f"{len(acknowledged)} acknowledged writes in all")
         _check_all_readable(ddb, acknowledged)
