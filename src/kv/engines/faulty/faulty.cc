@@ -2,6 +2,7 @@
 
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace fdyno::kv {
 namespace {
@@ -103,10 +104,10 @@ class FaultyTransaction : public Transaction {
   void CommitAsync(std::function<void(Status)> done) override {
     if (late_) {
       // The late commit first; this one once it has answered (on the inner engine's thread).
-      Transaction* late = late_.get();
+      // Kept, not destroyed: its own callback is still running when this one goes on.
+      Transaction* late = landed_.emplace_back(std::move(late_)).get();
       late->CommitAsync([this, done = std::move(done)](Status s) mutable {
         CountLate(s);
-        late_.reset();
         CommitAsync(std::move(done));
       });
       return;
@@ -243,6 +244,8 @@ class FaultyTransaction : public Transaction {
   // An attempt answered 1021, committed just before the next commit of this transaction (never,
   // if the caller gives up on it: as if the 1021 had not applied).
   std::unique_ptr<Transaction> late_;
+  // Late attempts committed asynchronously, released with this transaction.
+  std::vector<std::unique_ptr<Transaction>> landed_;
   FaultOptions options_;
   Clock* clock_;
   std::mt19937_64 rng_;
