@@ -311,7 +311,9 @@ class ExportsTest : public ::testing::Test {
     clock_.Advance(std::chrono::seconds(7));
     auto r = RunExport(*db_, catalog_, id, options);
     EXPECT_TRUE(r.ok()) << r.error().message;
-    if (r.ok()) EXPECT_EQ(r->exports_failed, 1);
+    if (r.ok()) {
+      EXPECT_EQ(r->exports_failed, 1);
+    }
     store::ExportJob job = ReadExportJob(id);
     EXPECT_EQ(job.status, store::JobStatus::kFailed);
     return job;

@@ -13,7 +13,7 @@
 namespace fdyno::kv::embedded {
 
 int64_t EmbeddedDatabase::Publish(int64_t version) {
-  auto view = std::make_shared<ReadView>(db_, version);
+  auto view = std::make_shared<ReadView>(rocks_, version);
   int64_t now = NowNs();
   std::lock_guard<std::mutex> lock(view_mu_);
   if (current_) current_->superseded_ns.store(now, std::memory_order_relaxed);
@@ -32,6 +32,7 @@ int64_t EmbeddedDatabase::Publish(int64_t version) {
 Result<std::shared_ptr<ReadView>> EmbeddedDatabase::ViewAt(int64_t version, int64_t now_ns,
                                                            int64_t* read_ns) {
   std::lock_guard<std::mutex> lock(view_mu_);
+  if (!current_) return KvErr(kTransactionTooOld, "RocksDB is being reopened");
   if (version == current_->version) {
     *read_ns = now_ns;
     return current_;
@@ -55,7 +56,8 @@ std::shared_ptr<ReadView> EmbeddedDatabase::PinnedView() {
   constexpr int kAttempts = 1'000'000;
   for (int i = 0; i < kAttempts; ++i) {
     std::shared_ptr<ReadView> current = CurrentView();
-    auto view = std::make_shared<ReadView>(db_, current->version);
+    if (!current) return nullptr;  // being reopened: the transaction's reads answer too old
+    auto view = std::make_shared<ReadView>(current->rocks, current->version);
     if (view->snapshot->GetSequenceNumber() == current->snapshot->GetSequenceNumber()) {
       return view;
     }
@@ -88,7 +90,14 @@ void EmbeddedDatabase::CommitterLoop() {
     batch.clear();
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      auto due = [this] { return stopping_ || !queue_.empty(); };
+      if (!ReopenPending()) {
+        queue_cv_.wait(lock, due);
+      } else if (!queue_cv_.wait_for(lock, kReopenPoll, due)) {
+        lock.unlock();
+        FinishReopen().PermitUncheckedError();  // the next batch sees how it went
+        continue;
+      }
       if (queue_.empty()) return;  // stopping, and every queued commit is answered
       if (before_batch_) {
         lock.unlock();
@@ -134,19 +143,19 @@ void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string
   rocksdb::Slice upper(end);
   ro.iterate_upper_bound = &upper;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(rocks_->db->NewIterator(ro, rocks_->data()));
   std::vector<std::string> keys;
   for (it->Seek(begin); it->Valid() && keys.size() <= kMaxPointDeletes; it->Next()) {
     keys.push_back(it->key().ToString());
   }
   if (keys.size() > kMaxPointDeletes || !it->status().ok()) {
-    wb->DeleteRange(data_cf_, begin, end).PermitUncheckedError();
+    wb->DeleteRange(rocks_->data(), begin, end).PermitUncheckedError();
     return;
   }
   for (auto k = batch_keys.lower_bound(begin); k != batch_keys.end() && *k < end; ++k) {
     keys.push_back(*k);
   }
-  for (const std::string& k : keys) wb->Delete(data_cf_, k).PermitUncheckedError();
+  for (const std::string& k : keys) wb->Delete(rocks_->data(), k).PermitUncheckedError();
 }
 
 // A failed write puts RocksDB into its background-error state, in which it refuses every later
@@ -159,7 +168,10 @@ void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string
 // refused the batch.
 bool EmbeddedDatabase::WritesResumed(const std::vector<CommitRequest*>& batch) {
   if (!write_failed_) return true;
-  rocksdb::Status s = db_->Resume();
+  rocksdb::Status s = rocks_ ? rocks_->db->Resume() : rocksdb::Status::Incomplete("reopening");
+  if (!rocks_ || s.severity() >= rocksdb::Status::Severity::kFatalError) {
+    s = ReopenAfterFatalError(s);
+  }
   if (s.ok()) {
     spdlog::warn("embedded engine: writes resumed after a failed write");
     write_failed_ = false;
@@ -240,11 +252,11 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
       switch (m.op) {
         case Op::kSet:
           if (track_keys) batch_keys.insert(m.a);
-          wb.Put(data_cf_, m.a, m.b).PermitUncheckedError();
+          wb.Put(rocks_->data(), m.a, m.b).PermitUncheckedError();
           if (MemoryKey* mk = stage(m.a)) mk->value = m.b;
           break;
         case Op::kClear:
-          wb.Delete(data_cf_, m.a).PermitUncheckedError();
+          wb.Delete(rocks_->data(), m.a).PermitUncheckedError();
           if (MemoryKey* mk = stage(m.a)) mk->value.reset();
           break;
         case Op::kClearRange:
@@ -258,7 +270,7 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
           if (track_keys) batch_keys.insert(m.a);
           std::string operand(1, kAddOperandTag);
           operand += m.b;
-          wb.Merge(data_cf_, m.a, operand).PermitUncheckedError();
+          wb.Merge(rocks_->data(), m.a, operand).PermitUncheckedError();
           if (MemoryKey* mk = stage(m.a); mk != nullptr && mk->known) {
             mk->value = ApplyAdd(mk->value, m.b);
           }
@@ -268,14 +280,14 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
           std::string key = SubstituteVersionstamp(m.a, stamp);
           resolver_.AddPoint(key, version);
           if (track_keys) batch_keys.insert(key);
-          wb.Put(data_cf_, key, m.b).PermitUncheckedError();
+          wb.Put(rocks_->data(), key, m.b).PermitUncheckedError();
           if (MemoryKey* mk = stage(key)) mk->value = m.b;
           break;
         }
         case Op::kVersionstampedValue: {
           if (track_keys) batch_keys.insert(m.a);
           std::string value = SubstituteVersionstamp(m.b, stamp);
-          wb.Put(data_cf_, m.a, value).PermitUncheckedError();
+          wb.Put(rocks_->data(), m.a, value).PermitUncheckedError();
           if (MemoryKey* mk = stage(m.a)) mk->value = std::move(value);
           break;
         }
@@ -292,11 +304,11 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     RequestReclaim();
   }
   if (accepted.empty()) return;
-  wb.Put(meta_cf_, kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
+  wb.Put(rocks_->meta(), kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
   batch_transactions_->Observe(static_cast<int64_t>(accepted.size()));
   batch_bytes_->Observe(static_cast<int64_t>(wb.GetDataSize()));
   const auto write_start = std::chrono::steady_clock::now();
-  rocksdb::Status s = db_->Write(write_options_, &wb);
+  rocksdb::Status s = rocks_->db->Write(write_options_, &wb);
   write_seconds_->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::steady_clock::now() - write_start)
                               .count());
@@ -349,8 +361,8 @@ uint64_t EmbeddedDatabase::MemoryHeld() const {
   uint64_t memtables = 0, tables = 0;
   // size-all-mem-tables: the active, the immutable and the flushed but still pinned ones.
   // total-sst-files-size: the files of every version still referenced.
-  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
-  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
+  rocks_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
+  rocks_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
   return memtables + tables;
 }
 
@@ -358,8 +370,8 @@ uint64_t EmbeddedDatabase::MemoryLive() const {
   uint64_t memtables = 0, tables = 0;
   // cur-size-all-mem-tables: the active and the unflushed immutable ones.
   // live-sst-files-size: the files of the current version.
-  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
-  db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &tables);
+  rocks_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &memtables);
+  rocks_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &tables);
   return memtables + tables;
 }
 
@@ -414,11 +426,12 @@ void EmbeddedDatabase::ReclaimLoop() {
     // Tombstones reach the table files, then one compaction drops them with what they delete.
     rocksdb::FlushOptions flush;
     flush.wait = true;
-    rocksdb::Status s = db_->Flush(flush, handles_);
+    std::shared_ptr<RocksInstance> rocks = Rocks();  // never reopened in memory
+    rocksdb::Status s = rocks->db->Flush(flush, rocks->handles);
     if (s.ok()) {
       rocksdb::CompactRangeOptions compact;
       compact.change_level = false;
-      s = db_->CompactRange(compact, data_cf_, nullptr, nullptr);
+      s = rocks->db->CompactRange(compact, rocks->data(), nullptr, nullptr);
     }
     if (!s.ok() && !s.IsIncomplete()) {  // Incomplete: closing (DisableManualCompaction)
       spdlog::warn("in-memory engine: reclaiming deleted data failed: {}", s.ToString());

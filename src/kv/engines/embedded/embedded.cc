@@ -197,53 +197,13 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenInMemory(
 Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenRocks(
     std::unique_ptr<EmbeddedDatabase> d, const EmbeddedOptions& o, const rocksdb::Options& options,
     const std::string& rocks_path) {
-  // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
-  // them between point keys and range tombstones, which corrupts the memtable and the replay of
-  // its log (docs/format/kv_embedded.md, "RocksDB features").
-  std::vector<std::string> existing;
-  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path, &existing);
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options));
-  rocksdb::ColumnFamilyOptions meta;
-  // In memory the metadata memtable (one small key, rewritten by every batch) need not reserve
-  // a 64 MB memtable's arena blocks.
-  if (o.in_memory) meta.write_buffer_size = kInMemoryMetaWriteBufferBytes;
-  cfs.emplace_back(kMetaColumnFamily, meta);
-  if (ls.ok()) {
-    for (const std::string& name : existing) {
-      if (name != rocksdb::kDefaultColumnFamilyName && name != kMetaColumnFamily) {
-        return Error::Kv(kIoError, "io_error: data directory '" + o.path +
-                                       "' holds an unknown column family '" + name + "'");
-      }
-    }
-  }
-  rocksdb::Status s =
-      rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path, cfs, &d->handles_, &d->db_);
-  if (s.IsCorruption() && !o.in_memory) {
-    // A power cut during a MANIFEST write may have left its unsynced tail damaged
-    // (manifest_tail.h): cut that tail off, never anything before it, and open again.
-    FDYNO_ASSIGN_OR_RETURN(bool cut, CutDamagedManifestTail(rocks_path, o.path));
-    if (cut) {
-      s = rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path, cfs, &d->handles_, &d->db_);
-    }
-  }
-  if (!s.ok()) return IoErr("cannot open RocksDB in '" + rocks_path + "'", s);
-  d->data_cf_ = d->handles_[0];
-  d->meta_cf_ = d->handles_[1];
-
+  d->rocks_options_ = options;
+  d->rocks_path_ = rocks_path;
+  d->write_options_.sync = o.durability == Durability::kFsync && !o.in_memory;
+  FDYNO_ASSIGN_OR_RETURN(d->rocks_, d->OpenInstance(o.in_memory));
+  RocksInstance& rocks = *d->rocks_;
   std::string value;
-  s = d->db_->Get(rocksdb::ReadOptions(), d->meta_cf_, kFormatKey, &value);
-  if (s.IsNotFound()) {
-    s = d->db_->Put(rocksdb::WriteOptions(), d->meta_cf_, kFormatKey,
-                    std::string(1, kFormatVersion));
-    if (!s.ok()) return IoErr("cannot write format version", s);
-  } else if (!s.ok()) {
-    return IoErr("cannot read format version", s);
-  } else if (value != std::string(1, kFormatVersion)) {
-    return Error::Kv(
-        kIoError, "io_error: data directory '" + o.path + "' has an unsupported kv format version");
-  }
-  s = d->db_->Get(rocksdb::ReadOptions(), d->meta_cf_, kLastVersionKey, &value);
+  rocksdb::Status s = rocks.db->Get(rocksdb::ReadOptions(), rocks.meta(), kLastVersionKey, &value);
   if (s.ok()) {
     if (value.size() != 8) {
       return Error::Kv(kIoError, "io_error: corrupt last commit version in '" + o.path + "'");
@@ -253,9 +213,8 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenRocks(
     return IoErr("cannot read last commit version", s);
   }
 
-  d->write_options_.sync = o.durability == Durability::kFsync && !o.in_memory;
   for (const std::string& key : o.memory_keys) {
-    s = d->db_->Get(rocksdb::ReadOptions(), d->data_cf_, key, &value);
+    s = rocks.db->Get(rocksdb::ReadOptions(), rocks.data(), key, &value);
     if (!s.ok() && !s.IsNotFound()) return IoErr("cannot read a memory key", s);
     MemoryKey& m = d->memory_keys_[key];
     m.version = d->last_version_;
@@ -276,6 +235,73 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenRocks(
   return d;
 }
 
+Result<std::shared_ptr<RocksInstance>> EmbeddedDatabase::OpenInstance(bool in_memory) const {
+  // No memtable insert hints (memtable_insert_with_hint_prefix_extractor): RocksDB 7.8 shares
+  // them between point keys and range tombstones, which corrupts the memtable and the replay of
+  // its log (docs/format/kv_embedded.md, "RocksDB features").
+  const rocksdb::Options& options = rocks_options_;
+  std::vector<std::string> existing;
+  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(options, rocks_path_, &existing);
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options));
+  rocksdb::ColumnFamilyOptions meta;
+  // In memory the metadata memtable (one small key, rewritten by every batch) need not reserve
+  // a 64 MB memtable's arena blocks.
+  if (in_memory) meta.write_buffer_size = kInMemoryMetaWriteBufferBytes;
+  cfs.emplace_back(kMetaColumnFamily, meta);
+  if (ls.ok()) {
+    for (const std::string& name : existing) {
+      if (name != rocksdb::kDefaultColumnFamilyName && name != kMetaColumnFamily) {
+        return Error::Kv(kIoError, "io_error: data directory '" + path_ +
+                                       "' holds an unknown column family '" + name + "'");
+      }
+    }
+  }
+  auto rocks = std::make_shared<RocksInstance>();
+  rocks->sync_log_at_close = !write_options_.sync && !in_memory;
+  rocksdb::Status s =
+      rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path_, cfs, &rocks->handles, &rocks->db);
+  if (s.IsCorruption() && !in_memory) {
+    // A power cut during a MANIFEST write may have left its unsynced tail damaged
+    // (manifest_tail.h): cut that tail off, never anything before it, and open again.
+    FDYNO_ASSIGN_OR_RETURN(bool cut, CutDamagedManifestTail(rocks_path_, path_));
+    if (cut) {
+      s = rocksdb::DB::Open(rocksdb::DBOptions(options), rocks_path_, cfs, &rocks->handles,
+                            &rocks->db);
+    }
+  }
+  if (!s.ok()) return IoErr("cannot open RocksDB in '" + rocks_path_ + "'", s);
+
+  std::string value;
+  s = rocks->db->Get(rocksdb::ReadOptions(), rocks->meta(), kFormatKey, &value);
+  if (s.IsNotFound()) {
+    s = rocks->db->Put(rocksdb::WriteOptions(), rocks->meta(), kFormatKey,
+                       std::string(1, kFormatVersion));
+    if (!s.ok()) return IoErr("cannot write format version", s);
+  } else if (!s.ok()) {
+    return IoErr("cannot read format version", s);
+  } else if (value != std::string(1, kFormatVersion)) {
+    return Error::Kv(
+        kIoError, "io_error: data directory '" + path_ + "' has an unsupported kv format version");
+  }
+  return rocks;
+}
+
+RocksInstance::~RocksInstance() {
+  if (db == nullptr) return;
+  // Without fsync durability the log's tail is still only in the page cache, and RocksDB's
+  // Close does not sync it: a power cut after a clean stop would lose what the stop promised
+  // was kept. Sync it now (the power-cut test's clean stops would otherwise lose tables).
+  if (sync_log_at_close) {
+    rocksdb::Status synced = db->SyncWAL();
+    if (!synced.ok()) spdlog::warn("embedded engine: log sync at close: {}", synced.ToString());
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles)
+    db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  db->Close().PermitUncheckedError();
+  delete db;
+}
+
 EmbeddedDatabase::~EmbeddedDatabase() {
   if (collector_id_ != 0) Metrics::Global().RemoveCollector(collector_id_);
   if (reclaimer_.joinable()) {
@@ -283,7 +309,7 @@ EmbeddedDatabase::~EmbeddedDatabase() {
       std::lock_guard<std::mutex> lock(reclaim_mu_);
       reclaim_stop_ = true;
     }
-    db_->DisableManualCompaction();  // ends a reclaim's compaction early
+    rocks_->db->DisableManualCompaction();  // ends a reclaim's compaction early
     reclaim_cv_.notify_one();
     reclaimer_.join();
   }
@@ -299,18 +325,10 @@ EmbeddedDatabase::~EmbeddedDatabase() {
     current_.reset();
     views_.clear();
   }
-  if (db_ != nullptr) {
-    // Without fsync durability the log's tail is still only in the page cache, and RocksDB's
-    // Close does not sync it: a power cut after a clean stop would lose what the stop promised
-    // was kept. Sync it now (the power-cut test's clean stops would otherwise lose tables).
-    if (!write_options_.sync && !write_options_.disableWAL) {
-      rocksdb::Status synced = db_->SyncWAL();
-      if (!synced.ok()) spdlog::warn("embedded engine: log sync at close: {}", synced.ToString());
-    }
-    for (rocksdb::ColumnFamilyHandle* h : handles_)
-      db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
-    db_->Close().PermitUncheckedError();
-    delete db_;
+  {
+    std::lock_guard<std::mutex> lock(rocks_mu_);
+    retiring_.reset();
+    rocks_.reset();  // closes RocksDB unless a view outlives the engine
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
@@ -351,15 +369,18 @@ void EmbeddedDatabase::RegisterMetrics() {
 }
 
 void EmbeddedDatabase::CollectMetrics() {
+  std::shared_ptr<RocksInstance> rocks = Rocks();
+  if (!rocks) return;  // being reopened
+  rocksdb::DB* db = rocks->db;
   Metrics& m = Metrics::Global();
   auto aggregated = [&](const std::string& property) {
     uint64_t v = 0;
-    db_->GetAggregatedIntProperty(property, &v);
+    db->GetAggregatedIntProperty(property, &v);
     return static_cast<int64_t>(v);
   };
   auto integer = [&](const std::string& property) {
     uint64_t v = 0;
-    db_->GetIntProperty(data_cf_, property, &v);
+    db->GetIntProperty(rocks->data(), property, &v);
     return static_cast<int64_t>(v);
   };
   m.GetGauge("fdyno_kv_memtable_bytes").Set(aggregated(rocksdb::DB::Properties::kSizeAllMemTables));
@@ -372,7 +393,7 @@ void EmbeddedDatabase::CollectMetrics() {
   // Cumulative figures from the column family's statistics map. RocksDB counts them since
   // open; counters here move by the difference from what was last reported.
   std::map<std::string, std::string> stats;
-  if (!db_->GetMapProperty(data_cf_, rocksdb::DB::Properties::kCFStats, &stats)) return;
+  if (!db->GetMapProperty(rocks->data(), rocksdb::DB::Properties::kCFStats, &stats)) return;
   auto number = [&](const char* key) {
     auto it = stats.find(key);
     return it == stats.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);

@@ -27,11 +27,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/metrics.h"
 #include "base/thread_name.h"
@@ -71,6 +73,8 @@ constexpr uint64_t kEntryOverheadBytes = 32;
 constexpr uint64_t kMinDeleteReserveBytes = 4 << 20;
 constexpr char kInMemoryRoot[] = "/fdyno-in-memory";
 constexpr std::chrono::seconds kMinReclaimInterval{1};
+// While RocksDB is being reopened, how often the idle committer looks whether it can go on.
+constexpr std::chrono::milliseconds kReopenPoll{10};
 
 inline Error KvErr(int code, std::string detail = {}) {
   std::string msg(ErrorName(code));
@@ -98,17 +102,36 @@ inline int64_t DecodeBigEndian64(std::string_view s) {
   return static_cast<int64_t>(u);
 }
 
-// ADD as a RocksDB merge operator, so a commit applies atomic adds without reading: RocksDB
+// One open RocksDB and its column families (data, then meta). Closed when its last holder lets
+// go: the engine and every read view taken from it. After a fatal background error the engine
+// replaces it (ReopenAfterFatalError): the old one is retired, its views answer too old, and
+// it is closed once the last of them is gone, before the new one opens.
+struct RocksInstance {
+  RocksInstance() = default;
+  ~RocksInstance();
+  RocksInstance(const RocksInstance&) = delete;
+  RocksInstance& operator=(const RocksInstance&) = delete;
 
-// state after that commit. Shared by every transaction reading at that version.
+  rocksdb::ColumnFamilyHandle* data() const { return handles[0]; }
+  rocksdb::ColumnFamilyHandle* meta() const { return handles[1]; }
+
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  // Writes do not sync the log (durability none): Close syncs it (see the destructor).
+  bool sync_log_at_close = false;
+  std::atomic<bool> retired{false};
+};
+
+// A published commit version and a RocksDB snapshot of exactly the state after that commit.
+// Shared by every transaction reading at that version.
 struct ReadView {
-  ReadView(rocksdb::DB* db_in, int64_t version_in)
-      : db(db_in), version(version_in), snapshot(db_in->GetSnapshot()) {}
-  ~ReadView() { db->ReleaseSnapshot(snapshot); }
+  ReadView(std::shared_ptr<RocksInstance> rocks_in, int64_t version_in)
+      : rocks(std::move(rocks_in)), version(version_in), snapshot(rocks->db->GetSnapshot()) {}
+  ~ReadView() { rocks->db->ReleaseSnapshot(snapshot); }
   ReadView(const ReadView&) = delete;
   ReadView& operator=(const ReadView&) = delete;
 
-  rocksdb::DB* db;
+  std::shared_ptr<RocksInstance> rocks;
   int64_t version;
   const rocksdb::Snapshot* snapshot;
   // Clock time (ns) at which a newer version was published; -1 while this one is newest.
@@ -274,13 +297,15 @@ class EmbeddedDatabase : public Database {
   }
 
   Clock* clock() const { return clock_; }
-  rocksdb::DB* db() const { return db_; }
-  rocksdb::ColumnFamilyHandle* data() const { return data_cf_; }
+  // The open RocksDB (tests only: it changes when ReopenAfterFatalError replaces it).
+  rocksdb::DB* db() const { return Rocks()->db; }
+  rocksdb::ColumnFamilyHandle* data() const { return Rocks()->data(); }
   int64_t NowNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_->Now().time_since_epoch())
         .count();
   }
 
+  // The newest published view; null while ReopenAfterFatalError replaces RocksDB.
   std::shared_ptr<ReadView> CurrentView() {
     std::lock_guard<std::mutex> lock(view_mu_);
     return current_;
@@ -317,6 +342,24 @@ class EmbeddedDatabase : public Database {
                                                              const EmbeddedOptions& o,
                                                              const rocksdb::Options& options,
                                                              const std::string& rocks_path);
+  // Opens RocksDB (rocks_options_ at rocks_path_), cutting a damaged MANIFEST tail, and checks
+  // its format version.
+  Result<std::shared_ptr<RocksInstance>> OpenInstance(bool in_memory) const;
+  // The open RocksDB; null only between closing and reopening it (ReopenAfterFatalError).
+  std::shared_ptr<RocksInstance> Rocks() const {
+    std::lock_guard<std::mutex> lock(rocks_mu_);
+    return rocks_;
+  }
+  // After a fatal background error (`fatal`, which DB::Resume cannot clear), once the disk has
+  // room again: retires the open RocksDB (its views answer too old), and once no view of it is
+  // held, closes it and opens it again (reopen.cc). Answers OK once writes may go on, otherwise
+  // why not yet. The committer thread calls it for each batch, and every kReopenPoll while a
+  // reopen is under way (ReopenPending) even when nothing is written.
+  rocksdb::Status ReopenAfterFatalError(const rocksdb::Status& fatal);
+  bool ReopenPending() const { return retiring_ != nullptr || rocks_ == nullptr; }
+  rocksdb::Status FinishReopen();
+  void Retire();
+  rocksdb::Status OpenAgain();
   void RegisterMetrics();
   void CommitterLoop();
   void ProcessBatch(const std::vector<CommitRequest*>& batch);
@@ -352,7 +395,7 @@ class EmbeddedDatabase : public Database {
   std::string path_;
   int lock_fd_ = -1;
   std::unique_ptr<rocksdb::Env> env_;  // a test's file system (EmbeddedOptions::file_system)
-  // In memory: RocksDB's in-memory Env, which must outlive db_.
+  // In memory: RocksDB's in-memory Env, which must outlive rocks_.
   std::unique_ptr<rocksdb::Env> memory_env_;
   uint64_t memory_limit_ = 0;
   // In memory with a limit: deletes free memory only once their tombstones are flushed and
@@ -380,11 +423,17 @@ class EmbeddedDatabase : public Database {
     int64_t written = 0;
     int64_t stalls = 0;
   } reported_;
-  rocksdb::DB* db_ = nullptr;
-  rocksdb::ColumnFamilyHandle* data_cf_ = nullptr;
-  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  // Set by the committer thread alone (and at open); read elsewhere through Rocks().
+  mutable std::mutex rocks_mu_;
+  std::shared_ptr<RocksInstance> rocks_;
+  rocksdb::Options rocks_options_;  // what rocks_ was opened with, for a reopen
+  std::string rocks_path_;
   rocksdb::WriteOptions write_options_;
+  // Committer thread only (ReopenAfterFatalError): the RocksDB being reopened, until no view
+  // of it is held or the deadline passes; when a reopen may next begin, or an open be retried.
+  std::shared_ptr<RocksInstance> retiring_;
+  std::chrono::steady_clock::time_point retire_deadline_{};
+  std::chrono::steady_clock::time_point next_reopen_{};
   // Committer thread only: the last RocksDB write failed, so RocksDB refuses writes until
   // DB::Resume succeeds (see WritesResumed).
   bool write_failed_ = false;

@@ -2,7 +2,8 @@
 // that meets the full disk answers commit_unknown_result (the engine's own 1021: RocksDB may
 // have written part of it), writes while the disk stays full fail without hanging, reads keep
 // working, writes resume once space returns, and a reopen finds every
-// acknowledged commit and nothing of the refused ones.
+// acknowledged commit and nothing of the refused ones. Also when the failure is one that
+// RocksDB cannot resume from (a fatal background error): the engine reopens RocksDB itself.
 #include "kv/engines/embedded/testing/full_disk.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "kv/engines/embedded/embedded.h"
+#include "kv/engines/embedded/engine.h"
 
 namespace fdyno::kv {
 namespace {
@@ -40,6 +42,21 @@ class FullDiskTest : public ::testing::Test {
     std::promise<Status> answered;
     tr->CommitAsync([&](Status s) { answered.set_value(std::move(s)); });
     return answered.get_future().get();
+  }
+
+  // Writes "after" until it succeeds (at most 30 s), each refusal an io_error; the refusals.
+  static int PutUntilAccepted(Database& db) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    Status after = Put(db, "after");
+    int refused = 0;
+    while (!after.ok() && std::chrono::steady_clock::now() < deadline) {
+      EXPECT_EQ(after.error().kv_code, kIoError) << after.error().message;
+      ++refused;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      after = Put(db, "after");
+    }
+    EXPECT_TRUE(after.ok()) << after.error().message;
+    return refused;
   }
 
   static std::optional<std::string> Get(Database& db, const std::string& key) {
@@ -72,17 +89,7 @@ TEST_F(FullDiskTest, AFullDiskAnswersUnknownResultThenErrorsAndWritesResumeWhenS
   // Space returns. RocksDB resumes by itself once it sees free space again (it looks every
   // 5 s); until then writes are refused before anything is written (io_error).
   space_->full = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  Status after = Put(*db, "after");
-  int refused_after = 0;
-  while (!after.ok() && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(after.error().kv_code, kIoError) << after.error().message;
-    ++refused_after;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    after = Put(*db, "after");
-  }
-  ASSERT_TRUE(after.ok()) << after.error().message;
-  std::printf("writes resumed after %d refused attempts\n", refused_after);
+  std::printf("writes resumed after %d refused attempts\n", PutUntilAccepted(*db));
   ASSERT_TRUE(Put(*db, "after_async", /*async=*/true).ok());
   EXPECT_EQ(Get(*db, "after"), "v");
   EXPECT_EQ(Get(*db, "refused2"), std::nullopt);
@@ -95,6 +102,50 @@ TEST_F(FullDiskTest, AFullDiskAnswersUnknownResultThenErrorsAndWritesResumeWhenS
     EXPECT_EQ(Get(*db, key), std::nullopt) << key;
   }
   ASSERT_TRUE(Put(*db, "reopened").ok());
+}
+
+// A disk that is full when RocksDB switches to a new write-ahead log (here: a flush) leaves it
+// in a fatal background error, which DB::Resume cannot clear. Once space returns the engine
+// closes and reopens RocksDB by itself: writes resume, a transaction that read the old RocksDB
+// answers transaction_too_old (retryable), and nothing acknowledged is lost.
+TEST_F(FullDiskTest, AFatalErrorOnAFullDiskReopensRocksDBOnceSpaceReturns) {
+  auto db = Open();
+  ASSERT_TRUE(db);
+  auto* engine = static_cast<embedded::EmbeddedDatabase*>(db.get());
+  ASSERT_TRUE(Put(*db, "before").ok());
+  auto reader = db->CreateTransaction();
+  ASSERT_TRUE(reader->Get("before").ok());  // holds a view of the RocksDB that is reopened
+
+  space_->full = true;
+  rocksdb::Status flushed = engine->db()->Flush(rocksdb::FlushOptions());
+  ASSERT_FALSE(flushed.ok());
+  ASSERT_GE(engine->db()->Resume().severity(), rocksdb::Status::Severity::kFatalError)
+      << "the full disk did not leave RocksDB in a fatal error";
+  EXPECT_FALSE(Put(*db, "refused").ok());
+  EXPECT_EQ(Get(*db, "before"), "v");  // reads keep working
+
+  // Space returns. The reopen waits for the reader to let go of the old RocksDB, whose reads
+  // now answer transaction_too_old.
+  space_->full = false;
+  auto resumed = std::async(std::launch::async, [&] { return PutUntilAccepted(*db); });
+  Result<std::optional<std::string>> stale = reader->Get("before");
+  while (stale.ok()) {
+    ASSERT_EQ(resumed.wait_for(std::chrono::milliseconds(10)), std::future_status::timeout)
+        << "writes resumed while a reader still held the old RocksDB";
+    stale = reader->Get("before");
+  }
+  EXPECT_EQ(stale.error().kv_code, kTransactionTooOld) << stale.error().message;
+  reader.reset();
+  std::printf("writes resumed after %d refused attempts\n", resumed.get());
+  EXPECT_EQ(Get(*db, "before"), "v");
+  EXPECT_EQ(Get(*db, "after"), "v");
+  ASSERT_TRUE(Put(*db, "after_async", /*async=*/true).ok());
+
+  db.reset();
+  db = Open();
+  ASSERT_TRUE(db);
+  for (const char* key : {"before", "after", "after_async"}) EXPECT_EQ(Get(*db, key), "v") << key;
+  EXPECT_EQ(Get(*db, "refused"), std::nullopt);
 }
 
 }  // namespace

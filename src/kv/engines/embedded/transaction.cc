@@ -41,6 +41,11 @@ Status EmbeddedTransaction::EnsureView(int64_t now_ns) {
       read_time_ns_ = now_ns;
     }
   }
+  // RocksDB is being reopened (EmbeddedDatabase::ReopenAfterFatalError): the view is gone or
+  // of the retired RocksDB, which must be let go; a retry reads the reopened one.
+  if (!view_ || view_->rocks->retired.load(std::memory_order_relaxed)) {
+    return KvErr(kTransactionTooOld, "RocksDB is being reopened after a failed write");
+  }
   if (read_time_ns_ >= 0 && now_ns - read_time_ns_ > kMaxAgeNs) {
     return KvErr(kTransactionTooOld);
   }
@@ -110,8 +115,8 @@ Result<std::optional<std::string>> EmbeddedTransaction::Get(std::string_view key
     rocksdb::ReadOptions ro;
     ro.snapshot = view_->snapshot;
     rocksdb::PinnableSlice slice;
-    rocksdb::Status s =
-        db_->db()->Get(ro, db_->data(), rocksdb::Slice(key.data(), key.size()), &slice);
+    rocksdb::Status s = view_->rocks->db->Get(ro, view_->rocks->data(),
+                                              rocksdb::Slice(key.data(), key.size()), &slice);
     if (s.ok()) {
       base.emplace(slice.data(), slice.size());
     } else if (!s.IsNotFound()) {
@@ -140,7 +145,7 @@ Result<RangeResult> EmbeddedTransaction::GetRange(std::string_view begin, std::s
   rocksdb::Slice upper(end.data(), end.size());
   ro.iterate_lower_bound = &lower;
   ro.iterate_upper_bound = &upper;
-  std::unique_ptr<rocksdb::Iterator> iter(db_->db()->NewIterator(ro, db_->data()));
+  std::unique_ptr<rocksdb::Iterator> iter(view_->rocks->db->NewIterator(ro, view_->rocks->data()));
   const bool reverse = options.reverse;
 
   // Forward: writes_ from lower_bound(begin); reverse: from the last entry below end.
