@@ -191,12 +191,18 @@ int Serve(const ServeFlags& flags) {
       spdlog::info("catalog: {} table(s) from before accounts now belong to account {}", *moved,
                    store::kSharedAccount);
     }
+    // Background work is leased (store/leases.h), so that several processes over one database
+    // share it; the embedded engine's one process takes every lease at once.
+    store::LeaseOptions lease;
+    lease.clock = clock;
+    lease.sole = engine->exclusive;
     // On-demand backups and restores (workers/backups.h). When only this process opens the
     // database (the embedded engine), a backup another process owned was abandoned: take it
     // over at once. Over FoundationDB other processes may be working on theirs: take over one
     // only after a minute without progress.
     workers::BackupWorkerOptions backup_options;
     backup_options.clock = clock;
+    backup_options.lease = lease;
     backup_options.takeover =
         engine->exclusive ? std::chrono::milliseconds(0) : std::chrono::milliseconds(60'000);
     if (const char* pause = std::getenv("FDYNO_TEST_BACKUP_PAUSE_AFTER"); pause && *pause) {
@@ -212,11 +218,6 @@ int Serve(const ServeFlags& flags) {
     graph_options.clock = clock;
     store::VectorGraphs vector_graphs(db.get(), &catalog, graph_options);
     if (graph_options.threshold > 0) vector_graphs.Start();
-    // Background work is leased (store/leases.h), so that several processes over one database
-    // share it; the embedded engine's one process takes every lease at once.
-    store::LeaseOptions lease;
-    lease.clock = clock;
-    lease.sole = engine->exclusive;
     // The data of dropped tables: DeleteTable only drops a table and wakes this worker, which
     // also finishes what an earlier process left behind (workers/purge.h).
     workers::PurgeWorker purge_worker(db.get(), &catalog, {.lease = lease});

@@ -187,7 +187,7 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
 
 // ---- restores ---------------------------------------------------------------------------------
 
-enum class RestoreStep { kMore, kFinished, kGone };
+enum class RestoreStep { kMore, kFinished, kGone, kElsewhere };
 
 // One bounded batch of the restore into `table_id`: at most `items` items (and about
 // options.restore_bytes) of the chunk at the cursor, written through the mutation path with the
@@ -200,10 +200,15 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
                            store::ReadRestoreJob(tx, table_id));
     if (!job) return Out{RestoreStep::kGone, 0};
+    // The fence: this batch commits only while this process holds the restore's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held,
+                           store::TakeLease(tx, RestoreLeaseKey(table_id), options.lease));
+    if (!held) return Out{RestoreStep::kElsewhere, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
                            catalog.Find(tx, job->account, job->table_name));
     if (!table || table->id != table_id) {
       tx.Clear(store::RestoreJobKey(table_id));  // the table was dropped: nothing to finish
+      FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
       return Out{RestoreStep::kGone, 0};
     }
     if (job->next_chunk >= job->chunks) {
@@ -212,6 +217,7 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
       if (active.restore) active.restore->in_progress = false;
       FDYNO_RETURN_IF_ERROR(catalog.Update(tx, active));
       tx.Clear(store::RestoreJobKey(table_id));
+      FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
       return Out{RestoreStep::kFinished, 0};
     }
     Result<std::optional<std::vector<std::string>>> images =
@@ -258,12 +264,14 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
 }
 
 // Drops the table of a restore that cannot finish.
-Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id) {
+Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
+                      const BackupWorkerOptions& options) {
   FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
                            store::ReadRestoreJob(tx, table_id));
     if (!job) return Status::Ok();
     tx.Clear(store::RestoreJobKey(table_id));
+    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
                            catalog.Find(tx, job->account, job->table_name));
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
@@ -283,6 +291,10 @@ std::string RandomOwner() {
 }
 
 }  // namespace
+
+std::string RestoreLeaseKey(int64_t table_id) {
+  return store::LeaseKey(kv::Tuple{"restore", table_id});
+}
 
 Result<BackupStats> RunBackup(kv::Database& db, store::Catalog& catalog, const std::string& id,
                               const BackupWorkerOptions& options) {
@@ -330,7 +342,7 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
       if (step.error().cause != ErrorCause::kUnrecoverable) return std::move(step).error();
       spdlog::error("restore into table id {} failed, its table is dropped: {}", table_id,
                     step.error().message);
-      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id));
+      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id, options));
       ++stats.restores_failed;
       return stats;
     }
@@ -345,7 +357,7 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
       ++stats.restores_completed;
       return stats;
     }
-    if (step->first == RestoreStep::kGone) return stats;
+    if (step->first == RestoreStep::kGone || step->first == RestoreStep::kElsewhere) return stats;
   }
   return stats;
 }

@@ -20,6 +20,9 @@
 // rebuilt exactly, moving the job's cursor in the same transaction, so it resumes after a
 // restart; the transaction that writes the last items' cursor past the end marks the table
 // ACTIVE. A restore that cannot finish (its backup is unreadable) drops the table it created.
+// Each batch takes the restore's lease (store/leases.h, unit ("restore", table id)) in its own
+// transaction, so one process at a time restores a table, and the restore of a process that
+// died is taken over once its lease runs out; the last transaction releases it.
 //
 // Thread-safety: the free functions may run on any thread; BackupWorker owns one thread.
 #pragma once
@@ -33,6 +36,7 @@
 #include "base/result.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
+#include "store/leases.h"
 #include "workers/periodic.h"
 
 namespace fdyno::workers {
@@ -56,6 +60,7 @@ struct BackupWorkerOptions {
   // takes it over. 0: at once, for an engine that one process alone opens (the embedded engine:
   // any other owner has died).
   std::chrono::milliseconds takeover{0};
+  store::LeaseOptions lease;                // the restores' leases
   Clock* clock = nullptr;                   // null: Clock::Real()
   std::string owner;                        // this process; empty: a random id
   const std::atomic<bool>* stop = nullptr;  // set: long work returns early, to resume later
@@ -77,9 +82,13 @@ struct BackupStats {
 // it is not CREATING or another process holds it.
 Result<BackupStats> RunBackup(kv::Database& db, store::Catalog& catalog, const std::string& id,
                               const BackupWorkerOptions& options);
-// Runs the restore into table `table_id` to its end (ACTIVE, or dropped).
+// Runs the restore into table `table_id` to its end (ACTIVE, or dropped), unless another
+// process holds its lease.
 Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
                                const BackupWorkerOptions& options);
+// The key of the lease on the restore into table `table_id`, from a backup or to a point in
+// time (workers/pitr.h).
+std::string RestoreLeaseKey(int64_t table_id);
 // Every CREATING backup, every restore, then the purge of deleted backups' chunks.
 Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
                                   const BackupWorkerOptions& options);

@@ -32,7 +32,7 @@ constexpr int64_t kLogEvery = 64;
 // Transactions of one table's retention per pass: the rest waits for the next pass.
 constexpr int kTrimTransactionsPerTable = 64;
 
-enum class Step { kMore, kFinished, kGone };
+enum class Step { kMore, kFinished, kGone, kElsewhere };
 
 struct Batch {
   Step step = Step::kMore;
@@ -170,8 +170,13 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
     if (!job) return Batch{attempt.maybe_committed ? Step::kFinished : Step::kGone, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> target,
                            catalog.Find(tx, job->account, job->table_name));
+    // The fence: this batch commits only while this process holds the restore's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held,
+                           store::TakeLease(tx, RestoreLeaseKey(table_id), options.lease));
+    if (!held) return Batch{Step::kElsewhere, 0};
     if (!target || target->id != table_id) {
       tx.Clear(store::PitrRestoreJobKey(table_id));  // the table was dropped: nothing to finish
+      FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
       return Batch{Step::kGone, 0};
     }
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> source,
@@ -179,20 +184,26 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
     if (!source || source->id != job->source_id) {
       return Unrecoverable("its source table " + job->source_name + " was deleted");
     }
-    if (job->phase == PitrRestoreJob::Phase::kCopy) {
-      return CopyBatch(tx, *source, *target, *job, items, options);
+    FDYNO_ASSIGN_OR_RETURN(Batch batch,
+                           job->phase == PitrRestoreJob::Phase::kCopy
+                               ? CopyBatch(tx, *source, *target, *job, items, options)
+                               : UndoBatch(tx, catalog, *target, *job, items, options));
+    if (batch.step == Step::kFinished) {
+      FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
     }
-    return UndoBatch(tx, catalog, *target, *job, items, options);
+    return batch;
   });
 }
 
 // Drops the table of a restore that cannot finish.
-Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id) {
+Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
+                      const BackupWorkerOptions& options) {
   FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
     FDYNO_ASSIGN_OR_RETURN(std::optional<PitrRestoreJob> job,
                            store::ReadPitrRestoreJob(tx, table_id));
     if (!job) return Status::Ok();
     tx.Clear(store::PitrRestoreJobKey(table_id));
+    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
                            catalog.Find(tx, job->account, job->table_name));
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
@@ -294,7 +305,7 @@ Result<PitrStats> RunPitrRestore(kv::Database& db, store::Catalog& catalog, int6
       if (step.error().cause != ErrorCause::kUnrecoverable) return std::move(step).error();
       spdlog::error("point-in-time restore into table id {} failed, its table is dropped: {}",
                     table_id, step.error().message);
-      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id));
+      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id, options));
       ++stats.restores_failed;
       return stats;
     }
@@ -310,7 +321,7 @@ Result<PitrStats> RunPitrRestore(kv::Database& db, store::Catalog& catalog, int6
       ++stats.restores_completed;
       return stats;
     }
-    if (step->step == Step::kGone) return stats;
+    if (step->step == Step::kGone || step->step == Step::kElsewhere) return stats;
   }
   return stats;
 }

@@ -2,8 +2,8 @@
 // FoundationDB cluster are: each with its own catalog cache, its own operation registry (and so
 // its own receipt store) and background work leased under its own owner name, none of them the
 // sole process. What one instance does, another sees at once; tokens replay across instances;
-// work an instance drops in the middle (a backfill, a table purge) is taken over by another
-// within its lease's duration and finished exactly once.
+// work an instance drops in the middle (a backfill, a TTL sweep, a restore, a table purge) is
+// taken over by another within its lease's duration and finished exactly once.
 //
 // Every test runs on the embedded engine, and on FoundationDB when FDYNO_FDB_CLUSTER_FILE names a
 // cluster (FDYNO_FDB_LIBRARY: the client library); without one the fdb cases are skipped, saying
@@ -12,6 +12,7 @@
 #include <rapidjson/document.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,14 +23,17 @@
 
 #include "api/api.h"
 #include "api/testing/call.h"
+#include "base/clock.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/fdb/fdb.h"
 #include "kv/run.h"
 #include "store/catalog.h"
 #include "store/leases.h"
 #include "workers/backfill.h"
+#include "workers/backups.h"
 #include "workers/purge.h"
 #include "workers/purge_testing.h"
+#include "workers/ttl.h"
 
 namespace fdyno::api {
 namespace {
@@ -138,6 +142,30 @@ class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
   static std::string Item(const std::string& table, const std::string& pk,
                           const std::string& extra = "") {
     return R"({"TableName":")" + table + R"(","Item":{"pk":{"S":")" + pk + R"("})" + extra + "}}";
+  }
+  // The items a consistent Scan of `table` finds, through `on`.
+  static int ScanCount(Instance& on, const std::string& table) {
+    int count = 0;
+    std::string start;
+    do {
+      auto r = on.Call("Scan", R"({"TableName":")" + table + R"(","ConsistentRead":true)" +
+                                   (start.empty() ? "" : R"(,"ExclusiveStartKey":)" + start) + "}");
+      EXPECT_TRUE(r.ok()) << r.error().message;
+      if (!r.ok()) return -1;
+      rapidjson::Document d = Parse(*r);
+      count += d["Count"].GetInt();
+      start.clear();
+      if (d.HasMember("LastEvaluatedKey")) {
+        start = R"({"pk":{"S":")" + std::string(d["LastEvaluatedKey"]["pk"]["S"].GetString()) +
+                R"("}})";
+      }
+    } while (!start.empty());
+    return count;
+  }
+  static int ItemCount(Instance& on, const std::string& table) {
+    auto described = on.Call("DescribeTable", R"({"TableName":")" + table + R"("})");
+    EXPECT_TRUE(described.ok());
+    return described.ok() ? Parse(*described)["Table"]["ItemCount"].GetInt() : -1;
   }
   static std::string Key(const std::string& table, const std::string& pk) {
     return R"({"TableName":")" + table + R"(","ConsistentRead":true,"Key":{"pk":{"S":")" + pk +
@@ -277,6 +305,115 @@ TEST_P(ManyInstancesTest, APurgeLeftByAnInstanceIsFinishedByAnother) {
   EXPECT_FALSE(workers::testing::PurgePending(*db_, old_id)) << "not purged within 30 s";
   EXPECT_EQ(workers::testing::TableKeys(*db_, old_id), 0u);
   EXPECT_EQ(c().Table("pg_table")->id != old_id, true);
+}
+
+// a sweeps part of a table's expired items and drops out holding the table's TTL lease; b's
+// sweep leaves the table to a until the lease runs out, then deletes the rest. Every expired item
+// is deleted exactly once (a's deletes plus b's are the expired items), the others stay.
+TEST_P(ManyInstancesTest, ATtlSweepDroppedByItsInstanceIsTakenOverAndFinishedExactly) {
+  CreateTable(a(), "ttl_table");
+  ASSERT_TRUE(a().Call("UpdateTimeToLive", R"({"TableName":"ttl_table",
+      "TimeToLiveSpecification":{"Enabled":true,"AttributeName":"exp"}})")
+                  .ok());
+  const store::QualifiedName name{std::string(store::kSharedAccount), "ttl_table"};
+  workers::TtlOptions a_options;
+  a_options.delete_batch = 10;
+  a_options.lease = a().lease;
+  ASSERT_TRUE(workers::BackfillTtl(*db_, a().catalog, name, a_options).ok());
+  constexpr int kExpired = 100, kLive = 20;
+  const int64_t now_s = Clock::Real()->WallMillis() / 1000;
+  for (int i = 0; i < kExpired + kLive; ++i) {
+    const int64_t exp = i < kExpired ? now_s - 3600 : now_s + 3600;
+    ASSERT_TRUE(c().Call("PutItem", Item("ttl_table", "k" + std::to_string(i),
+                                         R"(,"exp":{"N":")" + std::to_string(exp) + R"("})"))
+                    .ok());
+  }
+  const int64_t now_ms = Clock::Real()->WallMillis();
+  auto entries = workers::ReadExpiredEntries(*db_, a().catalog, name, now_ms, 30);
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  auto by_a = workers::DeleteIfExpired(*db_, a().catalog, name, *entries, now_ms, a().lease);
+  ASSERT_TRUE(by_a.ok()) << by_a.error().message;
+  ASSERT_EQ(*by_a, 30);
+  const auto dropped = std::chrono::steady_clock::now();  // a is gone, holding the lease
+
+  workers::TtlOptions b_options;
+  b_options.delete_batch = 10;
+  b_options.lease = b().lease;
+  int by_b = 0;
+  bool left_to_a = false;
+  while (std::chrono::steady_clock::now() - dropped < std::chrono::seconds(30)) {
+    auto swept = workers::SweepTable(*db_, b().catalog, name, b_options);
+    ASSERT_TRUE(swept.ok()) << swept.error().message;
+    by_b += swept->deleted;
+    if (swept->elsewhere > 0) {
+      ASSERT_LT(std::chrono::steady_clock::now() - dropped, kLease)
+          << "left after the lease ran out";
+      left_to_a = true;
+    } else if (swept->deleted == 0) {
+      break;  // nothing expired is left
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(left_to_a) << "b swept while a's lease held";
+  EXPECT_EQ(*by_a + by_b, kExpired);
+  EXPECT_EQ(ScanCount(c(), "ttl_table"), kLive);
+  EXPECT_EQ(ItemCount(c(), "ttl_table"), kLive);
+}
+
+// a restores part of a backup into a new table and drops out holding the restore's lease; b's
+// restore leaves it to a until the lease runs out, then finishes it. The restored table holds
+// every item of the backup exactly once, and turns ACTIVE.
+TEST_P(ManyInstancesTest, ARestoreDroppedByItsInstanceIsTakenOverAndFinishedExactly) {
+  CreateTable(a(), "rs_source");
+  constexpr int kItems = 150;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_TRUE(b().Call("PutItem", Item("rs_source", "k" + std::to_string(i))).ok());
+  }
+  auto backup = a().Call("CreateBackup", R"({"TableName":"rs_source","BackupName":"rs_backup"})");
+  ASSERT_TRUE(backup.ok()) << backup.error().message;
+  const std::string arn = Parse(*backup)["BackupDetails"]["BackupArn"].GetString();
+  workers::BackupWorkerOptions base;
+  base.restore_items = 10;
+  base.lease = a().lease;
+  auto made = workers::RunBackupPass(*db_, a().catalog, base);
+  ASSERT_TRUE(made.ok() && made->backups_completed == 1);
+  ASSERT_TRUE(c().Call("RestoreTableFromBackup",
+                       R"({"TargetTableName":"rs_target","BackupArn":")" + arn + R"("})")
+                  .ok());
+  const int64_t target_id = c().Table("rs_target")->id;
+
+  // a writes two batches of ten, then stands still (its process died) until stopped.
+  std::atomic<bool> stop_a{false};
+  std::atomic<int> steps{0};
+  workers::BackupWorkerOptions a_options = base;
+  a_options.pause_after = 2;
+  a_options.steps = &steps;
+  a_options.stop = &stop_a;
+  std::thread a_thread([&] {
+    auto r = workers::RunRestore(*db_, a().catalog, target_id, a_options);
+    EXPECT_TRUE(r.ok());
+  });
+  while (steps.load() < 2) std::this_thread::sleep_for(milliseconds(5));
+  stop_a = true;
+  a_thread.join();
+  const auto dropped = std::chrono::steady_clock::now();
+
+  workers::BackupWorkerOptions b_options = base;
+  b_options.lease = b().lease;
+  auto early = workers::RunRestore(*db_, b().catalog, target_id, b_options);
+  ASSERT_TRUE(early.ok()) << early.error().message;
+  EXPECT_EQ(early->items, 0) << "b restored while a's lease held";
+  std::this_thread::sleep_for(kLease);
+  auto rest = workers::RunRestore(*db_, b().catalog, target_id, b_options);
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_EQ(rest->restores_completed, 1);
+  EXPECT_EQ(rest->items, kItems - 20);
+  EXPECT_LT(std::chrono::steady_clock::now() - dropped, kLease + std::chrono::seconds(10));
+  auto described = a().Call("DescribeTable", R"({"TableName":"rs_target"})");
+  ASSERT_TRUE(described.ok());
+  EXPECT_STREQ(Parse(*described)["Table"]["TableStatus"].GetString(), "ACTIVE");
+  EXPECT_EQ(ScanCount(a(), "rs_target"), kItems);
+  EXPECT_EQ(ItemCount(a(), "rs_target"), kItems);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ManyInstancesTest, ::testing::Values("embedded", "fdb"),
