@@ -78,6 +78,7 @@ enum class ErrorCause : uint8_t {
   kTokenRecordUnusable,  // a ClientRequestToken record fails closed (store/tokens.h)
   kSnapshotLost,         // a read version shared by many transactions aged out (workers/backups.h)
   kUnrecoverable,        // long work whose input is corrupt or gone: it can never finish
+  kTakenOver,            // long work another process took over (a pause past its takeover time)
   // Why an export or an import can never finish, one cause per FailureCode its job records
   // (workers/exports.h; kUnrecoverable records UnknownError).
   kExportTimeTrimmed,         // InvalidExportTime: the history was trimmed past the export time

@@ -144,6 +144,40 @@ Result<std::pair<Claim, ExportJob>> ClaimExport(kv::Database& db, const std::str
   });
 }
 
+// Keeps export `job` this process's while it writes the files: every takeover/4 renews the job's
+// heartbeat, so that no other process takes a live export over, and answers kTakenOver once
+// another process has (this one paused past the takeover time): the two never both write one
+// export's files to the end. With takeover 0 (the only process) there is nobody to tell.
+class Heartbeat {
+ public:
+  Heartbeat(kv::Database& db, const ExportJob& job, const BackupWorkerOptions& options)
+      : db_(db), id_(job.id), options_(options), last_ms_(job.heartbeat_ms) {}
+
+  Status Beat() {
+    if (options_.takeover.count() == 0) return Status::Ok();
+    const int64_t now = ClockOf(options_)->WallMillis();
+    if (now - last_ms_ < options_.takeover.count() / 4) return Status::Ok();
+    FDYNO_RETURN_IF_ERROR(kv::Run(db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(std::optional<ExportJob> job, store::ReadExport(tx, id_));
+      if (!job || job->status != JobStatus::kInProgress || job->owner != options_.owner) {
+        return Error::Internal("export " + id_ + " was taken over by another process")
+            .WithCause(ErrorCause::kTakenOver);
+      }
+      job->heartbeat_ms = now;
+      store::WriteExport(tx, *job);
+      return Status::Ok();
+    }));
+    last_ms_ = now;
+    return Status::Ok();
+  }
+
+ private:
+  kv::Database& db_;
+  std::string id_;
+  const BackupWorkerOptions& options_;
+  int64_t last_ms_;
+};
+
 // Ends export `mine` (COMPLETED with its totals, or FAILED) if this process still owns it.
 Status EndExport(kv::Database& db, const ExportJob& mine, std::optional<Failure> failure,
                  const BackupWorkerOptions& options) {
@@ -299,7 +333,8 @@ model::Item KeysOf(const store::TableInfo& table, const model::Item& item) {
 
 // A full export: every item as it was at the export time.
 Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Changes& changes,
-                       ExportJob& job, DataFiles& files, const BackupWorkerOptions& options) {
+                       ExportJob& job, DataFiles& files, Heartbeat& heartbeat,
+                       const BackupWorkerOptions& options) {
   auto emit = [&](const std::string& image) -> Status {
     FDYNO_ASSIGN_OR_RETURN(model::Item item, DecodeImage(image));
     job.bytes += static_cast<int64_t>(model::ItemSize(item));
@@ -310,6 +345,7 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
   store::ItemAssembler assembler;
   for (bool done = false; !done;) {
     if (StopRequested(options.stop)) return Error::Internal("stopping");
+    FDYNO_RETURN_IF_ERROR(heartbeat.Beat());
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
     for (const kv::KeyValue& kv : page.kvs) {
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
@@ -342,9 +378,11 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
 
 // An incremental export: every item changed in (from, to], with its images at both times.
 Status WriteIncrementalExport(SnapshotReader& reader, const store::TableInfo& table,
-                              const Changes& changes, ExportJob& job, DataFiles& files) {
+                              const Changes& changes, ExportJob& job, DataFiles& files,
+                              Heartbeat& heartbeat) {
   for (const auto& [suffix, u] : changes) {
     if (!u.changed_in_window) continue;
+    FDYNO_RETURN_IF_ERROR(heartbeat.Beat());
     std::optional<std::string> now_image;
     if (u.changed_after_to) {
       now_image = u.at_to;
@@ -466,15 +504,17 @@ Status WriteExportFiles(kv::Database& db, store::Catalog& catalog, ExportJob& jo
   FDYNO_RETURN_IF_ERROR(WriteFileAtomically(dir / "_started", ""));
   FDYNO_ASSIGN_OR_RETURN(Changes changes, ReadChanges(reader, job, options));
   DataFiles files(dir, key_prefix, job.format, options.export_file_items);
+  Heartbeat heartbeat(db, job, options);
   job.bytes = 0;
   if (job.type == store::ExportType::kIncremental) {
-    FDYNO_RETURN_IF_ERROR(WriteIncrementalExport(reader, *table, changes, job, files));
+    FDYNO_RETURN_IF_ERROR(WriteIncrementalExport(reader, *table, changes, job, files, heartbeat));
   } else {
-    FDYNO_RETURN_IF_ERROR(WriteFullExport(reader, *table, changes, job, files, options));
+    FDYNO_RETURN_IF_ERROR(WriteFullExport(reader, *table, changes, job, files, heartbeat, options));
   }
   FDYNO_RETURN_IF_ERROR(files.Close(/*last=*/true));
   CountStep(options);
   if (StopRequested(options.stop)) return Error::Internal("stopping");
+  FDYNO_RETURN_IF_ERROR(heartbeat.Beat());  // the manifest is written by the owner alone
   job.items = files.items();
   job.end_ms = ClockOf(options)->WallMillis();
   const std::string files_key = key_prefix + "manifest-files.json";
@@ -800,6 +840,10 @@ Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const s
   spdlog::info("export {} of table {} started", id, job.table_name);
   Status written = WriteExportFiles(db, catalog, job, options);
   if (!written.ok() && StopRequested(options.stop)) return stats;  // resumed after the restart
+  if (!written.ok() && written.error().cause == ErrorCause::kTakenOver) {
+    spdlog::warn("export {}: {}; this process stops", id, written.error().message);
+    return stats;
+  }
   if (!written.ok() && !FailsTheJob(written.error()) &&
       written.error().cause != ErrorCause::kSnapshotLost && !written.error().is_kv()) {
     written = Failed(ErrorCause::kUnrecoverable, written.error().message);

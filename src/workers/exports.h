@@ -10,7 +10,11 @@
 // <root>/<bucket>/<prefix>/AWSDynamoDB/<id>/ in DynamoDB's layout: data files first, then
 // manifest-files.json, then manifest-summary.json, each whole (written aside, then renamed);
 // the record becomes COMPLETED last. A process killed half-way leaves the export IN_PROGRESS:
-// the next one claims it and writes it again from the start. An export that cannot be made
+// the next one claims it and writes it again from the start, at once when it is the only process
+// (BackupWorkerOptions::takeover 0), else once the export's heartbeat is older than the takeover
+// time. The owner renews the heartbeat as it writes (every quarter of the takeover time, and
+// before the manifest), and a process that finds its export taken over (it paused that long)
+// stops writing it. An export that cannot be made
 // (its table or history is gone, a file cannot be written) becomes FAILED.
 //
 // Import. ImportTable creates the table CREATING with the import IN_PROGRESS. The worker reads

@@ -1,7 +1,7 @@
 // For the lease tests of the workers: a Database standing for one fdyno process over a shared
 // database. It counts the commits of its transactions that carried mutations (the work this
 // "process" wrote), and can run a hook before a commit (the process pausing between its reads
-// and its commit, e.g. past its lease's expiry).
+// and its commit, e.g. past its lease's expiry), or before a range read (a long scan pausing).
 //
 // Thread-safety: as the wrapped Database; the hook runs on the committing thread.
 #pragma once
@@ -25,11 +25,21 @@ class PausingDatabase : public kv::Database {
     hook_ = std::move(hook);
     hook_countdown_ = nth;
   }
+  // Runs `hook` once, before the nth next range read.
+  void PauseBeforeRead(std::function<void()> hook, int nth) {
+    read_hook_ = std::move(hook);
+    read_hook_countdown_ = nth;
+  }
   // Commits with mutations that succeeded.
   int commits() const { return commits_.load(); }
 
   std::unique_ptr<kv::Transaction> CreateTransaction() override {
     return std::make_unique<Tx>(this, inner_->CreateTransaction());
+  }
+  std::unique_ptr<kv::Transaction> CreateSnapshotTransaction() override {
+    std::unique_ptr<kv::Transaction> inner = inner_->CreateSnapshotTransaction();
+    if (!inner) return nullptr;
+    return std::make_unique<Tx>(this, std::move(inner));
   }
 
  private:
@@ -44,6 +54,9 @@ class PausingDatabase : public kv::Database {
     }
     Result<kv::RangeResult> GetRange(std::string_view b, std::string_view e,
                                      const kv::RangeOptions& o) override {
+      if (db_->read_hook_ && --db_->read_hook_countdown_ == 0) {
+        std::exchange(db_->read_hook_, nullptr)();
+      }
       return inner_->GetRange(b, e, o);
     }
     void Set(std::string_view k, std::string_view v) override {
@@ -92,6 +105,8 @@ class PausingDatabase : public kv::Database {
   kv::Database* inner_;
   std::function<void()> hook_;
   int hook_countdown_ = 0;
+  std::function<void()> read_hook_;
+  int read_hook_countdown_ = 0;
   std::atomic<int> commits_{0};
 };
 

@@ -16,7 +16,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +35,9 @@
 #include "store/leases.h"
 #include "workers/backfill.h"
 #include "workers/backups.h"
+#include "workers/export_files.h"
+#include "workers/exports.h"
+#include "workers/pausing_database_testing.h"
 #include "workers/purge.h"
 #include "workers/purge_testing.h"
 #include "workers/ttl.h"
@@ -50,10 +57,11 @@ rapidjson::Document Parse(const std::string& text) {
 
 // One fdyno instance: what `fdyno serve` builds over the database, without the HTTP server.
 struct Instance {
-  Instance(kv::Database* db, std::string owner) : db(db) {
+  Instance(kv::Database* db, std::string owner, std::string export_root) : db(db) {
     ApiDeps deps;
     deps.db = db;
     deps.catalog = &catalog;
+    deps.export_root = std::move(export_root);
     registry = BuildOperationRegistry(deps);
     lease.owner = std::move(owner);
     lease.duration = kLease;
@@ -115,7 +123,7 @@ class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(db.ok()) << db.error().message;
     db_ = std::move(db).value();
     for (const char* owner : {"node-a", "node-b", "node-c"}) {
-      nodes_.push_back(std::make_unique<Instance>(db_.get(), owner));
+      nodes_.push_back(std::make_unique<Instance>(db_.get(), owner, dir_ + "-s3"));
     }
   }
   void TearDown() override {
@@ -127,6 +135,7 @@ class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
     }
     db_.reset();
     std::filesystem::remove_all(dir_);
+    std::filesystem::remove_all(dir_ + "-s3");
   }
   Instance& a() { return *nodes_[0]; }
   Instance& b() { return *nodes_[1]; }
@@ -414,6 +423,94 @@ TEST_P(ManyInstancesTest, ARestoreDroppedByItsInstanceIsTakenOverAndFinishedExac
   EXPECT_STREQ(Parse(*described)["Table"]["TableStatus"].GetString(), "ACTIVE");
   EXPECT_EQ(ScanCount(a(), "rs_target"), kItems);
   EXPECT_EQ(ItemCount(a(), "rs_target"), kItems);
+}
+
+// a pauses in the middle of writing an export's files, past the takeover time; b takes the export
+// over and finishes it; a, resuming, finds it taken over (its heartbeat's fence) and stops without
+// writing a manifest. The export holds every item exactly once, as b wrote it.
+TEST_P(ManyInstancesTest, AnExportPausedPastItsTakeoverIsFinishedByAnotherAndThePausedOneStops) {
+  CreateTable(a(), "ex_table");
+  constexpr int kItems = 150;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_TRUE(c().Call("PutItem", Item("ex_table", "k" + std::to_string(i))).ok());
+  }
+  ASSERT_TRUE(a().Call("UpdateContinuousBackups", R"({"TableName":"ex_table",
+      "PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true}})")
+                  .ok());
+  const std::string table_arn = [&] {
+    auto d = a().Call("DescribeTable", R"({"TableName":"ex_table"})");
+    return d.ok() ? std::string(Parse(*d)["Table"]["TableArn"].GetString()) : "";
+  }();
+  auto started = c().Call("ExportTableToPointInTime",
+                          R"({"TableArn":")" + table_arn + R"(","S3Bucket":"bucket"})");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  const std::string export_arn = Parse(*started)["ExportDescription"]["ExportArn"].GetString();
+  const std::string id = export_arn.substr(export_arn.rfind('/') + 1);
+  // One clock for both, past the time the export's history needs to settle.
+  ManualClock clock(Clock::Real()->WallMillis() + 10'000);
+  workers::BackupWorkerOptions base;
+  base.export_root = dir_ + "-s3";
+  base.page_keys = 10;
+  base.export_file_items = 40;
+  base.takeover = kLease;
+  base.clock = &clock;
+
+  workers::testing::PausingDatabase a_db(db_.get());
+  std::promise<void> a_paused, a_resume;
+  a_db.PauseBeforeRead(
+      [&] {
+        a_paused.set_value();
+        a_resume.get_future().wait();
+      },
+      5);
+  workers::BackupWorkerOptions a_options = base;
+  a_options.owner = "node-a";
+  Result<workers::ExportStats> by_a = workers::ExportStats{};
+  std::thread a_thread([&] { by_a = workers::RunExport(a_db, a().catalog, id, a_options); });
+  a_paused.get_future().wait();
+
+  workers::BackupWorkerOptions b_options = base;
+  b_options.owner = "node-b";
+  auto early = workers::RunExport(*db_, b().catalog, id, b_options);
+  ASSERT_TRUE(early.ok()) << early.error().message;
+  EXPECT_EQ(early->exports_completed, 0) << "b took a live export over";
+  clock.Advance(kLease);  // a's heartbeat is now older than the takeover time
+  auto by_b = workers::RunExport(*db_, b().catalog, id, b_options);
+  ASSERT_TRUE(by_b.ok()) << by_b.error().message;
+  EXPECT_EQ(by_b->exports_completed, 1);
+  a_resume.set_value();
+  a_thread.join();
+  ASSERT_TRUE(by_a.ok()) << by_a.error().message;
+  EXPECT_EQ(by_a->exports_completed, 0);
+  EXPECT_EQ(by_a->exports_failed, 0);
+
+  auto described = a().Call("DescribeExport", R"({"ExportArn":")" + export_arn + R"("})");
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  rapidjson::Document d = Parse(*described);
+  EXPECT_STREQ(d["ExportDescription"]["ExportStatus"].GetString(), "COMPLETED");
+  EXPECT_EQ(d["ExportDescription"]["ItemCount"].GetInt(), kItems);
+  // The data files the manifest names hold every item once.
+  const std::filesystem::path root = std::filesystem::path(dir_ + "-s3") / "bucket";
+  std::ifstream manifest(root / d["ExportDescription"]["ExportManifest"].GetString());
+  ASSERT_TRUE(manifest.good());
+  std::string summary((std::istreambuf_iterator<char>(manifest)), {});
+  std::ifstream files(root / Parse(summary)["manifestFilesS3Key"].GetString());
+  std::set<std::string> seen;
+  int lines = 0;
+  for (std::string entry; std::getline(files, entry);) {
+    auto reader = workers::LineReader::Open(root / Parse(entry)["dataFileS3Key"].GetString(),
+                                            store::Compression::kGzip);
+    ASSERT_TRUE(reader.ok());
+    for (;;) {
+      auto line = (*reader)->Next();
+      ASSERT_TRUE(line.ok());
+      if (!*line) break;
+      ++lines;
+      seen.insert(Parse(**line)["Item"]["pk"]["S"].GetString());
+    }
+  }
+  EXPECT_EQ(lines, kItems);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kItems));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ManyInstancesTest, ::testing::Values("embedded", "fdb"),
