@@ -11,8 +11,7 @@
 // Limit of 0 (none) or at least 1, no KeyConditions with a KeyConditionExpression, and a Query
 // has a key condition.
 //
-// BatchGetItem and BatchWriteItem are not here: their decoding is interleaved with their
-// transaction (batch_ops.cc), with no decoder callable without a database.
+// BatchGetItem and BatchWriteItem have their own target (batch_request_fuzz.cc).
 //
 // The functions are internal to query_ops.cc (no header declares them), so this file includes
 // query_ops.cc: its definitions are this program's own, and the linker never takes query_ops.cc's

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/batch_receipt.h"
+#include "api/batch_request.h"
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
@@ -52,153 +53,13 @@ kv::RunOptions RunOptionsFor(const RequestContext& ctx, const BatchServices& s, 
   return options;
 }
 
-Result<std::string> ReturnCapacityMode(const rapidjson::Value& body, ConstraintErrors& errors,
-                                       std::optional<std::string_view> rcc) {
-  (void)body;
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
-  return rcc ? std::string(*rcc) : std::string();
-}
-
-bool ContainsDuplicate(const std::vector<Item>& keys) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    for (size_t j = i + 1; j < keys.size(); ++j) {
-      if (keys[i] == keys[j]) return true;
-    }
-  }
-  return false;
-}
-
 // ---- BatchGetItem --------------------------------------------------------------------------
-
-struct GetTable {
-  std::string name;
-  std::vector<Item> keys;
-  const rapidjson::Value* raw = nullptr;  // KeysAndAttributes (for UnprocessedKeys)
-  bool consistent_read = false;
-  std::optional<expr::Projection> projection;
-};
 
 Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx,
                                const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
-                         GetMap(body, "RequestItems", "KeysAndAttributes"));
-  if (items) {
-    for (const auto& e : items->GetObject()) {
-      if (e.value.IsNull()) continue;
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
-      if (keys) {
-        for (const auto& k : keys->GetArray()) {
-          FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
-          FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
-        }
-      }
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
-      if (atg) {
-        for (const auto& v : atg->GetArray())
-          FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-      }
-      FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
-      (void)cr;
-      FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
-      (void)pe;
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
-      (void)names;
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
-  // DynamoDB takes an empty RequestItems for an absent one.
-  if (items == nullptr || items->ObjectEmpty()) {
-    return Error::Validation("The requestItems parameter is required for BatchGetItem");
-  }
-  ConstraintErrors errors;
-  size_t total = 0;
-  for (const auto& e : items->GetObject()) {
-    std::string tname(e.name.GetString(), e.name.GetStringLength());
-    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
-      CheckDataPlaneTableName(errors, &e.name, "requestItems");
-    }
-    const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
-    std::string path = "RequestItems." + tname + ".member.Keys";  // DynamoDB's casing
-    if (keys == nullptr) {
-      errors.NotNull(path, false);
-      continue;
-    }
-    size_t n = keys->GetArray().Size();
-    total += n;
-    if (n < 1) errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
-    if (n > 100) errors.AddWithoutValue(path, "Member must have length less than or equal to 100");
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
-  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
-  if (total > 100) {
-    return Error::Validation("Too many items requested for the BatchGetItem call");
-  }
-  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
-                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
-
-  // Expression and non-expression projections never mix, not even across tables.
-  bool any_atg = false, any_pe = false;
-  for (const auto& e : items->GetObject()) {
-    if (!e.value.IsObject()) continue;
-    any_atg = any_atg || Member(e.value, "AttributesToGet") != nullptr;
-    any_pe = any_pe || Member(e.value, "ProjectionExpression") != nullptr;
-  }
-  if (any_atg && any_pe) {
-    return Error::Validation(
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {AttributesToGet} Expression parameters: "
-        "{ProjectionExpression}");
-  }
-  std::vector<GetTable> tables;
-  for (const auto& e : items->GetObject()) {
-    GetTable t;
-    t.name.assign(e.name.GetString(), e.name.GetStringLength());
-    t.raw = &e.value;
-    const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
-    const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
-    const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
-    if (names && !pe) {
-      return Error::Validation(
-          "ExpressionAttributeNames can only be specified when using expressions: "
-          "ProjectionExpression is null");
-    }
-    if (const rapidjson::Value* cr = Member(e.value, "ConsistentRead")) {
-      t.consistent_read = cr->GetBool();
-    }
-    for (const auto& k : Member(e.value, "Keys")->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(Item key, model::DecodeItem(k));
-      t.keys.push_back(std::move(key));
-    }
-    if (ContainsDuplicate(t.keys)) {
-      return Error::Validation("Provided list of item keys contains duplicates");
-    }
-    if (pe) {
-      expr::AttributeNames name_map;
-      if (names) {
-        // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
-        if (!names->ObjectEmpty()) {
-          FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
-        }
-        FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
-      }
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
-                             expr::ParseProjection(AsStringView(*pe)));
-      expr::ResolveContext rctx(names ? &name_map : nullptr, nullptr);
-      FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
-      FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
-    } else if (atg) {
-      FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
-      std::vector<std::string> list;
-      for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
-      FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
-    }
-    tables.push_back(std::move(t));
-  }
-
+  FDYNO_ASSIGN_OR_RETURN(BatchGetRequest request, DecodeBatchGet(body));
+  const std::vector<BatchGetTable>& tables = request.tables;
+  const ReturnConsumedCapacity mode = request.mode;
   struct Out {
     std::vector<std::vector<Item>> found;          // per table
     std::vector<std::vector<size_t>> unprocessed;  // per table: key indexes
@@ -214,7 +75,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 o.units.resize(tables.size());
                 uint64_t bytes = 0;
                 for (size_t ti = 0; ti < tables.size(); ++ti) {
-                  const GetTable& t = tables[ti];
+                  const BatchGetTable& t = tables[ti];
                   FDYNO_ASSIGN_OR_RETURN(auto table,
                                          FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
                   for (const Item& key : t.keys) {
@@ -268,7 +129,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
   w.StartObject();
   for (size_t ti = 0; ti < tables.size(); ++ti) {
     if (out.unprocessed[ti].empty()) continue;
-    const GetTable& t = tables[ti];
+    const BatchGetTable& t = tables[ti];
     w.Key(t.name.c_str(), static_cast<rapidjson::SizeType>(t.name.size()));
     w.StartObject();
     w.Key("Keys");
@@ -301,14 +162,6 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
 
 // ---- BatchWriteItem ------------------------------------------------------------------------
 
-struct WriteRequest {
-  size_t table = 0;  // index into the tables list
-  bool is_put = true;
-  Item item;  // put: the item; delete: the key
-  const rapidjson::Value* raw = nullptr;
-  uint64_t estimate = 0;  // bytes this write may add to a transaction
-};
-
 struct WriteTable {
   std::string name;
   std::shared_ptr<const store::TableInfo> info;  // from the last ApplyWrites
@@ -332,7 +185,7 @@ struct Applied {
 // limit) without writing.
 Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::string_view account,
                             std::vector<WriteTable>& tables,
-                            const std::vector<const WriteRequest*>& writes, bool validate_only) {
+                            const std::vector<const BatchWrite*>& writes, bool validate_only) {
   Applied out;
   out.units.resize(tables.size());
   out.index_units.resize(tables.size());
@@ -347,7 +200,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
   // Validation of every request before any write.
   std::vector<std::vector<std::string>> seen(tables.size());
   bool any_collections = false;
-  for (const WriteRequest* w : writes) {
+  for (const BatchWrite* w : writes) {
     const store::TableInfo& t = *infos[w->table];
     if (w->is_put) {
       FDYNO_RETURN_IF_ERROR(ValidateBatchPutKey(t.key_schema, w->item));
@@ -367,7 +220,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
   // never commits, and the item collection limit is checked the same way.
   store::Mutation mutation(
       {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
-  for (const WriteRequest* w : writes) {
+  for (const BatchWrite* w : writes) {
     const store::TableInfo& t = *infos[w->table];
     const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
     FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
@@ -394,9 +247,10 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
 
 // The current sizes of the item collections of `writes` (a replayed group: its receipt keeps
 // only the units).
-Result<std::vector<uint64_t>> CurrentCollectionSizes(
-    const BatchServices& s, kv::Transaction& tx, std::string_view account,
-    const std::vector<WriteTable>& tables, const std::vector<const WriteRequest*>& writes) {
+Result<std::vector<uint64_t>> CurrentCollectionSizes(const BatchServices& s, kv::Transaction& tx,
+                                                     std::string_view account,
+                                                     const std::vector<WriteTable>& tables,
+                                                     const std::vector<const BatchWrite*>& writes) {
   std::vector<uint64_t> sizes(writes.size(), 0);
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
   for (size_t i = 0; i < writes.size(); ++i) {
@@ -416,7 +270,7 @@ Result<std::vector<uint64_t>> CurrentCollectionSizes(
 // Commits `writes` in one receipt-protected transaction.
 Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                             std::vector<WriteTable>& tables,
-                            const std::vector<const WriteRequest*>& writes) {
+                            const std::vector<const BatchWrite*>& writes) {
   const store::OperationId op_id = store::OperationId::New(*s.clock);
   return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
                  [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
@@ -459,112 +313,28 @@ bool CertainlyNotAppliedAndTransient(const Error& error) {
 
 Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
                                  const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
-  if (items) {
-    for (const auto& e : items->GetObject()) {
-      if (e.value.IsNull()) continue;
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
-      for (const auto& wr : e.value.GetArray()) {
-        FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
-                               GetStruct(wr, "PutRequest", "PutRequest"));
-        if (put) {
-          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
-                                 GetMap(*put, "Item", "AttributeValue"));
-          if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
-        }
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
-                               GetStruct(wr, "DeleteRequest", "DeleteRequest"));
-        if (del) {
-          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key,
-                                 GetMap(*del, "Key", "AttributeValue"));
-          if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
-        }
-      }
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
-  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
-  if (items == nullptr || items->ObjectEmpty()) {
-    return Error::Validation("The requestItems parameter is required for BatchWriteItem");
-  }
-  ConstraintErrors errors;
-  size_t total = 0;
-  for (const auto& e : items->GetObject()) {
-    std::string tname(e.name.GetString(), e.name.GetStringLength());
-    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
-      CheckDataPlaneTableName(errors, &e.name, "requestItems");
-    }
-    size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
-    total += n;
-    if (n < 1 || n > 25) {
-      // DynamoDB echoes the whole map ({table=[...]}) as the value.
-      rapidjson::StringBuffer dump;
-      Writer dw(dump);
-      e.value.Accept(dw);
-      errors.Add("requestItems",
-                 "{" + tname + "=" + std::string(dump.GetString(), dump.GetSize()) + "}",
-                 "Map value must satisfy constraint: [Member must have length less "
-                 "than or equal to 25, Member must have length greater than or "
-                 "equal to 1]");
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
-  if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
-  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
-  if (total > 25) {
-    return Error::Validation("Too many items requested for the BatchWriteItem call");
-  }
-  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
-                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
-
+  FDYNO_ASSIGN_OR_RETURN(BatchWriteRequest request, DecodeBatchWrite(body));
+  const ReturnConsumedCapacity mode = request.mode;
+  const std::optional<std::string>& icm = request.item_collection_metrics;
   std::vector<WriteTable> tables;
-  std::vector<WriteRequest> requests;
-  for (const auto& e : items->GetObject()) {
+  for (const std::string& name : request.tables) {
     WriteTable t;
-    t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    t.name = name;
     t.vector_write_bytes = mode == ReturnConsumedCapacity::kIndexes;
     tables.push_back(std::move(t));
-    for (const auto& wr : e.value.GetArray()) {
-      const rapidjson::Value* put = Member(wr, "PutRequest");
-      const rapidjson::Value* del = Member(wr, "DeleteRequest");
-      if ((put == nullptr) == (del == nullptr)) {
-        return Error::Validation(
-            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
-            "of the supported datatypes");
-      }
-      WriteRequest w;
-      w.table = tables.size() - 1;
-      w.is_put = put != nullptr;
-      w.raw = &wr;
-      const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
-      if (value == nullptr) {
-        return Error::Validation(
-            std::string("1 validation error detected: Value null at '") +
-            (put ? "requestItems." + tables.back().name + ".member.putRequest.item"
-                 : "requestItems." + tables.back().name + ".member.deleteRequest.key") +
-            "' failed to satisfy constraint: Member must not be null");
-      }
-      FDYNO_ASSIGN_OR_RETURN(w.item, model::DecodeItem(*value));
-      if (w.is_put) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(w.item));
-      requests.push_back(std::move(w));
-    }
   }
+  const std::vector<BatchWrite>& requests = request.writes;
 
   // One transaction when it fits.
-  std::vector<const WriteRequest*> all;
-  for (const WriteRequest& w : requests) all.push_back(&w);
+  std::vector<const BatchWrite*> all;
+  for (const BatchWrite& w : requests) all.push_back(&w);
   std::vector<double> units(tables.size());
   std::vector<ConsumedCapacity> index_units(tables.size());
-  std::vector<const WriteRequest*> unprocessed;
+  std::vector<const BatchWrite*> unprocessed;
   // Item collections written (tables with local secondary indexes): the write and its
   // collection's size after its group.
-  std::vector<std::pair<const WriteRequest*, uint64_t>> collections;
-  auto note_collections = [&](const std::vector<const WriteRequest*>& group,
-                              const Applied& applied) {
+  std::vector<std::pair<const BatchWrite*, uint64_t>> collections;
+  auto note_collections = [&](const std::vector<const BatchWrite*>& group, const Applied& applied) {
     for (size_t i = 0; i < group.size(); ++i) {
       if (tables[group[i]->table].has_collections) {
         collections.emplace_back(group[i], applied.collection_bytes[i]);
@@ -586,9 +356,9 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
           (void)a;
           return Status();
         }));
-    std::vector<std::vector<const WriteRequest*>> groups(1);
+    std::vector<std::vector<const BatchWrite*>> groups(1);
     uint64_t group_bytes = 0;
-    for (const WriteRequest& w : requests) {
+    for (const BatchWrite& w : requests) {
       const store::TableInfo& t = *tables[w.table].info;
       uint64_t estimate = (model::ItemSize(w.item) + 1024) *
                           (1 + t.local_indexes.size() + t.global_indexes.size()) * 2;
@@ -603,7 +373,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
       Result<Applied> g = CommitGroup(s, ctx, tables, group);
       if (!g.ok()) {
         if (!CertainlyNotAppliedAndTransient(g.error())) return std::move(g).error();
-        for (const WriteRequest* w : group) unprocessed.push_back(w);
+        for (const BatchWrite* w : group) unprocessed.push_back(w);
         continue;
       }
       for (size_t i = 0; i < units.size(); ++i) {
@@ -621,11 +391,11 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   w.StartObject();
   for (size_t ti = 0; ti < tables.size(); ++ti) {
     bool any = false;
-    for (const WriteRequest* r : unprocessed) any = any || r->table == ti;
+    for (const BatchWrite* r : unprocessed) any = any || r->table == ti;
     if (!any) continue;
     w.Key(tables[ti].name.c_str(), static_cast<rapidjson::SizeType>(tables[ti].name.size()));
     w.StartArray();
-    for (const WriteRequest* r : unprocessed) {
+    for (const BatchWrite* r : unprocessed) {
       if (r->table == ti) r->raw->Accept(w);
     }
     w.EndArray();

@@ -1,0 +1,262 @@
+#include "api/batch_request.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "api/json_util.h"
+#include "expr/legacy.h"
+#include "expr/parser.h"
+#include "expr/resolver.h"
+#include "model/item_size.h"
+#include "model/json.h"
+
+namespace fdyno::api {
+namespace {
+
+using model::Item;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+Result<std::string> ReturnCapacityMode(const rapidjson::Value& body, ConstraintErrors& errors,
+                                       std::optional<std::string_view> rcc) {
+  (void)body;
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  return rcc ? std::string(*rcc) : std::string();
+}
+
+bool ContainsDuplicate(const std::vector<Item>& keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t j = i + 1; j < keys.size(); ++j) {
+      if (keys[i] == keys[j]) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
+                         GetMap(body, "RequestItems", "KeysAndAttributes"));
+  if (items) {
+    for (const auto& e : items->GetObject()) {
+      if (e.value.IsNull()) continue;
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
+      if (keys) {
+        for (const auto& k : keys->GetArray()) {
+          FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
+          FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
+        }
+      }
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
+      if (atg) {
+        for (const auto& v : atg->GetArray())
+          FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+      }
+      FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
+      (void)cr;
+      FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
+      (void)pe;
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
+      (void)names;
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
+  // DynamoDB takes an empty RequestItems for an absent one.
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchGetItem");
+  }
+  ConstraintErrors errors;
+  size_t total = 0;
+  for (const auto& e : items->GetObject()) {
+    std::string tname(e.name.GetString(), e.name.GetStringLength());
+    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
+      CheckDataPlaneTableName(errors, &e.name, "requestItems");
+    }
+    const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
+    std::string path = "RequestItems." + tname + ".member.Keys";  // DynamoDB's casing
+    if (keys == nullptr) {
+      errors.NotNull(path, false);
+      continue;
+    }
+    size_t n = keys->GetArray().Size();
+    total += n;
+    if (n < 1) errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
+    if (n > 100) errors.AddWithoutValue(path, "Member must have length less than or equal to 100");
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  if (total > 100) {
+    return Error::Validation("Too many items requested for the BatchGetItem call");
+  }
+  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
+                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+
+  // Expression and non-expression projections never mix, not even across tables.
+  bool any_atg = false, any_pe = false;
+  for (const auto& e : items->GetObject()) {
+    if (!e.value.IsObject()) continue;
+    any_atg = any_atg || Member(e.value, "AttributesToGet") != nullptr;
+    any_pe = any_pe || Member(e.value, "ProjectionExpression") != nullptr;
+  }
+  if (any_atg && any_pe) {
+    return Error::Validation(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {AttributesToGet} Expression parameters: "
+        "{ProjectionExpression}");
+  }
+  BatchGetRequest request;
+  request.mode = mode;
+  std::vector<BatchGetTable>& tables = request.tables;
+  for (const auto& e : items->GetObject()) {
+    BatchGetTable t;
+    t.name.assign(e.name.GetString(), e.name.GetStringLength());
+    t.raw = &e.value;
+    const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
+    const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
+    const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
+    if (names && !pe) {
+      return Error::Validation(
+          "ExpressionAttributeNames can only be specified when using expressions: "
+          "ProjectionExpression is null");
+    }
+    if (const rapidjson::Value* cr = Member(e.value, "ConsistentRead")) {
+      t.consistent_read = cr->GetBool();
+    }
+    for (const auto& k : Member(e.value, "Keys")->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(Item key, model::DecodeItem(k));
+      t.keys.push_back(std::move(key));
+    }
+    if (ContainsDuplicate(t.keys)) {
+      return Error::Validation("Provided list of item keys contains duplicates");
+    }
+    if (pe) {
+      expr::AttributeNames name_map;
+      if (names) {
+        // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
+        if (!names->ObjectEmpty()) {
+          FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
+        }
+        FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
+      }
+      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
+                             expr::ParseProjection(AsStringView(*pe)));
+      expr::ResolveContext rctx(names ? &name_map : nullptr, nullptr);
+      FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
+      FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
+    } else if (atg) {
+      FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
+      std::vector<std::string> list;
+      for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
+      FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
+    }
+    tables.push_back(std::move(t));
+  }
+  return request;
+}
+
+Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
+  if (!body.IsObject()) {
+    return Error::Serialization("Start of structure or map found where not expected");
+  }
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
+  if (items) {
+    for (const auto& e : items->GetObject()) {
+      if (e.value.IsNull()) continue;
+      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
+      for (const auto& wr : e.value.GetArray()) {
+        FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
+                               GetStruct(wr, "PutRequest", "PutRequest"));
+        if (put) {
+          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
+                                 GetMap(*put, "Item", "AttributeValue"));
+          if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
+        }
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
+                               GetStruct(wr, "DeleteRequest", "DeleteRequest"));
+        if (del) {
+          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key,
+                                 GetMap(*del, "Key", "AttributeValue"));
+          if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
+        }
+      }
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchWriteItem");
+  }
+  ConstraintErrors errors;
+  size_t total = 0;
+  for (const auto& e : items->GetObject()) {
+    std::string tname(e.name.GetString(), e.name.GetStringLength());
+    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
+      CheckDataPlaneTableName(errors, &e.name, "requestItems");
+    }
+    size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
+    total += n;
+    if (n < 1 || n > 25) {
+      // DynamoDB echoes the whole map ({table=[...]}) as the value.
+      rapidjson::StringBuffer dump;
+      Writer dw(dump);
+      e.value.Accept(dw);
+      errors.Add("requestItems",
+                 "{" + tname + "=" + std::string(dump.GetString(), dump.GetSize()) + "}",
+                 "Map value must satisfy constraint: [Member must have length less "
+                 "than or equal to 25, Member must have length greater than or "
+                 "equal to 1]");
+    }
+  }
+  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
+  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  if (total > 25) {
+    return Error::Validation("Too many items requested for the BatchWriteItem call");
+  }
+  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
+                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+
+  BatchWriteRequest request;
+  request.mode = mode;
+  if (icm) request.item_collection_metrics = *icm;
+  std::vector<std::string>& tables = request.tables;
+  for (const auto& e : items->GetObject()) {
+    tables.emplace_back(e.name.GetString(), e.name.GetStringLength());
+    for (const auto& wr : e.value.GetArray()) {
+      const rapidjson::Value* put = Member(wr, "PutRequest");
+      const rapidjson::Value* del = Member(wr, "DeleteRequest");
+      if ((put == nullptr) == (del == nullptr)) {
+        return Error::Validation(
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+            "of the supported datatypes");
+      }
+      BatchWrite w;
+      w.table = tables.size() - 1;
+      w.is_put = put != nullptr;
+      w.raw = &wr;
+      const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
+      if (value == nullptr) {
+        return Error::Validation(
+            std::string("1 validation error detected: Value null at '") +
+            (put ? "requestItems." + tables.back() + ".member.putRequest.item"
+                 : "requestItems." + tables.back() + ".member.deleteRequest.key") +
+            "' failed to satisfy constraint: Member must not be null");
+      }
+      FDYNO_ASSIGN_OR_RETURN(w.item, model::DecodeItem(*value));
+      if (w.is_put) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(w.item));
+      request.writes.push_back(std::move(w));
+    }
+  }
+  return request;
+}
+
+}  // namespace fdyno::api
