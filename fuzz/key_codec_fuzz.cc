@@ -31,7 +31,8 @@ AttributeValue MakeValue(FuzzedDataProvider& p, int type) {
       const bool negative = p.ConsumeBool();
       std::string digits;
       const int n = p.ConsumeIntegralInRange<int>(0, 38);
-      for (int i = 0; i < n; ++i) digits.push_back(static_cast<char>('0' + p.ConsumeIntegralInRange<int>(0, 9)));
+      for (int i = 0; i < n; ++i)
+        digits.push_back(static_cast<char>('0' + p.ConsumeIntegralInRange<int>(0, 9)));
       while (!digits.empty() && digits.back() == '0') digits.pop_back();
       while (!digits.empty() && digits.front() == '0') digits.erase(digits.begin());
       const int e = p.ConsumeIntegralInRange<int>(-129, 126);

@@ -1,15 +1,15 @@
 // libFuzzer target for the DynamoDB Streams API's requests (api/stream_ops.cc): shard iterators
 // as clients send them back (DecodeIterator), GetRecords up to the point where it would read
-// the database, and the requests of DescribeStream and GetShardIterator with the stream ARNs,
-// shard ids and sequence numbers in them. The first byte picks the variant: an iterator as text,
-// an iterator whose payload (before base64) is the input, a DescribeStream or
-// GetShardIterator body, or a GetRecords body; bodies are admitted as the router admits them
-// (api_body.h). Invariants: no crash, no sanitizer report; every error is a client error
-// (ValidationException, SerializationException, or ExpiredIteratorException); a decoded
-// iterator encodes back to one that decodes to the same fields; GetRecords refuses an iterator
-// that does not decode, is another account's, or was issued more than 15 minutes ago (in exact
-// arithmetic) without reading; a shard id or sequence number that parses is spelled as one that
-// parses back to the same.
+// the database, and the requests of ListStreams, DescribeStream and GetShardIterator with the
+// stream ARNs, shard ids and sequence numbers in them. The first byte picks the variant: an
+// iterator as text, an iterator whose payload (before base64) is the input, a ListStreams,
+// DescribeStream or GetShardIterator body, or a GetRecords body; bodies are admitted as the
+// router admits them (api_body.h). Invariants: no crash, no sanitizer report; every error is a
+// client error (ValidationException, SerializationException, or ExpiredIteratorException); a
+// decoded iterator encodes back to one that decodes to the same fields; GetRecords refuses an
+// iterator that does not decode, is another account's, or was issued more than 15 minutes ago (in
+// exact arithmetic) without reading; a ListStreams request has a Limit of 1 to 100; a shard id or
+// sequence number that parses is spelled as one that parses back to the same.
 //
 // GetRecords is called only with iterators it must refuse before it reads (the harness decodes
 // them first): there is no database here, and a live iterator would read one.
@@ -83,6 +83,13 @@ void CheckGetRecords(const rapidjson::Value& body) {
 }
 
 void CheckRequests(const rapidjson::Value& body) {
+  Result<ListStreamsRequest> list = ParseListStreams(body);
+  if (list.ok()) {
+    Require(list->max >= 1 && list->max <= 100);
+    Require(!list->table || (list->table->size() >= 3 && list->table->size() <= 255));
+  } else {
+    RequireClientError(list.error());
+  }
   Result<DescribeRequest> describe = ParseDescribeStream(body);
   if (describe.ok()) {
     Require(describe->limit >= 1 && describe->limit <= 100);

@@ -36,6 +36,15 @@ bool ContainsDuplicate(const std::vector<Item>& keys) {
   return false;
 }
 
+// The name of a table of RequestItems, checked as DynamoDB checks it (into `errors`).
+std::string RequestItemsTable(ConstraintErrors& errors, const rapidjson::Value& name) {
+  std::string table(name.GetString(), name.GetStringLength());
+  if (table.size() < 3 || table.size() > 255 || !IsValidTableNameChars(table)) {
+    CheckDataPlaneTableName(errors, &name, "requestItems");
+  }
+  return table;
+}
+
 }  // namespace
 
 Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
@@ -76,10 +85,7 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
   ConstraintErrors errors;
   size_t total = 0;
   for (const auto& e : items->GetObject()) {
-    std::string tname(e.name.GetString(), e.name.GetStringLength());
-    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
-      CheckDataPlaneTableName(errors, &e.name, "requestItems");
-    }
+    const std::string tname = RequestItemsTable(errors, e.name);
     const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
     std::string path = "RequestItems." + tname + ".member.Keys";  // DynamoDB's casing
     if (keys == nullptr) {
@@ -198,10 +204,7 @@ Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
   ConstraintErrors errors;
   size_t total = 0;
   for (const auto& e : items->GetObject()) {
-    std::string tname(e.name.GetString(), e.name.GetStringLength());
-    if (tname.size() < 3 || tname.size() > 255 || !IsValidTableNameChars(tname)) {
-      CheckDataPlaneTableName(errors, &e.name, "requestItems");
-    }
+    const std::string tname = RequestItemsTable(errors, e.name);
     size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
     total += n;
     if (n < 1 || n > 25) {

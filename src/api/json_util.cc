@@ -351,16 +351,28 @@ Error MissingParameter(std::string_view name) {
                            "' is required but was not present in the request");
 }
 
+namespace {
+
+// A table name's length (in characters, as DynamoDB counts them) and then its pattern: the first
+// constraint it breaks.
+void CheckTableNameConstraints(ConstraintErrors& errors, std::string_view path,
+                               std::string_view name) {
+  const size_t length = Utf16Length(name);
+  if (length < 3) {
+    errors.MinLength(path, name, 3);
+  } else if (length > 255) {
+    errors.MaxLength(path, name, 255);
+  } else {
+    errors.Pattern(path, name, IsValidTableNameChars(name), "[a-zA-Z0-9_.-]+");
+  }
+}
+
+}  // namespace
+
 Status ValidateControlPlaneTableName(std::optional<std::string_view> name) {
   if (!name) return MissingParameter("TableName");
   ConstraintErrors errors;
-  if (name->size() < 3) {
-    errors.MinLength("tableName", *name, 3);
-  } else if (name->size() > 255) {
-    errors.MaxLength("tableName", *name, 255);
-  } else {
-    errors.Pattern("tableName", *name, IsValidTableNameChars(*name), "[a-zA-Z0-9_.-]+");
-  }
+  CheckTableNameConstraints(errors, "tableName", *name);
   return errors.ToStatus();
 }
 
@@ -379,12 +391,8 @@ void CheckDataPlaneTableName(ConstraintErrors& errors, const rapidjson::Value* v
   std::string_view name = AsStringView(*value);
   if (name.empty()) {
     errors.MinLength(path, name, 1);
-  } else if (name.size() > 255) {
-    errors.MaxLength(path, name, 255);
-  } else if (name.size() < 3) {
-    errors.MinLength(path, name, 3);
   } else {
-    errors.Pattern(path, name, IsValidTableNameChars(name), "[a-zA-Z0-9_.-]+");
+    CheckTableNameConstraints(errors, path, name);
   }
 }
 

@@ -302,63 +302,78 @@ void WriteRecord(Writer& w, const RequestContext& ctx, const StreamView& view,
 
 // ---- ListStreams ---------------------------------------------------------------------------
 
-Result<std::string> ListStreams(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> table, GetString(body, "TableName"));
+struct ListStreamsRequest {
+  std::optional<std::string_view> table;
+  size_t max = 100;  // 1 to 100
+  std::optional<std::string_view> start;
+};
+
+Result<ListStreamsRequest> ParseListStreams(const Value& body) {
+  ListStreamsRequest r;
+  FDYNO_ASSIGN_OR_RETURN(r.table, GetString(body, "TableName"));
   FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> start,
-                         GetString(body, "ExclusiveStartStreamArn"));
+  FDYNO_ASSIGN_OR_RETURN(r.start, GetString(body, "ExclusiveStartStreamArn"));
   ConstraintErrors e;
-  if (table) {
-    e.MinLength("tableName", *table, 3);
-    e.MaxLength("tableName", *table, 255);
-    e.Pattern("tableName", *table, IsValidTableNameChars(*table), "[a-zA-Z0-9_.-]+");
+  if (r.table) {
+    e.MinLength("tableName", *r.table, 3);
+    e.MaxLength("tableName", *r.table, 255);
+    e.Pattern("tableName", *r.table, IsValidTableNameChars(*r.table), "[a-zA-Z0-9_.-]+");
   }
   if (limit) e.MinValue("limit", *limit, 1);
   if (limit) e.MaxValue("limit", *limit, 100);
-  if (start) {
-    e.MinLength("exclusiveStartStreamArn", *start, 37);
-    e.MaxLength("exclusiveStartStreamArn", *start, 1024);
+  if (r.start) {
+    e.MinLength("exclusiveStartStreamArn", *r.start, 37);
+    e.MaxLength("exclusiveStartStreamArn", *r.start, 1024);
   }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  const size_t max = static_cast<size_t>(limit.value_or(100));
+  r.max = static_cast<size_t>(limit.value_or(100));
+  return r;
+}
+
+Result<std::string> ListStreams(Services& s, const RequestContext& ctx, const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(ListStreamsRequest request, ParseListStreams(body));
+  const std::optional<std::string_view>& table = request.table;
+  const std::optional<std::string_view>& start = request.start;
+  const size_t max = request.max;
   struct Listed {
     std::vector<store::StreamInfo> streams;
     bool more = false;
   };
-  FDYNO_ASSIGN_OR_RETURN(
-      Listed listed,
-      kv::Run(*s.db, ReadOptions(ctx, s),
-              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Listed> {
-                std::vector<store::StreamInfo> all;
-                if (table) {
-                  FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views,
-                                         StreamsOf(tx, ctx.account_id, *table));
-                  for (StreamView& v : views) all.push_back(std::move(v.info));
-                } else {
-                  auto [begin, end] = store::StreamInfosRange();
-                  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r,
+  FDYNO_ASSIGN_OR_RETURN(Listed listed,
+                         kv::Run(*s.db, ReadOptions(ctx, s),
+                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Listed> {
+                                   std::vector<store::StreamInfo> all;
+                                   if (table) {
+                                     FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views,
+                                                            StreamsOf(tx, ctx.account_id, *table));
+                                     for (StreamView& v : views) all.push_back(std::move(v.info));
+                                   } else {
+                                     auto [begin, end] = store::StreamInfosRange();
+                                     FDYNO_ASSIGN_OR_RETURN(
+                                         kv::RangeResult r,
                                          tx.GetRange(begin, end, {.snapshot = true}));
-                  for (const kv::KeyValue& kv : r.kvs) {
-                    FDYNO_ASSIGN_OR_RETURN(store::StreamInfo info,
-                                           store::DecodeStreamInfo(kv.value));
-                    if (info.account == ctx.account_id) all.push_back(std::move(info));
-                  }
-                }
-                Listed out;
-                bool started = !start;
-                for (store::StreamInfo& info : all) {
-                  if (!started) {
-                    started = StreamArn(ctx, info) == *start;
-                    continue;
-                  }
-                  if (out.streams.size() == max) {
-                    out.more = true;
-                    break;
-                  }
-                  out.streams.push_back(std::move(info));
-                }
-                return out;
-              }));
+                                     for (const kv::KeyValue& kv : r.kvs) {
+                                       FDYNO_ASSIGN_OR_RETURN(store::StreamInfo info,
+                                                              store::DecodeStreamInfo(kv.value));
+                                       if (info.account == ctx.account_id)
+                                         all.push_back(std::move(info));
+                                     }
+                                   }
+                                   Listed out;
+                                   bool started = !start;
+                                   for (store::StreamInfo& info : all) {
+                                     if (!started) {
+                                       started = StreamArn(ctx, info) == *start;
+                                       continue;
+                                     }
+                                     if (out.streams.size() == max) {
+                                       out.more = true;
+                                       break;
+                                     }
+                                     out.streams.push_back(std::move(info));
+                                   }
+                                   return out;
+                                 }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();

@@ -169,6 +169,10 @@ def test_describe_missing_table(ddb):
     (dict(TableName="bad;name"), "ValidationException",
      "1 validation error detected: Value 'bad;name' at 'tableName' failed to satisfy "
      "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+    # 200 characters, 400 bytes: lengths count characters, so the pattern is what it breaks.
+    (dict(TableName="é" * 200), "ValidationException",
+     "1 validation error detected: Value '" + "é" * 200 + "' at 'tableName' failed to satisfy "
+     "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
     (dict(KeySchema=[{"AttributeName": "pk", "KeyType": "INVALID"}]), "ValidationException",
      "1 validation error detected: Value 'INVALID' at 'keySchema.1.member.keyType' failed to "
      "satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"),
