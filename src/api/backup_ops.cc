@@ -13,6 +13,7 @@
 
 #include "api/json_util.h"
 #include "api/restore_request.h"
+#include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
 #include "kv/run.h"
@@ -28,14 +29,6 @@ using store::TableInfo;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr int kMaxListBackups = 100;
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only = false) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = read_only;
-  return options;
-}
 
 void Str(Writer& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));

@@ -15,6 +15,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/run_options.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
@@ -43,15 +44,6 @@ struct BatchServices {
   std::unique_ptr<store::ReceiptStore> receipts;
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
 };
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const BatchServices& s, bool read_only) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.sleep = s.options.sleep;
-  options.read_only = read_only;
-  return options;
-}
 
 // ---- BatchGetItem --------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include "api/item_keys.h"
 #include "api/item_request.h"
 #include "api/partiql_ops.h"
+#include "api/run_options.h"
 #include "api/update_size.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
@@ -165,15 +166,6 @@ std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
 }
 
 // ---- the operations ------------------------------------------------------------------------
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const ItemServices& s, bool read_only) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.sleep = s.sleep;
-  options.read_only = read_only;
-  return options;
-}
 
 Result<std::shared_ptr<const store::TableInfo>> FindTable(const ItemServices& s,
                                                           kv::Transaction& tx,

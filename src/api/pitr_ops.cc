@@ -9,6 +9,7 @@
 
 #include "api/json_util.h"
 #include "api/restore_request.h"
+#include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
 #include "kv/run.h"
@@ -23,14 +24,6 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
 constexpr int64_t kMaxRecoveryDays = 35;
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only = false) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = read_only;
-  return options;
-}
 
 Error NotFound(std::string_view name) {
   return Error::Make(ErrorType::kTableNotFound, "Table not found: " + std::string(name));

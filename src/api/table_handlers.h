@@ -15,14 +15,12 @@
 #include <string_view>
 
 #include "api/operation.h"
+#include "api/run_options.h"
 #include "api/services.h"
 #include "base/result.h"
 #include "kv/run.h"
 
 namespace fdyno::api::tables {
-
-// The request's deadline (none when it has none) and the services' clock.
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s);
 
 // Writes `s` as a JSON string.
 void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s);

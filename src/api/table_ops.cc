@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/json_util.h"
+#include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_handlers.h"
 #include "api/table_render.h"
@@ -126,13 +127,6 @@ Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Val
 }
 
 }  // namespace
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  return options;
-}
 
 void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));

@@ -16,6 +16,7 @@
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/partiql_ops.h"
+#include "api/run_options.h"
 #include "api/transact_request.h"
 #include "api/update_size.h"
 #include "base/bytes.h"
@@ -270,16 +271,6 @@ bool IsSchemaMismatch(const Error& e) {
 }
 
 // ---- shared planning inside the transaction ------------------------------------------------
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const TransactServices& s, bool read_only) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.sleep = s.sleep;
-  options.read_only = read_only;
-  options.max_attempts = s.max_attempts;
-  return options;
-}
 
 // Tables of the actions, each looked up once; table index per action; distinct names in order
 // of first use.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/json_util.h"
+#include "api/run_options.h"
 #include "api/table_arn.h"
 #include "kv/run.h"
 #include "store/catalog.h"
@@ -24,14 +25,6 @@ struct TtlRequest {
   bool enabled = false;
   std::string attribute;
 };
-
-kv::RunOptions RunOptionsFor(const RequestContext& ctx, const Services& s, bool read_only) {
-  kv::RunOptions options;
-  if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
-  options.clock = s.clock;
-  options.read_only = read_only;
-  return options;
-}
 
 Result<TtlRequest> ParseUpdateTimeToLive(const RequestContext& ctx, const Value& body) {
   TtlRequest r;

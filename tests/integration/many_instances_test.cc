@@ -181,7 +181,10 @@ class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
            R"("}}})";
   }
 
-  std::string dir_ = (std::filesystem::temp_directory_path() / "fdyno_many_instances").string();
+  // Per process: ctest runs the cases in parallel, each in a process of its own.
+  std::string dir_ = (std::filesystem::temp_directory_path() /
+                      ("fdyno_many_instances_" + std::to_string(::getpid())))
+                         .string();
   std::unique_ptr<kv::Database> db_;
   std::vector<std::unique_ptr<Instance>> nodes_;
 };
