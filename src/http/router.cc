@@ -352,9 +352,14 @@ Router::Exchange Router::Begin(const HttpRequest& request) const {
   Exchange e;
   e.start = std::chrono::steady_clock::now();
   e.bytes_in = request.body().size();
-  if (std::string_view accept = Header(request, bhttp::field::accept_encoding); !accept.empty()) {
-    e.encoding = ChooseResponseEncoding(accept);
+  // Several Accept-Encoding headers are one list (RFC 9110 section 5.3), in their order.
+  std::string accept;
+  auto [first, last] = request.equal_range(bhttp::field::accept_encoding);
+  for (auto it = first; it != last; ++it) {
+    if (!accept.empty()) accept += ", ";
+    accept.append(it->value().data(), it->value().size());
   }
+  if (!accept.empty()) e.encoding = ChooseResponseEncoding(accept);
   std::string_view origin = Header(request, bhttp::field::origin);
   if (origin.empty() || cors_allowed_.empty()) return e;
   const bool any = cors_allowed_.front() == "*";

@@ -528,6 +528,12 @@ TEST_F(RouterTest, ResponsesAreCompressedWhenAskedAndLargeEnough) {
   EXPECT_EQ(r.content_encoding, "");
   r = call(5000, "br, identity");
   EXPECT_EQ(r.content_encoding, "");
+  // Several Accept-Encoding headers are one list: the later one's deflate wins over the
+  // first one's refused gzip.
+  HttpRequest two = Make("DynamoDB_20120810.Scan", "{\"N\":5000}");
+  two.insert(bhttp::field::accept_encoding, "gzip;q=0");
+  two.insert(bhttp::field::accept_encoding, "deflate");
+  EXPECT_EQ(router.HandleApi(two).content_encoding, "deflate");
 }
 
 TEST_F(RouterTest, CorsHeadersForAllowedOrigins) {
