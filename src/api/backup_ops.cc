@@ -30,10 +30,6 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr int kMaxListBackups = 100;
 
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
 std::string Json(const rapidjson::StringBuffer& b) {
   return std::string(b.GetString(), b.GetSize());
 }
@@ -522,14 +518,11 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
 
 void RegisterBackupOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
-    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
-  };
-  registry.Register("CreateBackup", bind(&CreateBackup));
-  registry.Register("DescribeBackup", bind(&DescribeBackup));
-  registry.Register("ListBackups", bind(&ListBackups));
-  registry.Register("DeleteBackup", bind(&DeleteBackup));
-  registry.Register("RestoreTableFromBackup", bind(&RestoreTableFromBackup));
+  registry.Register("CreateBackup", Bind(s, &CreateBackup));
+  registry.Register("DescribeBackup", Bind(s, &DescribeBackup));
+  registry.Register("ListBackups", Bind(s, &ListBackups));
+  registry.Register("DeleteBackup", Bind(s, &DeleteBackup));
+  registry.Register("RestoreTableFromBackup", Bind(s, &RestoreTableFromBackup));
 }
 
 }  // namespace fdyno::api

@@ -437,12 +437,8 @@ void RegisterBatchOperations(OperationRegistry& registry, const Services& servic
   s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
   s->options = std::move(options);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
-  registry.Register("BatchGetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
-    return BatchGetOp(*s, ctx, body);
-  });
-  registry.Register("BatchWriteItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
-    return BatchWriteOp(*s, ctx, body);
-  });
+  registry.Register("BatchGetItem", Bind(s, &BatchGetOp));
+  registry.Register("BatchWriteItem", Bind(s, &BatchWriteOp));
 }
 
 }  // namespace fdyno::api

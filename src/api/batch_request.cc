@@ -48,9 +48,7 @@ std::string RequestItemsTable(ConstraintErrors& errors, const rapidjson::Value& 
 }  // namespace
 
 Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
                          GetMap(body, "RequestItems", "KeysAndAttributes"));
   if (items) {
@@ -169,9 +167,7 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
 }
 
 Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
   if (items) {
     for (const auto& e : items->GetObject()) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/json_util.h"
 #include "api/restore_request.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
@@ -26,10 +27,6 @@ using store::ExportJob;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr int kMaxListExports = 25;
-
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 void WriteCanonical(Writer& w, const Value& v) {
   if (v.IsObject()) {
@@ -475,12 +472,9 @@ Result<std::string> ReadJobArn(const Value& body, const char* member, std::strin
 
 void RegisterExportOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
-    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
-  };
-  registry.Register("ExportTableToPointInTime", bind(&ExportTableToPointInTime));
-  registry.Register("DescribeExport", bind(&DescribeExport));
-  registry.Register("ListExports", bind(&ListExports));
+  registry.Register("ExportTableToPointInTime", Bind(s, &ExportTableToPointInTime));
+  registry.Register("DescribeExport", Bind(s, &DescribeExport));
+  registry.Register("ListExports", Bind(s, &ListExports));
 }
 
 }  // namespace fdyno::api

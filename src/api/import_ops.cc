@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/export_ops.h"
+#include "api/json_util.h"
 #include "api/table_arn.h"
 #include "api/table_ops.h"
 #include "api/table_render.h"
@@ -24,10 +25,6 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 constexpr int kMaxListImports = 25;
 constexpr std::string_view kFormats[] = {"DYNAMODB_JSON", "ION", "CSV"};
 constexpr std::string_view kCompressions[] = {"NONE", "GZIP", "ZSTD"};
-
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 Error ImportNotFound(std::string_view arn) {
   return Error::Make(ErrorType::kImportNotFound, "Import not found: " + std::string(arn));
@@ -399,12 +396,9 @@ Result<std::string> ListImports(Services& s, const RequestContext& ctx, const Va
 
 void RegisterImportOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
-    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
-  };
-  registry.Register("ImportTable", bind(&ImportTable));
-  registry.Register("DescribeImport", bind(&DescribeImport));
-  registry.Register("ListImports", bind(&ListImports));
+  registry.Register("ImportTable", Bind(s, &ImportTable));
+  registry.Register("DescribeImport", Bind(s, &DescribeImport));
+  registry.Register("ListImports", Bind(s, &ListImports));
 }
 
 }  // namespace fdyno::api

@@ -43,8 +43,7 @@ struct Members {
 // Phase 1: every member's JSON type, in the order of the API model's members.
 Result<Members> ReadMembers(ItemOp op, const rapidjson::Value& body) {
   Members m;
-  if (!body.IsObject())
-    return Error::Serialization("Start of structure or map found where not expected");
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   const bool writes = op != ItemOp::kGetItem;
   m.table_name = Member(body, "TableName");
   if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));

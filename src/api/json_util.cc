@@ -369,6 +369,11 @@ void CheckTableNameConstraints(ConstraintErrors& errors, std::string_view path,
 
 }  // namespace
 
+Status RequireObjectBody(const rapidjson::Value& body) {
+  if (body.IsObject()) return Status::Ok();
+  return Error::Serialization(std::string(kStartOfStructure));
+}
+
 Status ValidateControlPlaneTableName(std::optional<std::string_view> name) {
   if (!name) return MissingParameter("TableName");
   ConstraintErrors errors;

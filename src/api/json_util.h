@@ -13,6 +13,8 @@
 #pragma once
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -123,6 +125,15 @@ std::string MemberPath(std::string_view list_path, size_t index);
 
 // True when `name` matches [a-zA-Z0-9_.-]+ (table and index names).
 bool IsValidTableNameChars(std::string_view name);
+
+// Writes `s` as a JSON string.
+inline void Str(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// A request body (or a structure in it) that must be a JSON object: SerializationException
+// "Start of structure or map found where not expected" when it is not.
+Status RequireObjectBody(const rapidjson::Value& body);
 
 // Control-plane TableName (CreateTable, DescribeTable, DeleteTable, UpdateTable, ...):
 // "The parameter 'TableName' is required but was not present in the request" when absent;

@@ -46,6 +46,16 @@ using Respond = std::function<void(Result<std::string>)>;
 using AsyncHandler =
     std::function<void(const RequestContext& ctx, const rapidjson::Value& body, Respond respond)>;
 
+// A Handler that calls fn(*services, ctx, body): how an operation family registers its functions
+// over the services they share (held by the handler, so they live as long as the registry).
+template <typename ServicesPtr, typename Fn>
+Handler Bind(ServicesPtr services, Fn fn) {
+  return [services = std::move(services), fn](const RequestContext& ctx,
+                                              const rapidjson::Value& body) {
+    return fn(*services, ctx, body);
+  };
+}
+
 // Which X-Amz-Target prefix an operation answers to.
 enum class Service {
   kDynamoDB,  // "DynamoDB_20120810.<Operation>"

@@ -52,9 +52,7 @@ struct StatementRequest {
 };
 
 Result<StatementRequest> DecodeRequest(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   // Deserialization: member types first.
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(body, "Statement"));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(body, "Parameters"));
@@ -480,9 +478,7 @@ struct BatchRequest {
 };
 
 Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* statements, GetList(body, "Statements"));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
                          GetString(body, "ReturnConsumedCapacity"));
@@ -713,9 +709,7 @@ Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const Request
 
 Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
                              ConstraintErrors& errors, StatementMember& out) {
-  if (!v.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(v));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
   if (params) {

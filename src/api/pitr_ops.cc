@@ -273,12 +273,9 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
 
 void RegisterPitrOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
-    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
-  };
-  registry.Register("DescribeContinuousBackups", bind(&DescribeContinuousBackups));
-  registry.Register("UpdateContinuousBackups", bind(&UpdateContinuousBackups));
-  registry.Register("RestoreTableToPointInTime", bind(&RestoreTableToPointInTime));
+  registry.Register("DescribeContinuousBackups", Bind(s, &DescribeContinuousBackups));
+  registry.Register("UpdateContinuousBackups", Bind(s, &UpdateContinuousBackups));
+  registry.Register("RestoreTableToPointInTime", Bind(s, &RestoreTableToPointInTime));
 }
 
 }  // namespace fdyno::api

@@ -104,8 +104,7 @@ Status CheckConditionsShape(const rapidjson::Value* map) {
 
 Result<Members> ReadMembers(bool is_query, const rapidjson::Value& body) {
   Members m;
-  if (!body.IsObject())
-    return Error::Serialization("Start of structure or map found where not expected");
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   m.table_name = Member(body, "TableName");
   if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
   FDYNO_ASSIGN_OR_RETURN(m.index_name, GetString(body, "IndexName"));

@@ -32,10 +32,6 @@ constexpr int64_t kIteratorLifetimeMs = 15 * 60 * 1000;
 constexpr size_t kMaxRecordsBytes = 1 << 20;  // GetRecords returns at most 1 MB
 constexpr uint8_t kIteratorVersion = 1;       // persisted in clients' hands: never renumber
 
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
 kv::RunOptions ReadOptions(const RequestContext& ctx, const Services& s) {
   kv::RunOptions options;
   if (ctx.deadline != std::chrono::steady_clock::time_point{}) options.deadline = ctx.deadline;
@@ -760,13 +756,10 @@ Result<std::string> GetRecords(Services& s, const RequestContext& ctx, const Val
 
 void RegisterStreamOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind = [s](Result<std::string> (*fn)(Services&, const RequestContext&, const Value&)) {
-    return [s, fn](const RequestContext& ctx, const Value& body) { return fn(*s, ctx, body); };
-  };
-  registry.Register(Service::kStreams, "ListStreams", bind(&ListStreams));
-  registry.Register(Service::kStreams, "DescribeStream", bind(&DescribeStream));
-  registry.Register(Service::kStreams, "GetShardIterator", bind(&GetShardIterator));
-  registry.Register(Service::kStreams, "GetRecords", bind(&GetRecords));
+  registry.Register(Service::kStreams, "ListStreams", Bind(s, &ListStreams));
+  registry.Register(Service::kStreams, "DescribeStream", Bind(s, &DescribeStream));
+  registry.Register(Service::kStreams, "GetShardIterator", Bind(s, &GetShardIterator));
+  registry.Register(Service::kStreams, "GetRecords", Bind(s, &GetRecords));
 }
 
 }  // namespace fdyno::api

@@ -22,8 +22,6 @@
 
 namespace fdyno::api::tables {
 
-// Writes `s` as a JSON string.
-void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s);
 // The JSON text written into `buffer`.
 std::string JsonText(const rapidjson::StringBuffer& buffer);
 

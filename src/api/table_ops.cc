@@ -116,21 +116,17 @@ Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Val
   w.StartObject();
   w.Key("TableNames");
   w.StartArray();
-  for (const auto& n : page.names) WriteString(w, n);
+  for (const auto& n : page.names) Str(w, n);
   w.EndArray();
   if (page.more && !page.names.empty()) {
     w.Key("LastEvaluatedTableName");
-    WriteString(w, page.names.back());
+    Str(w, page.names.back());
   }
   w.EndObject();
   return JsonText(buffer);
 }
 
 }  // namespace
-
-void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
 
 std::string JsonText(const rapidjson::StringBuffer& buffer) {
   return std::string(buffer.GetString(), buffer.GetSize());
@@ -142,20 +138,14 @@ namespace fdyno::api {
 
 void RegisterTableOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  auto bind =
-      [s](Result<std::string> (*fn)(Services&, const RequestContext&, const rapidjson::Value&)) {
-        return [s, fn](const RequestContext& ctx, const rapidjson::Value& body) {
-          return fn(*s, ctx, body);
-        };
-      };
-  registry.Register("CreateTable", bind(&tables::CreateTable));
-  registry.Register("DescribeTable", bind(&tables::DescribeTable));
-  registry.Register("ListTables", bind(&tables::ListTables));
-  registry.Register("DeleteTable", bind(&tables::DeleteTable));
-  registry.Register("UpdateTable", bind(&tables::UpdateTable));
-  registry.Register("TagResource", bind(&tables::TagResource));
-  registry.Register("UntagResource", bind(&tables::UntagResource));
-  registry.Register("ListTagsOfResource", bind(&tables::ListTagsOfResource));
+  registry.Register("CreateTable", Bind(s, &tables::CreateTable));
+  registry.Register("DescribeTable", Bind(s, &tables::DescribeTable));
+  registry.Register("ListTables", Bind(s, &tables::ListTables));
+  registry.Register("DeleteTable", Bind(s, &tables::DeleteTable));
+  registry.Register("UpdateTable", Bind(s, &tables::UpdateTable));
+  registry.Register("TagResource", Bind(s, &tables::TagResource));
+  registry.Register("UntagResource", Bind(s, &tables::UntagResource));
+  registry.Register("ListTagsOfResource", Bind(s, &tables::ListTagsOfResource));
 }
 
 }  // namespace fdyno::api

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <string>
 
+#include "api/json_util.h"
 #include "api/table_arn.h"
 
 namespace fdyno::api {
@@ -14,13 +15,7 @@ namespace fdyno::api {
 using store::TableInfo;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-namespace {
-
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void WriteSeconds(Writer& w, int64_t ms) { w.Double(static_cast<double>(ms) / 1000.0); }
 

@@ -140,9 +140,9 @@ Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, c
   for (const auto& t : tags) {
     w.StartObject();
     w.Key("Key");
-    WriteString(w, t.key);
+    Str(w, t.key);
     w.Key("Value");
-    WriteString(w, t.value);
+    Str(w, t.value);
     w.EndObject();
   }
   w.EndArray();

@@ -691,9 +691,7 @@ struct ExecuteTransactionRequest {
 };
 
 Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* statements, GetList(body, "TransactStatements"));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> token,
                          GetString(body, "ClientRequestToken"));

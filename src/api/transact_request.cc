@@ -190,9 +190,7 @@ Status CheckListLength(ConstraintErrors& errors, const rapidjson::Value* list,
 }  // namespace
 
 Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_RETURN_IF_ERROR(CheckKnownMembers(body, "TransactWriteItems",
                                           {"TransactItems", "ReturnConsumedCapacity",
                                            "ReturnItemCollectionMetrics", "ClientRequestToken"}));
@@ -301,9 +299,7 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
 }
 
 Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) {
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   FDYNO_RETURN_IF_ERROR(
       CheckKnownMembers(body, "TransactGetItems", {"TransactItems", "ReturnConsumedCapacity"}));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));

@@ -31,9 +31,7 @@ struct Members {
 
 Result<Members> ReadMembers(const Value& body) {
   Members m;
-  if (!body.IsObject()) {
-    return Error::Serialization("Start of structure or map found where not expected");
-  }
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
   auto it = body.FindMember("TableName");
   if (it != body.MemberEnd() && !it->value.IsNull()) {
     m.table_name = &it->value;
