@@ -340,7 +340,7 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     note_collections(all, *whole);
   } else {
     Error err = std::move(whole).error();
-    if (!(err.is_kv() && err.kv_code == 2101)) return err;
+    if (!(err.is_kv() && err.kv_code == kv::kTransactionTooLarge)) return err;
     // Too large: validate everything in a transaction that never commits, then groups.
     FDYNO_RETURN_IF_ERROR(kv::Run(
         *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {

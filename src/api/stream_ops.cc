@@ -51,6 +51,27 @@ Error StreamNotFound(std::string_view arn) {
                                  " not found");
 }
 
+// Whether `arn` has a DynamoDB stream ARN's shape, of any partition, region and account:
+// arn:<aws...>:dynamodb:<region>:<digits>:table/<name>/stream/<label>.
+bool IsStreamArn(std::string_view arn) {
+  std::string_view part[6];
+  for (int i = 0; i < 5; ++i) {
+    const size_t colon = arn.find(':');
+    if (colon == std::string_view::npos) return false;
+    part[i] = arn.substr(0, colon);
+    arn.remove_prefix(colon + 1);
+  }
+  part[5] = arn;
+  const bool digits =
+      !part[4].empty() && part[4].find_first_not_of("0123456789") == std::string_view::npos;
+  if (part[0] != "arn" || !part[1].starts_with("aws") || part[2] != "dynamodb" || part[3].empty() ||
+      !digits || !part[5].starts_with("table/")) {
+    return false;
+  }
+  const size_t stream = part[5].find("/stream/");
+  return stream != std::string_view::npos && stream > 6 && stream + 8 < part[5].size();
+}
+
 // The table name and label an ARN of the caller's region and account names.
 std::optional<std::pair<std::string, std::string>> ParseStreamArn(const RequestContext& ctx,
                                                                   std::string_view arn) {
@@ -84,8 +105,9 @@ Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view 
 
 Result<StreamView> FindStream(const Services& s, const RequestContext& ctx, kv::Transaction& tx,
                               std::string_view arn) {
+  if (!IsStreamArn(arn)) return Error::Validation("Invalid StreamArn");
   std::optional<std::pair<std::string, std::string>> parsed = ParseStreamArn(ctx, arn);
-  if (!parsed) return StreamNotFound(arn);
+  if (!parsed) return StreamNotFound(arn);  // another region's or account's
   (void)s;
   FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> streams,
                          StreamsOf(tx, ctx.account_id, parsed->first));
