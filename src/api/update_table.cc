@@ -331,15 +331,13 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
           return Invalid("Attempting to create an index which already exists");
         }
         // The new index's key attributes must be defined in this request, even those the
-        // table already defines, and with the types they already have.
+        // table already defines. An attribute the table already defines keeps its type, as in
+        // DynamoDB, whatever type the request gives it.
         std::vector<AttributeIn> defs;
         if (r.attribute_definitions) defs = *r.attribute_definitions;
-        for (const AttributeIn& d : defs) {
+        for (AttributeIn& d : defs) {
           for (const auto& known : current.attribute_definitions) {
-            if (known.name == *d.name && store::ScalarTypeName(known.type) != *d.type) {
-              return Invalid("Cannot change the type of attribute " + known.name + " from " +
-                             std::string(store::ScalarTypeName(known.type)) + " to " + *d.type);
-            }
+            if (known.name == *d.name) d.type = std::string(store::ScalarTypeName(known.type));
           }
         }
         FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks,

@@ -239,3 +239,25 @@ def test_reading_a_backfilling_index(ddb):
         if observed:
             break
     assert observed
+
+
+def test_redeclaring_a_key_attribute_with_another_type_keeps_its_type(ddb):
+    # DynamoDB accepts an UpdateTable whose AttributeDefinitions give an attribute the table
+    # already defines another type, and keeps the type the table has.
+    table = f"redeclare-{uuid.uuid4().hex[:8]}"
+    ddb.create_table(TableName=table,
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     BillingMode="PAY_PER_REQUEST")
+    ddb.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "N"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}}])
+    described = ddb.describe_table(TableName=table)["Table"]
+    assert sorted((d["AttributeName"], d["AttributeType"])
+                  for d in described["AttributeDefinitions"]) == [("g", "S"), ("pk", "S")]
+    ddb.put_item(TableName=table, Item={"pk": {"S": "a"}, "g": {"S": "x"}})
+    assert ddb.get_item(TableName=table, Key={"pk": {"S": "a"}})["Item"]["g"] == {"S": "x"}
