@@ -683,7 +683,7 @@ Result<ReadBatch> ReadBatchFrom(RecordReader& reader, const ImportJob& job,
   return b;
 }
 
-enum class ImportStep { kMore, kFinished, kGone };
+enum class ImportStep { kMore, kFinished, kGone, kElsewhere };
 
 // Writes one batch and moves the cursor past it (to the next file when `next_file` is set);
 // `last` also marks the table ACTIVE and the import COMPLETED. Idempotent: a batch whose cursor
@@ -698,6 +698,10 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ImportStep> {
     FDYNO_ASSIGN_OR_RETURN(std::optional<ImportJob> job, store::ReadImport(tx, recorded.id));
     if (!job || job->status != JobStatus::kInProgress) return ImportStep::kGone;
+    // The fence: this batch commits only while this process holds the import's lease.
+    FDYNO_ASSIGN_OR_RETURN(bool held,
+                           store::TakeLease(tx, ImportLeaseKey(recorded.id), options.lease));
+    if (!held) return ImportStep::kElsewhere;
     if (job->next_file != recorded.next_file || job->next_record != recorded.next_record) {
       return ImportStep::kGone;  // another attempt (1021) or process moved it: start over
     }
@@ -730,6 +734,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
       FDYNO_RETURN_IF_ERROR(catalog.Update(tx, active));
       job->status = JobStatus::kCompleted;
       job->end_ms = ClockOf(options)->WallMillis();
+      FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, ImportLeaseKey(recorded.id), options.lease));
     }
     store::WriteImport(tx, *job);
     return last ? ImportStep::kFinished : ImportStep::kMore;
@@ -750,6 +755,7 @@ Status FailImport(kv::Database& db, store::Catalog& catalog, const std::string& 
     job->failure_message = failure.message;
     job->end_ms = ClockOf(options)->WallMillis();
     store::WriteImport(tx, *job);
+    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, ImportLeaseKey(id), options.lease));
     return Status::Ok();
   }));
   Result<int> purged = catalog.PurgeDropped(db);
@@ -816,7 +822,7 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
       const bool last = file_done && last_file;
       FDYNO_ASSIGN_OR_RETURN(ImportStep step, WriteImportBatch(db, catalog, recorded, *file, start,
                                                                *batch, next_file, last, options));
-      if (step == ImportStep::kGone) return false;
+      if (step == ImportStep::kGone || step == ImportStep::kElsewhere) return false;
       imported += static_cast<int64_t>(batch->items.size());
       CountStep(options);
       if (step == ImportStep::kFinished) return true;
@@ -829,6 +835,10 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
 }
 
 }  // namespace
+
+std::string ImportLeaseKey(const std::string& id) {
+  return store::LeaseKey(kv::Tuple().AddString("import").AddString(id));
+}
 
 Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const std::string& id,
                               const BackupWorkerOptions& options) {

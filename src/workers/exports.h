@@ -21,7 +21,8 @@
 // the bucket's files under the prefix in key order and writes their items in bounded
 // transactions through the mutation path (store/mutation.h: index entries, counts and item
 // collections follow), each transaction also moving the import's cursor and counts, so it
-// resumes after a restart; lines that are no valid item are counted (ErrorCount) and skipped.
+// resumes after a restart, and taking the import's lease (ImportLeaseKey), so one process at a
+// time imports; lines that are no valid item are counted (ErrorCount) and skipped.
 // The transaction that finds no file left marks the table ACTIVE and the import COMPLETED. An
 // import that cannot go on (no file, a file that does not decompress) drops its table and
 // becomes FAILED: never a half table marked ACTIVE.
@@ -55,6 +56,9 @@ Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const s
 // Runs import `id` to its end (COMPLETED or FAILED).
 Result<ExportStats> RunImport(kv::Database& db, store::Catalog& catalog, const std::string& id,
                               const BackupWorkerOptions& options);
+// The key of the lease on import `id`: each batch takes it in its transaction, so one process at
+// a time imports, and the import of a process that died is taken over once the lease runs out.
+std::string ImportLeaseKey(const std::string& id);
 // Every IN_PROGRESS export and import.
 Result<ExportStats> RunExportPass(kv::Database& db, store::Catalog& catalog,
                                   const BackupWorkerOptions& options);

@@ -2,8 +2,8 @@
 // FoundationDB cluster are: each with its own catalog cache, its own operation registry (and so
 // its own receipt store) and background work leased under its own owner name, none of them the
 // sole process. What one instance does, another sees at once; tokens replay across instances;
-// work an instance drops in the middle (a backfill, a TTL sweep, a restore, a table purge) is
-// taken over by another within its lease's duration and finished exactly once.
+// work an instance drops in the middle (a backfill, a TTL sweep, a restore, an import, a table
+// purge) is taken over by another within its lease's duration and finished exactly once.
 //
 // Every test runs on the embedded engine, and on FoundationDB when FDYNO_FDB_CLUSTER_FILE names a
 // cluster (FDYNO_FDB_LIBRARY: the client library); without one the fdb cases are skipped, saying
@@ -514,6 +514,66 @@ TEST_P(ManyInstancesTest, AnExportPausedPastItsTakeoverIsFinishedByAnotherAndThe
   }
   EXPECT_EQ(lines, kItems);
   EXPECT_EQ(seen.size(), static_cast<size_t>(kItems));
+}
+
+// a imports part of a bucket's files into a new table and drops out holding the import's lease;
+// b's import leaves it to a until the lease runs out, then finishes it. The table holds every
+// item exactly once, and turns ACTIVE.
+TEST_P(ManyInstancesTest, AnImportDroppedByItsInstanceIsTakenOverAndFinishedExactly) {
+  constexpr int kItems = 150;
+  const std::filesystem::path files = std::filesystem::path(dir_ + "-s3") / "bucket" / "in";
+  std::filesystem::create_directories(files);
+  for (int f = 0; f < 3; ++f) {
+    std::ofstream out(files / ("part-" + std::to_string(f) + ".json"));
+    for (int i = f * 50; i < (f + 1) * 50; ++i) {
+      out << R"({"Item":{"pk":{"S":"k)" << i << R"("}}})"
+          << "\n";
+    }
+  }
+  auto started = c().Call("ImportTable", R"({"S3BucketSource":{"S3Bucket":"bucket",
+      "S3KeyPrefix":"in/"},"InputFormat":"DYNAMODB_JSON","InputCompressionType":"NONE",
+      "TableCreationParameters":{"TableName":"im_table","BillingMode":"PAY_PER_REQUEST",
+        "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+        "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}})");
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  const std::string arn = Parse(*started)["ImportTableDescription"]["ImportArn"].GetString();
+  const std::string id = arn.substr(arn.rfind('/') + 1);
+  workers::BackupWorkerOptions base;
+  base.export_root = dir_ + "-s3";
+  base.restore_items = 10;  // items per import batch
+
+  // a writes two batches of ten, then stands still (its process died) until stopped.
+  std::atomic<bool> stop_a{false};
+  std::atomic<int> steps{0};
+  workers::BackupWorkerOptions a_options = base;
+  a_options.lease = a().lease;
+  a_options.pause_after = 2;
+  a_options.steps = &steps;
+  a_options.stop = &stop_a;
+  std::thread a_thread(
+      [&] { EXPECT_TRUE(workers::RunImport(*db_, a().catalog, id, a_options).ok()); });
+  while (steps.load() < 2) std::this_thread::sleep_for(milliseconds(5));
+  stop_a = true;
+  a_thread.join();
+  const auto dropped = std::chrono::steady_clock::now();
+
+  workers::BackupWorkerOptions b_options = base;
+  b_options.lease = b().lease;
+  auto early = workers::RunImport(*db_, b().catalog, id, b_options);
+  ASSERT_TRUE(early.ok()) << early.error().message;
+  EXPECT_EQ(early->items, 0) << "b imported while a's lease held";
+  std::this_thread::sleep_for(kLease);
+  auto rest = workers::RunImport(*db_, b().catalog, id, b_options);
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_EQ(rest->imports_completed, 1);
+  EXPECT_EQ(rest->items, kItems - 20);
+  EXPECT_LT(std::chrono::steady_clock::now() - dropped, kLease + std::chrono::seconds(10));
+  auto described = a().Call("DescribeImport", R"({"ImportArn":")" + arn + R"("})");
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  EXPECT_STREQ(Parse(*described)["ImportTableDescription"]["ImportStatus"].GetString(),
+               "COMPLETED");
+  EXPECT_EQ(ScanCount(a(), "im_table"), kItems);
+  EXPECT_EQ(ItemCount(a(), "im_table"), kItems);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ManyInstancesTest, ::testing::Values("embedded", "fdb"),
