@@ -41,7 +41,7 @@ struct BatchServices {
   store::Catalog* catalog = nullptr;
   Clock* clock = nullptr;
   BatchOptions options;
-  std::unique_ptr<store::ReceiptStore> receipts;
+  std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
 };
 
@@ -434,7 +434,7 @@ void RegisterBatchOperations(OperationRegistry& registry, const Services& servic
   s->db = services.db;
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
-  s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
+  s->receipts = services.receipts;
   s->options = std::move(options);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
   registry.Register("BatchGetItem", Bind(s, &BatchGetOp));

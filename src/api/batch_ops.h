@@ -26,7 +26,6 @@ namespace fdyno::api {
 struct BatchOptions {
   uint64_t get_response_bytes = 16 * 1024 * 1024;
   uint64_t write_group_bytes = 4 * 1024 * 1024;
-  store::ReceiptOptions receipts;
   kv::SleepFunction sleep;
 };
 

@@ -40,7 +40,7 @@ struct ItemServices {
   kv::Database* db = nullptr;
   store::Catalog* catalog = nullptr;
   Clock* clock = nullptr;
-  std::unique_ptr<store::ReceiptStore> receipts;
+  std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   kv::SleepFunction sleep;
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
 };
@@ -507,7 +507,7 @@ std::shared_ptr<ItemServices> MakeItemServices(Services& services, ItemOptions o
   s->db = services.db;
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
-  s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
+  s->receipts = services.receipts;
   s->sleep = std::move(options.sleep);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
   return s;

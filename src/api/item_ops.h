@@ -25,7 +25,6 @@ namespace fdyno::api {
 
 // Options of the item operations; the defaults are the production ones.
 struct ItemOptions {
-  store::ReceiptOptions receipts;
   // Sleeps between kv::Run attempts; null: real sleeps. Tests pass a no-op.
   kv::SleepFunction sleep;
 };

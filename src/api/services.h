@@ -8,12 +8,15 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "base/clock.h"
 #include "kv/kv.h"
 #include "store/catalog.h"
 #include "store/item_collections.h"
+#include "store/layout.h"
+#include "store/receipts.h"
 
 namespace fdyno::store {
 class VectorGraphs;
@@ -25,6 +28,10 @@ struct Services {
   kv::Database* db = nullptr;
   store::Catalog* catalog = nullptr;
   Clock* clock = Clock::Real();
+  // The receipts every writer over this database reads and writes (store/receipts.h): one
+  // store, so that each expired bucket is cleared once per boundary (ClearExpired).
+  std::shared_ptr<const store::ReceiptStore> receipts =
+      std::make_shared<const store::ReceiptStore>(store::layout::Receipts());
 
   // Tells the purge worker (workers/purge.h) that DeleteTable dropped a table, whose data it
   // removes in the background; null: it finds the drop at its next poll. DeleteTable itself

@@ -55,7 +55,7 @@ struct TransactServices {
   kv::Database* db = nullptr;
   store::Catalog* catalog = nullptr;
   Clock* clock = nullptr;
-  std::unique_ptr<store::ReceiptStore> receipts;
+  std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   std::unique_ptr<store::TokenStore> tokens;
   kv::SleepFunction sleep;
   int max_attempts = 50;
@@ -936,7 +936,7 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   s->db = services.db;
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
-  s->receipts = std::make_unique<store::ReceiptStore>(store::layout::Receipts(), options.receipts);
+  s->receipts = services.receipts;
   s->tokens = std::make_unique<store::TokenStore>(store::layout::Tokens(), options.tokens);
   s->sleep = std::move(options.sleep);
   s->max_attempts = options.max_attempts;

@@ -44,7 +44,6 @@
 namespace fdyno::api {
 
 struct TransactOptions {
-  store::ReceiptOptions receipts;
   store::TokenOptions tokens;
   // Sleeps between kv::Run attempts; null: real sleeps. Tests pass a no-op.
   kv::SleepFunction sleep;
