@@ -181,6 +181,38 @@ class ManyInstancesTest : public ::testing::TestWithParam<std::string> {
            R"("}}})";
   }
 
+  // The takeover of leased work that BackupWorkerOptions drive (a restore, an import), run by
+  // `run(instance, options)`: a does two batches, then stands still (its process died) until it
+  // is stopped, holding the lease; b, at once, does nothing; b, once the lease has run out,
+  // does the rest within bounded time. Returns what b's second run did.
+  template <typename Run>
+  auto DropThenTakeOver(const workers::BackupWorkerOptions& base, Run run) {
+    std::atomic<bool> stop_a{false};
+    std::atomic<int> steps{0};
+    workers::BackupWorkerOptions a_options = base;
+    a_options.lease = a().lease;
+    a_options.pause_after = 2;
+    a_options.steps = &steps;
+    a_options.stop = &stop_a;
+    std::thread a_thread([&] { EXPECT_TRUE(run(a(), a_options).ok()); });
+    while (steps.load() < 2) std::this_thread::sleep_for(milliseconds(5));
+    stop_a = true;
+    a_thread.join();
+    const auto dropped = std::chrono::steady_clock::now();
+
+    workers::BackupWorkerOptions b_options = base;
+    b_options.lease = b().lease;
+    auto early = run(b(), b_options);
+    EXPECT_TRUE(early.ok()) << early.error().message;
+    if (early.ok()) {
+      EXPECT_EQ(early->items, 0) << "b worked while a's lease held";
+    }
+    std::this_thread::sleep_for(kLease);
+    auto rest = run(b(), b_options);
+    EXPECT_LT(std::chrono::steady_clock::now() - dropped, kLease + std::chrono::seconds(10));
+    return rest;
+  }
+
   // Per process: ctest runs the cases in parallel, each in a process of its own.
   std::string dir_ = (std::filesystem::temp_directory_path() /
                       ("fdyno_many_instances_" + std::to_string(::getpid())))
@@ -394,33 +426,12 @@ TEST_P(ManyInstancesTest, ARestoreDroppedByItsInstanceIsTakenOverAndFinishedExac
                   .ok());
   const int64_t target_id = c().Table("rs_target")->id;
 
-  // a writes two batches of ten, then stands still (its process died) until stopped.
-  std::atomic<bool> stop_a{false};
-  std::atomic<int> steps{0};
-  workers::BackupWorkerOptions a_options = base;
-  a_options.pause_after = 2;
-  a_options.steps = &steps;
-  a_options.stop = &stop_a;
-  std::thread a_thread([&] {
-    auto r = workers::RunRestore(*db_, a().catalog, target_id, a_options);
-    EXPECT_TRUE(r.ok());
+  auto rest = DropThenTakeOver(base, [&](Instance& on, const workers::BackupWorkerOptions& o) {
+    return workers::RunRestore(*db_, on.catalog, target_id, o);
   });
-  while (steps.load() < 2) std::this_thread::sleep_for(milliseconds(5));
-  stop_a = true;
-  a_thread.join();
-  const auto dropped = std::chrono::steady_clock::now();
-
-  workers::BackupWorkerOptions b_options = base;
-  b_options.lease = b().lease;
-  auto early = workers::RunRestore(*db_, b().catalog, target_id, b_options);
-  ASSERT_TRUE(early.ok()) << early.error().message;
-  EXPECT_EQ(early->items, 0) << "b restored while a's lease held";
-  std::this_thread::sleep_for(kLease);
-  auto rest = workers::RunRestore(*db_, b().catalog, target_id, b_options);
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_EQ(rest->restores_completed, 1);
   EXPECT_EQ(rest->items, kItems - 20);
-  EXPECT_LT(std::chrono::steady_clock::now() - dropped, kLease + std::chrono::seconds(10));
   auto described = a().Call("DescribeTable", R"({"TableName":"rs_target"})");
   ASSERT_TRUE(described.ok());
   EXPECT_STREQ(Parse(*described)["Table"]["TableStatus"].GetString(), "ACTIVE");
@@ -542,32 +553,12 @@ TEST_P(ManyInstancesTest, AnImportDroppedByItsInstanceIsTakenOverAndFinishedExac
   base.export_root = dir_ + "-s3";
   base.restore_items = 10;  // items per import batch
 
-  // a writes two batches of ten, then stands still (its process died) until stopped.
-  std::atomic<bool> stop_a{false};
-  std::atomic<int> steps{0};
-  workers::BackupWorkerOptions a_options = base;
-  a_options.lease = a().lease;
-  a_options.pause_after = 2;
-  a_options.steps = &steps;
-  a_options.stop = &stop_a;
-  std::thread a_thread(
-      [&] { EXPECT_TRUE(workers::RunImport(*db_, a().catalog, id, a_options).ok()); });
-  while (steps.load() < 2) std::this_thread::sleep_for(milliseconds(5));
-  stop_a = true;
-  a_thread.join();
-  const auto dropped = std::chrono::steady_clock::now();
-
-  workers::BackupWorkerOptions b_options = base;
-  b_options.lease = b().lease;
-  auto early = workers::RunImport(*db_, b().catalog, id, b_options);
-  ASSERT_TRUE(early.ok()) << early.error().message;
-  EXPECT_EQ(early->items, 0) << "b imported while a's lease held";
-  std::this_thread::sleep_for(kLease);
-  auto rest = workers::RunImport(*db_, b().catalog, id, b_options);
+  auto rest = DropThenTakeOver(base, [&](Instance& on, const workers::BackupWorkerOptions& o) {
+    return workers::RunImport(*db_, on.catalog, id, o);
+  });
   ASSERT_TRUE(rest.ok()) << rest.error().message;
   EXPECT_EQ(rest->imports_completed, 1);
   EXPECT_EQ(rest->items, kItems - 20);
-  EXPECT_LT(std::chrono::steady_clock::now() - dropped, kLease + std::chrono::seconds(10));
   auto described = a().Call("DescribeImport", R"({"ImportArn":")" + arn + R"("})");
   ASSERT_TRUE(described.ok()) << described.error().message;
   EXPECT_STREQ(Parse(*described)["ImportTableDescription"]["ImportStatus"].GetString(),
