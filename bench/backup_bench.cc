@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
                     FDYNO_ASSIGN_OR_RETURN(
                         store::CurrentItem current,
                         store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item), false));
-                    FDYNO_RETURN_IF_ERROR(m.Stage(*table, std::move(current), std::move(item)));
+                    m.Stage(*table, std::move(current), std::move(item));
                   }
                   FDYNO_ASSIGN_OR_RETURN(store::Written w, m.Write(tx));
                   (void)w;

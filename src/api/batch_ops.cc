@@ -16,6 +16,7 @@
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/run_options.h"
+#include "api/write_executor.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
@@ -190,17 +191,14 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
     tables[i].has_collections = store::HasItemCollections(*infos[i]);
   }
   // Validation of every request before any write.
+  std::vector<WriteAction> actions;
   std::vector<std::vector<std::string>> seen(tables.size());
   bool any_collections = false;
   for (const BatchWrite* w : writes) {
     const store::TableInfo& t = *infos[w->table];
-    if (w->is_put) {
-      FDYNO_RETURN_IF_ERROR(ValidateBatchPutKey(t.key_schema, w->item));
-      FDYNO_RETURN_IF_ERROR(store::ValidateNewImage(t, w->item));
-    } else {
-      FDYNO_RETURN_IF_ERROR(ValidateKey(t.key_schema, w->item));
-    }
-    std::string key = StorageKey(t, w->is_put ? KeyOf(t.key_schema, w->item) : w->item);
+    actions.push_back({.kind = w->is_put ? WriteKind::kPut : WriteKind::kDelete, .item = &w->item});
+    FDYNO_RETURN_IF_ERROR(CheckAction(t, actions.back(), PutKeyWording::kBatch));
+    std::string key = StorageKey(t, KeyOfAction(t, actions.back()));
     for (const std::string& k : seen[w->table]) {
       if (k == key) return Error::Validation("Provided list of item keys contains duplicates");
     }
@@ -212,14 +210,12 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
   // never commits, and the item collection limit is checked the same way.
   store::Mutation mutation(
       {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
-  for (const BatchWrite* w : writes) {
-    const store::TableInfo& t = *infos[w->table];
-    const Item key = w->is_put ? KeyOf(t.key_schema, w->item) : w->item;
-    FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
-                           store::ReadCurrent(tx, t, StorageKey(t, key), false));
-    units[w->table] += WriteUnits(current.size, w->is_put ? model::ItemSize(w->item) : uint64_t{0});
-    FDYNO_RETURN_IF_ERROR(mutation.Stage(t, std::move(current),
-                                         w->is_put ? std::optional<Item>(w->item) : std::nullopt));
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const store::TableInfo& t = *infos[writes[i]->table];
+    FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current, ReadAction(tx, t, actions[i]));
+    FDYNO_ASSIGN_OR_RETURN(Evaluation e, Evaluate(t, actions[i], current));
+    units[writes[i]->table] += WriteUnits(current.size, e.next ? model::ItemSize(*e.next) : 0);
+    mutation.Stage(t, std::move(current), std::move(e.next));
   }
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) return ItemCollectionSizeLimitExceeded();
@@ -252,9 +248,7 @@ Result<std::vector<uint64_t>> CurrentCollectionSizes(const BatchServices& s, kv:
           info, FindActiveTable(*s.catalog, tx, account, tables[writes[i]->table].name));
     }
     if (!store::HasItemCollections(*info)) continue;
-    const store::ItemCollectionRef ref = store::CollectionOf(*info, writes[i]->item);
-    FDYNO_ASSIGN_OR_RETURN(sizes[i],
-                           store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
+    FDYNO_ASSIGN_OR_RETURN(sizes[i], CollectionSizeNow(tx, *info, writes[i]->item));
   }
   return sizes;
 }
@@ -263,32 +257,29 @@ Result<std::vector<uint64_t>> CurrentCollectionSizes(const BatchServices& s, kv:
 Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                             std::vector<WriteTable>& tables,
                             const std::vector<const BatchWrite*>& writes) {
-  const store::OperationId op_id = store::OperationId::New(*s.clock);
-  return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
-                 [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
-                   if (attempt.maybe_committed) {
-                     FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt,
-                                            s.receipts->Read(tx, op_id));
-                     if (receipt) {
-                       Applied replayed;
-                       FDYNO_ASSIGN_OR_RETURN(replayed.units,
-                                              DecodeUnits(receipt->result.extra, tables.size()));
-                       replayed.index_units.resize(tables.size());
-                       FDYNO_ASSIGN_OR_RETURN(
-                           replayed.collection_bytes,
+  const ReplayRecord record(*s.receipts, store::OperationId::New(*s.clock));
+  auto replay = [&](kv::Transaction& tx, const store::ReceiptResult& stored) -> Result<Applied> {
+    Applied replayed;
+    FDYNO_ASSIGN_OR_RETURN(replayed.units, DecodeUnits(stored.extra, tables.size()));
+    replayed.index_units.resize(tables.size());
+    FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
                            CurrentCollectionSizes(s, tx, ctx.account_id, tables, writes));
-                       return replayed;
-                     }
-                   }
-                   FDYNO_ASSIGN_OR_RETURN(
-                       Applied applied, ApplyWrites(s, tx, ctx.account_id, tables, writes, false));
-                   store::ReceiptResult rr;
-                   rr.kind = store::ReceiptKind::kBatchWrite;
-                   rr.extra = EncodeUnits(applied.units);
-                   s.receipts->ClearExpired(tx, s.clock->WallMillis());
-                   s.receipts->Write(tx, op_id, rr);
-                   return applied;
-                 });
+    return replayed;
+  };
+  return kv::Run(
+      *s.db, RunOptionsFor(ctx, s, false),
+      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
+        return RunOnce<Applied>(
+            record, tx, attempt, s.clock->WallMillis(),
+            [&](const store::ReceiptResult& stored) { return replay(tx, stored); },
+            [&] { return ApplyWrites(s, tx, ctx.account_id, tables, writes, false); },
+            [](const Applied& applied) {
+              store::ReceiptResult rr;
+              rr.kind = store::ReceiptKind::kBatchWrite;
+              rr.extra = EncodeUnits(applied.units);
+              return rr;
+            });
+      });
 }
 
 // Whether a group that failed goes back to the caller as UnprocessedItems: only when it

@@ -14,7 +14,7 @@
 #include "api/item_request.h"
 #include "api/partiql_ops.h"
 #include "api/run_options.h"
-#include "api/update_size.h"
+#include "api/write_executor.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
@@ -132,14 +132,14 @@ store::ReceiptResult ToReceipt(ItemOp op, const WriteOutcome& o) {
   return r;
 }
 
-Result<WriteOutcome> FromReceipt(const store::Receipt& receipt) {
+Result<WriteOutcome> FromReceipt(const store::ReceiptResult& result) {
   WriteOutcome o;
-  if (receipt.result.attributes) {
-    FDYNO_ASSIGN_OR_RETURN(Item attrs, model::DecodeStoredItem(*receipt.result.attributes));
+  if (result.attributes) {
+    FDYNO_ASSIGN_OR_RETURN(Item attrs, model::DecodeStoredItem(*result.attributes));
     o.attributes = std::move(attrs);
   }
-  o.old_size = receipt.result.old_size_bytes;
-  o.new_size = receipt.result.new_size_bytes;
+  o.old_size = result.old_size_bytes;
+  o.new_size = result.new_size_bytes;
   return o;
 }
 
@@ -220,144 +220,102 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-// The common body of PutItem, UpdateItem and DeleteItem.
-// One write request, decoded and planned: what every attempt of its transaction uses.
 // One write on one item of a table, resolved: what PutItem, UpdateItem, DeleteItem and a
-// PartiQL INSERT, UPDATE or DELETE all come to.
+// PartiQL INSERT, UPDATE or DELETE all come to: the executor's action (api/write_executor.h)
+// and what the single-item operations answer with.
 struct WriteSpec {
   ItemOp op = ItemOp::kPutItem;
-  const Item* item = nullptr;  // kPutItem: the whole item; the others: the key
-  const expr::Condition* condition = nullptr;
-  const expr::Update* update = nullptr;
-  std::vector<std::string> updated_attributes;  // top-level attributes `update` writes
-  expr::Projection updated_paths;               // the paths it writes (UPDATED_OLD/NEW)
+  WriteAction action;                // points into the request or the plan
+  expr::Projection updated_paths;    // the paths the update writes (UPDATED_OLD/NEW)
   ReturnValues return_values = ReturnValues::kNone;
-  bool return_old_on_condition_failure = false;
   bool return_item_collection_metrics = false;
   bool vector_write_bytes = false;  // ReturnConsumedCapacity INDEXES
-  // A false condition is DuplicateItemException (a PartiQL INSERT on an existing key) rather
-  // than ConditionalCheckFailedException.
-  bool duplicate_on_false = false;
 };
 
+WriteKind KindOf(ItemOp op) {
+  return op == ItemOp::kPutItem      ? WriteKind::kPut
+         : op == ItemOp::kUpdateItem ? WriteKind::kUpdate
+                                     : WriteKind::kDelete;
+}
+
 void SetUpdate(WriteSpec& spec, const expr::Update& update) {
-  spec.update = &update;
-  spec.updated_attributes = expr::UpdatedTopLevelAttributes(update);
+  spec.action.update = &update;
   spec.updated_paths = expr::UpdatedPaths(update);
 }
 
-// The write `w` on `table` inside tx: key checks, the receipt of an earlier attempt of the
-// same operation `op_id`, the current item, the condition, the new image through the mutation
-// path, ReturnValues and this attempt's receipt.
-Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
-                                  const kv::Attempt& attempt, const store::TableInfo& table,
-                                  const WriteSpec& w, const store::OperationId& op_id) {
-  const store::KeySchema& schema = table.key_schema;
-  const Item& item = *w.item;
-  if (w.op == ItemOp::kPutItem) {
-    FDYNO_RETURN_IF_ERROR(ValidateItemKey(schema, item));
-    FDYNO_RETURN_IF_ERROR(store::ValidateNewImage(table, item));
-  } else {
-    FDYNO_RETURN_IF_ERROR(ValidateKey(schema, item));
+// A replayed write: its receipt's result, and its item collection as it is now (the receipt does
+// not keep the size).
+Result<WriteOutcome> Replayed(kv::Transaction& tx, const store::TableInfo& table,
+                              const WriteSpec& w, const store::ReceiptResult& stored) {
+  FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(stored));
+  replayed.item_collection_key = CollectionKey(table, *w.action.item);
+  if (replayed.item_collection_key) {
+    FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
+                           CollectionSizeNow(tx, table, *w.action.item));
   }
-  for (const std::string& name : w.updated_attributes) {
-    if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
-      return Error::Validation(
-          "One or more parameter values were invalid: Cannot update "
-          "attribute " +
-          name + ". This attribute is part of the key");
-    }
-  }
-  if (attempt.maybe_committed) {
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
-    if (receipt) {
-      FDYNO_ASSIGN_OR_RETURN(WriteOutcome replayed, FromReceipt(*receipt));
-      replayed.item_collection_key = CollectionKey(table, item);
-      if (replayed.item_collection_key) {
-        // The receipt does not keep the size: report the collection as it is now.
-        const store::ItemCollectionRef ref = store::CollectionOf(table, item);
-        FDYNO_ASSIGN_OR_RETURN(replayed.item_collection_bytes,
-                               store::ReadItemCollectionSize(tx, ref.table_id, ref.encoded_hash));
-      }
-      return replayed;
-    }
-  }
-  // For PutItem `item` is the whole item, for the others the key: either holds the key. The old
-  // item is decoded when something needs more of it than whether it exists and its size (the
-  // mutation path decodes it anyway for what it maintains).
-  const bool decode =
-      w.op == ItemOp::kUpdateItem || w.condition || w.return_values != ReturnValues::kNone;
-  FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
-                         store::ReadCurrent(tx, table, StorageKey(table, item), decode));
-  WriteOutcome out;
-  out.item_collection_key = CollectionKey(table, item);
-  out.old_size = current.size;
-  static const Item kEmpty;
-  const Item* old = current.item();
-  if (w.condition && !expr::EvaluateCondition(*w.condition, old ? *old : kEmpty)) {
-    if (w.duplicate_on_false) {
-      return Error::Make(ErrorType::kDuplicateItem, "Duplicate primary key exists in table");
-    }
-    Error e = Error::ConditionalCheckFailed();
-    if (w.return_old_on_condition_failure && old) e.item_json = ItemJson(*old);
-    return e;
-  }
-  std::optional<Item> next;
-  switch (w.op) {
-    case ItemOp::kPutItem:
-      next = item;
-      break;
-    case ItemOp::kUpdateItem: {
-      Item base = old ? *old : item;
-      if (w.update && !old && expr::OnlyRemoves(*w.update)) {
-        // An update that only removes (REMOVE, DELETE) does not create a missing item, and
-        // has nothing to remove from it, whatever its paths (DynamoDB accepts REMOVE a.b).
-      } else if (w.update) {
-        FDYNO_ASSIGN_OR_RETURN(next, expr::ApplyUpdate(*w.update, base));
-      } else {
-        next = std::move(base);
-      }
-      if (next) FDYNO_RETURN_IF_ERROR(CheckUpdateSize(*next, schema, w.update));
-      break;
-    }
-    case ItemOp::kDeleteItem:
-    case ItemOp::kGetItem:
-      break;
-  }
-  if (next) out.new_size = model::ItemSize(*next);
-  store::Mutation mutation(
-      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
-  FDYNO_RETURN_IF_ERROR(mutation.Stage(
-      table, std::move(current), std::move(next),
-      w.op == ItemOp::kUpdateItem ? store::StageKind::kUpdate : store::StageKind::kReplace));
-  FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
-  if (!written.ok()) return ItemCollectionSizeLimitExceeded();
-  if (out.item_collection_key && w.return_item_collection_metrics) {
-    FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                           mutation.CollectionSizeAfter(tx, store::CollectionOf(table, item)));
-  }
-  old = mutation.current(0).item();
-  const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
-  AddIndexWriteUnits(table, old, written_item, out.index_units, w.vector_write_bytes);
+  return replayed;
+}
+
+// The attributes ReturnValues asks for, of the item before (`old`) or after (`written`).
+std::optional<Item> ReturnedAttributes(const WriteSpec& w, const Item* old, const Item* written) {
   switch (w.return_values) {
     case ReturnValues::kNone:
       break;
     case ReturnValues::kAllOld:
-      if (old) out.attributes = *old;
+      if (old) return *old;
       break;
     case ReturnValues::kAllNew:
-      if (written_item) out.attributes = *written_item;
+      if (written) return *written;
       break;
     case ReturnValues::kUpdatedOld:
-      if (old) out.attributes = expr::Project(*old, w.updated_paths);
+      if (old) return expr::Project(*old, w.updated_paths);
       break;
     case ReturnValues::kUpdatedNew:
-      if (written_item) out.attributes = expr::Project(*written_item, w.updated_paths);
+      if (written) return expr::Project(*written, w.updated_paths);
       break;
   }
-  s.receipts->ClearExpired(tx, s.clock->WallMillis());
-  s.receipts->Write(tx, op_id, ToReceipt(w.op, out));
+  return std::nullopt;
+}
+
+// The write `w` executed on `table` inside tx (api/write_executor.h): its current item, its
+// condition and next image, the change through the mutation path, and ReturnValues.
+Result<WriteOutcome> ExecuteWrite(const ItemServices& s, kv::Transaction& tx,
+                                  const store::TableInfo& table, const WriteSpec& w) {
+  FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
+                         ReadAction(tx, table, w.action, w.return_values != ReturnValues::kNone));
+  FDYNO_ASSIGN_OR_RETURN(Evaluation e, Evaluate(table, w.action, current));
+  if (e.failure) return e.failure->ToError();
+  WriteOutcome out;
+  out.item_collection_key = CollectionKey(table, *w.action.item);
+  out.old_size = current.size;
+  if (e.next) out.new_size = model::ItemSize(*e.next);
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
+  mutation.Stage(table, std::move(current), std::move(e.next));
+  FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+  if (!written.ok()) return ItemCollectionSizeLimitExceeded();
+  if (out.item_collection_key && w.return_item_collection_metrics) {
+    FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
+                           mutation.CollectionSizeAfter(tx, store::CollectionOf(table, *w.action.item)));
+  }
+  const Item* old = mutation.current(0).item();
+  const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
+  AddIndexWriteUnits(table, old, written_item, out.index_units, w.vector_write_bytes);
+  out.attributes = ReturnedAttributes(w, old, written_item);
   return out;
+}
+
+// The write `w` on `table` inside tx, once: checked, then replayed from the receipt of an
+// earlier attempt of the same operation `op_id` that committed, or executed with its receipt.
+Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
+                                  const kv::Attempt& attempt, const store::TableInfo& table,
+                                  const WriteSpec& w, const store::OperationId& op_id) {
+  FDYNO_RETURN_IF_ERROR(CheckAction(table, w.action));
+  return RunOnce<WriteOutcome>(
+      ReplayRecord(*s.receipts, op_id), tx, attempt, s.clock->WallMillis(),
+      [&](const store::ReceiptResult& stored) { return Replayed(tx, table, w, stored); },
+      [&] { return ExecuteWrite(s, tx, table, w); },
+      [&](const WriteOutcome& out) { return ToReceipt(w.op, out); });
 }
 
 struct WriteJob {
@@ -386,11 +344,12 @@ Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServic
   FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
   WriteSpec& spec = job->spec;
   spec.op = op;
-  spec.item = &job->r.item;
-  if (job->plan.condition) spec.condition = &*job->plan.condition;
+  spec.action.kind = KindOf(op);
+  spec.action.item = &job->r.item;
+  if (job->plan.condition) spec.action.condition = &*job->plan.condition;
   if (job->plan.update) SetUpdate(spec, *job->plan.update);
+  spec.action.return_old_on_condition_failure = job->r.return_old_on_condition_failure;
   spec.return_values = job->r.return_values;
-  spec.return_old_on_condition_failure = job->r.return_old_on_condition_failure;
   spec.return_item_collection_metrics = job->r.return_item_collection_metrics;
   spec.vector_write_bytes = job->r.return_consumed_capacity == ReturnConsumedCapacity::kIndexes;
   job->op_id = store::OperationId::New(*s.clock);
@@ -457,23 +416,24 @@ WriteSpec SpecOf(const partiql::WritePlan& plan, const PartiqlWriteRequest& requ
   switch (plan.kind) {
     case partiql::WritePlan::Kind::kInsert:
       spec.op = ItemOp::kPutItem;
-      spec.item = &plan.item;
+      spec.action.item = &plan.item;
       break;
     case partiql::WritePlan::Kind::kUpdate:
       spec.op = ItemOp::kUpdateItem;
-      spec.item = &plan.key;
+      spec.action.item = &plan.key;
       SetUpdate(spec, plan.update);
       break;
     case partiql::WritePlan::Kind::kDelete:
     case partiql::WritePlan::Kind::kCheck:
       spec.op = ItemOp::kDeleteItem;
-      spec.item = &plan.key;
+      spec.action.item = &plan.key;
       break;
   }
-  if (plan.condition) spec.condition = &*plan.condition;
-  spec.duplicate_on_false = plan.on_false == partiql::WritePlan::OnFalse::kDuplicateItem;
+  spec.action.kind = KindOf(spec.op);
+  if (plan.condition) spec.action.condition = &*plan.condition;
+  spec.action.duplicate_on_false = plan.on_false == partiql::WritePlan::OnFalse::kDuplicateItem;
+  spec.action.return_old_on_condition_failure = request.return_old_on_condition_failure;
   spec.return_values = ReturnValuesOf(plan.returning);
-  spec.return_old_on_condition_failure = request.return_old_on_condition_failure;
   return spec;
 }
 

@@ -18,7 +18,7 @@
 #include "api/partiql_ops.h"
 #include "api/run_options.h"
 #include "api/transact_request.h"
-#include "api/update_size.h"
+#include "api/write_executor.h"
 #include "base/bytes.h"
 #include "base/metrics.h"
 #include "expr/evaluate.h"
@@ -47,9 +47,6 @@ constexpr std::string_view kDuplicateMessage =
     "Transaction request cannot include multiple operations on one item";
 // The cancellation reason message DynamoDB documents for ItemCollectionSizeLimitExceeded.
 constexpr std::string_view kCollectionSizeMessage = "Collection size exceeded.";
-constexpr std::string_view kMismatchMessage =
-    "DynamoDB rejected the request because you retried a request with a different payload but "
-    "with an idempotent token that was already used.";
 
 struct TransactServices {
   kv::Database* db = nullptr;
@@ -332,230 +329,192 @@ struct TokenScope {
   std::string fingerprint_v1;  // fingerprinter(kFingerprintSha256CanonicalV1)
 };
 
-// Runs the write transaction `r` (TransactWriteItems, or ExecuteTransaction's statements as
-// actions): token or receipt replay, key checks, conditions, the new images through the
-// mutation path, and the token record or receipt, in one kv transaction. Counts the token
-// metrics.
-Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestContext& ctx,
-                                     const TransactWriteRequest& r, const TokenScope& scope) {
-  const size_t n = r.actions.size();
-  const store::OperationId op_id = store::OperationId::New(*s.clock);
-  std::optional<store::TokenKey> token_key;
-  if (r.client_request_token) {
-    token_key =
-        store::TokenKey{ctx.account_id, std::string(scope.operation), *r.client_request_token};
+// The executor's actions of `r` (api/write_executor.h), pointing into it.
+std::vector<WriteAction> ActionsOf(const TransactWriteRequest& r) {
+  std::vector<WriteAction> actions;
+  for (const TransactWriteAction& a : r.actions) {
+    const WriteKind kind = a.kind == TransactActionKind::kPut      ? WriteKind::kPut
+                           : a.kind == TransactActionKind::kUpdate ? WriteKind::kUpdate
+                           : a.kind == TransactActionKind::kDelete ? WriteKind::kDelete
+                                                                   : WriteKind::kConditionCheck;
+    actions.push_back({.kind = kind,
+                       .item = &a.item,
+                       .condition = a.condition ? &*a.condition : nullptr,
+                       .update = a.update ? &*a.update : nullptr,
+                       .duplicate_on_false = a.duplicate_on_false,
+                       .return_old_on_condition_failure = a.return_old_on_condition_failure});
   }
-  const store::Fingerprinter& fingerprinter = scope.fingerprinter;
-  const std::string& fingerprint_v1 = scope.fingerprint_v1;
-  // Attributes each update writes, for the key-attribute check.
-  std::vector<std::vector<std::string>> updated(n);
+  return actions;
+}
+
+// Whether an error of an update's next image cancels the transaction with a ValidationError
+// reason, as DynamoDB reports it, rather than failing the request: a validation error other than
+// an empty or over-long index key value.
+bool IsCancellingUpdateError(const Error& e) {
+  return e.type == ErrorType::kValidation && e.cause != ErrorCause::kIndexKeyEmpty &&
+         e.cause != ErrorCause::kIndexKeyTooLong;
+}
+
+// What the actions of one attempt found: the item of each, and what each does to it.
+struct Evaluated {
+  std::vector<store::CurrentItem> current;
+  std::vector<Evaluation> evaluations;
+};
+
+// Steps 1 to 3 of the executor for every action. The request's error, or a cancellation: the
+// first invalid action (the later ones never evaluated, their reasons None), else every false
+// condition.
+Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
+                                  const std::vector<WriteAction>& actions) {
+  const size_t n = actions.size();
+  std::vector<Reason> reasons(n);
+  auto table = [&](size_t i) -> const store::TableInfo& { return *tables.infos[tables.of_action[i]]; };
   for (size_t i = 0; i < n; ++i) {
-    if (r.actions[i].update) updated[i] = expr::UpdatedTopLevelAttributes(*r.actions[i].update);
+    Status st = CheckAction(table(i), actions[i]);
+    if (st.ok()) continue;
+    if (!IsSchemaMismatch(st.error())) return st.error();
+    reasons[i] = {"ValidationError", st.error().message, std::nullopt};
+    return Cancelled(reasons);
   }
-
-  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteRun> {
-    if (token_key) {
-      FDYNO_ASSIGN_OR_RETURN(
-          store::TokenLookup look,
-          s.tokens->Check(tx, *token_key, scope.contract, fingerprinter, s.clock->WallMillis()));
-      if (look.state == store::TokenState::kMismatch) {
-        return Error::Make(ErrorType::kIdempotentParameterMismatch, std::string(kMismatchMessage));
-      }
-      if (look.state == store::TokenState::kReplay) {
-        FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(look.record->result));
-        Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
-        WriteRun run{std::move(replayed), source, {}};
-        if (r.return_item_collection_metrics) {
-          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
-                                 ReplayedCollectionSizes(s, tx, ctx.account_id, run.result));
-        }
-        return run;
-      }
-    } else if (attempt.maybe_committed) {
-      FDYNO_ASSIGN_OR_RETURN(std::optional<store::Receipt> receipt, s.receipts->Read(tx, op_id));
-      if (receipt) {
-        FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(receipt->result.extra));
-        WriteRun run{std::move(replayed), Source::kOwnReplay, {}};
-        if (r.return_item_collection_metrics) {
-          FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
-                                 ReplayedCollectionSizes(s, tx, ctx.account_id, run.result));
-        }
-        return run;
-      }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    if (!seen.insert(StorageKey(table(i), KeyOfAction(table(i), actions[i]))).second) {
+      return Error::Validation(std::string(kDuplicateMessage));
     }
-
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
-    std::vector<Reason> reasons(n);
-    bool cancel = false;
-    std::vector<Item> keys(n);
-    for (size_t i = 0; i < n; ++i) {
-      const TransactWriteAction& a = r.actions[i];
-      const store::KeySchema& schema = tables.infos[tables.of_action[i]]->key_schema;
-      Status st = a.kind == TransactActionKind::kPut ? ValidateItemKey(schema, a.item)
-                                                     : ValidateKey(schema, a.item);
-      if (st.ok() && a.kind == TransactActionKind::kPut) {
-        st = store::ValidateNewImage(*tables.infos[tables.of_action[i]], a.item);
-      }
-      if (!st.ok()) {
-        if (!IsSchemaMismatch(st.error())) return st.error();
-        // The actions after the first invalid one are never evaluated: their reasons stay
-        // None.
-        reasons[i].code = "ValidationError";
-        reasons[i].message = st.error().message;
-        cancel = true;
-        break;
-      }
-      for (const std::string& name : updated[i]) {
-        if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
-          return Error::Validation(
-              "One or more parameter values were invalid: Cannot update attribute " + name +
-              ". This attribute is part of the key");
-        }
-      }
-      keys[i] = a.kind == TransactActionKind::kPut ? KeyOf(schema, a.item) : a.item;
-    }
-    if (cancel) return Cancelled(reasons);
-
-    std::vector<std::string> storage(n);
-    std::set<std::string> seen;
-    for (size_t i = 0; i < n; ++i) {
-      storage[i] = StorageKey(*tables.infos[tables.of_action[i]], keys[i]);
-      if (!seen.insert(storage[i]).second) return Error::Validation(std::string(kDuplicateMessage));
-    }
-
-    std::vector<store::CurrentItem> current(n);
-    for (size_t i = 0; i < n; ++i) {
-      FDYNO_ASSIGN_OR_RETURN(current[i], store::ReadCurrent(tx, *tables.infos[tables.of_action[i]],
-                                                            storage[i], /*decode=*/true));
-    }
-
-    static const Item kEmpty;
-    std::vector<std::optional<Item>> next(n);
-    for (size_t i = 0; i < n; ++i) {
-      const TransactWriteAction& a = r.actions[i];
-      const Item* old = current[i].item();
-      if (a.condition && !expr::EvaluateCondition(*a.condition, old ? *old : kEmpty)) {
-        if (a.duplicate_on_false) {
-          reasons[i].code = "DuplicateItem";
-          reasons[i].message = "Duplicate primary key exists in table";
-        } else {
-          reasons[i].code = "ConditionalCheckFailed";
-          reasons[i].message = "The conditional request failed";
-          if (a.return_old_on_condition_failure && old) reasons[i].item = *old;
-        }
-        cancel = true;
-        continue;
-      }
-      if (a.kind == TransactActionKind::kPut) {
-        next[i] = a.item;
-      } else if (a.kind == TransactActionKind::kUpdate) {
-        // An update that only removes leaves a missing item missing, whatever its paths.
-        if (!old && expr::OnlyRemoves(*a.update)) continue;
-        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-        Result<Item> updated_item = expr::ApplyUpdate(*a.update, old ? *old : keys[i]);
-        Status size_ok = updated_item.ok()
-                             ? CheckUpdateSize(*updated_item, table.key_schema, &*a.update)
-                             : Status(updated_item.error());
-        if (size_ok.ok()) {
-          size_ok = store::ValidateNewImage(table, *updated_item, old ? old : &kEmpty);
-        }
-        if (!size_ok.ok()) {
-          // An empty or over-long index key value fails the whole request, as DynamoDB does.
-          if (size_ok.error().type != ErrorType::kValidation ||
-              size_ok.error().cause == ErrorCause::kIndexKeyEmpty ||
-              size_ok.error().cause == ErrorCause::kIndexKeyTooLong) {
-            return size_ok.error();
-          }
-          reasons[i].code = "ValidationError";
-          reasons[i].message = size_ok.error().message;
-          cancel = true;
-          break;
-        }
-        // An update that only removes (REMOVE, DELETE) does not create a missing item.
-        if (old || !expr::OnlyRemoves(*a.update)) next[i] = std::move(updated_item).value();
-      }
-    }
-    if (cancel) return Cancelled(reasons);
-
-    // Every change through the one mutation path; an action that grows an item collection the
-    // transaction would take past the limit cancels it.
-    WriteRun run;
-    run.result.tables = tables.names;
-    run.result.nonce = op_id.nonce;
-    run.result.actions.resize(n);
-    store::Mutation mutation(
-        {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
-    std::vector<size_t> action_of_change;
-    for (size_t i = 0; i < n; ++i) {
-      const TransactWriteAction& a = r.actions[i];
-      ActionResult& out = run.result.actions[i];
-      out.table = tables.of_action[i];
-      out.kind = a.kind;
-      out.old_size = current[i].size;
-      out.new_size = a.kind == TransactActionKind::kConditionCheck ? out.old_size
-                     : next[i]                                     ? model::ItemSize(*next[i])
-                                                                   : 0;
-      if (a.kind == TransactActionKind::kConditionCheck) continue;
-      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-      if (next[i] || a.kind == TransactActionKind::kDelete) {
-        out.collection_key = CollectionKey(table, keys[i]);
-      }
-      FDYNO_RETURN_IF_ERROR(mutation.Stage(table, std::move(current[i]), std::move(next[i]),
-                                           a.kind == TransactActionKind::kUpdate
-                                               ? store::StageKind::kUpdate
-                                               : store::StageKind::kReplace));
-      action_of_change.push_back(i);
-    }
-    FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
-    if (!written.ok()) {
-      for (size_t change : written.collection_limit_exceeded) {
-        reasons[action_of_change[change]].code = "ItemCollectionSizeLimitExceeded";
-        reasons[action_of_change[change]].message = std::string(kCollectionSizeMessage);
-      }
+  }
+  Evaluated out;
+  for (size_t i = 0; i < n; ++i) {
+    FDYNO_ASSIGN_OR_RETURN(store::CurrentItem c, ReadAction(tx, table(i), actions[i]));
+    out.current.push_back(std::move(c));
+  }
+  bool cancel = false;
+  for (size_t i = 0; i < n; ++i) {
+    Result<Evaluation> e = Evaluate(table(i), actions[i], out.current[i]);
+    if (!e.ok()) {
+      if (!IsCancellingUpdateError(e.error())) return std::move(e).error();
+      reasons[i] = {"ValidationError", e.error().message, std::nullopt};
       return Cancelled(reasons);
     }
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t collection_bytes = 0;
-      if (run.result.actions[i].collection_key && r.return_item_collection_metrics) {
-        const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-        FDYNO_ASSIGN_OR_RETURN(collection_bytes, mutation.CollectionSizeAfter(
-                                                     tx, store::CollectionOf(table, keys[i])));
-      }
-      run.collection_bytes.push_back(collection_bytes);
+    if (e->failure) {
+      const ConditionFailure& f = *e->failure;
+      reasons[i] = {std::string(f.Code()), std::string(f.Message()), f.item};
+      cancel = true;
     }
-    const int64_t now_ms = s.clock->WallMillis();
-    if (token_key) {
-      store::TokenRecord record;
-      record.contract_version = scope.contract;
-      record.fingerprint_algorithm = store::kFingerprintSha256CanonicalV1;
-      record.fingerprint = fingerprint_v1;
-      record.created_ms = now_ms;
-      record.result_schema = store::kTokenResultSchemaV1;
-      record.result = EncodeTxnResult(run.result);
-      s.tokens->Write(tx, *token_key, record);
-    } else {
-      store::ReceiptResult receipt;
-      receipt.kind = store::ReceiptKind::kTransactWrite;
-      receipt.extra = EncodeTxnResult(run.result);
-      s.receipts->ClearExpired(tx, now_ms);
-      s.receipts->Write(tx, op_id, receipt);
-    }
-    return run;
-  };
+    out.evaluations.push_back(std::move(e).value());
+  }
+  if (cancel) return Cancelled(reasons);
+  return out;
+}
 
-  Result<WriteRun> run = kv::Run(*s.db, RunOptionsFor(ctx, s, false), body_fn);
+// Executes the write transaction `r` in tx (its token or receipt checked by the caller): every
+// action evaluated, every change staged through the one mutation path. An action that grows an
+// item collection the transaction would take past the limit cancels it.
+Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
+                                std::string_view account, const TransactWriteRequest& r,
+                                const store::OperationId& op_id) {
+  const size_t n = r.actions.size();
+  const std::vector<WriteAction> actions = ActionsOf(r);
+  FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, account, r.actions));
+  FDYNO_ASSIGN_OR_RETURN(Evaluated ev, EvaluateActions(tx, tables, actions));
+  WriteRun run;
+  run.result.tables = tables.names;
+  run.result.nonce = op_id.nonce;
+  run.result.actions.resize(n);
+  store::Mutation mutation(
+      {.now_ms = s.clock->WallMillis(), .item_collection_limit_bytes = s.item_collection_limit});
+  std::vector<size_t> action_of_change;
+  for (size_t i = 0; i < n; ++i) {
+    const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+    std::optional<Item>& next = ev.evaluations[i].next;
+    ActionResult& out = run.result.actions[i];
+    out.table = tables.of_action[i];
+    out.kind = r.actions[i].kind;
+    out.old_size = ev.current[i].size;
+    out.new_size = !ev.evaluations[i].stages ? out.old_size : next ? model::ItemSize(*next) : 0;
+    if (!ev.evaluations[i].stages) continue;
+    if (next || actions[i].kind == WriteKind::kDelete) {
+      out.collection_key = CollectionKey(table, KeyOfAction(table, actions[i]));
+    }
+    mutation.Stage(table, std::move(ev.current[i]), std::move(next));
+    action_of_change.push_back(i);
+  }
+  FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
+  if (!written.ok()) {
+    std::vector<Reason> reasons(n);
+    for (size_t change : written.collection_limit_exceeded) {
+      reasons[action_of_change[change]] = {"ItemCollectionSizeLimitExceeded",
+                                           std::string(kCollectionSizeMessage), std::nullopt};
+    }
+    return Cancelled(reasons);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t collection_bytes = 0;
+    if (run.result.actions[i].collection_key && r.return_item_collection_metrics) {
+      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+      FDYNO_ASSIGN_OR_RETURN(collection_bytes,
+                             mutation.CollectionSizeAfter(
+                                 tx, store::CollectionOf(table, KeyOfAction(table, actions[i]))));
+    }
+    run.collection_bytes.push_back(collection_bytes);
+  }
+  return run;
+}
+
+// The result a token record or receipt kept, replayed: by this request's own earlier attempt
+// (the nonce is this request's) or by a resend under the same token.
+Result<WriteRun> ReplayTransaction(const TransactServices& s, kv::Transaction& tx,
+                                   std::string_view account, const TransactWriteRequest& r,
+                                   const store::OperationId& op_id,
+                                   const store::ReceiptResult& stored) {
+  FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(stored.extra));
+  Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
+  WriteRun run{std::move(replayed), source, {}};
+  if (r.return_item_collection_metrics) {
+    FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
+                           ReplayedCollectionSizes(s, tx, account, run.result));
+  }
+  return run;
+}
+
+// Runs the write transaction `r` (TransactWriteItems, or ExecuteTransaction's statements as
+// actions) once: replayed from its token record or receipt, else executed with it, in one kv
+// transaction. Counts the token metrics.
+Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestContext& ctx,
+                                     const TransactWriteRequest& r, const TokenScope& scope) {
+  const store::OperationId op_id = store::OperationId::New(*s.clock);
+  const bool tokened = r.client_request_token.has_value();
+  const ReplayRecord record =
+      tokened ? ReplayRecord(*s.tokens,
+                             TokenUse{.key = {ctx.account_id, std::string(scope.operation),
+                                              *r.client_request_token},
+                                      .contract = scope.contract,
+                                      .fingerprinter = scope.fingerprinter,
+                                      .fingerprint_v1 = scope.fingerprint_v1})
+              : ReplayRecord(*s.receipts, op_id);
+  Result<WriteRun> run = kv::Run(
+      *s.db, RunOptionsFor(ctx, s, false),
+      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteRun> {
+        return RunOnce<WriteRun>(
+            record, tx, attempt, s.clock->WallMillis(),
+            [&](const store::ReceiptResult& stored) {
+              return ReplayTransaction(s, tx, ctx.account_id, r, op_id, stored);
+            },
+            [&] { return ExecuteActions(s, tx, ctx.account_id, r, op_id); },
+            [](const WriteRun& executed) {
+              store::ReceiptResult receipt;
+              receipt.kind = store::ReceiptKind::kTransactWrite;
+              receipt.extra = EncodeTxnResult(executed.result);
+              return receipt;
+            });
+      });
   if (!run.ok()) {
     const Error& e = run.error();
     if (e.type == ErrorType::kIdempotentParameterMismatch) s.token_mismatches->Add();
-    if (token_key && e.cause == ErrorCause::kTokenRecordUnusable) {
-      s.token_fail_closed->Add();
-    }
+    if (tokened && e.cause == ErrorCause::kTokenRecordUnusable) s.token_fail_closed->Add();
     return std::move(run).error();
   }
   if (run->source == Source::kTokenReplay) s.token_replays->Add();
-  if (run->source == Source::kOwnReplay) {
-    (token_key ? s.token_replays : s.receipt_replays)->Add();
-  }
+  if (run->source == Source::kOwnReplay) (tokened ? s.token_replays : s.receipt_replays)->Add();
   return run;
 }
 

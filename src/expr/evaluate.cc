@@ -576,6 +576,17 @@ std::vector<std::string> UpdatedTopLevelAttributes(const Update& update) {
   return out;
 }
 
+Status CheckKeyUntouched(const Update& update, const model::KeySchema& schema) {
+  for (const std::string& name : UpdatedTopLevelAttributes(update)) {
+    if (name == schema.hash.name || (schema.range && name == schema.range->name)) {
+      return Error::Validation(
+          "One or more parameter values were invalid: Cannot update attribute " + name +
+          ". This attribute is part of the key");
+    }
+  }
+  return Status::Ok();
+}
+
 Projection UpdatedPaths(const Update& update) {
   Projection out;
   for (const UpdateAction& a : update.actions) out.push_back(a.path);

@@ -10,6 +10,7 @@
 #include "base/result.h"
 #include "expr/ast.h"
 #include "model/attribute_value.h"
+#include "model/key_schema.h"
 
 namespace fdyno::expr {
 
@@ -45,9 +46,14 @@ Result<model::Item> ApplyUpdate(const Update& update, const model::Item& item);
 bool OnlyRemoves(const Update& update);
 
 // The distinct top-level attribute names an update writes or removes, in the order first
-// written; the caller rejects key attributes ("Cannot update attribute pk. This attribute is
-// part of the key").
+// written.
 std::vector<std::string> UpdatedTopLevelAttributes(const Update& update);
+
+// The key-attribute rule of every update (UpdateItem, a transaction's Update, a PartiQL UPDATE):
+// ValidationException "One or more parameter values were invalid: Cannot update attribute pk.
+// This attribute is part of the key" for the first key attribute of `schema` it writes or
+// removes.
+Status CheckKeyUntouched(const Update& update, const model::KeySchema& schema);
 
 // The document paths an update writes or removes (for ReturnValues UPDATED_OLD/UPDATED_NEW,
 // through Project()).

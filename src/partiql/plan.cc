@@ -632,12 +632,7 @@ Result<WritePlan> PlanUpdate(const BoundUpdate& up, const TableSchema& schema, U
   const model::KeySchema& ks = schema.key_schema;
   FDYNO_ASSIGN_OR_RETURN(KeyedWrite w, PlanKeyedWrite(WritePlan::Kind::kUpdate, up.table, up.where,
                                                       up.returning, ks, use));
-  for (const std::string& name : expr::UpdatedTopLevelAttributes(up.update)) {
-    if (name == ks.hash.name || (ks.range && name == ks.range->name)) {
-      return Invalid("One or more parameter values were invalid: Cannot update attribute " + name +
-                     ". This attribute is part of the key");
-    }
-  }
+  FDYNO_RETURN_IF_ERROR(expr::CheckKeyUntouched(up.update, ks));
   w.plan.update = up.update;
   Condition exists = Existence(ks, true);
   w.plan.condition =

@@ -53,15 +53,8 @@ Status ValidateNewImage(const TableInfo& table, const model::Item& next,
   return ValidateVectorAttributes(table, next, before);
 }
 
-Result<size_t> Mutation::Stage(const TableInfo& table, CurrentItem current,
-                               std::optional<model::Item> next, StageKind kind) {
-  if (next && kind != StageKind::kCopy) {
-    // An update of a missing item starts from its key alone.
-    static const model::Item kNone;
-    const model::Item* before = nullptr;
-    if (kind == StageKind::kUpdate) before = current.item() ? current.item() : &kNone;
-    FDYNO_RETURN_IF_ERROR(ValidateNewImage(table, *next, before));
-  }
+size_t Mutation::Stage(const TableInfo& table, CurrentItem current,
+                       std::optional<model::Item> next) {
   changes_.push_back(Change{&table, std::move(current), std::move(next)});
   return changes_.size() - 1;
 }

@@ -1,7 +1,8 @@
 // The one path by which item writes change the store. PutItem, UpdateItem, DeleteItem,
 // TransactWriteItems, BatchWriteItem, PartiQL writes and TTL deletes all read items with
-// ReadCurrent, decide their new images themselves (requests, conditions, updates), and hand
-// every change of one kv transaction to a Mutation, which writes what follows from the changes:
+// ReadCurrent, decide and check their new images themselves (the api layer's write executor,
+// api/write_executor.h: requests, conditions, updates, ValidateNewImage), and hand every change
+// of one kv transaction to a Mutation, which writes what follows from the changes:
 //   * the base image and its chunks (store/items.h), or the item's removal;
 //   * the entries of every maintained secondary index and vector index, and the item counts of
 //     the table and its indexes (store/indexes.h, store/vector_index.h, store/item_counts.h);
@@ -14,7 +15,7 @@
 //     (store/pitr.h), in the same order.
 // All of it is buffered in the caller's transaction, so it commits or fails as one.
 //
-// Outcomes are typed: validation failures carry an ErrorCause (base/error.h); a write that
+// Outcomes are typed: ValidateNewImage's failures carry an ErrorCause (base/error.h); a write that
 // would take an item collection past its limit reports which changes grew such a collection
 // (Written::collection_limit_exceeded) and buffers nothing.
 //
@@ -71,11 +72,6 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 Status ValidateNewImage(const TableInfo& table, const model::Item& next,
                         const model::Item* before = nullptr);
 
-// How Stage checks the new image: whole (a put), only what changed (an update), or not at all
-// (a copy: an item a table already held, written as it is by a restore; what the source accepted,
-// the copy keeps, and an index leaves out what does not fit it, as the source's index did).
-enum class StageKind { kReplace, kUpdate, kCopy };
-
 struct MutationOptions {
   int64_t now_ms = 0;  // wall time: the change records' creation time
   ChangeSource source = ChangeSource::kUser;
@@ -95,12 +91,13 @@ class Mutation {
   explicit Mutation(MutationOptions options) : options_(options) {}
 
   // Stages replacing `current` by `next` (nullopt: the item is deleted, or stays absent) in
-  // `table`, which must outlive the Mutation. Returns the change's index. ValidateNewImage
-  // errors for `next` (for kUpdate, against the current item). REQUIRES: `current` was read
-  // with ReadCurrent for this table, and its image is decoded when it exists and
-  // NeedsOldImage(table); each item staged once.
-  Result<size_t> Stage(const TableInfo& table, CurrentItem current, std::optional<model::Item> next,
-                       StageKind kind = StageKind::kReplace);
+  // `table`, which must outlive the Mutation. Returns the change's index. Stage does not check
+  // `next`: the caller has (ValidateNewImage, once: the api layer's write executor, an import's
+  // reader), or `next` is an item a table already held, written as it is by a restore (what the
+  // source accepted the copy keeps, and an index leaves out what does not fit it, as the
+  // source's index did). REQUIRES: `current` was read with ReadCurrent for this table, and its
+  // image is decoded when it exists and NeedsOldImage(table); each item staged once.
+  size_t Stage(const TableInfo& table, CurrentItem current, std::optional<model::Item> next);
 
   // Checks the item collection limit over all staged changes, then buffers every write in tx.
   Result<Written> Write(kv::Transaction& tx);

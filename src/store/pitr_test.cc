@@ -36,7 +36,7 @@ class PitrTest : public ::testing::Test {
       ASSERT_TRUE(c.ok());
       std::optional<Item> next;
       if (v) next = ItemOf(pk, *v);
-      ASSERT_TRUE(m.Stage(table_, std::move(c).value(), next).ok());
+      m.Stage(table_, std::move(c).value(), next);
     }
     ASSERT_TRUE(m.Write(*tx).ok());
     ASSERT_TRUE(tx->Commit().ok());

@@ -117,7 +117,7 @@ class AnnTest : public ::testing::Test {
           }
           FDYNO_ASSIGN_OR_RETURN(CurrentItem cur, ReadCurrent(tx, table_, key, false));
           Mutation m(MutationOptions{});
-          FDYNO_RETURN_IF_ERROR(m.Stage(table_, std::move(cur), next));
+          m.Stage(table_, std::move(cur), next);
           FDYNO_RETURN_IF_ERROR(m.Write(tx));
         }
         return Status::Ok();

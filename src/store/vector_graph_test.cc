@@ -56,7 +56,7 @@ Status Write(kv::Database& db, const TableInfo& t, const std::string& key,
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
     FDYNO_ASSIGN_OR_RETURN(CurrentItem cur, ReadCurrent(tx, t, key, false));
     Mutation m(MutationOptions{});
-    FDYNO_RETURN_IF_ERROR(m.Stage(t, std::move(cur), next));
+    m.Stage(t, std::move(cur), next);
     FDYNO_RETURN_IF_ERROR(m.Write(tx));
     return Status::Ok();
   });

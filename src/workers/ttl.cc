@@ -115,7 +115,7 @@ Result<std::optional<int>> DeleteBatch(kv::Database& db, store::Catalog& catalog
       }
       // Read again in this transaction: an item refreshed since the index was read has moved.
       if (!store::ExpiredAt(*expiry, now_ms)) continue;
-      FDYNO_RETURN_IF_ERROR(mutation.Stage(*table, std::move(current), std::nullopt));
+      mutation.Stage(*table, std::move(current), std::nullopt);
       ++deleted;
     }
     FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
