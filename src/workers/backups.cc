@@ -16,6 +16,7 @@
 #include "model/item_codec.h"
 #include "model/stored_json.h"
 #include "store/backups.h"
+#include "store/item_cursor.h"
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
@@ -150,35 +151,27 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
     CountStep(options);
     return true;
   };
-  std::string next = begin;
-  store::ItemAssembler assembler;
-  for (bool done = false; !done;) {
+  bool lost = false;  // another process owns the backup now
+  auto visit = [&](const std::string& key, std::string_view image) -> Result<bool> {
+    FDYNO_ASSIGN_OR_RETURN(uint64_t size, model::StoredItemSize(image));
+    chunk.Add(image);
+    ++progress.items;
+    progress.bytes += static_cast<int64_t>(size);
+    progress.next_key = store::ItemRangeEnd(key);
+    if (chunk.bytes() < options.chunk_bytes) return true;
+    FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/false));
+    lost = !mine_still;
+    return !lost;
+  };
+  store::ItemCursor cursor(begin, end);
+  while (!cursor.done()) {
     if (StopRequested(options.stop)) return std::optional<int64_t>();
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
-    for (const kv::KeyValue& kv : page.kvs) {
-      FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
-                             assembler.Add(kv));
-      if (!item) continue;
-      FDYNO_ASSIGN_OR_RETURN(uint64_t size, model::StoredItemSize(item->image));
-      chunk.Add(item->image);
-      ++progress.items;
-      progress.bytes += static_cast<int64_t>(size);
-      progress.next_key = store::ItemRangeEnd(item->key);
-      if (chunk.bytes() < options.chunk_bytes) continue;
-      FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/false));
-      if (!mine_still) return std::optional<int64_t>();
-    }
-    done = !page.more;
-    if (assembler.pending()) {
-      if (done) {
-        return Error::Internal("a split item lacks parts").WithCause(ErrorCause::kUnrecoverable);
-      }
-      // The page ended inside a split item: the next one reads it whole.
-      next = assembler.pending_key();
-      assembler = store::ItemAssembler();
-    } else if (!done) {
-      next = page.kvs.back().key + std::string(1, '\0');
-    }
+    FDYNO_RETURN_IF_ERROR(cursor.Step(
+        [&](const std::string& b, const std::string& e) {
+          return reader.GetRange(b, e, options.page_keys);
+        },
+        visit));
+    if (lost) return std::optional<int64_t>();
   }
   FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/true));
   if (!mine_still) return std::optional<int64_t>();

@@ -23,6 +23,7 @@
 #include "model/item_size.h"
 #include "model/stored_json.h"
 #include "store/exports.h"
+#include "store/item_cursor.h"
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/mutation.h"
@@ -316,7 +317,7 @@ std::string ItemLine(store::ExportFormat format, const model::Item& item) {
   return format == store::ExportFormat::kIon ? IonLine(item) : DynamoJsonLine(item);
 }
 
-Result<model::Item> DecodeImage(const std::string& image) {
+Result<model::Item> DecodeImage(std::string_view image) {
   Result<model::Item> item = model::DecodeStoredItem(image);
   if (!item.ok()) return Failed(ErrorCause::kUnrecoverable, item.error().message);
   return item;
@@ -335,39 +336,32 @@ model::Item KeysOf(const store::TableInfo& table, const model::Item& item) {
 Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Changes& changes,
                        ExportJob& job, DataFiles& files, Heartbeat& heartbeat,
                        const BackupWorkerOptions& options) {
-  auto emit = [&](const std::string& image) -> Status {
+  auto emit = [&](std::string_view image) -> Status {
     FDYNO_ASSIGN_OR_RETURN(model::Item item, DecodeImage(image));
     job.bytes += static_cast<int64_t>(model::ItemSize(item));
     return files.Add(ItemLine(job.format, item));
   };
+  auto visit = [&](const std::string& key, std::string_view image) -> Result<bool> {
+    auto it = changes.find(store::ItemSuffix(table.id, key));
+    if (it != changes.end() && it->second.changed_after_to) {
+      if (it->second.at_to) FDYNO_RETURN_IF_ERROR(emit(*it->second.at_to));
+      changes.erase(it);
+    } else {
+      FDYNO_RETURN_IF_ERROR(emit(image));
+    }
+    return true;
+  };
   auto [begin, end] = store::layout::Items(table.id).Range();
-  std::string next = begin;
-  store::ItemAssembler assembler;
-  for (bool done = false; !done;) {
+  store::ItemCursor cursor(begin, end);
+  while (!cursor.done()) {
     if (StopRequested(options.stop)) return Error::Internal("stopping");
     FDYNO_RETURN_IF_ERROR(heartbeat.Beat());
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult page, reader.GetRange(next, end, options.page_keys));
-    for (const kv::KeyValue& kv : page.kvs) {
-      FDYNO_ASSIGN_OR_RETURN(std::optional<store::ItemAssembler::Assembled> item,
-                             assembler.Add(kv));
-      if (!item) continue;
-      auto it = changes.find(store::ItemSuffix(table.id, item->key));
-      if (it != changes.end() && it->second.changed_after_to) {
-        if (it->second.at_to) FDYNO_RETURN_IF_ERROR(emit(*it->second.at_to));
-        changes.erase(it);
-        continue;
-      }
-      FDYNO_RETURN_IF_ERROR(emit(item->image));
-    }
+    FDYNO_RETURN_IF_ERROR(cursor.Step(
+        [&](const std::string& b, const std::string& e) {
+          return reader.GetRange(b, e, options.page_keys);
+        },
+        visit));
     CountStep(options);  // a process killed here leaves a data file unfinished, no manifest
-    done = !page.more;
-    if (assembler.pending()) {
-      if (done) return Failed(ErrorCause::kUnrecoverable, "a split item lacks parts");
-      next = assembler.pending_key();
-      assembler = store::ItemAssembler();
-    } else if (!done) {
-      next = page.kvs.back().key + std::string(1, '\0');
-    }
   }
   // Items that existed at the export time and were deleted since.
   for (const auto& [suffix, u] : changes) {

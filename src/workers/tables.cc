@@ -6,7 +6,7 @@
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/item_codec.h"
-#include "store/items.h"
+#include "store/item_cursor.h"
 #include "store/layout.h"
 
 namespace fdyno::workers {
@@ -36,40 +36,26 @@ Result<std::vector<std::shared_ptr<const store::TableInfo>>> AllTables(kv::Datab
 Result<ItemPage> VisitItemPage(
     kv::Transaction& tx, const store::TableInfo& table, std::string begin, const PageLimits& limits,
     const std::function<Status(std::string_view item_key, const model::Item& item)>& visit) {
-  const kv::Subspace items = store::layout::Items(table.id);
-  auto [first, end] = items.Range();
+  auto [first, end] = store::layout::Items(table.id).Range();
   ItemPage page;
   page.begin = begin.empty() ? first : std::move(begin);
-  const size_t head_arity = table.key_schema.range ? 3 : 2;
+  store::ItemCursor cursor(page.begin, end);
   kv::RangeOptions ro;
   ro.limit = limits.items * 2;
   ro.snapshot = limits.snapshot;
-  FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(page.begin, end, ro));
   uint64_t bytes = 0;
-  bool stopped = false;
-  for (const kv::KeyValue& kv : rr.kvs) {
-    FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, items.Unpack(kv.key));
-    if (t.size() != head_arity) continue;  // a part of a split item, read with its head
-    if (page.items >= limits.items || bytes >= limits.bytes) {
-      page.next = kv.key;
-      stopped = true;
-      break;
-    }
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                           store::ReadItem(tx, kv.key, limits.snapshot));
-    if (!stored) continue;
-    FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(stored->image));
-    bytes += stored->image.size();
-    FDYNO_RETURN_IF_ERROR(visit(kv.key, item));
-    ++page.items;
-    page.next = store::ItemRangeEnd(kv.key);
-  }
-  page.last = !stopped && !rr.more;
-  if (page.last) {
-    page.next.clear();
-  } else if (page.next.empty() && !rr.kvs.empty()) {
-    page.next = rr.kvs.back().key + '\x00';
-  }
+  FDYNO_RETURN_IF_ERROR(cursor.Step(
+      [&](const std::string& b, const std::string& e) { return tx.GetRange(b, e, ro); },
+      [&](const std::string& key, std::string_view image) -> Result<bool> {
+        if (page.items >= limits.items || bytes >= limits.bytes) return false;
+        FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(image));
+        bytes += image.size();
+        FDYNO_RETURN_IF_ERROR(visit(key, item));
+        ++page.items;
+        return true;
+      }));
+  page.last = cursor.done();
+  if (!page.last) page.next = cursor.next();
   return page;
 }
 
