@@ -8,15 +8,16 @@
 #include "kv/testing/memory_engine.h"
 #include "model/number.h"
 #include "store/layout.h"
+#include "model/test_values.h"
 
 namespace fdyno::api {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 expr::Update UpdateOf(const std::string& text) {
   expr::ResolveContext ctx(nullptr, nullptr);

@@ -5,14 +5,16 @@
 #include <gtest/gtest.h>
 
 #include "expr/evaluate.h"
+#include "model/test_values.h"
 
 namespace fdyno::expr::legacy {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 
-AttributeValue N(const char* text) { return AttributeValue::N(*model::Number::Parse(text)); }
-AttributeValue S(const char* text) { return AttributeValue::S(text); }
 AttributeValue SS(std::vector<std::string> members) {
   AttributeValue v;
   v.v = model::StringSet{std::move(members)};

@@ -1,4 +1,5 @@
 #include "kv/tuple.h"
+#include "base/test_seed.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,8 @@
 
 namespace fdyno::kv {
 namespace {
+
+using test::Seed;
 
 std::string Hex(std::string_view s) {
   static const char kHex[] = "0123456789ABCDEF";
@@ -239,11 +242,6 @@ class RandomTuples {
 
   std::mt19937_64 rng_;
 };
-
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
-}
 
 TEST(TupleTest, RandomOrderPreservationAndRoundTrip) {
   uint64_t seed = Seed();

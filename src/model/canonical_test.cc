@@ -6,14 +6,12 @@
 
 #include "model/json.h"
 #include "model/random_value.h"
+#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
-}
+using test::Seed;
 
 std::string Hex(std::string_view s) {
   static const char kHex[] = "0123456789abcdef";

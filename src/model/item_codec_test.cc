@@ -9,14 +9,12 @@
 #include "model/json.h"
 #include "model/random_value.h"
 #include "model/stored_json.h"
+#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
-}
+using test::Seed;
 
 // Strict equality: same types, same members in the same order (stored order matters).
 bool Identical(const AttributeValue& a, const AttributeValue& b) {

@@ -7,14 +7,12 @@
 #include <random>
 
 #include "model/key_schema.h"
+#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
-}
+using test::Seed;
 
 // DynamoDB's order for key values of one type.
 int DynamoCompare(const AttributeValue& a, const AttributeValue& b) {

@@ -10,14 +10,12 @@
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/random_value.h"
+#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {
 
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
-}
+using test::Seed;
 
 Result<std::pair<std::string, uint64_t>> Transcode(std::string_view stored) {
   rapidjson::StringBuffer buffer;

@@ -5,13 +5,14 @@
 
 #include "partiql/parser.h"
 #include "partiql/testing_plan_text.h"
+#include "model/test_values.h"
 
 namespace fdyno::partiql {
 namespace {
 
-using model::AttributeValue;
+using test::N;
 
-AttributeValue N(const char* text) { return AttributeValue::N(*model::Number::Parse(text)); }
+using model::AttributeValue;
 
 TableSchema Composite() {
   TableSchema s;

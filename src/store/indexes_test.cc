@@ -16,15 +16,16 @@
 #include "model/key_codec.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 // pk (S) + sk (N); LSI by_lsk (pk, lsk S) KEYS_ONLY; GSI sparse (g S) ALL; GSI inc (g2 N, g3 S)
 // INCLUDE x; GSI multi with a multi-attribute key (m1 S, m2 N; m3 N, m4 S) KEYS_ONLY.

@@ -10,15 +10,16 @@
 #include "model/item_size.h"
 #include "model/key_codec.h"
 #include "store/layout.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 // pk (S) + sk (N); LSI keys (pk, lsk S) KEYS_ONLY; LSI inc (pk, lsk2 N) INCLUDE x; GSI g ALL
 // (does not count).

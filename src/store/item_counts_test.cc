@@ -17,14 +17,15 @@
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 
 TableInfo MakeTable(bool backfilling) {
   TableInfo t;

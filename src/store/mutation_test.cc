@@ -6,15 +6,16 @@
 #include "model/number.h"
 #include "store/item_counts.h"
 #include "store/ttl.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 // pk (S) + sk (S), an LSI on lsk, a stream (NEW_AND_OLD_IMAGES) and TTL on `exp`.
 class MutationTest : public ::testing::Test {

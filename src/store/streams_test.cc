@@ -4,14 +4,15 @@
 
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 
 KeySchema Schema() {
   KeySchema k;

@@ -5,14 +5,15 @@
 #include "kv/testing/memory_engine.h"
 #include "model/number.h"
 #include "store/layout.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue N(const char* text) { return AttributeValue::N(*model::Number::Parse(text)); }
 
 TableInfo TtlTable(TtlStatus status) {
   TableInfo t;

@@ -19,16 +19,18 @@
 #include "store/vector_graphs.h"
 #include "store/vector_index.h"
 #include "store/vector_search.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
+
+using test::S;
 
 using model::AttributeValue;
 using model::Item;
 
 constexpr int kDims = 32;
 
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 AttributeValue Num(int v) { return AttributeValue::N(*model::Number::Parse(std::to_string(v))); }
 
 TableInfo MakeTable(DistanceFunction f, bool with_hash) {

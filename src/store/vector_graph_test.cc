@@ -16,16 +16,17 @@
 #include "store/vector_graphs.h"
 #include "store/vector_index.h"
 #include "store/vector_journal.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
+
+using test::S;
 
 using model::AttributeValue;
 using model::Item;
 
 constexpr int kDims = 8;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 
 TableInfo MakeTable() {
   TableInfo t;

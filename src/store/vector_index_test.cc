@@ -17,14 +17,16 @@
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/vector_distance.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+
 using model::AttributeValue;
 using model::Item;
 
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 AttributeValue Num(const std::string& text) {
   return AttributeValue::N(*model::Number::Parse(text));
 }

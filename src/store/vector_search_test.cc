@@ -14,14 +14,16 @@
 #include "store/mutation.h"
 #include "store/vector_distance.h"
 #include "store/vector_index.h"
+#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
+using test::S;
+
 using model::AttributeValue;
 using model::Item;
 
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 AttributeValue Num(int v) { return AttributeValue::N(*model::Number::Parse(std::to_string(v))); }
 
 constexpr int kDims = 4;

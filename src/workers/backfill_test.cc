@@ -22,14 +22,15 @@
 #include "store/layout.h"
 #include "store/leases.h"
 #include "workers/pausing_database_testing.h"
+#include "model/test_values.h"
 
 namespace fdyno::workers {
 namespace {
 
+using test::S;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
 
 const store::QualifiedName kTable{std::string(store::kSharedAccount), "bf"};
 

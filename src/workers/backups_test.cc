@@ -24,22 +24,18 @@
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
+#include "model/test_values.h"
+#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
+using test::S;
+using test::N;
+using test::Seed;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) {
-  return AttributeValue::N(model::Number::Parse(std::to_string(n)).value());
-}
-
-uint64_t Seed() {
-  const char* s = std::getenv("FDYNO_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-}
 
 // A table with a sort key, a local index and global indexes of every projection type.
 store::TableInfo SourceTable() {

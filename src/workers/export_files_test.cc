@@ -14,18 +14,16 @@
 #include "model/base64.h"
 #include "model/json.h"
 #include "model/random_value.h"
+#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
+using test::Seed;
+
 namespace fs = std::filesystem;
 using model::AttributeValue;
 using model::Item;
-
-uint64_t Seed() {
-  const char* s = std::getenv("FDYNO_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-}
 
 fs::path TempDir() {
   fs::path dir =

@@ -25,24 +25,20 @@
 #include "store/mutation.h"
 #include "store/pitr.h"
 #include "workers/export_files.h"
+#include "model/test_values.h"
+#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
+
+using test::S;
+using test::N;
+using test::Seed;
 
 namespace fs = std::filesystem;
 using model::AttributeValue;
 using model::Item;
 using State = std::map<std::string, Item>;  // by pk
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) {
-  return AttributeValue::N(model::Number::Parse(std::to_string(n)).value());
-}
-
-uint64_t Seed() {
-  const char* s = std::getenv("FDYNO_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-}
 
 // A FAILED job's FailureCode is `code` and its FailureMessage the message alone: it begins with
 // `message_start` (the text the failure was raised with) and carries no code.

@@ -18,23 +18,19 @@
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/pitr.h"
+#include "model/test_values.h"
+#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
+using test::S;
+using test::N;
+using test::Seed;
+
 using model::AttributeValue;
 using model::Item;
 using State = std::map<std::string, Item>;  // by pk
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) {
-  return AttributeValue::N(model::Number::Parse(std::to_string(n)).value());
-}
-
-uint64_t Seed() {
-  const char* s = std::getenv("FDYNO_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 10) : std::random_device{}();
-}
 
 // A hash-key table with a global index (projection ALL) and a KEYS_ONLY one.
 store::TableInfo SourceTable() {

@@ -15,15 +15,16 @@
 #include "store/mutation.h"
 #include "store/streams.h"
 #include "workers/pausing_database_testing.h"
+#include "model/test_values.h"
 
 namespace fdyno::workers {
 namespace {
 
+using test::S;
+using test::N;
+
 using model::AttributeValue;
 using model::Item;
-
-AttributeValue S(std::string s) { return AttributeValue::S(std::move(s)); }
-AttributeValue N(int64_t n) { return AttributeValue::N(*model::Number::Parse(std::to_string(n))); }
 
 constexpr int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kNowS = kNowMs / 1000;

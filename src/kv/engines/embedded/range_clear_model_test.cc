@@ -31,9 +31,12 @@
 
 #include "kv/engines/embedded/embedded.h"
 #include "kv/tuple.h"
+#include "base/test_seed.h"
 
 namespace fdyno::kv {
 namespace {
+
+using test::Seed;
 
 class TempDir {
  public:
@@ -51,11 +54,6 @@ class TempDir {
 bool FullRun() {
   const char* v = std::getenv("FDYNO_FULL");
   return v != nullptr && std::string(v) == "1";
-}
-
-uint64_t Seed() {
-  if (const char* s = std::getenv("FDYNO_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
 }
 
 // The prefixes keys live under: shaped like the store's root subspaces and table parts. Keys
