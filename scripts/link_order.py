@@ -4,11 +4,11 @@
 
 Why: start-up runs a few thousand functions spread over the whole binary, and the kernel maps a
 binary's page-cache pages up to 64 KB around each page fault (fault-around), so an idle server
-had nearly all of its 9.9 MB of text resident. Linked in this order (src/main/CMakeLists.txt:
-lld's --symbol-ordering-file, with every fdyno object built with -ffunction-sections), the
-functions an idle server has run sit together at the front, then those its requests run, and
-the rest, never run, after them. RocksDB comes as Debian built it: a listed RocksDB function
-moves its whole object file's .text.
+had nearly all of its text resident (bench/README.md, startup.py, has the figures). Linked in
+this order (src/main/CMakeLists.txt: lld's --symbol-ordering-file, with every fdyno object built
+with -ffunction-sections), the functions an idle server has run sit together at the front, then
+those its requests run, and the rest, never run, after them. RocksDB comes as Debian built
+it: a listed RocksDB function moves its whole object file's .text.
 
 How: BINARY (a Release build of fdyno) runs twice under callgrind with `serve --in-memory`:
   1. start, the first answer to `GET /`, two seconds idle;

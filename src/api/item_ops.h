@@ -1,11 +1,15 @@
-// The single-item operations: PutItem, GetItem, UpdateItem, DeleteItem.
+// The single-item operations: PutItem, GetItem, UpdateItem, DeleteItem, and the writer of
+// PartiQL's INSERT, UPDATE and DELETE statements (MakePartiqlWriter).
 //
-// Each handler decodes and validates the whole request (item_request.h), parses and resolves
-// its expressions (or converts the legacy parameters), then runs one kv transaction through
-// kv::Run: catalog check, the item's current image, the condition, the new image with its
-// chunks (store/items.h) and the operation receipt (store/receipts.h) all commit together.
-// After a commit_unknown_result the next attempt reads the receipt first and replays the
-// stored result instead of applying the effect again.
+// Each handler decodes and validates the whole request (item_request.h) and parses and
+// resolves its expressions (or converts the legacy parameters). GetItem reads the item in one
+// read-only kv transaction. A write runs each attempt in one kv transaction (kv::Run, or
+// kv::RunAsync for the asynchronous form) through the write executor (write_executor.h): the
+// catalog check and CheckAction, then RunOnce with the request's operation receipt as its
+// ReplayRecord, which runs ReadAction, Evaluate and a store::Mutation (the item, store/items.h,
+// with everything derived from it) and writes the receipt (store/receipts.h) beside them, so
+// all commit together. After a commit_unknown_result the next attempt finds the receipt and
+// replays the stored result instead of applying the effect again.
 //
 // Thread-safety: the handlers are thread-safe; they share only thread-safe services.
 #pragma once
@@ -29,16 +33,18 @@ struct ItemOptions {
   kv::SleepFunction sleep;
 };
 
-// Registers PutItem, GetItem, UpdateItem and DeleteItem. `services` (db, catalog, clock) must
-// outlive the registry's handlers. The handlers share one receipt store (store/receipts.h).
+// Registers PutItem, GetItem, UpdateItem and DeleteItem, and the asynchronous form of the three
+// writes. `services` (db, catalog, clock, receipts) must outlive the registry's handlers. The
+// writes keep their receipts in services.receipts, the one receipt store of the database.
 void RegisterItemOperations(OperationRegistry& registry, Services& services,
                             ItemOptions options = {});
 
-// The mutation path of PartiQL's INSERT, UPDATE and DELETE (partiql_ops.h): each statement is
-// the item operation it stands for (PutItem whose failed condition is DuplicateItemException,
-// UpdateItem, DeleteItem), run by the same code with its own operation receipt, so conditions,
-// ReturnValuesOnConditionCheckFailure, indexes, streams, TTL and capacity are the item
-// operation's. `services` must outlive the writer.
+// The writer of PartiQL's INSERT, UPDATE and DELETE (partiql_ops.h): each statement is the
+// item operation it stands for (PutItem whose failed condition is DuplicateItemException,
+// UpdateItem, DeleteItem), run by the same code with its own operation receipt (of that item
+// operation's kind), so conditions, ReturnValuesOnConditionCheckFailure, indexes, streams and
+// TTL are the item operation's. Its consumed capacity is the table's write units only (no index
+// units). `services` must outlive the writer.
 PartiqlWriter MakePartiqlWriter(Services& services, ItemOptions options = {});
 
 }  // namespace fdyno::api

@@ -57,8 +57,9 @@ struct ConnectionEnv {
 };
 
 // A socket bound to an io_context's executor (not the type-erased any_io_executor of
-// tcp::socket): every handler of a connection then skips the executor's type erasure (about
-// 3% of the network thread under PutItem went to copying and destroying it).
+// tcp::socket): every handler of a connection then skips copying and destroying the
+// type-erased executor, a measurable share of the network thread under PutItem
+// (bench/README.md, "Figures behind settings in the code").
 using Socket =
     boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
 

@@ -145,8 +145,9 @@ constexpr int kCorsMaxAgeSeconds = 7200;  // Chrome's maximum
 constexpr size_t kMaxCorsRequestHeaders = 4096;
 // Paths and hosts echoed into logs and answers are cut to this many bytes.
 constexpr size_t kMaxLoggedPathBytes = 256;
-// zlib level for response bodies: 1 (fastest) compresses DynamoDB JSON about 5x at a fraction
-// of level 6's CPU, and the answer may be compressed on a network thread.
+// zlib level for response bodies: 1 (fastest) compresses DynamoDB JSON well at a fraction of
+// level 6's CPU (bench/README.md, "Figures behind settings in the code"), and the answer may
+// be compressed on a network thread.
 constexpr int kResponseCompressionLevel = 1;
 // The access log names at most this many tables of one request.
 constexpr size_t kMaxLoggedTables = 4;

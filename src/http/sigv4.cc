@@ -296,8 +296,9 @@ Result<Parsed> ParseQueryForm(const std::vector<std::pair<std::string, std::stri
 // OpenSSL 3 looks an algorithm up in its provider tables, under a lock, each time it is named
 // through EVP_sha256() or HMAC(), and allocates a context per call. Algorithms fetched once
 // and a context per thread avoid both; the one-shot calls stay as the fallback should a fetch
-// fail. (The lookups, locks and allocations were about a quarter of the load generator's CPU,
-// which signs every request; a server with credentials pays the same per request.)
+// fail. (The lookups, locks and allocations were a large share of the load generator's CPU,
+// which signs every request, and a server with credentials pays the same per request:
+// bench/README.md, "Figures behind settings in the code".)
 struct MdCtxFree {
   void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };

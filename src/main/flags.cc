@@ -260,7 +260,8 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f, uint64_t open_fil
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   // One core is left to the engine's committer thread (and the clients of a server that
   // shares its machine, as in development): on 2 cores, with the load generator beside it,
-  // one network thread gave 13% more PutItem and GetItem than two (bench/README.md).
+  // one network thread served more PutItem and GetItem than two (bench/README.md, "Figures
+  // behind settings in the code").
   c.io_threads = f.io_threads ? f.io_threads : std::max<size_t>(1, cores - 1);
   // Workers block through a durable commit's fsync; enough of them let group commit batch many.
   c.workers = f.workers ? f.workers : std::max<size_t>(32, 16 * cores);

@@ -1,14 +1,17 @@
 // Item storage: how one item's encoded image (model item codec) is kept under its item key.
 // Format: docs/format/items.md.
 //
-// An image that fits in one engine value (kv::kMaxValueBytes, 100,000 B) is one value at the
-// item key. A larger image is split: the item key holds a head value (chunk count, total
-// length, first part) and the other parts sit at item key + packed tuple (i), i >= 1, so the
-// whole item occupies the key range [item key, item key + 0xFF) and nothing else does (item
-// keys are packed tuples of fixed arity, never a prefix of one another).
+// An image of at most kItemChunkBytes (one engine value, kv::kMaxValueBytes = 100,000 B, less
+// 16 B for the header) is one value at the item key. A larger image is split: the item key
+// holds a head value (chunk count, total length, first part) and the other parts sit at item
+// key + packed tuple (i), i >= 1, so the whole item occupies the key range [item key, item
+// key + 0xFF) and nothing else does (item keys are packed tuples of fixed arity, never a prefix
+// of one another). Secondary index entries (store/indexes.h) are kept the same way under their
+// entry keys.
 //
 // Every write replaces the whole representation: callers pass what they read of the old one,
-// so stale chunks of a larger old image are cleared in the same transaction.
+// so the parts of an old split image are cleared in the same transaction. Base items are
+// written only by store::Mutation (store/mutation.h), index entries by store/indexes.h.
 //
 // Thread-safety: free functions over a Transaction used by one thread; ItemAssembler is a
 // value used by one thread.
@@ -85,12 +88,15 @@ std::string ItemRangeEnd(std::string_view key);
 
 // The item image in a head value read from an item key when the item is stored whole, as a
 // view into `value`; nullopt when it is split (ReadItem assembles it). A malformed value is
-// InternalServerError. Range reads use it to skip copying each item.
+// InternalServerError. Query and Scan use it to read each whole item without copying it.
 Result<std::optional<std::string_view>> WholeImage(std::string_view value);
 
-// Reassembles items from a forward range read over item keys (Query/Scan). Feed key-values
-// in key order; each complete item is returned with its key. A range read that stopped
-// inside a split item leaves it pending(): resume the next read at pending_key().
+// Reassembles items from a forward range read over item keys. Feed key-values in key order;
+// each complete item is returned with its key. A range read that stopped inside a split item
+// leaves it pending(): resume the next read at pending_key(). store::ItemCursor
+// (store/item_cursor.h), the reader of every item of a range in key order, is built on it;
+// Query and Scan, which also read backwards, skip parts with IsItemPart and read a split item
+// with ReadItem instead.
 class ItemAssembler {
  public:
   struct Assembled {

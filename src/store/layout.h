@@ -5,11 +5,12 @@
 //   (1, ...)                     catalog (store/catalog.h owns its inner layout)
 //   (2)                          metadata version: 8-byte little-endian counter, bumped with
 //                                an atomic Add by every catalog change
-//   (3, table_id, 1, ...)        ITEMS of one table: (hash(pk), pk, sk) -> item (store/items.h)
-//   (3, table_id, 2, index_id, ...)  INDEX entries of one secondary index
-//   (3, table_id, 3, ...)        reserved (stream records live under root 8, so that a stream
-//                                outlives its table by 24 hours as DynamoDB's does)
-//   (3, table_id, 4, ...)        TTL expiry index of one table
+//   (3, table_id, 1, hash, pk, [sk])  ITEMS of one table -> item value; the parts of a split
+//                                item follow at (..., i), i >= 1 (store/items.h)
+//   (3, table_id, 2, index_id, ...)  INDEX entries of one secondary index (store/indexes.h)
+//   (3, table_id, 3, ...)        reserved, never written (stream records live under root 8, so
+//                                that a stream outlives its table by 24 hours as DynamoDB's does)
+//   (3, table_id, 4, expiry_s, item_key)  TTL expiry index of one table (store/ttl.h)
 //   (3, table_id, 5, pk)         ITEM COLLECTION size of one partition key value (tables with
 //                                local secondary indexes; store/item_collections.h)
 //   (3, table_id, 6, id)         ITEM COUNT of the table (id 0) or of index `id`
@@ -24,16 +25,23 @@
 //   (3, table_id, 11, index_id, ...)  VECTOR JOURNAL of one vector index: which entries changed
 //                                at which commit version, and its trim marker
 //                                (store/vector_journal.h)
-//   (4, ...)                     operation receipts (store/receipts.h)
-//   (5, ...)                     idempotency tokens (dynodb_txn_tokens)
-//   (6, ...)                     background worker leases
-//   (7, ...)                     backups
+//   (4, bucket, nonce, ...)      operation receipts (store/receipts.h)
+//   (5, account, operation, token, ...)  ClientRequestToken records of TransactWriteItems and
+//                                ExecuteTransaction (store/tokens.h)
+//   (6, ...)                     background work: leases, (6, "lease", unit...)
+//                                (store/leases.h), and the cursors of resumable work (index and
+//                                TTL backfills, token GC: workers/backfill.h, workers/ttl.h,
+//                                workers/token_gc.h)
+//   (7, part, ...)               backups and restores (parts 1-5, store/backups.h), restores
+//                                to a point in time (part 6, store/pitr.h), exports and imports
+//                                (parts 7-10, store/exports.h)
 //   (8, ...)                     DynamoDB Streams: streams, their shards' boundaries and
 //                                change records (store/streams.h)
 //
 // Everything a table owns lives under (3, table_id), so dropping a table is clearing one key
-// range, and a table id is never reused (a recreated table gets a new id and never sees old
-// keys). Thread-safety: pure functions.
+// range (in bounded transactions, Catalog::PurgeOne), and a table id is never reused (a
+// recreated table gets a new id and never sees old keys). Its stream (root 8) and its backups
+// (root 7) outlive it by design. Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +58,8 @@ enum class Root : int64_t {
   kTables = 3,
   kReceipts = 4,
   kTokens = 5,
-  kLeases = 6,
-  kBackups = 7,
+  kLeases = 6,   // leases and the cursors of resumable work
+  kBackups = 7,  // backups, and the jobs of restores, exports and imports
   kStreams = 8,
 };
 

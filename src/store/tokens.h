@@ -1,4 +1,4 @@
-// Durable idempotency records for ClientRequestToken (the dynodb_txn_tokens subspace).
+// Durable idempotency records for ClientRequestToken (root subspace 5, store/layout.h Tokens()).
 // Format and the rules for adding a fingerprint version: docs/format/tokens.md.
 //
 // One record per (caller account, operation, token), keyed by exactly that and never by any

@@ -37,9 +37,9 @@ class SpaceInterface;
 
 namespace fdyno::store {
 
-// With these defaults recall@10 measured 0.955 on 100,000 random 128-dimension vectors
-// (bench/README.md, vector_bench; 0.875 at ef_search 384, 0.98 at 1536): uniform random data is
-// the hard case, real embeddings cluster and are easier.
+// The defaults are chosen for recall@10 on 100,000 uniform random 128-dimension vectors
+// (bench/README.md, vector_bench, has the recall at these and other beam widths): uniform
+// random data is the hard case, real embeddings cluster and are easier.
 struct VectorGraphOptions {
   size_t m = 24;                 // links per node (HNSW's M; 2M on the base layer)
   size_t ef_construction = 120;  // beam width while inserting

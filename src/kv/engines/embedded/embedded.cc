@@ -65,21 +65,24 @@ rocksdb::Options DataOptions(size_t block_cache_bytes) {
   options.max_background_jobs = 2;
   options.merge_operator = std::make_shared<AtomicMergeOperator>();
   // A counter that every write adds to (a table's item count) would otherwise pile up one
-  // merge operand per write in the memtable, and each read of it would fold them all (33 ms
-  // for DescribeTable after 200k inserts). Past 16, RocksDB stores the folded value instead.
+  // merge operand per write in the memtable, and each read of it would fold them all (a slow
+  // DescribeTable after many inserts: bench/README.md, "Figures behind settings in the code").
+  // Past 16, RocksDB stores the folded value instead.
   options.max_successive_merges = 16;
   // Overwritten items leave their older versions in the memtable until a flush drops them,
-  // and every range read steps over them: after 8 s of PutItem at 10k/s over 10k items, Query
-  // cost 161 us of CPU instead of 74. Flushing at 8 MB and compacting from 2 L0 files keeps
-  // few old versions and few sorted runs: 107-110 us in the same test, with PutItem and
-  // GetItem throughput unchanged within noise (bench/README.md).
+  // and every range read steps over them: a Query after many overwrites of the same items
+  // costs much more CPU than on fresh data. Flushing at 8 MB and compacting from 2 L0 files
+  // keeps few old versions and few sorted runs, which takes back most of that cost without
+  // costing PutItem or GetItem throughput (bench/README.md, "Figures behind settings in the
+  // code").
   options.write_buffer_size = 8 << 20;
   options.level0_file_num_compaction_trigger = 2;
   // A bloom filter over each memtable's keys (160 KB for an 8 MB memtable, ~20 bits a key):
   // a point read of a key the memtable lacks skips its skiplist walk, mostly cache misses.
   // Every single-item write reads its item first, and under writes spread over many items
-  // many of those reads miss the active memtable. Same-run A/B, PutItem: network-thread CPU
-  // per request 28.1 -> 23.0 us and 32.3 -> 26.9 us; GetItem and Query unchanged within noise.
+  // many of those reads miss the active memtable. It lowers PutItem's CPU per request and
+  // leaves GetItem and Query unchanged (bench/README.md, "Figures behind settings in the
+  // code").
   options.memtable_whole_key_filtering = true;
   options.memtable_prefix_bloom_size_ratio = 0.02;
   // Every commit also writes the last version into the metadata column family. Its memtable
