@@ -255,26 +255,6 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
   });
 }
 
-// Drops the table of a restore that cannot finish.
-Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
-                      const BackupWorkerOptions& options) {
-  FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
-                           store::ReadRestoreJob(tx, table_id));
-    if (!job) return Status::Ok();
-    tx.Clear(store::RestoreJobKey(table_id));
-    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
-    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
-    if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
-    return Status::Ok();
-  }));
-  // Housekeeping: a purge left unfinished is resumed by the purge worker (workers/purge.h).
-  Result<int> purged = catalog.PurgeDropped(db);
-  if (!purged.ok()) spdlog::warn("restore: data removal deferred: {}", purged.error().message);
-  return Status::Ok();
-}
-
 std::string RandomOwner() {
   std::mt19937_64 rng{std::random_device{}()};
   char buf[17];
@@ -286,6 +266,25 @@ std::string RandomOwner() {
 
 std::string RestoreLeaseKey(int64_t table_id) {
   return store::LeaseKey(kv::Tuple{"restore", table_id});
+}
+
+Status AbandonRestore(
+    kv::Database& db, store::Catalog& catalog, int64_t table_id, const std::string& job_key,
+    const std::function<Result<std::optional<RestoreTarget>>(kv::Transaction&)>& read_job,
+    const BackupWorkerOptions& options) {
+  FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+    FDYNO_ASSIGN_OR_RETURN(std::optional<RestoreTarget> job, read_job(tx));
+    if (!job) return Status::Ok();
+    tx.Clear(job_key);
+    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
+    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                           catalog.Find(tx, job->account, job->table_name));
+    if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
+    return Status::Ok();
+  }));
+  Result<int> purged = catalog.PurgeDropped(db);
+  if (!purged.ok()) spdlog::warn("restore: data removal deferred: {}", purged.error().message);
+  return Status::Ok();
 }
 
 Result<BackupStats> RunBackup(kv::Database& db, store::Catalog& catalog, const std::string& id,
@@ -334,7 +333,15 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
       if (step.error().cause != ErrorCause::kUnrecoverable) return std::move(step).error();
       spdlog::error("restore into table id {} failed, its table is dropped: {}", table_id,
                     step.error().message);
-      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id, options));
+      FDYNO_RETURN_IF_ERROR(AbandonRestore(
+          db, catalog, table_id, store::RestoreJobKey(table_id),
+          [&](kv::Transaction& tx) -> Result<std::optional<RestoreTarget>> {
+            FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
+                                   store::ReadRestoreJob(tx, table_id));
+            if (!job) return std::optional<RestoreTarget>();
+            return std::optional<RestoreTarget>(RestoreTarget{job->account, job->table_name});
+          },
+          options));
       ++stats.restores_failed;
       return stats;
     }

@@ -30,6 +30,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
@@ -89,6 +91,20 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
 // The key of the lease on the restore into table `table_id`, from a backup or to a point in
 // time (workers/pitr.h).
 std::string RestoreLeaseKey(int64_t table_id);
+
+// The table a restore job writes: its account and name.
+struct RestoreTarget {
+  std::string account;
+  std::string table_name;
+};
+// Drops table `table_id` of a restore that cannot finish (a backup's or a point in time's): in
+// one transaction, its job record at `job_key` (read by `read_job`; no job: nothing to do) is
+// cleared, its lease released and the table dropped when it is still that table; then the
+// dropped table's data is purged (a purge left unfinished is the purge worker's, workers/purge.h).
+Status AbandonRestore(
+    kv::Database& db, store::Catalog& catalog, int64_t table_id, const std::string& job_key,
+    const std::function<Result<std::optional<RestoreTarget>>(kv::Transaction&)>& read_job,
+    const BackupWorkerOptions& options);
 // Every CREATING backup, every restore, then the purge of deleted backups' chunks.
 Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
                                   const BackupWorkerOptions& options);

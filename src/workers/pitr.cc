@@ -192,25 +192,6 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
   });
 }
 
-// Drops the table of a restore that cannot finish.
-Status AbandonRestore(kv::Database& db, store::Catalog& catalog, int64_t table_id,
-                      const BackupWorkerOptions& options) {
-  FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(std::optional<PitrRestoreJob> job,
-                           store::ReadPitrRestoreJob(tx, table_id));
-    if (!job) return Status::Ok();
-    tx.Clear(store::PitrRestoreJobKey(table_id));
-    FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
-    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
-    if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
-    return Status::Ok();
-  }));
-  Result<int> purged = catalog.PurgeDropped(db);
-  if (!purged.ok()) spdlog::warn("restore: data removal deferred: {}", purged.error().message);
-  return Status::Ok();
-}
-
 // Whether the restore time of the job of `table_id` is settled; nullopt when there is no job.
 Result<std::optional<bool>> Settled(kv::Database& db, int64_t table_id,
                                     const BackupWorkerOptions& options) {
@@ -302,7 +283,15 @@ Result<PitrStats> RunPitrRestore(kv::Database& db, store::Catalog& catalog, int6
       if (step.error().cause != ErrorCause::kUnrecoverable) return std::move(step).error();
       spdlog::error("point-in-time restore into table id {} failed, its table is dropped: {}",
                     table_id, step.error().message);
-      FDYNO_RETURN_IF_ERROR(AbandonRestore(db, catalog, table_id, options));
+      FDYNO_RETURN_IF_ERROR(AbandonRestore(
+          db, catalog, table_id, store::PitrRestoreJobKey(table_id),
+          [&](kv::Transaction& tx) -> Result<std::optional<RestoreTarget>> {
+            FDYNO_ASSIGN_OR_RETURN(std::optional<PitrRestoreJob> job,
+                                   store::ReadPitrRestoreJob(tx, table_id));
+            if (!job) return std::optional<RestoreTarget>();
+            return std::optional<RestoreTarget>(RestoreTarget{job->account, job->table_name});
+          },
+          options));
       ++stats.restores_failed;
       return stats;
     }
