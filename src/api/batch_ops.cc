@@ -48,64 +48,51 @@ struct BatchServices {
 
 // ---- BatchGetItem --------------------------------------------------------------------------
 
-Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx,
-                               const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(BatchGetRequest request, DecodeBatchGet(body));
-  const std::vector<BatchGetTable>& tables = request.tables;
-  const ReturnConsumedCapacity mode = request.mode;
-  struct Out {
-    std::vector<std::vector<Item>> found;          // per table
-    std::vector<std::vector<size_t>> unprocessed;  // per table: key indexes
-    std::vector<double> units;
-  };
-  FDYNO_ASSIGN_OR_RETURN(
-      Out out,
-      kv::Run(*s.db, RunOptionsFor(ctx, s, true),
-              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Out> {
-                Out o;  // attempt-local
-                o.found.resize(tables.size());
-                o.unprocessed.resize(tables.size());
-                o.units.resize(tables.size());
-                uint64_t bytes = 0;
-                for (size_t ti = 0; ti < tables.size(); ++ti) {
-                  const BatchGetTable& t = tables[ti];
-                  FDYNO_ASSIGN_OR_RETURN(auto table,
-                                         FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
-                  for (const Item& key : t.keys) {
-                    FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
-                  }
-                  for (size_t ki = 0; ki < t.keys.size(); ++ki) {
-                    if (bytes >= s.options.get_response_bytes) {
-                      o.unprocessed[ti].push_back(ki);
-                      continue;
-                    }
-                    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                                           store::ReadItem(tx, StorageKey(*table, t.keys[ki])));
-                    uint64_t size = 0;
-                    std::optional<Item> found;
-                    if (stored) {
-                      FDYNO_ASSIGN_OR_RETURN(found, model::DecodeStoredItem(stored->image));
-                      // Hidden once its TTL has expired, until the sweeper deletes it.
-                      if (store::ItemExpired(*table, *found, s.clock->WallMillis())) found.reset();
-                    }
-                    if (found) {
-                      Item& item = *found;
-                      size = model::ItemSize(item);
-                      if (bytes > 0 && bytes + size > s.options.get_response_bytes) {
-                        // Past the response limit: the caller asks for it again (not charged).
-                        o.unprocessed[ti].push_back(ki);
-                        continue;
-                      }
-                      bytes += size;
-                      o.found[ti].push_back(t.projection ? expr::Project(item, *t.projection)
-                                                         : std::move(item));
-                    }
-                    o.units[ti] += ReadUnits(size, t.consistent_read);
-                  }
-                }
-                return o;
-              }));
+// What one BatchGetItem read found, per table of the request.
+struct BatchGetRead {
+  std::vector<std::vector<Item>> found;          // the items found (projected)
+  std::vector<std::vector<size_t>> unprocessed;  // indexes of the keys left for the caller
+  std::vector<double> units;
+};
 
+// Reads the keys of table `ti` of the request in tx into `o`, until the response holds
+// s.options.get_response_bytes (`bytes` so far): the rest are unprocessed.
+Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, std::string_view account,
+                      const BatchGetTable& t, size_t ti, uint64_t& bytes, BatchGetRead& o) {
+  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, account, t.name));
+  for (const Item& key : t.keys) FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
+  for (size_t ki = 0; ki < t.keys.size(); ++ki) {
+    if (bytes >= s.options.get_response_bytes) {
+      o.unprocessed[ti].push_back(ki);
+      continue;
+    }
+    FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
+                           store::ReadItem(tx, StorageKey(*table, t.keys[ki])));
+    uint64_t size = 0;
+    std::optional<Item> found;
+    if (stored) {
+      FDYNO_ASSIGN_OR_RETURN(found, model::DecodeStoredItem(stored->image));
+      // Hidden once its TTL has expired, until the sweeper deletes it.
+      if (store::ItemExpired(*table, *found, s.clock->WallMillis())) found.reset();
+    }
+    if (found) {
+      size = model::ItemSize(*found);
+      if (bytes > 0 && bytes + size > s.options.get_response_bytes) {
+        // Past the response limit: the caller asks for it again (not charged).
+        o.unprocessed[ti].push_back(ki);
+        continue;
+      }
+      bytes += size;
+      o.found[ti].push_back(t.projection ? expr::Project(*found, *t.projection)
+                                         : std::move(*found));
+    }
+    o.units[ti] += ReadUnits(size, t.consistent_read);
+  }
+  return Status::Ok();
+}
+
+std::string RenderBatchGet(const BatchGetRequest& request, const BatchGetRead& out) {
+  const std::vector<BatchGetTable>& tables = request.tables;
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -129,6 +116,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     w.StartArray();
     for (size_t ki : out.unprocessed[ti]) model::WriteItem(w, t.keys[ki]);
     w.EndArray();
+    // The table's other request members, as sent.
     for (const auto& m : t.raw->GetObject()) {
       std::string_view name(m.name.GetString(), m.name.GetStringLength());
       if (name == "Keys" || m.value.IsNull()) continue;
@@ -138,19 +126,41 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
     w.EndObject();
   }
   w.EndObject();
-  if (mode != ReturnConsumedCapacity::kNone) {
+  if (request.mode != ReturnConsumedCapacity::kNone) {
     w.Key("ConsumedCapacity");
     w.StartArray();
     for (size_t ti = 0; ti < tables.size(); ++ti) {
       ConsumedCapacity c;
       c.table_name = tables[ti].name;
       c.table_units = out.units[ti];
-      WriteConsumedCapacityObject(w, mode, c);
+      WriteConsumedCapacityObject(w, request.mode, c);
     }
     w.EndArray();
   }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx,
+                               const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BatchGetRequest request, DecodeBatchGet(body));
+  const size_t n = request.tables.size();
+  FDYNO_ASSIGN_OR_RETURN(
+      BatchGetRead out,
+      kv::Run(*s.db, RunOptionsFor(ctx, s, true),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<BatchGetRead> {
+                BatchGetRead o;  // attempt-local
+                o.found.resize(n);
+                o.unprocessed.resize(n);
+                o.units.resize(n);
+                uint64_t bytes = 0;
+                for (size_t ti = 0; ti < n; ++ti) {
+                  FDYNO_RETURN_IF_ERROR(ReadBatchTable(s, tx, ctx.account_id, request.tables[ti],
+                                                       ti, bytes, o));
+                }
+                return o;
+              }));
+  return RenderBatchGet(request, out);
 }
 
 // ---- BatchWriteItem ------------------------------------------------------------------------
@@ -294,79 +304,82 @@ bool CertainlyNotAppliedAndTransient(const Error& error) {
   return error.is_kv() && kv::RetryableNotCommitted(error.kv_code);
 }
 
-Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
-                                 const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(BatchWriteRequest request, DecodeBatchWrite(body));
-  const ReturnConsumedCapacity mode = request.mode;
-  const std::optional<std::string>& icm = request.item_collection_metrics;
-  std::vector<WriteTable> tables;
-  for (const std::string& name : request.tables) {
-    WriteTable t;
-    t.name = name;
-    t.vector_write_bytes = mode == ReturnConsumedCapacity::kIndexes;
-    tables.push_back(std::move(t));
-  }
-  const std::vector<BatchWrite>& requests = request.writes;
-
-  // One transaction when it fits.
-  std::vector<const BatchWrite*> all;
-  for (const BatchWrite& w : requests) all.push_back(&w);
-  std::vector<double> units(tables.size());
-  std::vector<ConsumedCapacity> index_units(tables.size());
+// What a BatchWriteItem did, over all its groups.
+struct BatchWritten {
+  std::vector<WriteTable> tables;  // the request's, in its order
+  std::vector<double> units;       // per table
+  std::vector<ConsumedCapacity> index_units;
   std::vector<const BatchWrite*> unprocessed;
   // Item collections written (tables with local secondary indexes): the write and its
   // collection's size after its group.
   std::vector<std::pair<const BatchWrite*, uint64_t>> collections;
-  auto note_collections = [&](const std::vector<const BatchWrite*>& group, const Applied& applied) {
+
+  // Adds what `group` did.
+  void Add(const std::vector<const BatchWrite*>& group, const Applied& applied) {
+    for (size_t i = 0; i < units.size(); ++i) {
+      units[i] += applied.units[i];
+      index_units[i].AddIndexUnits(applied.index_units[i]);
+    }
     for (size_t i = 0; i < group.size(); ++i) {
       if (tables[group[i]->table].has_collections) {
         collections.emplace_back(group[i], applied.collection_bytes[i]);
       }
     }
-  };
-  Result<Applied> whole = CommitGroup(s, ctx, tables, all);
-  if (whole.ok()) {
-    units = whole->units;
-    index_units = whole->index_units;
-    note_collections(all, *whole);
-  } else {
-    Error err = std::move(whole).error();
-    if (!(err.is_kv() && err.kv_code == kv::kTransactionTooLarge)) return err;
-    // Too large: validate everything in a transaction that never commits, then groups.
-    FDYNO_RETURN_IF_ERROR(kv::Run(
-        *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(Applied a, ApplyWrites(s, tx, ctx.account_id, tables, all, true));
-          (void)a;
-          return Status();
-        }));
-    std::vector<std::vector<const BatchWrite*>> groups(1);
-    uint64_t group_bytes = 0;
-    for (const BatchWrite& w : requests) {
-      const store::TableInfo& t = *tables[w.table].info;
-      uint64_t estimate = (model::ItemSize(w.item) + 1024) *
-                          (1 + t.local_indexes.size() + t.global_indexes.size()) * 2;
-      if (!groups.back().empty() && group_bytes + estimate > s.options.write_group_bytes) {
-        groups.emplace_back();
-        group_bytes = 0;
-      }
-      groups.back().push_back(&w);
-      group_bytes += estimate;
+  }
+};
+
+// The writes in groups each small enough for one transaction, by an estimate of their bytes
+// with their index entries. REQUIRES: the tables' `info` (ApplyWrites ran).
+std::vector<std::vector<const BatchWrite*>> Groups(const BatchServices& s,
+                                                   const std::vector<WriteTable>& tables,
+                                                   const std::vector<BatchWrite>& writes) {
+  std::vector<std::vector<const BatchWrite*>> groups(1);
+  uint64_t group_bytes = 0;
+  for (const BatchWrite& w : writes) {
+    const store::TableInfo& t = *tables[w.table].info;
+    uint64_t estimate = (model::ItemSize(w.item) + 1024) *
+                        (1 + t.local_indexes.size() + t.global_indexes.size()) * 2;
+    if (!groups.back().empty() && group_bytes + estimate > s.options.write_group_bytes) {
+      groups.emplace_back();
+      group_bytes = 0;
     }
-    for (const auto& group : groups) {
-      Result<Applied> g = CommitGroup(s, ctx, tables, group);
-      if (!g.ok()) {
-        if (!CertainlyNotAppliedAndTransient(g.error())) return std::move(g).error();
-        for (const BatchWrite* w : group) unprocessed.push_back(w);
-        continue;
-      }
-      for (size_t i = 0; i < units.size(); ++i) {
-        units[i] += g->units[i];
-        index_units[i].AddIndexUnits(g->index_units[i]);
-      }
-      note_collections(group, *g);
+    groups.back().push_back(&w);
+    group_bytes += estimate;
+  }
+  return groups;
+}
+
+// A batch too large for one transaction: every write validated in a transaction that never
+// commits, then the groups committed one by one; a group certainly not applied is unprocessed.
+Status CommitInGroups(const BatchServices& s, const RequestContext& ctx,
+                      const std::vector<BatchWrite>& writes,
+                      const std::vector<const BatchWrite*>& all, BatchWritten& out) {
+  FDYNO_RETURN_IF_ERROR(kv::Run(
+      *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+        FDYNO_RETURN_IF_ERROR(ApplyWrites(s, tx, ctx.account_id, out.tables, all, true));
+        return Status::Ok();
+      }));
+  for (const auto& group : Groups(s, out.tables, writes)) {
+    Result<Applied> g = CommitGroup(s, ctx, out.tables, group);
+    if (g.ok()) {
+      out.Add(group, *g);
+    } else if (CertainlyNotAppliedAndTransient(g.error())) {
+      out.unprocessed.insert(out.unprocessed.end(), group.begin(), group.end());
+    } else {
+      return std::move(g).error();
     }
   }
+  return Status::Ok();
+}
 
+std::string RenderBatchWrite(const BatchWriteRequest& request, const BatchWritten& out) {
+  const ReturnConsumedCapacity mode = request.mode;
+  const std::optional<std::string>& icm = request.item_collection_metrics;
+  const std::vector<WriteTable>& tables = out.tables;
+  const std::vector<const BatchWrite*>& unprocessed = out.unprocessed;
+  const std::vector<std::pair<const BatchWrite*, uint64_t>>& collections = out.collections;
+  const std::vector<double>& units = out.units;
+  const std::vector<ConsumedCapacity>& index_units = out.index_units;
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -415,6 +428,33 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+
+Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
+                                 const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(BatchWriteRequest request, DecodeBatchWrite(body));
+  BatchWritten out;
+  for (const std::string& name : request.tables) {
+    WriteTable t;
+    t.name = name;
+    t.vector_write_bytes = request.mode == ReturnConsumedCapacity::kIndexes;
+    out.tables.push_back(std::move(t));
+  }
+  out.units.resize(out.tables.size());
+  out.index_units.resize(out.tables.size());
+  // One transaction when it fits.
+  std::vector<const BatchWrite*> all;
+  for (const BatchWrite& w : request.writes) all.push_back(&w);
+  Result<Applied> whole = CommitGroup(s, ctx, out.tables, all);
+  if (whole.ok()) {
+    out.Add(all, *whole);
+  } else if (whole.error().is_kv() && whole.error().kv_code == kv::kTransactionTooLarge) {
+    FDYNO_RETURN_IF_ERROR(CommitInGroups(s, ctx, request.writes, all, out));
+  } else {
+    return std::move(whole).error();
+  }
+  return RenderBatchWrite(request, out);
 }
 
 }  // namespace
