@@ -543,7 +543,7 @@ std::string_view BatchErrorCode(const Error& e) {
 struct BatchAnswer {
   std::optional<Error> error;
   std::string table;
-  std::string item_json;  // a read's item as a JSON object, when found
+  std::string item_json;  // a read's item, or a write's RETURNING item, as a JSON object
   ConsumedCapacity consumed;
 };
 
@@ -601,6 +601,8 @@ BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const S
     a.error = std::move(outcome).error();
   } else {
     a.consumed = outcome->consumed;
+    // RETURNING: the member's item, as ExecuteStatement returns it.
+    if (outcome->returned && !outcome->returned->empty()) a.item_json = ItemJson(*outcome->returned);
   }
   return a;
 }

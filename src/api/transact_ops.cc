@@ -177,10 +177,17 @@ struct WriteRun {
 
 // Transactional writes cost twice a standard write per item; a replay through the token costs
 // what reading the items does, transactionally (twice a strongly consistent read).
-std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run) {
+// ExecuteTransaction's writes answer an empty Responses list besides (`responses`), as DynamoDB.
+std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run,
+                        bool responses = false) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
+  if (responses) {
+    w.Key("Responses");
+    w.StartArray();
+    w.EndArray();
+  }
   if (r.return_consumed_capacity != ReturnConsumedCapacity::kNone) {
     const bool reads = run.source == Source::kTokenReplay;
     std::vector<double> units(run.result.tables.size(), 0);
@@ -328,6 +335,24 @@ struct TokenScope {
   store::Fingerprinter fingerprinter;
   std::string fingerprint_v1;  // fingerprinter(kFingerprintSha256CanonicalV1)
 };
+
+// The token scope of request `r` of `operation` under `contract`, whose fingerprint with an
+// algorithm is fingerprint(r, algorithm). `r` must outlive the scope.
+template <typename Request>
+Result<TokenScope> ScopeOf(std::string_view operation, uint32_t contract, const Request& r,
+                           Result<std::string> (*fingerprint)(const Request&, uint32_t)) {
+  TokenScope scope;
+  scope.operation = operation;
+  scope.contract = contract;
+  if (r.client_request_token) {
+    FDYNO_ASSIGN_OR_RETURN(scope.fingerprint_v1,
+                           fingerprint(r, store::kFingerprintSha256CanonicalV1));
+    scope.fingerprinter = [&r, fingerprint](uint32_t algorithm) {
+      return fingerprint(r, algorithm);
+    };
+  }
+  return scope;
+}
 
 // The executor's actions of `r` (api/write_executor.h), pointing into it.
 std::vector<WriteAction> ActionsOf(const TransactWriteRequest& r) {
@@ -521,15 +546,9 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
 Result<std::string> TransactWriteItemsOp(const TransactServices& s, const RequestContext& ctx,
                                          const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(TransactWriteRequest r, DecodeTransactWriteItems(body));
-  TokenScope scope;
-  scope.operation = kOperation;
-  if (r.client_request_token) {
-    FDYNO_ASSIGN_OR_RETURN(scope.fingerprint_v1,
-                           TransactWriteFingerprint(r, store::kFingerprintSha256CanonicalV1));
-    scope.fingerprinter = [&r](uint32_t algorithm) {
-      return TransactWriteFingerprint(r, algorithm);
-    };
-  }
+  FDYNO_ASSIGN_OR_RETURN(TokenScope scope,
+                         ScopeOf(kOperation, store::kTokenContractTransactWriteItemsV1, r,
+                                 &TransactWriteFingerprint));
   FDYNO_ASSIGN_OR_RETURN(WriteRun run, RunWriteTransaction(s, ctx, r, scope));
   return RenderWrite(r, run);
 }
@@ -757,6 +776,16 @@ TransactWriteAction ActionOf(partiql::WritePlan plan, const TransactStatement& s
   return a;
 }
 
+// A statement's own validation error as a transaction reports it: "Validation failed in
+// TransactStatements[i]: " and the statement's message.
+template <typename T>
+Result<T> InStatement(size_t i, Result<T> r) {
+  if (r.ok() || r.error().type != ErrorType::kValidation) return r;
+  Error e = std::move(r).error();
+  e.message = "Validation failed in TransactStatements[" + std::to_string(i) + "]: " + e.message;
+  return e;
+}
+
 // Plans every statement on its table (partiql::Use::kTransaction) in one read of the catalog.
 Result<std::vector<partiql::Plan>> PlanStatements(
     const TransactServices& s, const RequestContext& ctx,
@@ -766,7 +795,8 @@ Result<std::vector<partiql::Plan>> PlanStatements(
       [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::vector<partiql::Plan>> {
         std::vector<partiql::Plan> plans;
         std::map<std::string, partiql::TableSchema> schemas;
-        for (const partiql::BoundStatement& b : bound) {
+        for (size_t i = 0; i < bound.size(); ++i) {
+          const partiql::BoundStatement& b = bound[i];
           auto it = schemas.find(b.table());
           if (it == schemas.end()) {
             FDYNO_ASSIGN_OR_RETURN(auto table,
@@ -776,7 +806,7 @@ Result<std::vector<partiql::Plan>> PlanStatements(
           partiql::PlanOptions options;
           options.use = partiql::Use::kTransaction;
           FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
-                                 partiql::PlanStatement(b, it->second, options));
+                                 InStatement(i, partiql::PlanStatement(b, it->second, options)));
           // The plan must not point into the schema, which goes away: reads in a transaction
           // are point reads of the table, never of an index.
           plan.read.index = nullptr;
@@ -855,9 +885,12 @@ Result<std::string> ExecuteTransactionOp(const TransactServices& s, const Reques
   FDYNO_ASSIGN_OR_RETURN(ExecuteTransactionRequest r, DecodeExecuteTransaction(body));
   std::vector<partiql::BoundStatement> bound;
   bool reads = false, writes = false;
-  for (const TransactStatement& st : r.statements) {
-    FDYNO_ASSIGN_OR_RETURN(partiql::ast::Statement tree, partiql::Parse(st.statement));
-    FDYNO_ASSIGN_OR_RETURN(partiql::BoundStatement b, partiql::Bind(tree, st.parameters));
+  for (size_t i = 0; i < r.statements.size(); ++i) {
+    const TransactStatement& st = r.statements[i];
+    FDYNO_ASSIGN_OR_RETURN(partiql::ast::Statement tree,
+                           InStatement(i, partiql::Parse(st.statement)));
+    FDYNO_ASSIGN_OR_RETURN(partiql::BoundStatement b,
+                           InStatement(i, partiql::Bind(tree, st.parameters)));
     (b.is_read() ? reads : writes) = true;
     bound.push_back(std::move(b));
   }
@@ -873,18 +906,11 @@ Result<std::string> ExecuteTransactionOp(const TransactServices& s, const Reques
   for (size_t i = 0; i < plans.size(); ++i) {
     w.actions.push_back(ActionOf(std::move(plans[i].write), r.statements[i]));
   }
-  TokenScope scope;
-  scope.operation = kExecuteTransaction;
-  scope.contract = store::kTokenContractExecuteTransactionV1;
-  if (r.client_request_token) {
-    FDYNO_ASSIGN_OR_RETURN(scope.fingerprint_v1,
-                           ExecuteTransactionFingerprint(r, store::kFingerprintSha256CanonicalV1));
-    scope.fingerprinter = [&r](uint32_t algorithm) {
-      return ExecuteTransactionFingerprint(r, algorithm);
-    };
-  }
+  FDYNO_ASSIGN_OR_RETURN(TokenScope scope,
+                         ScopeOf(kExecuteTransaction, store::kTokenContractExecuteTransactionV1, r,
+                                 &ExecuteTransactionFingerprint));
   FDYNO_ASSIGN_OR_RETURN(WriteRun run, RunWriteTransaction(s, ctx, w, scope));
-  return RenderWrite(w, run);
+  return RenderWrite(w, run, /*responses=*/true);
 }
 
 }  // namespace

@@ -128,14 +128,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
-
 // A list index as DynamoDB accepts it: digits fitting a 32-bit signed integer.
 Result<uint64_t> ListIndex(const std::string& text) {
   bool digits = !text.empty();
@@ -680,9 +672,8 @@ class Binder {
       call.args.push_back(expr::Operand{AttributeValue::S(dynamo_type)});
       c.operands.push_back(expr::Operand{std::move(call)});
     } else {
-      return Invalid("Unsupported data type for IS operator: " + Upper(type) +
-                     ". Supported data types are [MISSING, NULL, BOOLEAN, BLOB, STRING, NUMERIC, "
-                     "STRUCT, TUPLE, LIST]");
+      // Another of PartiQL's types (the parser accepts only type names).
+      return Invalid("Unsupported operation: IsType");
     }
     return ConditionOf(e.negated ? Not(std::move(c)) : std::move(c));
   }

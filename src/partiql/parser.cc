@@ -1,5 +1,7 @@
 #include "partiql/parser.h"
 
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -446,10 +448,36 @@ class Parser {
     return Status::Ok();
   }
 
+  // PartiQL's type names (the type after IS), lower case; DOUBLE PRECISION and CHARACTER VARYING
+  // are two words. Another name is a syntax error.
+  Result<std::string> ParseTypeName() {
+    static const std::set<std::string, std::less<>> kTypes = {
+        "missing", "null", "bool", "boolean", "smallint", "int2", "integer2", "int4",
+        "integer4", "int8", "integer8", "int", "integer", "bigint", "float", "real", "decimal",
+        "dec", "numeric", "timestamp", "char", "character", "varchar", "string", "symbol",
+        "clob", "blob", "struct", "tuple", "list", "sexp", "bag", "date", "time", "any"};
+    const Token& t = Peek();
+    if (t.type != Tok::kKeyword && t.type != Tok::kIdent) return Fail("Expected type name");
+    std::string name = Lower(t.text);
+    if (name == "double" && Peek(1).IsKeyword("precision")) {
+      Advance();
+      name = "double precision";
+    } else if (name == "character" && Peek(1).IsKeyword("varying")) {
+      Advance();
+      name = "character varying";
+    } else if (!kTypes.contains(name)) {
+      return Fail("Expected type name");
+    }
+    Advance();
+    return name;
+  }
+
+  // UPDATE <table> followed by SET and REMOVE clauses and one WHERE, in any order, then
+  // RETURNING.
   Result<ast::Update> ParseUpdate() {
     Advance();  // UPDATE
     ast::Update up;
-    FDYNO_ASSIGN_OR_RETURN(up.table, ParseTarget(/*allow_alias=*/false));
+    FDYNO_ASSIGN_OR_RETURN(up.table, ParseTarget(/*allow_alias=*/true));
     while (true) {
       if (AcceptKeyword("set")) {
         FDYNO_RETURN_IF_ERROR(ParseAssignments(up));
@@ -458,14 +486,13 @@ class Parser {
         a.kind = ast::UpdateAction::Kind::kRemove;
         FDYNO_ASSIGN_OR_RETURN(a.path, ParseExpr(kPrecNone));
         up.actions.push_back(std::move(a));
+      } else if (!up.where && AcceptKeyword("where")) {
+        FDYNO_ASSIGN_OR_RETURN(up.where, ParseExpr(kPrecNone));
       } else {
         break;
       }
     }
     if (up.actions.empty()) return Fail("Expected data manipulation");
-    if (AcceptKeyword("where")) {
-      FDYNO_ASSIGN_OR_RETURN(up.where, ParseExpr(kPrecNone));
-    }
     if (Peek().IsKeyword("returning")) {
       FDYNO_ASSIGN_OR_RETURN(up.returning, ParseReturning());
     }
@@ -491,7 +518,7 @@ class Parser {
     Advance();  // DELETE
     if (!AcceptKeyword("from")) return Fail("Expected FROM after DELETE");
     ast::Delete d;
-    FDYNO_ASSIGN_OR_RETURN(d.from, ParseTarget(/*allow_alias=*/false));
+    FDYNO_ASSIGN_OR_RETURN(d.from, ParseTarget(/*allow_alias=*/true));
     if (AcceptKeyword("where")) {
       FDYNO_ASSIGN_OR_RETURN(d.where, ParseExpr(kPrecNone));
     }
@@ -632,9 +659,7 @@ class Parser {
     if (op.IsKeyword("is")) {
       e.kind = Expr::Kind::kIs;
       e.negated = AcceptKeyword("not");
-      const Token& type = Peek();
-      if (type.type != Tok::kKeyword && type.type != Tok::kIdent) return Fail("Expected type name");
-      e.text = Lower(Advance().text);
+      FDYNO_ASSIGN_OR_RETURN(e.text, ParseTypeName());
       e.children.push_back(std::move(left));
       return e;
     }

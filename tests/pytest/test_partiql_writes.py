@@ -147,6 +147,40 @@ def test_batch_writes_answer_per_statement(ddb, table, module_server):
     assert get(ddb, table, "b0")["n"] == N(2)
 
 
+def test_batch_writes_return_their_returning_item(ddb, table):
+    run(ddb, f"INSERT INTO \"{table}\" VALUE {{'pk': 'br', 'n': 1, 'm': 'x'}}")
+    r = batch(ddb, [f"UPDATE \"{table}\" SET n = 2 WHERE pk = 'br' RETURNING ALL OLD *",
+                    f"UPDATE \"{table}\" SET n = 3 WHERE pk = 'br' RETURNING MODIFIED NEW *",
+                    f"DELETE FROM \"{table}\" WHERE pk = 'br' RETURNING ALL OLD *",
+                    f"DELETE FROM \"{table}\" WHERE pk = 'br-none' RETURNING ALL OLD *"])
+    assert r["Responses"][:3] == [
+        {"TableName": table, "Item": {"pk": S("br"), "n": N(1), "m": S("x")}},
+        {"TableName": table, "Item": {"n": N(3)}},
+        {"TableName": table, "Item": {"pk": S("br"), "n": N(3), "m": S("x")}}]
+    # Nothing was there to return: no Item.
+    assert r["Responses"][3] == {"TableName": table}
+
+
+def test_update_clauses_in_either_order_and_aliases(ddb, table):
+    run(ddb, f"INSERT INTO \"{table}\" VALUE {{'pk': 'uw', 'n': 1, 'm': 'x'}}")
+    r = run(ddb, f"UPDATE \"{table}\" WHERE pk = 'uw' SET n = 2 REMOVE m RETURNING ALL NEW *")
+    assert r["Items"] == [{"pk": S("uw"), "n": N(2)}]
+    for statement in [f"UPDATE \"{table}\" AS t SET n = 3 WHERE pk = 'uw'",
+                      f"DELETE FROM \"{table}\" t WHERE pk = 'uw'"]:
+        assert error_of(lambda: run(ddb, statement))["Error"] == {
+            "Code": "ValidationException", "Message": "Aliasing is not supported"}
+    assert get(ddb, table, "uw")["n"] == N(2)
+
+
+def test_is_of_types_dynamodb_does_not_support(ddb, table):
+    for t in ["INT4", "DOUBLE PRECISION", "NOT CHARACTER VARYING"]:
+        err = error_of(lambda: run(ddb, f"SELECT * FROM \"{table}\" WHERE n IS {t}"))
+        assert err["Error"] == {"Code": "ValidationException",
+                                "Message": "Unsupported operation: IsType"}, t
+    err = error_of(lambda: run(ddb, f"SELECT * FROM \"{table}\" WHERE n IS NUMBERS"))
+    assert err["Error"]["Message"].startswith("Statement wasn't well formed, can't be processed:")
+
+
 def test_batch_reads_are_point_reads(ddb, table):
     run(ddb, f"INSERT INTO \"{table}\" VALUE {{'pk': 'r1', 'n': 1}}")
     r = batch(ddb, [f"SELECT * FROM \"{table}\" WHERE pk = 'r1'",
@@ -208,6 +242,38 @@ def test_transaction_applies_all_or_nothing(ddb, table, module_server):
     txn(ddb, [f"EXISTS(SELECT * FROM \"{table}\" WHERE pk = 't1' AND n = 1)",
               f"UPDATE \"{table}\" SET n = 9 WHERE pk = 't2'"])
     assert get(ddb, table, "t2")["n"] == N(9)
+
+
+def test_transaction_writes_answer_an_empty_responses_list(ddb, table):
+    insert = [f"INSERT INTO \"{table}\" VALUE {{'pk': 'te', 'n': 0}}"]
+    assert txn(ddb, insert) == {"Responses": []}
+    update = [f"UPDATE \"{table}\" SET n = 1 WHERE pk = 'te'"]
+    r = txn(ddb, update, ReturnConsumedCapacity="TOTAL")
+    assert r["Responses"] == []
+    assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 2.0,
+                                      "WriteCapacityUnits": 2.0}]
+
+
+def test_transaction_statement_errors_name_the_statement(ddb, table):
+    ok = f"UPDATE \"{table}\" SET n = 1 WHERE pk = 'tv'"
+    cases = [
+        ([ok, f"UPDATE \"{table}\" SET n = 2 WHERE pk = 'tv2' RETURNING ALL NEW *"],
+         "Validation failed in TransactStatements[1]: RETURNING clause is not supported in "
+         "ExecuteTransaction."),
+        ([f"SELECT * FROM \"{table}\".\"by-g\" WHERE g = 'x'"],
+         "Validation failed in TransactStatements[0]: Reads on indices are not supported within "
+         "transactions."),
+        ([ok, f"UPDATE \"{table}\" SET n = WHERE pk = 'tv2'"],
+         "Validation failed in TransactStatements[1]: Statement wasn't well formed, can't be "
+         "processed: "),
+    ]
+    for statements, message in cases:
+        err = error_of(lambda: txn(ddb, statements))
+        assert err["Error"]["Code"] == "ValidationException"
+        assert err["Error"]["Message"].startswith(message), err["Error"]["Message"]
+    # A rule of the whole request is not a statement's.
+    err = error_of(lambda: txn(ddb, [f"SELECT * FROM \"{table}\" WHERE pk = 'tv'", ok]))
+    assert err["Error"]["Message"] == "Transaction must contain either all reads or all writes"
 
 
 def test_transaction_reads(ddb, table):
