@@ -7,18 +7,15 @@
 #include "model/item_size.h"
 #include "model/key_codec.h"
 #include "model/stored_json.h"
-#include "store/indexes.h"
-#include "store/item_counts.h"
-#include "store/pitr.h"
-#include "store/ttl.h"
-#include "store/vector_index.h"
+#include "store/maintainers.h"
 
 namespace fdyno::store {
 
 bool NeedsOldImage(const TableInfo& table) {
-  return !table.local_indexes.empty() || !table.global_indexes.empty() ||
-         !table.vector_indexes.empty() || (table.stream.enabled && table.stream.stream_id != 0) ||
-         TtlIsMaintained(table);
+  for (const Maintainer* m : Maintainers()) {
+    if (m->Maintains(table) && m->NeedsOldImage(table)) return true;
+  }
+  return false;
 }
 
 std::string ItemStorageKey(const TableInfo& table, const model::Item& key) {
@@ -49,8 +46,10 @@ Result<CurrentItem> ReadCurrent(kv::Transaction& tx, const TableInfo& table, std
 
 Status ValidateNewImage(const TableInfo& table, const model::Item& next,
                         const model::Item* before) {
-  FDYNO_RETURN_IF_ERROR(ValidateIndexKeys(table, next, before));
-  return ValidateVectorAttributes(table, next, before);
+  for (const Maintainer* m : Maintainers()) {
+    if (m->Maintains(table)) FDYNO_RETURN_IF_ERROR(m->Validate(table, next, before));
+  }
+  return Status::Ok();
 }
 
 size_t Mutation::Stage(const TableInfo& table, CurrentItem current,
@@ -89,8 +88,6 @@ Result<Written> Mutation::Write(kv::Transaction& tx) {
 }
 
 Status Mutation::WriteOne(kv::Transaction& tx, const Change& c, uint16_t order) {
-  const TableInfo& table = *c.table;
-  const model::Item* old_item = c.current.item();
   const model::Item* new_item = c.next ? &*c.next : nullptr;
   if (!c.current.exists() && new_item == nullptr) return Status::Ok();  // absent stays absent
   if (new_item != nullptr) {
@@ -98,24 +95,17 @@ Status Mutation::WriteOne(kv::Transaction& tx, const Change& c, uint16_t order) 
   } else {
     DeleteItem(tx, c.current.key, OldItem::Of(c.current.stored));
   }
-  if (c.current.exists() && old_item == nullptr) {
-    // Not decoded (NeedsOldImage was false): nothing derives from the image but the count.
-    AddItemCount(tx, table.id, kTableCountId, new_item != nullptr ? 0 : -1);
-  } else {
-    // Index entries and item counts change in the same transaction as the item.
-    UpdateIndexes(tx, table, old_item, new_item);
-    UpdateVectorIndexes(tx, table, c.current.key, old_item, new_item);
-  }
-  UpdateExpiryIndex(tx, table, c.current.key, old_item, new_item);
-  if (table.stream.enabled && table.stream.stream_id != 0 && StateChanged(old_item, new_item)) {
-    ChangeRecord record = MakeChangeRecord(table.stream.view_type, table.key_schema, old_item,
-                                           new_item, options_.source, options_.now_ms);
-    FDYNO_RETURN_IF_ERROR(WriteChangeRecord(tx, table, record, order));
-  }
-  if (table.pitr.enabled) {
-    // What undoes this change, for a restore to a time before it (store/pitr.h).
-    FDYNO_RETURN_IF_ERROR(WriteUndoRecord(tx, table, c.current.key, c.current.stored,
-                                          options_.now_ms, order));
+  // Everything derived from the item changes in the same transaction.
+  const ItemChange change{.table = *c.table,
+                          .key = c.current.key,
+                          .old = c.current.stored,
+                          .old_item = c.current.item(),
+                          .new_item = new_item,
+                          .order = order,
+                          .now_ms = options_.now_ms,
+                          .source = options_.source};
+  for (const Maintainer* m : Maintainers()) {
+    if (m->Maintains(*c.table)) FDYNO_RETURN_IF_ERROR(m->Update(tx, change));
   }
   return Status::Ok();
 }

@@ -160,6 +160,23 @@ TEST_F(MutationTest, ATableWithNothingDerivedKeepsItsCountWithoutDecoding) {
   EXPECT_EQ(ReadItemCounts(*tx, plain)->table, 0);
 }
 
+TEST_F(MutationTest, TheOldImageIsDecodedExactlyWhenAMaintainerOfTheTableNeedsIt) {
+  TableInfo t;
+  t.key_schema = table_.key_schema;
+  EXPECT_FALSE(NeedsOldImage(t));  // the item count needs only whether the item existed
+  t.pitr.enabled = true;
+  EXPECT_FALSE(NeedsOldImage(t));  // the history keeps the stored bytes
+  TableInfo ttl = t;
+  ttl.ttl = {TtlStatus::kEnabling, "exp", 0};
+  EXPECT_TRUE(NeedsOldImage(ttl));
+  TableInfo stream = t;
+  stream.stream = table_.stream;
+  EXPECT_TRUE(NeedsOldImage(stream));
+  TableInfo lsi = t;
+  lsi.local_indexes = table_.local_indexes;
+  EXPECT_TRUE(NeedsOldImage(lsi));
+}
+
 TEST_F(MutationTest, NewImagesWithWronglyTypedIndexKeysAreRejectedWithTheirCause) {
   Item bad = Key("p", "1");
   bad["lsk"] = N(1);
