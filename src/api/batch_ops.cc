@@ -155,8 +155,8 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 o.units.resize(n);
                 uint64_t bytes = 0;
                 for (size_t ti = 0; ti < n; ++ti) {
-                  FDYNO_RETURN_IF_ERROR(ReadBatchTable(s, tx, ctx.account_id, request.tables[ti],
-                                                       ti, bytes, o));
+                  FDYNO_RETURN_IF_ERROR(
+                      ReadBatchTable(s, tx, ctx.account_id, request.tables[ti], ti, bytes, o));
                 }
                 return o;
               }));
@@ -276,20 +276,19 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                            CurrentCollectionSizes(s, tx, ctx.account_id, tables, writes));
     return replayed;
   };
-  return kv::Run(
-      *s.db, RunOptionsFor(ctx, s, false),
-      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
-        return RunOnce<Applied>(
-            record, tx, attempt, s.clock->WallMillis(),
-            [&](const store::ReceiptResult& stored) { return replay(tx, stored); },
-            [&] { return ApplyWrites(s, tx, ctx.account_id, tables, writes, false); },
-            [](const Applied& applied) {
-              store::ReceiptResult rr;
-              rr.kind = store::ReceiptKind::kBatchWrite;
-              rr.extra = EncodeUnits(applied.units);
-              return rr;
-            });
-      });
+  return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+                 [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Applied> {
+                   return RunOnce<Applied>(
+                       record, tx, attempt, s.clock->WallMillis(),
+                       [&](const store::ReceiptResult& stored) { return replay(tx, stored); },
+                       [&] { return ApplyWrites(s, tx, ctx.account_id, tables, writes, false); },
+                       [](const Applied& applied) {
+                         store::ReceiptResult rr;
+                         rr.kind = store::ReceiptKind::kBatchWrite;
+                         rr.extra = EncodeUnits(applied.units);
+                         return rr;
+                       });
+                 });
 }
 
 // Whether a group that failed goes back to the caller as UnprocessedItems: only when it
@@ -429,7 +428,6 @@ std::string RenderBatchWrite(const BatchWriteRequest& request, const BatchWritte
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
-
 
 Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
                                  const rapidjson::Value& body) {

@@ -225,8 +225,8 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
 // and what the single-item operations answer with.
 struct WriteSpec {
   ItemOp op = ItemOp::kPutItem;
-  WriteAction action;                // points into the request or the plan
-  expr::Projection updated_paths;    // the paths the update writes (UPDATED_OLD/NEW)
+  WriteAction action;              // points into the request or the plan
+  expr::Projection updated_paths;  // the paths the update writes (UPDATED_OLD/NEW)
   ReturnValues return_values = ReturnValues::kNone;
   bool return_item_collection_metrics = false;
   bool vector_write_bytes = false;  // ReturnConsumedCapacity INDEXES
@@ -295,8 +295,9 @@ Result<WriteOutcome> ExecuteWrite(const ItemServices& s, kv::Transaction& tx,
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) return ItemCollectionSizeLimitExceeded();
   if (out.item_collection_key && w.return_item_collection_metrics) {
-    FDYNO_ASSIGN_OR_RETURN(out.item_collection_bytes,
-                           mutation.CollectionSizeAfter(tx, store::CollectionOf(table, *w.action.item)));
+    FDYNO_ASSIGN_OR_RETURN(
+        out.item_collection_bytes,
+        mutation.CollectionSizeAfter(tx, store::CollectionOf(table, *w.action.item)));
   }
   const Item* old = mutation.current(0).item();
   const Item* written_item = mutation.next(0) ? &*mutation.next(0) : nullptr;
@@ -477,9 +478,7 @@ std::shared_ptr<ItemServices> MakeItemServices(Services& services, ItemOptions o
 
 void RegisterItemOperations(OperationRegistry& registry, Services& services, ItemOptions options) {
   std::shared_ptr<const ItemServices> s = MakeItemServices(services, std::move(options));
-  registry.Register("GetItem", [s](const RequestContext& ctx, const rapidjson::Value& body) {
-    return GetItemOp(*s, ctx, body);
-  });
+  registry.Register("GetItem", Bind(s, &GetItemOp));
   for (ItemOp op : {ItemOp::kPutItem, ItemOp::kUpdateItem, ItemOp::kDeleteItem}) {
     registry.Register(std::string(ItemOpName(op)),
                       [s, op](const RequestContext& ctx, const rapidjson::Value& body) {

@@ -32,7 +32,7 @@ std::string BoolToken(const rapidjson::Value& v) {
   return v.GetBool() ? "TRUE_VALUE" : "FALSE_VALUE";
 }
 
-constexpr std::string_view kStartOfStructure = "Start of structure or map found where not expected";
+using model::kStartOfStructure;
 
 Status CheckScalar(const rapidjson::Value& value, std::string_view java_type) {
   if (value.IsArray()) {

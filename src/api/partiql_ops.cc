@@ -602,7 +602,8 @@ BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const S
   } else {
     a.consumed = outcome->consumed;
     // RETURNING: the member's item, as ExecuteStatement returns it.
-    if (outcome->returned && !outcome->returned->empty()) a.item_json = ItemJson(*outcome->returned);
+    if (outcome->returned && !outcome->returned->empty())
+      a.item_json = ItemJson(*outcome->returned);
   }
   return a;
 }
@@ -774,10 +775,7 @@ void RegisterPartiqlOperations(OperationRegistry& registry, const Services& serv
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const StatementJob> job, Prepare(*s, body));
         return Execute(*s, *job, ctx, nullptr);
       });
-  registry.Register("BatchExecuteStatement",
-                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
-                      return BatchExecuteStatementOp(*s, ctx, body);
-                    });
+  registry.Register("BatchExecuteStatement", Bind(s, &BatchExecuteStatementOp));
   registry.RegisterAsync("ExecuteStatement", [s](const RequestContext& ctx,
                                                  const rapidjson::Value& body, Respond respond) {
     ExecuteStatementAsync(s, ctx, body, std::move(respond));

@@ -393,7 +393,9 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
                                   const std::vector<WriteAction>& actions) {
   const size_t n = actions.size();
   std::vector<Reason> reasons(n);
-  auto table = [&](size_t i) -> const store::TableInfo& { return *tables.infos[tables.of_action[i]]; };
+  auto table = [&](size_t i) -> const store::TableInfo& {
+    return *tables.infos[tables.of_action[i]];
+  };
   for (size_t i = 0; i < n; ++i) {
     Status st = CheckAction(table(i), actions[i]);
     if (st.ok()) continue;
@@ -509,29 +511,29 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
   const store::OperationId op_id = store::OperationId::New(*s.clock);
   const bool tokened = r.client_request_token.has_value();
   const ReplayRecord record =
-      tokened ? ReplayRecord(*s.tokens,
-                             TokenUse{.key = {ctx.account_id, std::string(scope.operation),
-                                              *r.client_request_token},
-                                      .contract = scope.contract,
-                                      .fingerprinter = scope.fingerprinter,
-                                      .fingerprint_v1 = scope.fingerprint_v1})
-              : ReplayRecord(*s.receipts, op_id);
-  Result<WriteRun> run = kv::Run(
-      *s.db, RunOptionsFor(ctx, s, false),
-      [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteRun> {
-        return RunOnce<WriteRun>(
-            record, tx, attempt, s.clock->WallMillis(),
-            [&](const store::ReceiptResult& stored) {
-              return ReplayTransaction(s, tx, ctx.account_id, r, op_id, stored);
-            },
-            [&] { return ExecuteActions(s, tx, ctx.account_id, r, op_id); },
-            [](const WriteRun& executed) {
-              store::ReceiptResult receipt;
-              receipt.kind = store::ReceiptKind::kTransactWrite;
-              receipt.extra = EncodeTxnResult(executed.result);
-              return receipt;
-            });
-      });
+      tokened
+          ? ReplayRecord(*s.tokens, TokenUse{.key = {ctx.account_id, std::string(scope.operation),
+                                                     *r.client_request_token},
+                                             .contract = scope.contract,
+                                             .fingerprinter = scope.fingerprinter,
+                                             .fingerprint_v1 = scope.fingerprint_v1})
+          : ReplayRecord(*s.receipts, op_id);
+  Result<WriteRun> run =
+      kv::Run(*s.db, RunOptionsFor(ctx, s, false),
+              [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteRun> {
+                return RunOnce<WriteRun>(
+                    record, tx, attempt, s.clock->WallMillis(),
+                    [&](const store::ReceiptResult& stored) {
+                      return ReplayTransaction(s, tx, ctx.account_id, r, op_id, stored);
+                    },
+                    [&] { return ExecuteActions(s, tx, ctx.account_id, r, op_id); },
+                    [](const WriteRun& executed) {
+                      store::ReceiptResult receipt;
+                      receipt.kind = store::ReceiptKind::kTransactWrite;
+                      receipt.extra = EncodeTxnResult(executed.result);
+                      return receipt;
+                    });
+              });
   if (!run.ok()) {
     const Error& e = run.error();
     if (e.type == ErrorType::kIdempotentParameterMismatch) s.token_mismatches->Add();
@@ -546,9 +548,9 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
 Result<std::string> TransactWriteItemsOp(const TransactServices& s, const RequestContext& ctx,
                                          const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(TransactWriteRequest r, DecodeTransactWriteItems(body));
-  FDYNO_ASSIGN_OR_RETURN(TokenScope scope,
-                         ScopeOf(kOperation, store::kTokenContractTransactWriteItemsV1, r,
-                                 &TransactWriteFingerprint));
+  FDYNO_ASSIGN_OR_RETURN(
+      TokenScope scope,
+      ScopeOf(kOperation, store::kTokenContractTransactWriteItemsV1, r, &TransactWriteFingerprint));
   FDYNO_ASSIGN_OR_RETURN(WriteRun run, RunWriteTransaction(s, ctx, r, scope));
   return RenderWrite(r, run);
 }
@@ -570,19 +572,22 @@ void WriteTransactReadCapacity(Writer& w, ReturnConsumedCapacity mode,
   w.EndArray();
 }
 
+// What a read transaction (TransactGetItems, ExecuteTransaction's reads) found: the tables in
+// order of first use, each read's table, item (absent: none) and size.
+struct TransactRead {
+  std::vector<std::string> tables;
+  std::vector<uint32_t> table_of;
+  std::vector<std::optional<Item>> items;
+  std::vector<uint64_t> sizes;
+};
+
 // ---- TransactGetItems ----------------------------------------------------------------------
 
 Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestContext& ctx,
                                        const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(TransactGetRequest r, DecodeTransactGetItems(body));
   const size_t n = r.actions.size();
-  struct Read {
-    std::vector<std::string> tables;
-    std::vector<uint32_t> table_of;
-    std::vector<std::optional<Item>> items;
-    std::vector<uint64_t> sizes;
-  };
-  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
+  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<TransactRead> {
     FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
     std::vector<Reason> reasons(n);
     bool cancel = false;
@@ -603,7 +608,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
       storage[i] = StorageKey(*tables.infos[tables.of_action[i]], r.actions[i].key);
       if (!seen.insert(storage[i]).second) return Error::Validation(std::string(kDuplicateMessage));
     }
-    Read out;
+    TransactRead out;
     out.tables = tables.names;
     out.table_of = tables.of_action;
     out.items.resize(n);
@@ -628,7 +633,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
     }
     return out;
   };
-  FDYNO_ASSIGN_OR_RETURN(Read read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
+  FDYNO_ASSIGN_OR_RETURN(TransactRead read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
 
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -827,16 +832,10 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     targets[i].table_name = plans[i].read.table;
     targets[i].key = plans[i].read.key;
   }
-  struct Read {
-    std::vector<std::string> tables;
-    std::vector<uint32_t> table_of;
-    std::vector<std::optional<Item>> items;
-    std::vector<uint64_t> sizes;
-  };
-  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Read> {
+  auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<TransactRead> {
     FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, targets));
     std::set<std::string> seen;
-    Read out;
+    TransactRead out;
     out.tables = tables.names;
     out.table_of = tables.of_action;
     out.items.resize(n);
@@ -857,7 +856,7 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     }
     return out;
   };
-  FDYNO_ASSIGN_OR_RETURN(Read read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
+  FDYNO_ASSIGN_OR_RETURN(TransactRead read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -931,18 +930,9 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   s->token_mismatches = &m.GetCounter("txn_token_mismatches");
   s->token_fail_closed = &m.GetCounter("txn_token_fail_closed");
   s->receipt_replays = &m.GetCounter("receipt_replays", {{"operation", std::string(kOperation)}});
-  registry.Register("TransactWriteItems",
-                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
-                      return TransactWriteItemsOp(*s, ctx, body);
-                    });
-  registry.Register("ExecuteTransaction",
-                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
-                      return ExecuteTransactionOp(*s, ctx, body);
-                    });
-  registry.Register("TransactGetItems",
-                    [s](const RequestContext& ctx, const rapidjson::Value& body) {
-                      return TransactGetItemsOp(*s, ctx, body);
-                    });
+  registry.Register("TransactWriteItems", Bind(s, &TransactWriteItemsOp));
+  registry.Register("ExecuteTransaction", Bind(s, &ExecuteTransactionOp));
+  registry.Register("TransactGetItems", Bind(s, &TransactGetItemsOp));
 }
 
 }  // namespace fdyno::api

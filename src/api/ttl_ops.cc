@@ -163,12 +163,8 @@ Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, c
 
 void RegisterTtlOperations(OperationRegistry& registry, const Services& services) {
   auto s = std::make_shared<Services>(services);
-  registry.Register("UpdateTimeToLive", [s](const RequestContext& ctx, const Value& body) {
-    return UpdateTimeToLive(*s, ctx, body);
-  });
-  registry.Register("DescribeTimeToLive", [s](const RequestContext& ctx, const Value& body) {
-    return DescribeTimeToLive(*s, ctx, body);
-  });
+  registry.Register("UpdateTimeToLive", Bind(s, &UpdateTimeToLive));
+  registry.Register("DescribeTimeToLive", Bind(s, &DescribeTimeToLive));
 }
 
 }  // namespace fdyno::api

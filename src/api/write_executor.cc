@@ -18,8 +18,8 @@ constexpr std::string_view kMismatchMessage =
 // update only removes from an absent item (REMOVE and DELETE do not create one, whatever their
 // paths). Checked by the update size rule and, against the item it started from, by
 // ValidateNewImage.
-Result<std::optional<model::Item>> NextOfUpdate(const store::TableInfo& table,
-                                                const WriteAction& a, const model::Item* old) {
+Result<std::optional<model::Item>> NextOfUpdate(const store::TableInfo& table, const WriteAction& a,
+                                                const model::Item* old) {
   using Next = std::optional<model::Item>;
   if (a.update && !old && expr::OnlyRemoves(*a.update)) return Next();
   model::Item next = old ? *old : *a.item;
@@ -38,8 +38,9 @@ Status CheckAction(const store::TableInfo& table, const WriteAction& action,
                    PutKeyWording wording) {
   const store::KeySchema& schema = table.key_schema;
   if (action.kind == WriteKind::kPut) {
-    FDYNO_RETURN_IF_ERROR(wording == PutKeyWording::kBatch ? ValidateBatchPutKey(schema, *action.item)
-                                                           : ValidateItemKey(schema, *action.item));
+    FDYNO_RETURN_IF_ERROR(wording == PutKeyWording::kBatch
+                              ? ValidateBatchPutKey(schema, *action.item)
+                              : ValidateItemKey(schema, *action.item));
     return store::ValidateNewImage(table, *action.item);
   }
   FDYNO_RETURN_IF_ERROR(ValidateKey(schema, *action.item));
@@ -117,9 +118,8 @@ Result<std::optional<store::ReceiptResult>> ReplayRecord::Find(kv::Transaction& 
     if (!receipt) return Stored();
     return Stored(std::move(receipt->result));
   }
-  FDYNO_ASSIGN_OR_RETURN(
-      store::TokenLookup look,
-      tokens_->Check(tx, token_->key, token_->contract, token_->fingerprinter, now_ms));
+  FDYNO_ASSIGN_OR_RETURN(store::TokenLookup look, tokens_->Check(tx, token_->key, token_->contract,
+                                                                 token_->fingerprinter, now_ms));
   if (look.state == store::TokenState::kMismatch) {
     return Error::Make(ErrorType::kIdempotentParameterMismatch, std::string(kMismatchMessage));
   }

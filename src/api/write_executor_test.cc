@@ -7,14 +7,14 @@
 #include "expr/resolver.h"
 #include "kv/testing/memory_engine.h"
 #include "model/number.h"
-#include "store/layout.h"
 #include "model/test_values.h"
+#include "store/layout.h"
 
 namespace fdyno::api {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 using model::Item;
@@ -163,12 +163,11 @@ TEST_F(WriteExecutorTest, AReceiptIsReadOnlyAfterAnAttemptWhoseOutcomeIsUnknown)
 TEST_F(WriteExecutorTest, ATokenRecordAnswersEveryAttemptAndRefusesAnotherRequest) {
   const store::TokenStore tokens(store::layout::Tokens());
   auto use = [](std::string fingerprint) {
-    TokenUse u{.key = {"acct", "TransactWriteItems", "tok"},
-               .contract = store::kTokenContractTransactWriteItemsV1,
-               .fingerprinter = [fingerprint](uint32_t) -> Result<std::string> {
-                 return fingerprint;
-               },
-               .fingerprint_v1 = fingerprint};
+    TokenUse u{
+        .key = {"acct", "TransactWriteItems", "tok"},
+        .contract = store::kTokenContractTransactWriteItemsV1,
+        .fingerprinter = [fingerprint](uint32_t) -> Result<std::string> { return fingerprint; },
+        .fingerprint_v1 = fingerprint};
     return u;
   };
   const std::string a(store::kSha256Bytes, 'a'), b(store::kSha256Bytes, 'b');

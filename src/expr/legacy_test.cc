@@ -10,8 +10,8 @@
 namespace fdyno::expr::legacy {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 

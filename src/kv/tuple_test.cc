@@ -1,11 +1,12 @@
 #include "kv/tuple.h"
-#include "base/test_seed.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+
+#include "base/test_seed.h"
 
 namespace fdyno::kv {
 namespace {

@@ -106,8 +106,9 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                   "committer thread is busy under writes)")
       ->envname("DYNODB_IO_THREADS")
       ->capture_default_str();
-  serve.add_option("--workers", f.workers,
-                   "Most operation worker threads, started as needed (0: 16 per core, >= 32)")
+  serve
+      .add_option("--workers", f.workers,
+                  "Most operation worker threads, started as needed (0: 16 per core, >= 32)")
       ->envname("DYNODB_WORKERS")
       ->capture_default_str();
   serve

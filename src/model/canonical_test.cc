@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 
+#include "base/test_seed.h"
 #include "model/json.h"
 #include "model/random_value.h"
-#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {

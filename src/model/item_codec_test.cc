@@ -5,11 +5,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "base/test_seed.h"
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/random_value.h"
 #include "model/stored_json.h"
-#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {

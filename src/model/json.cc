@@ -39,8 +39,6 @@ std::string_view Str(const Value& v) { return {v.GetString(), v.GetStringLength(
 
 Error SerializationError(std::string message) { return Error::Serialization(std::move(message)); }
 
-constexpr const char* kStartOfStructure = "Start of structure or map found where not expected";
-
 // DynamoDB's deserializer names JSON numbers as Jackson tokens do.
 const char* NumberToken(const Value& v) { return v.IsDouble() ? "DECIMAL_VALUE" : "NUMBER_VALUE"; }
 
@@ -53,7 +51,7 @@ Status CheckString(const Value& v) {
   if (v.IsNumber())
     return SerializationError(std::string(NumberToken(v)) + " cannot be converted to String");
   if (v.IsArray()) return SerializationError("Unrecognized collection type class java.lang.String");
-  return SerializationError(kStartOfStructure);
+  return SerializationError(std::string(kStartOfStructure));
 }
 
 Status CheckBlob(const Value& v) {
@@ -63,7 +61,7 @@ Status CheckBlob(const Value& v) {
   }
   if (v.IsArray())
     return SerializationError("Unrecognized collection type class java.nio.ByteBuffer");
-  if (v.IsObject()) return SerializationError(kStartOfStructure);
+  if (v.IsObject()) return SerializationError(std::string(kStartOfStructure));
   if (v.GetStringLength() % 4 != 0) {
     return SerializationError(
         "Base64 encoded length is expected a multiple of 4 bytes but found: " +
@@ -95,14 +93,14 @@ Status CheckBoolean(const Value& v) {
   }
   if (v.IsArray())
     return SerializationError("Unrecognized collection type class java.lang.Boolean");
-  return SerializationError(kStartOfStructure);
+  return SerializationError(std::string(kStartOfStructure));
 }
 
 bool BoolValue(const Value& v) { return v.IsBool() ? v.GetBool() : *BoolFromString(Str(v)); }
 
 Status CheckListContainer(const Value& v) {
   if (v.IsArray()) return Status::Ok();
-  if (v.IsObject()) return SerializationError(kStartOfStructure);
+  if (v.IsObject()) return SerializationError(std::string(kStartOfStructure));
   return SerializationError("Unexpected field type");
 }
 

@@ -31,6 +31,10 @@ namespace fdyno::model {
 // level deeper than it. DynamoDB rejects values deeper than this.
 inline constexpr int kMaxNestingLevel = 32;
 
+// The SerializationException of a JSON object where the protocol wants a scalar or a list.
+inline constexpr std::string_view kStartOfStructure =
+    "Start of structure or map found where not expected";
+
 // Every attribute name a request carries (an item's or key's attributes and the keys of maps
 // inside them at any depth, AttributeUpdates, Expected, QueryFilter, ScanFilter, AttributesToGet,
 // ExpressionAttributeNames values, ExclusiveStartKey) is at most 65,535 bytes; a longer one is

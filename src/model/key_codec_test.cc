@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <random>
 
-#include "model/key_schema.h"
 #include "base/test_seed.h"
+#include "model/key_schema.h"
 
 namespace fdyno::model {
 namespace {

@@ -6,11 +6,11 @@
 #include <random>
 #include <string>
 
+#include "base/test_seed.h"
 #include "model/item_codec.h"
 #include "model/item_size.h"
 #include "model/json.h"
 #include "model/random_value.h"
-#include "base/test_seed.h"
 
 namespace fdyno::model {
 namespace {

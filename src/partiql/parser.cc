@@ -452,10 +452,11 @@ class Parser {
   // are two words. Another name is a syntax error.
   Result<std::string> ParseTypeName() {
     static const std::set<std::string, std::less<>> kTypes = {
-        "missing", "null", "bool", "boolean", "smallint", "int2", "integer2", "int4",
-        "integer4", "int8", "integer8", "int", "integer", "bigint", "float", "real", "decimal",
-        "dec", "numeric", "timestamp", "char", "character", "varchar", "string", "symbol",
-        "clob", "blob", "struct", "tuple", "list", "sexp", "bag", "date", "time", "any"};
+        "missing",   "null",     "bool",    "boolean",  "smallint", "int2",      "integer2",
+        "int4",      "integer4", "int8",    "integer8", "int",      "integer",   "bigint",
+        "float",     "real",     "decimal", "dec",      "numeric",  "timestamp", "char",
+        "character", "varchar",  "string",  "symbol",   "clob",     "blob",      "struct",
+        "tuple",     "list",     "sexp",    "bag",      "date",     "time",      "any"};
     const Token& t = Peek();
     if (t.type != Tok::kKeyword && t.type != Tok::kIdent) return Fail("Expected type name");
     std::string name = Lower(t.text);

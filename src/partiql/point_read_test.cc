@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "model/test_values.h"
 #include "partiql/parser.h"
 #include "partiql/testing_plan_text.h"
-#include "model/test_values.h"
 
 namespace fdyno::partiql {
 namespace {

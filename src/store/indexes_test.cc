@@ -14,15 +14,15 @@
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
 #include "model/key_codec.h"
+#include "model/test_values.h"
 #include "store/items.h"
 #include "store/layout.h"
-#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 using model::Item;

@@ -9,14 +9,14 @@
 #include "kv/testing/memory_engine.h"
 #include "model/item_size.h"
 #include "model/key_codec.h"
-#include "store/layout.h"
 #include "model/test_values.h"
+#include "store/layout.h"
 
 namespace fdyno::store {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 using model::Item;

@@ -14,10 +14,10 @@
 #include "kv/testing/memory_engine.h"
 #include "model/key_codec.h"
 #include "model/number.h"
+#include "model/test_values.h"
 #include "store/indexes.h"
 #include "store/items.h"
 #include "store/layout.h"
-#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {

@@ -85,9 +85,9 @@ TEST_F(ItemCursorTest, ASplitItemMissingItsLastPartIsUnrecoverable) {
   tx = db_->CreateTransaction();
   Status st;
   while (st.ok() && !cursor.done()) {
-    st = cursor.Step([&](const std::string& begin,
-                         const std::string& end) { return tx->GetRange(begin, end); },
-                     [](const std::string&, std::string_view) -> Result<bool> { return true; });
+    st = cursor.Step(
+        [&](const std::string& begin, const std::string& end) { return tx->GetRange(begin, end); },
+        [](const std::string&, std::string_view) -> Result<bool> { return true; });
   }
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().cause, ErrorCause::kUnrecoverable);

@@ -62,8 +62,8 @@ class StreamRecords final : public Maintainer {
   }
   Status Update(kv::Transaction& tx, const ItemChange& c) const override {
     if (!StateChanged(c.old_item, c.new_item)) return Status::Ok();
-    ChangeRecord record = MakeChangeRecord(c.table.stream.view_type, c.table.key_schema,
-                                           c.old_item, c.new_item, c.source, c.now_ms);
+    ChangeRecord record = MakeChangeRecord(c.table.stream.view_type, c.table.key_schema, c.old_item,
+                                           c.new_item, c.source, c.now_ms);
     return WriteChangeRecord(tx, c.table, record, c.order);
   }
 };

@@ -4,15 +4,15 @@
 
 #include "kv/testing/memory_engine.h"
 #include "model/number.h"
+#include "model/test_values.h"
 #include "store/item_counts.h"
 #include "store/ttl.h"
-#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 using model::Item;

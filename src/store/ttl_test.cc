@@ -4,8 +4,8 @@
 
 #include "kv/testing/memory_engine.h"
 #include "model/number.h"
-#include "store/layout.h"
 #include "model/test_values.h"
+#include "store/layout.h"
 
 namespace fdyno::store {
 namespace {

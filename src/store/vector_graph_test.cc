@@ -11,12 +11,12 @@
 
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "model/test_values.h"
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/vector_graphs.h"
 #include "store/vector_index.h"
 #include "store/vector_journal.h"
-#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {

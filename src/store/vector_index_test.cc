@@ -13,11 +13,11 @@
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
 #include "model/item_size.h"
+#include "model/test_values.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/vector_distance.h"
-#include "model/test_values.h"
 
 namespace fdyno::store {
 namespace {

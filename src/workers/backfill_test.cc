@@ -16,13 +16,13 @@
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
 #include "model/key_codec.h"
+#include "model/test_values.h"
 #include "store/indexes.h"
 #include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/leases.h"
 #include "workers/pausing_database_testing.h"
-#include "model/test_values.h"
 
 namespace fdyno::workers {
 namespace {

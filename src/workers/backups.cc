@@ -166,11 +166,10 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
   store::ItemCursor cursor(begin, end);
   while (!cursor.done()) {
     if (StopRequested(options.stop)) return std::optional<int64_t>();
-    FDYNO_RETURN_IF_ERROR(cursor.Step(
-        [&](const std::string& b, const std::string& e) {
-          return reader.GetRange(b, e, options.page_keys);
-        },
-        visit));
+    FDYNO_RETURN_IF_ERROR(
+        cursor.Step([&](const std::string& b,
+                        const std::string& e) { return reader.GetRange(b, e, options.page_keys); },
+                    visit));
     if (lost) return std::optional<int64_t>();
   }
   FDYNO_ASSIGN_OR_RETURN(bool mine_still, flush(/*last=*/true));

@@ -15,23 +15,23 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/test_seed.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
+#include "model/test_values.h"
 #include "store/backups.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
-#include "model/test_values.h"
-#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 using test::Seed;
 
 using model::AttributeValue;

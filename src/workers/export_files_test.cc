@@ -11,10 +11,10 @@
 #include <fstream>
 #include <random>
 
+#include "base/test_seed.h"
 #include "model/base64.h"
 #include "model/json.h"
 #include "model/random_value.h"
-#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {

@@ -356,11 +356,10 @@ Status WriteFullExport(SnapshotReader& reader, const store::TableInfo& table, Ch
   while (!cursor.done()) {
     if (StopRequested(options.stop)) return Error::Internal("stopping");
     FDYNO_RETURN_IF_ERROR(heartbeat.Beat());
-    FDYNO_RETURN_IF_ERROR(cursor.Step(
-        [&](const std::string& b, const std::string& e) {
-          return reader.GetRange(b, e, options.page_keys);
-        },
-        visit));
+    FDYNO_RETURN_IF_ERROR(
+        cursor.Step([&](const std::string& b,
+                        const std::string& e) { return reader.GetRange(b, e, options.page_keys); },
+                    visit));
     CountStep(options);  // a process killed here leaves a data file unfinished, no manifest
   }
   // Items that existed at the export time and were deleted since.

@@ -17,22 +17,22 @@
 #include <set>
 #include <thread>
 
+#include "base/test_seed.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "model/json.h"
+#include "model/test_values.h"
 #include "store/exports.h"
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/pitr.h"
 #include "workers/export_files.h"
-#include "model/test_values.h"
-#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 using test::Seed;
 
 namespace fs = std::filesystem;

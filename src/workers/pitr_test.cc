@@ -11,21 +11,21 @@
 #include <random>
 #include <thread>
 
+#include "base/test_seed.h"
 #include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "model/test_values.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/pitr.h"
-#include "model/test_values.h"
-#include "base/test_seed.h"
 
 namespace fdyno::workers {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 using test::Seed;
 
 using model::AttributeValue;

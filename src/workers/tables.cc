@@ -44,16 +44,16 @@ Result<ItemPage> VisitItemPage(
   ro.limit = limits.items * 2;
   ro.snapshot = limits.snapshot;
   uint64_t bytes = 0;
-  FDYNO_RETURN_IF_ERROR(cursor.Step(
-      [&](const std::string& b, const std::string& e) { return tx.GetRange(b, e, ro); },
-      [&](const std::string& key, std::string_view image) -> Result<bool> {
-        if (page.items >= limits.items || bytes >= limits.bytes) return false;
-        FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(image));
-        bytes += image.size();
-        FDYNO_RETURN_IF_ERROR(visit(key, item));
-        ++page.items;
-        return true;
-      }));
+  FDYNO_RETURN_IF_ERROR(
+      cursor.Step([&](const std::string& b, const std::string& e) { return tx.GetRange(b, e, ro); },
+                  [&](const std::string& key, std::string_view image) -> Result<bool> {
+                    if (page.items >= limits.items || bytes >= limits.bytes) return false;
+                    FDYNO_ASSIGN_OR_RETURN(model::Item item, model::DecodeStoredItem(image));
+                    bytes += image.size();
+                    FDYNO_RETURN_IF_ERROR(visit(key, item));
+                    ++page.items;
+                    return true;
+                  }));
   page.last = cursor.done();
   if (!page.last) page.next = cursor.next();
   return page;

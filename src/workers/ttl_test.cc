@@ -10,18 +10,18 @@
 #include "kv/testing/memory_engine.h"
 #include "model/item_codec.h"
 #include "model/number.h"
+#include "model/test_values.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
 #include "store/mutation.h"
 #include "store/streams.h"
 #include "workers/pausing_database_testing.h"
-#include "model/test_values.h"
 
 namespace fdyno::workers {
 namespace {
 
-using test::S;
 using test::N;
+using test::S;
 
 using model::AttributeValue;
 using model::Item;

@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/test_seed.h"
 #include "kv/engines/embedded/embedded.h"
 #include "kv/tuple.h"
-#include "base/test_seed.h"
 
 namespace fdyno::kv {
 namespace {
