@@ -208,7 +208,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
     const store::TableInfo& t = *infos[w->table];
     actions.push_back({.kind = w->is_put ? WriteKind::kPut : WriteKind::kDelete, .item = &w->item});
     FDYNO_RETURN_IF_ERROR(CheckAction(t, actions.back(), PutKeyWording::kBatch));
-    std::string key = StorageKey(t, KeyOfAction(t, actions.back()));
+    std::string key = StorageKey(t, w->item);  // an item holds its key
     for (const std::string& k : seen[w->table]) {
       if (k == key) return Error::Validation("Provided list of item keys contains duplicates");
     }

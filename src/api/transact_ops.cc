@@ -405,7 +405,7 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
   }
   std::set<std::string> seen;
   for (size_t i = 0; i < n; ++i) {
-    if (!seen.insert(StorageKey(table(i), KeyOfAction(table(i), actions[i]))).second) {
+    if (!seen.insert(StorageKey(table(i), *actions[i].item)).second) {
       return Error::Validation(std::string(kDuplicateMessage));
     }
   }
@@ -460,7 +460,7 @@ Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
     out.new_size = !ev.evaluations[i].stages ? out.old_size : next ? model::ItemSize(*next) : 0;
     if (!ev.evaluations[i].stages) continue;
     if (next || actions[i].kind == WriteKind::kDelete) {
-      out.collection_key = CollectionKey(table, KeyOfAction(table, actions[i]));
+      out.collection_key = CollectionKey(table, *actions[i].item);
     }
     mutation.Stage(table, std::move(ev.current[i]), std::move(next));
     action_of_change.push_back(i);
@@ -478,9 +478,9 @@ Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
     uint64_t collection_bytes = 0;
     if (run.result.actions[i].collection_key && r.return_item_collection_metrics) {
       const store::TableInfo& table = *tables.infos[tables.of_action[i]];
-      FDYNO_ASSIGN_OR_RETURN(collection_bytes,
-                             mutation.CollectionSizeAfter(
-                                 tx, store::CollectionOf(table, KeyOfAction(table, actions[i]))));
+      FDYNO_ASSIGN_OR_RETURN(
+          collection_bytes,
+          mutation.CollectionSizeAfter(tx, store::CollectionOf(table, *actions[i].item)));
     }
     run.collection_bytes.push_back(collection_bytes);
   }

@@ -48,10 +48,6 @@ Status CheckAction(const store::TableInfo& table, const WriteAction& action,
   return Status::Ok();
 }
 
-model::Item KeyOfAction(const store::TableInfo& table, const WriteAction& action) {
-  return action.kind == WriteKind::kPut ? KeyOf(table.key_schema, *action.item) : *action.item;
-}
-
 Result<store::CurrentItem> ReadAction(kv::Transaction& tx, const store::TableInfo& table,
                                       const WriteAction& action, bool decode) {
   // A put's item holds its key as the other actions' key does.

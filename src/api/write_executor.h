@@ -61,9 +61,6 @@ enum class PutKeyWording { kItem, kBatch };
 Status CheckAction(const store::TableInfo& table, const WriteAction& action,
                    PutKeyWording wording = PutKeyWording::kItem);
 
-// The key attributes of the action's item. REQUIRES: CheckAction passed.
-model::Item KeyOfAction(const store::TableInfo& table, const WriteAction& action);
-
 // Step 2: the item the action addresses, decoded when `decode` or when the action needs it (a
 // condition, an update) or the table does (store::NeedsOldImage). REQUIRES: CheckAction passed.
 Result<store::CurrentItem> ReadAction(kv::Transaction& tx, const store::TableInfo& table,
