@@ -244,8 +244,8 @@ Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
       w.raw = &wr;
       const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
       if (value == nullptr) {
-        return Error::Validation(
-            std::string("1 validation error detected: Value null at '") +
+        return Error::EnvelopedValidation(
+            std::string("Value null at '") +
             (put ? "requestItems." + tables.back() + ".member.putRequest.item"
                  : "requestItems." + tables.back() + ".member.deleteRequest.key") +
             "' failed to satisfy constraint: Member must not be null");

@@ -13,9 +13,9 @@ Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(const std::string* va
   if (value == nullptr || *value == "NONE") return ReturnConsumedCapacity::kNone;
   if (*value == "TOTAL") return ReturnConsumedCapacity::kTotal;
   if (*value == "INDEXES") return ReturnConsumedCapacity::kIndexes;
-  return Error::Validation("1 validation error detected: Value '" + *value +
-                           "' at 'returnConsumedCapacity' failed to satisfy constraint: Member "
-                           "must satisfy enum value set: [INDEXES, TOTAL, NONE]");
+  return Error::EnvelopedValidation("Value '" + *value +
+                                    "' at 'returnConsumedCapacity' failed to satisfy constraint: "
+                                    "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
 }
 
 namespace {

@@ -73,9 +73,11 @@ Result<Plan> PlanExpressions(const ItemRequest& r) {
   if (r.projection_expression) {
     FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*r.projection_expression));
   }
-  expr::ResolveContext ctx(
-      r.has_expression_attribute_names ? &r.expression_attribute_names : nullptr,
-      r.has_expression_attribute_values ? &r.expression_attribute_values : nullptr);
+  FDYNO_ASSIGN_OR_RETURN(
+      expr::ResolveContext ctx,
+      expr::ResolveContext::ForRequest(
+          r.has_expression_attribute_names ? &r.expression_attribute_names : nullptr,
+          r.has_expression_attribute_values ? &r.expression_attribute_values : nullptr));
   if (update) {
     FDYNO_ASSIGN_OR_RETURN(plan.update, ctx.ResolveUpdate(*update));
   }
@@ -342,7 +344,9 @@ Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServic
   job->account = ctx.account_id;
   FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
   if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
-  FDYNO_ASSIGN_OR_RETURN(job->plan, PlanExpressions(job->r));
+  Result<Plan> plan = PlanExpressions(job->r);
+  if (!plan.ok()) return Error::InEnvelope(std::move(plan).error());
+  job->plan = std::move(plan).value();
   WriteSpec& spec = job->spec;
   spec.op = op;
   spec.action.kind = KindOf(op);

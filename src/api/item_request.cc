@@ -1,5 +1,7 @@
 #include "api/item_request.h"
 
+#include <cctype>
+
 #include "api/json_util.h"
 #include "model/json.h"
 
@@ -130,12 +132,8 @@ std::string NullList(const std::vector<std::string_view>& names) {
   return s + (names.size() == 1 ? " is null" : " are null");
 }
 
-}  // namespace
-
-Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(op, body));
-
-  // Phase 2: the API model's constraints, all reported together.
+// Phase 2: the API model's constraints, all reported together.
+Status CheckConstraints(ItemOp op, const Members& m) {
   ConstraintErrors errors;
   CheckDataPlaneTableName(errors, m.table_name);
   errors.NotNull(op == ItemOp::kPutItem ? "item" : "key", m.item != nullptr);
@@ -160,31 +158,27 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
     errors.Enum("returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
                 {"ALL_OLD", "NONE"});
   }
-  if (m.expected) {
-    for (const auto& e : m.expected->GetObject()) {
+  auto each_entry = [&](const rapidjson::Value* map, const char* member, const char* field,
+                        std::initializer_list<std::string_view> allowed) {
+    if (map == nullptr) return;
+    for (const auto& e : map->GetObject()) {
       if (e.value.IsNull()) continue;
-      if (const rapidjson::Value* op = Member(e.value, "ComparisonOperator")) {
-        errors.Enum("expected." + std::string(e.name.GetString(), e.name.GetStringLength()) +
-                        ".member.comparisonOperator",
-                    AsStringView(*op),
-                    {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL",
-                     "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH"});
+      if (const rapidjson::Value* v = Member(e.value, field)) {
+        errors.Enum(std::string(member) + "." + std::string(AsStringView(e.name)) + ".member." +
+                        static_cast<char>(std::tolower(field[0])) + (field + 1),
+                    AsStringView(*v), allowed);
       }
     }
-  }
-  if (m.attribute_updates) {
-    for (const auto& e : m.attribute_updates->GetObject()) {
-      if (e.value.IsNull()) continue;
-      if (const rapidjson::Value* a = Member(e.value, "Action")) {
-        errors.Enum("attributeUpdates." +
-                        std::string(e.name.GetString(), e.name.GetStringLength()) +
-                        ".member.action",
-                    AsStringView(*a), {"ADD", "PUT", "DELETE"});
-      }
-    }
-  }
-  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  };
+  each_entry(m.expected, "expected", "ComparisonOperator",
+             {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL", "CONTAINS",
+              "NOT_CONTAINS", "BEGINS_WITH"});
+  each_entry(m.attribute_updates, "attributeUpdates", "Action", {"ADD", "PUT", "DELETE"});
+  return errors.ToStatus();
+}
 
+// The simple members, copied.
+ItemRequest CopyMembers(ItemOp op, const Members& m) {
   ItemRequest r;
   r.op = op;
   r.table_name = std::string(AsStringView(*m.table_name));
@@ -196,9 +190,6 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
                       : v == "UPDATED_NEW" ? ReturnValues::kUpdatedNew
                                            : ReturnValues::kNone;
   }
-  std::string rcc = m.return_consumed_capacity ? std::string(*m.return_consumed_capacity) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(m.return_consumed_capacity ? &rcc : nullptr));
   r.return_item_collection_metrics =
       m.return_item_collection_metrics && *m.return_item_collection_metrics == "SIZE";
   r.return_old_on_condition_failure =
@@ -208,49 +199,53 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
   if (m.update_expression) r.update_expression = std::string(*m.update_expression);
   if (m.projection_expression) r.projection_expression = std::string(*m.projection_expression);
   if (m.conditional_operator) r.conditional_operator = std::string(*m.conditional_operator);
+  return r;
+}
 
-  // Phase 4a: legacy and expression parameters never mix; ExpressionAttribute* need an
-  // expression.
+std::string Join(const std::vector<std::string_view>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += v[i];
+  }
+  return s;
+}
+
+// Phase 4a: legacy and expression parameters never mix; ExpressionAttribute* need an
+// expression.
+Status CheckParameterMix(ItemOp op, const Members& m) {
   std::vector<std::string_view> legacy, expression, absent_expression;
   auto note = [](std::vector<std::string_view>& list, bool present, std::string_view name) {
     if (present) list.push_back(name);
   };
+  auto note_expression = [&](bool present, std::string_view name) {
+    note(expression, present, name);
+    note(absent_expression, !present, name);
+  };
   switch (op) {
     case ItemOp::kGetItem:
       note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
-      note(expression, m.projection_expression.has_value(), "ProjectionExpression");
-      if (!m.projection_expression) absent_expression.push_back("ProjectionExpression");
+      note_expression(m.projection_expression.has_value(), "ProjectionExpression");
       break;
     case ItemOp::kUpdateItem:
       note(legacy, m.attribute_updates != nullptr, "AttributeUpdates");
       note(legacy, m.expected != nullptr, "Expected");
       note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-      note(expression, m.update_expression.has_value(), "UpdateExpression");
-      note(expression, m.condition_expression.has_value(), "ConditionExpression");
-      if (!m.update_expression) absent_expression.push_back("UpdateExpression");
-      if (!m.condition_expression) absent_expression.push_back("ConditionExpression");
+      note_expression(m.update_expression.has_value(), "UpdateExpression");
+      note_expression(m.condition_expression.has_value(), "ConditionExpression");
       break;
     case ItemOp::kPutItem:
     case ItemOp::kDeleteItem:
       note(legacy, m.expected != nullptr, "Expected");
       note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-      note(expression, m.condition_expression.has_value(), "ConditionExpression");
-      if (!m.condition_expression) absent_expression.push_back("ConditionExpression");
+      note_expression(m.condition_expression.has_value(), "ConditionExpression");
       break;
   }
   if (!legacy.empty() && !expression.empty()) {
-    auto join = [](const std::vector<std::string_view>& v) {
-      std::string s;
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0) s += ", ";
-        s += v[i];
-      }
-      return s;
-    };
     return Error::Validation(
         "Can not use both expression and non-expression parameters in the same request: "
         "Non-expression parameters: {" +
-        join(legacy) + "} Expression parameters: {" + join(expression) + "}");
+        Join(legacy) + "} Expression parameters: {" + Join(expression) + "}");
   }
   if (m.conditional_operator && op != ItemOp::kGetItem && m.expected == nullptr) {
     return Error::Validation(
@@ -266,10 +261,82 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
         "ExpressionAttributeValues can only be specified when using expressions: " +
         NullList(absent_expression));
   }
+  return Status::Ok();
+}
 
-  // Phase 3: the item / key values.
+Result<expr::legacy::ExpectedCondition> DecodeExpected(const rapidjson::Value& e) {
+  expr::legacy::ExpectedCondition c;
+  if (e.IsNull()) return c;
+  if (const rapidjson::Value* v = Member(e, "Value")) {
+    FDYNO_ASSIGN_OR_RETURN(c.value, model::DecodeAttributeValue(*v));
+  }
+  FDYNO_ASSIGN_OR_RETURN(c.exists, GetBool(e, "Exists"));
+  if (const rapidjson::Value* op = Member(e, "ComparisonOperator")) {
+    c.op = expr::legacy::ParseComparisonOperator(AsStringView(*op));
+  }
+  if (const rapidjson::Value* list = Member(e, "AttributeValueList")) {
+    std::vector<model::AttributeValue> values;
+    for (const auto& v : list->GetArray()) {
+      FDYNO_ASSIGN_OR_RETURN(model::AttributeValue av, model::DecodeAttributeValue(v));
+      values.push_back(std::move(av));
+    }
+    c.value_list = std::move(values);
+  }
+  return c;
+}
+
+Result<expr::legacy::AttributeUpdate> DecodeAttributeUpdate(const rapidjson::Value& e) {
+  expr::legacy::AttributeUpdate u;
+  if (e.IsNull()) return u;
+  if (const rapidjson::Value* v = Member(e, "Value")) {
+    FDYNO_ASSIGN_OR_RETURN(u.value, model::DecodeAttributeValue(*v));
+  }
+  if (const rapidjson::Value* a = Member(e, "Action")) {
+    std::string_view action = AsStringView(*a);
+    u.action = action == "ADD"      ? expr::legacy::AttributeUpdate::Action::kAdd
+               : action == "DELETE" ? expr::legacy::AttributeUpdate::Action::kDelete
+                                    : expr::legacy::AttributeUpdate::Action::kPut;
+  }
+  return u;
+}
+
+// Phase 3: the legacy parameters' values.
+Status DecodeLegacy(const Members& m, ItemRequest& r) {
+  if (m.expected) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.expected));
+    r.has_expected = true;
+    for (const auto& e : m.expected->GetObject()) {
+      FDYNO_ASSIGN_OR_RETURN(auto c, DecodeExpected(e.value));
+      r.expected.emplace(std::string(AsStringView(e.name)), std::move(c));
+    }
+  }
+  if (m.attribute_updates) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.attribute_updates));
+    r.has_attribute_updates = true;
+    for (const auto& e : m.attribute_updates->GetObject()) {
+      FDYNO_ASSIGN_OR_RETURN(auto u, DecodeAttributeUpdate(e.value));
+      r.attribute_updates.emplace(std::string(AsStringView(e.name)), std::move(u));
+    }
+  }
+  if (m.attributes_to_get) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*m.attributes_to_get));
+    r.has_attributes_to_get = true;
+    for (const auto& v : m.attributes_to_get->GetArray()) {
+      r.attributes_to_get.emplace_back(AsStringView(v));
+    }
+  }
+  return Status::Ok();
+}
+
+// Phases 2 to 4 over the members phase 1 read.
+Result<ItemRequest> DecodeMembers(ItemOp op, const Members& m) {
+  FDYNO_RETURN_IF_ERROR(CheckConstraints(op, m));
+  ItemRequest r = CopyMembers(op, m);
+  std::string rcc = m.return_consumed_capacity ? std::string(*m.return_consumed_capacity) : "";
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(m.return_consumed_capacity ? &rcc : nullptr));
+  FDYNO_RETURN_IF_ERROR(CheckParameterMix(op, m));
   FDYNO_ASSIGN_OR_RETURN(r.item, model::DecodeItem(*m.item));
-
   if (m.names) {
     r.has_expression_attribute_names = true;
     FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_names, DecodeExpressionAttributeNames(*m.names));
@@ -282,65 +349,21 @@ Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
     FDYNO_ASSIGN_OR_RETURN(r.expression_attribute_values,
                            DecodeExpressionAttributeValues(*m.values));
   }
-  if (m.expected) {
-    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.expected));
-    r.has_expected = true;
-    for (const auto& e : m.expected->GetObject()) {
-      expr::legacy::ExpectedCondition c;
-      if (!e.value.IsNull()) {
-        if (const rapidjson::Value* v = Member(e.value, "Value")) {
-          FDYNO_ASSIGN_OR_RETURN(c.value, model::DecodeAttributeValue(*v));
-        }
-        FDYNO_ASSIGN_OR_RETURN(c.exists, GetBool(e.value, "Exists"));
-        if (const rapidjson::Value* op = Member(e.value, "ComparisonOperator")) {
-          c.op = expr::legacy::ParseComparisonOperator(AsStringView(*op));
-        }
-        if (const rapidjson::Value* list = Member(e.value, "AttributeValueList")) {
-          std::vector<model::AttributeValue> values;
-          for (const auto& v : list->GetArray()) {
-            FDYNO_ASSIGN_OR_RETURN(model::AttributeValue av, model::DecodeAttributeValue(v));
-            values.push_back(std::move(av));
-          }
-          c.value_list = std::move(values);
-        }
-      }
-      r.expected.emplace(std::string(e.name.GetString(), e.name.GetStringLength()), std::move(c));
-    }
-  }
-  if (m.attribute_updates) {
-    FDYNO_RETURN_IF_ERROR(CheckAttributeNameKeys(*m.attribute_updates));
-    r.has_attribute_updates = true;
-    for (const auto& e : m.attribute_updates->GetObject()) {
-      expr::legacy::AttributeUpdate u;
-      if (!e.value.IsNull()) {
-        if (const rapidjson::Value* v = Member(e.value, "Value")) {
-          FDYNO_ASSIGN_OR_RETURN(u.value, model::DecodeAttributeValue(*v));
-        }
-        if (const rapidjson::Value* a = Member(e.value, "Action")) {
-          std::string_view action = AsStringView(*a);
-          u.action = action == "ADD"      ? expr::legacy::AttributeUpdate::Action::kAdd
-                     : action == "DELETE" ? expr::legacy::AttributeUpdate::Action::kDelete
-                                          : expr::legacy::AttributeUpdate::Action::kPut;
-        }
-      }
-      r.attribute_updates.emplace(std::string(e.name.GetString(), e.name.GetStringLength()),
-                                  std::move(u));
-    }
-  }
-  if (m.attributes_to_get) {
-    FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*m.attributes_to_get));
-    r.has_attributes_to_get = true;
-    for (const auto& v : m.attributes_to_get->GetArray()) {
-      std::string name(AsStringView(v));
-      r.attributes_to_get.push_back(std::move(name));
-    }
-  }
-
+  FDYNO_RETURN_IF_ERROR(DecodeLegacy(m, r));
   // Phase 4b: ReturnValues must suit the operation.
   if ((op == ItemOp::kPutItem || op == ItemOp::kDeleteItem) &&
       r.return_values != ReturnValues::kNone && r.return_values != ReturnValues::kAllOld) {
     return Error::Validation("ReturnValues can only be ALL_OLD or NONE");
   }
+  return r;
+}
+
+}  // namespace
+
+Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(op, body));
+  Result<ItemRequest> r = DecodeMembers(op, m);
+  if (!r.ok() && op != ItemOp::kGetItem) return Error::InEnvelope(std::move(r).error());
   return r;
 }
 

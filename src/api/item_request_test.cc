@@ -49,28 +49,49 @@ TEST(ItemRequestTest, LegacyAndExpressionParametersNeverMix) {
                     R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},)"
                     R"("AttributeUpdates":{"a":{"Action":"DELETE"}},"Expected":{},)"
                     R"("UpdateExpression":"REMOVE a","ConditionExpression":"a = a"})"),
-            "ValidationException: Can not use both expression and non-expression parameters "
-            "in the same request: Non-expression parameters: {AttributeUpdates, Expected} "
+            "ValidationException: 1 validation error detected: Can not use both expression and "
+            "non-expression parameters in the same request: Non-expression parameters: {AttributeUpdates, Expected} "
             "Expression parameters: {UpdateExpression, ConditionExpression}");
   EXPECT_EQ(Message(ItemOp::kUpdateItem, R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},)"
                                          R"("ExpressionAttributeNames":{"#a":"a"}})"),
-            "ValidationException: ExpressionAttributeNames can only be specified when using "
-            "expressions: UpdateExpression and ConditionExpression are null");
+            "ValidationException: 1 validation error detected: ExpressionAttributeNames can only "
+            "be specified when using expressions: UpdateExpression and ConditionExpression are "
+            "null");
   EXPECT_EQ(Message(ItemOp::kGetItem, R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},)"
                                       R"("ExpressionAttributeNames":{"#a":"a"}})"),
             "ValidationException: ExpressionAttributeNames can only be specified when using "
             "expressions: ProjectionExpression is null");
 }
 
+// Writes answer their request's own errors in the envelope, once; GetItem answers them bare; an
+// attribute value with no type or several is bare everywhere.
+TEST(ItemRequestTest, WritesEnvelopeTheirRequestErrors) {
+  EXPECT_EQ(Message(ItemOp::kPutItem,
+                    R"({"TableName":"tbl","Item":{"pk":{"S":"a"},"n":{"NULL":false}}})"),
+            "ValidationException: 1 validation error detected: One or more parameter values "
+            "were invalid: Null attribute value types must have the value of true");
+  EXPECT_EQ(Message(ItemOp::kGetItem, R"({"TableName":"tbl","Key":{"pk":{"NULL":false}}})"),
+            "ValidationException: One or more parameter values were invalid: Null attribute "
+            "value types must have the value of true");
+  EXPECT_EQ(Message(ItemOp::kPutItem, R"({"TableName":"tbl","Item":{"pk":{"S":"a"},"n":{}}})"),
+            "ValidationException: Supplied AttributeValue is empty, must contain exactly one of "
+            "the supported datatypes");
+  EXPECT_EQ(Message(ItemOp::kDeleteItem, R"({"TableName":"t","Key":{"pk":{"S":"a"}}})"),
+            "ValidationException: 1 validation error detected: Value 't' at 'tableName' failed "
+            "to satisfy constraint: Member must have length greater than or equal to 3");
+}
+
 TEST(ItemRequestTest, AttributeValuesAndReturnValues) {
   EXPECT_EQ(Message(ItemOp::kPutItem,
                     R"({"TableName":"tbl","Item":{"pk":{"S":"a"}},"ConditionExpression":"a = :v",)"
                     R"("ExpressionAttributeValues":{":v":{"SS":[]}}})"),
-            "ValidationException: ExpressionAttributeValues contains invalid value: One or more "
-            "parameter values were invalid: An string set  may not be empty for key :v");
+            "ValidationException: 1 validation error detected: ExpressionAttributeValues contains "
+            "invalid value: One or more parameter values were invalid: An string set  may not be "
+            "empty for key :v");
   EXPECT_EQ(Message(ItemOp::kDeleteItem,
                     R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"ReturnValues":"ALL_NEW"})"),
-            "ValidationException: ReturnValues can only be ALL_OLD or NONE");
+            "ValidationException: 1 validation error detected: ReturnValues can only be ALL_OLD or "
+            "NONE");
   auto ok = Decode(ItemOp::kUpdateItem,
                    R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"ReturnValues":"UPDATED_NEW",)"
                    R"("ReturnConsumedCapacity":"TOTAL","ReturnItemCollectionMetrics":"SIZE",)"

@@ -324,7 +324,7 @@ Error ConstraintErrors::ToError() const {
     if (i > 0) msg += "; ";
     msg += errors_[i];
   }
-  return Error::Validation(std::move(msg));
+  return Error::Validation(std::move(msg)).WithCause(ErrorCause::kInEnvelope);
 }
 
 Status ConstraintErrors::ToStatus() const {

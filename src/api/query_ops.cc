@@ -312,10 +312,10 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
   }
   if (r.select == Select::kSpecific && !m.attributes_to_get && !m.pe) {
     // Query words it as a constraint error; Scan does not (both as DynamoDB answers).
-    return Error::Validation(
-        std::string(is_query ? "1 validation error detected: " : "") +
+    constexpr std::string_view kText =
         "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
-        "SPECIFIC_ATTRIBUTES");
+        "SPECIFIC_ATTRIBUTES";
+    return is_query ? Error::EnvelopedValidation(kText) : Error::Validation(std::string(kText));
   }
   if (r.select && r.select != Select::kSpecific && (m.attributes_to_get || m.pe)) {
     std::string which = m.pe ? "ProjectionExpression" : "AttributesToGet";
@@ -388,11 +388,9 @@ Result<Plan> PlanExpressions(const ReadRequest& r) {
   if (r.projection_expression) {
     FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*r.projection_expression));
   }
-  if (r.has_names || r.has_values) {
-    FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(r.has_names ? &r.names : nullptr,
-                                                      r.has_values ? &r.values : nullptr));
-  }
-  expr::ResolveContext ctx(r.has_names ? &r.names : nullptr, r.has_values ? &r.values : nullptr);
+  FDYNO_ASSIGN_OR_RETURN(expr::ResolveContext ctx,
+                         expr::ResolveContext::ForRequest(r.has_names ? &r.names : nullptr,
+                                                          r.has_values ? &r.values : nullptr));
   if (kc) {
     FDYNO_ASSIGN_OR_RETURN(plan.key_condition,
                            ctx.ResolveCondition(*kc, expr::ExpressionKind::kKeyCondition));

@@ -155,9 +155,11 @@ Status ResolveWriteExpressions(TransactWriteAction& a) {
     FDYNO_ASSIGN_OR_RETURN(
         condition, expr::ParseCondition(*a.condition_expression, expr::ExpressionKind::kCondition));
   }
-  expr::ResolveContext ctx(
-      a.has_expression_attribute_names ? &a.expression_attribute_names : nullptr,
-      a.has_expression_attribute_values ? &a.expression_attribute_values : nullptr);
+  FDYNO_ASSIGN_OR_RETURN(
+      expr::ResolveContext ctx,
+      expr::ResolveContext::ForRequest(
+          a.has_expression_attribute_names ? &a.expression_attribute_names : nullptr,
+          a.has_expression_attribute_values ? &a.expression_attribute_values : nullptr));
   if (update) {
     FDYNO_ASSIGN_OR_RETURN(a.update, ctx.ResolveUpdate(*update));
   }
@@ -357,7 +359,8 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
     if (m.projection_expression) {
       FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
                              expr::ParseProjection(*m.projection_expression));
-      expr::ResolveContext ctx(m.names ? &names : nullptr, nullptr);
+      FDYNO_ASSIGN_OR_RETURN(expr::ResolveContext ctx,
+                             expr::ResolveContext::ForRequest(m.names ? &names : nullptr, nullptr));
       FDYNO_ASSIGN_OR_RETURN(a.projection, ctx.ResolveProjection(parsed));
       FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
     }

@@ -159,11 +159,9 @@ Status PlanExpressions(const Members& m, SearchRequest& r) {
   if (m.pe) {
     FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*m.pe));
   }
-  if (m.names || m.values) {
-    FDYNO_RETURN_IF_ERROR(
-        expr::ValidateAttributeMaps(m.names ? &names : nullptr, m.values ? &values : nullptr));
-  }
-  expr::ResolveContext ctx(m.names ? &names : nullptr, m.values ? &values : nullptr);
+  FDYNO_ASSIGN_OR_RETURN(
+      expr::ResolveContext ctx,
+      expr::ResolveContext::ForRequest(m.names ? &names : nullptr, m.values ? &values : nullptr));
   std::optional<expr::Condition> resolved;
   if (condition) {
     FDYNO_ASSIGN_OR_RETURN(

@@ -49,4 +49,17 @@ Error Error::Kv(int code, std::string message) {
   return e;
 }
 
+Error Error::EnvelopedValidation(std::string_view message) {
+  return Error::Validation("1 validation error detected: " + std::string(message))
+      .WithCause(ErrorCause::kInEnvelope);
+}
+
+Error Error::InEnvelope(Error e) {
+  if (e.type != ErrorType::kValidation || e.cause == ErrorCause::kInEnvelope ||
+      e.cause == ErrorCause::kNeverEnveloped) {
+    return e;
+  }
+  return EnvelopedValidation(e.message);
+}
+
 }  // namespace fdyno

@@ -89,6 +89,10 @@ enum class ErrorCause : uint8_t {
   kS3NoSuchKey,               // S3NoSuchKey: no file under the prefix, or a file cannot be opened
   kInvalidCompression,        // InvalidCompression: a file does not read as its compression says
   kImportCollectionTooLarge,  // ItemCollectionSizeLimitExceeded: an import overfills one
+  // ValidationExceptions and DynamoDB's envelope "N validation error(s) detected: ..."
+  // (Error::InEnvelope).
+  kInEnvelope,       // the message already is in the envelope
+  kNeverEnveloped,   // DynamoDB answers it bare even where it envelopes its phase's errors
 };
 
 struct Error {
@@ -116,6 +120,12 @@ struct Error {
   static Error Validation(std::string message) {
     return {ErrorType::kValidation, std::move(message)};
   }
+  // A ValidationException in DynamoDB's envelope: "1 validation error detected: <message>".
+  static Error EnvelopedValidation(std::string_view message);
+  // `e` in the envelope when it is a ValidationException that is not in it yet and is not
+  // kNeverEnveloped; otherwise `e` unchanged. PutItem, UpdateItem and DeleteItem answer every
+  // error of their request's own validation (after the JSON shapes, before the table) so.
+  static Error InEnvelope(Error e);
   static Error ResourceNotFound(std::string message) {
     return {ErrorType::kResourceNotFound, std::move(message)};
   }

@@ -530,6 +530,12 @@ Status ValidateAttributeMaps(const AttributeNames* names, const AttributeValues*
   return Status::Ok();
 }
 
+Result<ResolveContext> ResolveContext::ForRequest(const AttributeNames* names,
+                                                  const AttributeValues* values) {
+  FDYNO_RETURN_IF_ERROR(ValidateAttributeMaps(names, values));
+  return ResolveContext(names, values);
+}
+
 Status ResolveContext::CheckUnused() const {
   auto unused = [](const auto& map, const std::set<std::string>& used) {
     std::string keys;

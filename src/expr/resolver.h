@@ -45,6 +45,10 @@ class ResolveContext {
   // Either map may be null when the request did not carry it.
   ResolveContext(const AttributeNames* names, const AttributeValues* values)
       : names_(names), values_(values) {}
+  // The context of a request's expressions, once its maps pass ValidateAttributeMaps (called
+  // after the expressions parse: syntax errors come first).
+  static Result<ResolveContext> ForRequest(const AttributeNames* names,
+                                           const AttributeValues* values);
 
   // REQUIRES: kind is kCondition, kFilter, kKeyCondition or kSearchCondition.
   Result<Condition> ResolveCondition(const parsed::Condition& tree, ExpressionKind kind);

@@ -218,9 +218,11 @@ Error NestingError() {
       "beyond supported limit");
 }
 
+// The value's type errors (none set, several set) are answered bare by every operation.
 Error EmptyError() {
   return Invalid(
-      "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+             "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
+      .WithCause(ErrorCause::kNeverEnveloped);
 }
 
 // Validates `v` and decodes it into *out_value in place (no moves of decoded subtrees).
@@ -344,8 +346,9 @@ Status ValidateInto(const Value& v, int level, AttributeValue* out_value) {
   if (types_set == 0) return EmptyError();
   if (types_set > 1) {
     return Invalid(
-        "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
-        "supported datatypes");
+               "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+               "of the supported datatypes")
+        .WithCause(ErrorCause::kNeverEnveloped);
   }
   return Status::Ok();
 }
@@ -416,8 +419,7 @@ std::string ItemToJson(const Item& item) {
 Status CheckAttributeNameLength(std::string_view name) {
   constexpr size_t kMaxAttributeNameBytes = 65'535;
   if (name.size() <= kMaxAttributeNameBytes) return Status::Ok();
-  return Invalid(
-      "1 validation error detected: Attribute name is too large, must be less than 65536 bytes");
+  return Error::EnvelopedValidation("Attribute name is too large, must be less than 65536 bytes");
 }
 
 Status CheckAttributeName(std::string_view name) {
