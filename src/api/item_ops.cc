@@ -464,6 +464,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
   outcome.consumed.table_name = table_name;
   outcome.consumed.is_write = true;
   outcome.consumed.table_units = WriteUnits(out.old_size, out.new_size);
+  outcome.consumed.AddIndexUnits(out.index_units);  // a statement's capacity counts its indexes
   return outcome;
 }
 

@@ -649,6 +649,7 @@ void WriteBatchCapacity(Writer& w, ReturnConsumedCapacity mode,
       tables.push_back(a.consumed);
     } else {
       it->table_units += a.consumed.table_units;
+      it->AddIndexUnits(a.consumed);
     }
   }
   w.Key("ConsumedCapacity");

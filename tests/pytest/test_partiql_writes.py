@@ -111,6 +111,24 @@ def test_write_capacity(ddb, table):
     assert r["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 2.0}
 
 
+def test_write_capacity_counts_the_index_entries_written(ddb, table):
+    # A statement is charged like its item operation: the table and each index entry it writes.
+    r = run(ddb, f"INSERT INTO \"{table}\" VALUE {{'pk': 'ci1', 'g': 'x'}}",
+            ReturnConsumedCapacity="TOTAL")
+    assert r["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 2.0}
+    r = run(ddb, f"UPDATE \"{table}\" SET g = 'y' WHERE pk = 'ci1'",
+            ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == {
+        "TableName": table, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 1.0},
+        "GlobalSecondaryIndexes": {"by-g": {"CapacityUnits": 2.0}}}
+    r = batch(ddb, [f"INSERT INTO \"{table}\" VALUE {{'pk': 'ci2', 'g': 'x'}}",
+                    f"INSERT INTO \"{table}\" VALUE {{'pk': 'ci3'}}"],
+              ReturnConsumedCapacity="INDEXES")
+    assert r["ConsumedCapacity"] == [{
+        "TableName": table, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 2.0},
+        "GlobalSecondaryIndexes": {"by-g": {"CapacityUnits": 1.0}}}]
+
+
 # ---- BatchExecuteStatement ----------------------------------------------------------------
 
 def batch(ddb, statements, **kw):
