@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/json_util.h"
+#include "api/parameter_mix.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
@@ -110,12 +111,9 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
     any_atg = any_atg || Member(e.value, "AttributesToGet") != nullptr;
     any_pe = any_pe || Member(e.value, "ProjectionExpression") != nullptr;
   }
-  if (any_atg && any_pe) {
-    return Error::Validation(
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {AttributesToGet} Expression parameters: "
-        "{ProjectionExpression}");
-  }
+  ParameterMix across_tables;
+  across_tables.Legacy("AttributesToGet", any_atg).Expression("ProjectionExpression", any_pe);
+  if (across_tables.mixed()) return across_tables.MixedError();
   BatchGetRequest request;
   request.mode = mode;
   std::vector<BatchGetTable>& tables = request.tables;
@@ -126,11 +124,9 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
     const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
     const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
     const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
-    if (names && !pe) {
-      return Error::Validation(
-          "ExpressionAttributeNames can only be specified when using expressions: "
-          "ProjectionExpression is null");
-    }
+    FDYNO_RETURN_IF_ERROR(ParameterMix()
+                              .Expression("ProjectionExpression", pe != nullptr)
+                              .CheckAttributeMaps(names != nullptr, false));
     if (const rapidjson::Value* cr = Member(e.value, "ConsistentRead")) {
       t.consistent_read = cr->GetBool();
     }

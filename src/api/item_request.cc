@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "api/json_util.h"
+#include "api/parameter_mix.h"
 #include "model/json.h"
 
 namespace fdyno::api {
@@ -122,16 +123,6 @@ Result<Members> ReadMembers(ItemOp op, const rapidjson::Value& body) {
   return m;
 }
 
-// "X is null" / "X and Y are null".
-std::string NullList(const std::vector<std::string_view>& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) s += " and ";
-    s += names[i];
-  }
-  return s + (names.size() == 1 ? " is null" : " are null");
-}
-
 // Phase 2: the API model's constraints, all reported together.
 Status CheckConstraints(ItemOp op, const Members& m) {
   ConstraintErrors errors;
@@ -202,66 +193,35 @@ ItemRequest CopyMembers(ItemOp op, const Members& m) {
   return r;
 }
 
-std::string Join(const std::vector<std::string_view>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += v[i];
-  }
-  return s;
-}
-
 // Phase 4a: legacy and expression parameters never mix; ExpressionAttribute* need an
 // expression.
 Status CheckParameterMix(ItemOp op, const Members& m) {
-  std::vector<std::string_view> legacy, expression, absent_expression;
-  auto note = [](std::vector<std::string_view>& list, bool present, std::string_view name) {
-    if (present) list.push_back(name);
-  };
-  auto note_expression = [&](bool present, std::string_view name) {
-    note(expression, present, name);
-    note(absent_expression, !present, name);
-  };
+  ParameterMix mix;
   switch (op) {
     case ItemOp::kGetItem:
-      note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
-      note_expression(m.projection_expression.has_value(), "ProjectionExpression");
+      mix.Legacy("AttributesToGet", m.attributes_to_get != nullptr)
+          .Expression("ProjectionExpression", m.projection_expression.has_value());
       break;
     case ItemOp::kUpdateItem:
-      note(legacy, m.attribute_updates != nullptr, "AttributeUpdates");
-      note(legacy, m.expected != nullptr, "Expected");
-      note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-      note_expression(m.update_expression.has_value(), "UpdateExpression");
-      note_expression(m.condition_expression.has_value(), "ConditionExpression");
+      mix.Legacy("AttributeUpdates", m.attribute_updates != nullptr)
+          .Legacy("Expected", m.expected != nullptr)
+          .Legacy("ConditionalOperator", m.conditional_operator.has_value())
+          .Expression("UpdateExpression", m.update_expression.has_value())
+          .Expression("ConditionExpression", m.condition_expression.has_value());
       break;
     case ItemOp::kPutItem:
     case ItemOp::kDeleteItem:
-      note(legacy, m.expected != nullptr, "Expected");
-      note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-      note_expression(m.condition_expression.has_value(), "ConditionExpression");
+      mix.Legacy("Expected", m.expected != nullptr)
+          .Legacy("ConditionalOperator", m.conditional_operator.has_value())
+          .Expression("ConditionExpression", m.condition_expression.has_value());
       break;
   }
-  if (!legacy.empty() && !expression.empty()) {
-    return Error::Validation(
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {" +
-        Join(legacy) + "} Expression parameters: {" + Join(expression) + "}");
-  }
+  if (mix.mixed()) return mix.MixedError();
   if (m.conditional_operator && op != ItemOp::kGetItem && m.expected == nullptr) {
     return Error::Validation(
         "ConditionalOperator can only be used when Filter or Expected has two or more elements");
   }
-  if (m.names && expression.empty()) {
-    return Error::Validation(
-        "ExpressionAttributeNames can only be specified when using expressions: " +
-        NullList(absent_expression));
-  }
-  if (m.values && expression.empty()) {
-    return Error::Validation(
-        "ExpressionAttributeValues can only be specified when using expressions: " +
-        NullList(absent_expression));
-  }
-  return Status::Ok();
+  return mix.CheckAttributeMaps(m.names != nullptr, m.values != nullptr);
 }
 
 Result<expr::legacy::ExpectedCondition> DecodeExpected(const rapidjson::Value& e) {

@@ -50,7 +50,8 @@ TEST(ItemRequestTest, LegacyAndExpressionParametersNeverMix) {
                     R"("AttributeUpdates":{"a":{"Action":"DELETE"}},"Expected":{},)"
                     R"("UpdateExpression":"REMOVE a","ConditionExpression":"a = a"})"),
             "ValidationException: 1 validation error detected: Can not use both expression and "
-            "non-expression parameters in the same request: Non-expression parameters: {AttributeUpdates, Expected} "
+            "non-expression parameters in the same request: Non-expression parameters: "
+            "{AttributeUpdates, Expected} "
             "Expression parameters: {UpdateExpression, ConditionExpression}");
   EXPECT_EQ(Message(ItemOp::kUpdateItem, R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},)"
                                          R"("ExpressionAttributeNames":{"#a":"a"}})"),

@@ -13,6 +13,7 @@
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/parameter_mix.h"
 #include "api/query_pages.h"
 #include "expr/evaluate.h"
 #include "expr/key_condition.h"
@@ -181,17 +182,8 @@ Result<LegacyConditions> DecodeConditions(const rapidjson::Value& map) {
   return out;
 }
 
-std::string JoinNames(const std::vector<std::string_view>& v, std::string_view sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) s += sep;
-    s += v[i];
-  }
-  return s;
-}
-
-Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(is_query, body));
+// Phase 2: the API model's constraints, all reported together.
+Status CheckConstraints(bool is_query, const Members& m) {
   ConstraintErrors errors;
   CheckDataPlaneTableName(errors, m.table_name);
   if (m.index_name) {
@@ -230,8 +222,11 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
     errors.MinValue("segment", *m.segment, 0);
     errors.MaxValue("segment", *m.segment, 999999);
   }
-  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+  return errors.ToStatus();
+}
 
+// The simple members, copied.
+Result<ReadRequest> CopyMembers(bool is_query, const Members& m) {
   ReadRequest r;
   r.is_query = is_query;
   r.table_name = std::string(AsStringView(*m.table_name));
@@ -252,8 +247,16 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
   if (m.conditional_operator && *m.conditional_operator == "OR") {
     r.conditional_operator = expr::legacy::ConditionalOperator::kOr;
   }
+  r.segment = m.segment;
+  r.total_segments = m.total_segments;
+  if (m.kce) r.key_condition_expression = std::string(*m.kce);
+  if (m.fe) r.filter_expression = std::string(*m.fe);
+  if (m.pe) r.projection_expression = std::string(*m.pe);
+  return r;
+}
 
-  // Scan segments.
+// Scan's Segment and TotalSegments come together, Segment below TotalSegments.
+Status CheckSegments(const Members& m) {
   if (m.segment && !m.total_segments) {
     return Error::Validation(
         "The TotalSegments parameter is required but was not present in the request when "
@@ -271,45 +274,25 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
         std::to_string(*m.segment) +
         " is not less than TotalSegments: " + std::to_string(*m.total_segments));
   }
-  r.segment = m.segment;
-  r.total_segments = m.total_segments;
+  return Status::Ok();
+}
 
-  // Legacy and expression parameters never mix.
-  std::vector<std::string_view> legacy, expression, absent;
-  auto note = [](std::vector<std::string_view>& list, bool present, std::string_view name) {
-    if (present) list.push_back(name);
-  };
-  note(legacy, m.attributes_to_get != nullptr, "AttributesToGet");
-  note(legacy, m.filter != nullptr, is_query ? "QueryFilter" : "ScanFilter");
-  note(legacy, m.conditional_operator.has_value(), "ConditionalOperator");
-  note(expression, m.pe.has_value(), "ProjectionExpression");
-  note(expression, m.fe.has_value(), "FilterExpression");
-  if (is_query) note(expression, m.kce.has_value(), "KeyConditionExpression");
-  if (!m.pe) absent.push_back("ProjectionExpression");
-  if (!m.fe) absent.push_back("FilterExpression");
-  if (is_query && !m.kce) absent.push_back("KeyConditionExpression");
-  // DynamoDB takes KeyConditions with a ProjectionExpression or a FilterExpression; it is a
-  // mix only with a KeyConditionExpression (or in a request that mixes anyway).
-  const bool mixed = (!legacy.empty() && !expression.empty()) ||
-                     (m.key_conditions != nullptr && m.kce.has_value());
-  if (is_query && mixed) note(legacy, m.key_conditions != nullptr, "KeyConditions");
-  if (mixed) {
-    return Error::Validation(
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {" +
-        JoinNames(legacy, ", ") + "} Expression parameters: {" + JoinNames(expression, ", ") + "}");
+// Phase 3: which parameters go together (legacy and expressions, Select, a key condition).
+Status CheckParameterRules(bool is_query, const Members& m, const ReadRequest& r) {
+  // Legacy and expression parameters never mix. DynamoDB takes KeyConditions with a
+  // ProjectionExpression or a FilterExpression; it is a mix only with a KeyConditionExpression
+  // (or in a request that mixes anyway).
+  ParameterMix mix;
+  mix.Legacy("AttributesToGet", m.attributes_to_get != nullptr)
+      .Legacy(is_query ? "QueryFilter" : "ScanFilter", m.filter != nullptr)
+      .Legacy("ConditionalOperator", m.conditional_operator.has_value())
+      .Expression("ProjectionExpression", m.pe.has_value())
+      .Expression("FilterExpression", m.fe.has_value());
+  if (is_query) mix.Expression("KeyConditionExpression", m.kce.has_value());
+  if (is_query && m.key_conditions != nullptr && (mix.mixed() || m.kce.has_value())) {
+    mix.Legacy("KeyConditions", true);
   }
-  auto null_list = [&]() {
-    return JoinNames(absent, " and ") + (absent.size() == 1 ? " is null" : " are null");
-  };
-  if (m.names && expression.empty()) {
-    return Error::Validation(
-        "ExpressionAttributeNames can only be specified when using expressions: " + null_list());
-  }
-  if (m.values && expression.empty()) {
-    return Error::Validation(
-        "ExpressionAttributeValues can only be specified when using expressions: " + null_list());
-  }
+  FDYNO_RETURN_IF_ERROR(mix.Check(m.names != nullptr, m.values != nullptr));
   if (r.select == Select::kSpecific && !m.attributes_to_get && !m.pe) {
     // Query words it as a constraint error; Scan does not (both as DynamoDB answers).
     constexpr std::string_view kText =
@@ -328,10 +311,11 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
         "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
         "request.");
   }
+  return Status::Ok();
+}
 
-  if (m.kce) r.key_condition_expression = std::string(*m.kce);
-  if (m.fe) r.filter_expression = std::string(*m.fe);
-  if (m.pe) r.projection_expression = std::string(*m.pe);
+// Phase 4: the values (start key, legacy conditions, expression maps, attribute lists).
+Status DecodeValues(const Members& m, ReadRequest& r) {
   if (m.esk) {
     FDYNO_ASSIGN_OR_RETURN(Item esk, model::DecodeItem(*m.esk));
     r.exclusive_start_key = std::move(esk);
@@ -361,6 +345,16 @@ Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& bod
     for (const auto& v : m.attributes_to_get->GetArray()) names.emplace_back(AsStringView(v));
     r.attributes_to_get = std::move(names);
   }
+  return Status::Ok();
+}
+
+Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(is_query, body));
+  FDYNO_RETURN_IF_ERROR(CheckConstraints(is_query, m));
+  FDYNO_ASSIGN_OR_RETURN(ReadRequest r, CopyMembers(is_query, m));
+  FDYNO_RETURN_IF_ERROR(CheckSegments(m));
+  FDYNO_RETURN_IF_ERROR(CheckParameterRules(is_query, m, r));
+  FDYNO_RETURN_IF_ERROR(DecodeValues(m, r));
   return r;
 }
 

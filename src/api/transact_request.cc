@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "api/json_util.h"
+#include "api/parameter_mix.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 #include "model/canonical.h"
@@ -266,17 +267,12 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
     if (m.update_expression) a.update_expression = std::string(*m.update_expression);
     a.return_old_on_condition_failure =
         m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
-    const bool uses_expressions = a.condition_expression || a.update_expression;
-    if (m.names && !uses_expressions) {
-      return Error::Validation(
-          "ExpressionAttributeNames can only be specified when using expressions: "
-          "ConditionExpression is null");
-    }
-    if (m.values && !uses_expressions) {
-      return Error::Validation(
-          "ExpressionAttributeValues can only be specified when using expressions: "
-          "ConditionExpression is null");
-    }
+    // An Update always has its UpdateExpression (a required member), so only a missing
+    // ConditionExpression is ever named.
+    ParameterMix mix;
+    if (a.kind == TransactActionKind::kUpdate) mix.Expression("UpdateExpression", true);
+    mix.Expression("ConditionExpression", a.condition_expression.has_value());
+    FDYNO_RETURN_IF_ERROR(mix.CheckAttributeMaps(m.names != nullptr, m.values != nullptr));
     FDYNO_ASSIGN_OR_RETURN(a.item, model::DecodeItem(*m.item));
     if (a.kind == TransactActionKind::kPut) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(a.item));
     payload += model::ItemSize(a.item);
@@ -346,11 +342,10 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
     const ActionMembers& m = *e;
     TransactGetAction a;
     a.table_name = std::string(AsStringView(*m.table_name));
-    if (m.names && !m.projection_expression) {
-      return Error::Validation(
-          "ExpressionAttributeNames can only be specified when using expressions: "
-          "ProjectionExpression is null");
-    }
+    FDYNO_RETURN_IF_ERROR(
+        ParameterMix()
+            .Expression("ProjectionExpression", m.projection_expression.has_value())
+            .CheckAttributeMaps(m.names != nullptr, false));
     FDYNO_ASSIGN_OR_RETURN(a.key, model::DecodeItem(*m.item));
     std::map<std::string, std::string> names;
     if (m.names) {

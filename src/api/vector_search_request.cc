@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/parameter_mix.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 #include "model/json.h"
@@ -131,17 +132,10 @@ Status CollectEqualities(const expr::Condition& c,
 }
 
 Status PlanExpressions(const Members& m, SearchRequest& r) {
-  const bool expressions = m.sce.has_value() || m.pe.has_value();
-  if (m.names && !expressions) {
-    return Error::Validation(
-        "ExpressionAttributeNames can only be specified when using expressions: "
-        "SearchConditionExpression and ProjectionExpression are null");
-  }
-  if (m.values && !expressions) {
-    return Error::Validation(
-        "ExpressionAttributeValues can only be specified when using expressions: "
-        "SearchConditionExpression and ProjectionExpression are null");
-  }
+  FDYNO_RETURN_IF_ERROR(ParameterMix()
+                            .Expression("SearchConditionExpression", m.sce.has_value())
+                            .Expression("ProjectionExpression", m.pe.has_value())
+                            .CheckAttributeMaps(m.names != nullptr, m.values != nullptr));
   expr::AttributeNames names;
   if (m.names) {
     FDYNO_ASSIGN_OR_RETURN(names, DecodeExpressionAttributeNames(*m.names));
@@ -170,7 +164,7 @@ Status PlanExpressions(const Members& m, SearchRequest& r) {
   if (projection) {
     FDYNO_ASSIGN_OR_RETURN(r.projection, ctx.ResolveProjection(*projection));
   }
-  if (expressions) FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
+  if (m.sce || m.pe) FDYNO_RETURN_IF_ERROR(ctx.CheckUnused());
   if (resolved) FDYNO_RETURN_IF_ERROR(CollectEqualities(*resolved, r.conditions));
   return Status::Ok();
 }

@@ -91,8 +91,8 @@ enum class ErrorCause : uint8_t {
   kImportCollectionTooLarge,  // ItemCollectionSizeLimitExceeded: an import overfills one
   // ValidationExceptions and DynamoDB's envelope "N validation error(s) detected: ..."
   // (Error::InEnvelope).
-  kInEnvelope,       // the message already is in the envelope
-  kNeverEnveloped,   // DynamoDB answers it bare even where it envelopes its phase's errors
+  kInEnvelope,      // the message already is in the envelope
+  kNeverEnveloped,  // DynamoDB answers it bare even where it envelopes its phase's errors
 };
 
 struct Error {

@@ -221,7 +221,8 @@ Error NestingError() {
 // The value's type errors (none set, several set) are answered bare by every operation.
 Error EmptyError() {
   return Invalid(
-             "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
+             "Supplied AttributeValue is empty, must contain exactly one of the supported "
+             "datatypes")
       .WithCause(ErrorCause::kNeverEnveloped);
 }
 
