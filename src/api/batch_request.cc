@@ -21,13 +21,6 @@ namespace {
 using model::Item;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-Result<std::string> ReturnCapacityMode(const rapidjson::Value& body, ConstraintErrors& errors,
-                                       std::optional<std::string_view> rcc) {
-  (void)body;
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
-  return rcc ? std::string(*rcc) : std::string();
-}
-
 bool ContainsDuplicate(const std::vector<Item>& keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     for (size_t j = i + 1; j < keys.size(); ++j) {
@@ -46,44 +39,40 @@ std::string RequestItemsTable(ConstraintErrors& errors, const rapidjson::Value& 
   return table;
 }
 
-}  // namespace
-
-Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
-                         GetMap(body, "RequestItems", "KeysAndAttributes"));
-  if (items) {
-    for (const auto& e : items->GetObject()) {
-      if (e.value.IsNull()) continue;
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
-      if (keys) {
-        for (const auto& k : keys->GetArray()) {
-          FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
-          FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
-        }
+// Phase 1 of BatchGetItem: every member's JSON type.
+Status CheckBatchGetShapes(const rapidjson::Value* items) {
+  if (items == nullptr) return Status::Ok();
+  for (const auto& e : items->GetObject()) {
+    if (e.value.IsNull()) continue;
+    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
+    if (keys) {
+      for (const auto& k : keys->GetArray()) {
+        FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
+        FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
       }
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
-      if (atg) {
-        for (const auto& v : atg->GetArray())
-          FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-      }
-      FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
-      (void)cr;
-      FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
-      (void)pe;
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
-      (void)names;
     }
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
+    if (atg) {
+      for (const auto& v : atg->GetArray())
+        FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
+    }
+    FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
+    (void)cr;
+    FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
+    (void)pe;
+    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
+    (void)names;
   }
-  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
-  // DynamoDB takes an empty RequestItems for an absent one.
-  if (items == nullptr || items->ObjectEmpty()) {
-    return Error::Validation("The requestItems parameter is required for BatchGetItem");
-  }
+  return Status::Ok();
+}
+
+// Phase 2 of BatchGetItem: the API model's constraints, then the 100-key limit of the call.
+Result<ReturnConsumedCapacity> CheckBatchGetConstraints(const rapidjson::Value& items,
+                                                        std::optional<std::string_view> rcc) {
   ConstraintErrors errors;
   size_t total = 0;
-  for (const auto& e : items->GetObject()) {
+  for (const auto& e : items.GetObject()) {
     const std::string tname = RequestItemsTable(errors, e.name);
     const rapidjson::Value* keys = e.value.IsObject() ? Member(e.value, "Keys") : nullptr;
     std::string path = "RequestItems." + tname + ".member.Keys";  // DynamoDB's casing
@@ -96,14 +85,73 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
     if (n < 1) errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
     if (n > 100) errors.AddWithoutValue(path, "Member must have length less than or equal to 100");
   }
-  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   if (total > 100) {
     return Error::Validation("Too many items requested for the BatchGetItem call");
   }
-  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
-                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+  return ParseReturnConsumedCapacity(rcc);
+}
 
+// One table of RequestItems: its keys and its projection.
+Result<BatchGetTable> DecodeBatchGetTable(const rapidjson::Value& name,
+                                          const rapidjson::Value& entry) {
+  BatchGetTable t;
+  t.name.assign(name.GetString(), name.GetStringLength());
+  t.raw = &entry;
+  const rapidjson::Value* atg = Member(entry, "AttributesToGet");
+  const rapidjson::Value* pe = Member(entry, "ProjectionExpression");
+  const rapidjson::Value* names = Member(entry, "ExpressionAttributeNames");
+  FDYNO_RETURN_IF_ERROR(ParameterMix()
+                            .Expression("ProjectionExpression", pe != nullptr)
+                            .CheckAttributeMaps(names != nullptr, false));
+  if (const rapidjson::Value* cr = Member(entry, "ConsistentRead")) {
+    t.consistent_read = cr->GetBool();
+  }
+  for (const auto& k : Member(entry, "Keys")->GetArray()) {
+    FDYNO_ASSIGN_OR_RETURN(Item key, model::DecodeItem(k));
+    t.keys.push_back(std::move(key));
+  }
+  if (ContainsDuplicate(t.keys)) {
+    return Error::Validation("Provided list of item keys contains duplicates");
+  }
+  if (pe) {
+    expr::AttributeNames name_map;
+    if (names) {
+      // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
+      if (!names->ObjectEmpty()) {
+        FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
+      }
+      FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
+    }
+    FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
+                           expr::ParseProjection(AsStringView(*pe)));
+    expr::ResolveContext rctx(names ? &name_map : nullptr, nullptr);
+    FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
+    FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
+  } else if (atg) {
+    FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
+    std::vector<std::string> list;
+    for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
+    FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
+                         GetMap(body, "RequestItems", "KeysAndAttributes"));
+  FDYNO_RETURN_IF_ERROR(CheckBatchGetShapes(items));
+  FDYNO_ASSIGN_OR_RETURN(auto rcc, GetString(body, "ReturnConsumedCapacity"));
+  // DynamoDB takes an empty RequestItems for an absent one.
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchGetItem");
+  }
+  BatchGetRequest request;
+  FDYNO_ASSIGN_OR_RETURN(request.mode, CheckBatchGetConstraints(*items, rcc));
   // Expression and non-expression projections never mix, not even across tables.
   bool any_atg = false, any_pe = false;
   for (const auto& e : items->GetObject()) {
@@ -114,50 +162,9 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
   ParameterMix across_tables;
   across_tables.Legacy("AttributesToGet", any_atg).Expression("ProjectionExpression", any_pe);
   if (across_tables.mixed()) return across_tables.MixedError();
-  BatchGetRequest request;
-  request.mode = mode;
-  std::vector<BatchGetTable>& tables = request.tables;
   for (const auto& e : items->GetObject()) {
-    BatchGetTable t;
-    t.name.assign(e.name.GetString(), e.name.GetStringLength());
-    t.raw = &e.value;
-    const rapidjson::Value* atg = Member(e.value, "AttributesToGet");
-    const rapidjson::Value* pe = Member(e.value, "ProjectionExpression");
-    const rapidjson::Value* names = Member(e.value, "ExpressionAttributeNames");
-    FDYNO_RETURN_IF_ERROR(ParameterMix()
-                              .Expression("ProjectionExpression", pe != nullptr)
-                              .CheckAttributeMaps(names != nullptr, false));
-    if (const rapidjson::Value* cr = Member(e.value, "ConsistentRead")) {
-      t.consistent_read = cr->GetBool();
-    }
-    for (const auto& k : Member(e.value, "Keys")->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(Item key, model::DecodeItem(k));
-      t.keys.push_back(std::move(key));
-    }
-    if (ContainsDuplicate(t.keys)) {
-      return Error::Validation("Provided list of item keys contains duplicates");
-    }
-    if (pe) {
-      expr::AttributeNames name_map;
-      if (names) {
-        // An empty map is refused by ValidateAttributeMaps, with DynamoDB's other checks.
-        if (!names->ObjectEmpty()) {
-          FDYNO_ASSIGN_OR_RETURN(name_map, DecodeExpressionAttributeNames(*names));
-        }
-        FDYNO_RETURN_IF_ERROR(expr::ValidateAttributeMaps(&name_map, nullptr));
-      }
-      FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
-                             expr::ParseProjection(AsStringView(*pe)));
-      expr::ResolveContext rctx(names ? &name_map : nullptr, nullptr);
-      FDYNO_ASSIGN_OR_RETURN(t.projection, rctx.ResolveProjection(parsed));
-      FDYNO_RETURN_IF_ERROR(rctx.CheckUnused());
-    } else if (atg) {
-      FDYNO_RETURN_IF_ERROR(CheckAttributeNameList(*atg));
-      std::vector<std::string> list;
-      for (const auto& v : atg->GetArray()) list.emplace_back(AsStringView(v));
-      FDYNO_ASSIGN_OR_RETURN(t.projection, expr::legacy::ConvertAttributesToGet(list));
-    }
-    tables.push_back(std::move(t));
+    FDYNO_ASSIGN_OR_RETURN(BatchGetTable t, DecodeBatchGetTable(e.name, e.value));
+    request.tables.push_back(std::move(t));
   }
   return request;
 }
@@ -211,14 +218,13 @@ Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
                  "equal to 1]");
     }
   }
-  FDYNO_ASSIGN_OR_RETURN(std::string rcc, ReturnCapacityMode(body, errors, rcc_text));
+  if (rcc_text) errors.Enum("returnConsumedCapacity", *rcc_text, {"INDEXES", "TOTAL", "NONE"});
   if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   if (total > 25) {
     return Error::Validation("Too many items requested for the BatchWriteItem call");
   }
-  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode,
-                         ParseReturnConsumedCapacity(rcc.empty() ? nullptr : &rcc));
+  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode, ParseReturnConsumedCapacity(rcc_text));
 
   BatchWriteRequest request;
   request.mode = mode;

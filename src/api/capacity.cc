@@ -9,11 +9,11 @@
 
 namespace fdyno::api {
 
-Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(const std::string* value) {
-  if (value == nullptr || *value == "NONE") return ReturnConsumedCapacity::kNone;
+Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(std::optional<std::string_view> value) {
+  if (!value || *value == "NONE") return ReturnConsumedCapacity::kNone;
   if (*value == "TOTAL") return ReturnConsumedCapacity::kTotal;
   if (*value == "INDEXES") return ReturnConsumedCapacity::kIndexes;
-  return Error::EnvelopedValidation("Value '" + *value +
+  return Error::EnvelopedValidation("Value '" + std::string(*value) +
                                     "' at 'returnConsumedCapacity' failed to satisfy constraint: "
                                     "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
 }

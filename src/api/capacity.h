@@ -12,6 +12,7 @@
 #include <rapidjson/writer.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,7 +28,7 @@ enum class ReturnConsumedCapacity { kNone, kTotal, kIndexes };
 
 // Parses the ReturnConsumedCapacity parameter (absent -> kNone). An unknown value gets
 // DynamoDB's enum validation message.
-Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(const std::string* value);
+Result<ReturnConsumedCapacity> ParseReturnConsumedCapacity(std::optional<std::string_view> value);
 
 inline constexpr uint64_t kReadUnitBytes = 4096;
 inline constexpr uint64_t kWriteUnitBytes = 1024;

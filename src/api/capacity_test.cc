@@ -24,11 +24,9 @@ TEST(CapacityTest, WriteUnitsUseTheLargerImageRoundedUpTo1KB) {
 }
 
 TEST(CapacityTest, ParseAndRender) {
-  std::string v = "INDEXES";
-  EXPECT_EQ(*ParseReturnConsumedCapacity(&v), ReturnConsumedCapacity::kIndexes);
-  EXPECT_EQ(*ParseReturnConsumedCapacity(nullptr), ReturnConsumedCapacity::kNone);
-  v = "ALL";
-  auto bad = ParseReturnConsumedCapacity(&v);
+  EXPECT_EQ(*ParseReturnConsumedCapacity("INDEXES"), ReturnConsumedCapacity::kIndexes);
+  EXPECT_EQ(*ParseReturnConsumedCapacity(std::nullopt), ReturnConsumedCapacity::kNone);
+  auto bad = ParseReturnConsumedCapacity("ALL");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
             "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to "

@@ -292,9 +292,8 @@ Status DecodeLegacy(const Members& m, ItemRequest& r) {
 Result<ItemRequest> DecodeMembers(ItemOp op, const Members& m) {
   FDYNO_RETURN_IF_ERROR(CheckConstraints(op, m));
   ItemRequest r = CopyMembers(op, m);
-  std::string rcc = m.return_consumed_capacity ? std::string(*m.return_consumed_capacity) : "";
   FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(m.return_consumed_capacity ? &rcc : nullptr));
+                         ParseReturnConsumedCapacity(m.return_consumed_capacity));
   FDYNO_RETURN_IF_ERROR(CheckParameterMix(op, m));
   FDYNO_ASSIGN_OR_RETURN(r.item, model::DecodeItem(*m.item));
   if (m.names) {

@@ -99,9 +99,7 @@ Result<StatementRequest> DecodeRequest(const rapidjson::Value& body) {
   r.consistent_read = consistent.value_or(false);
   if (token) r.next_token = std::string(*token);
   r.limit = limit.value_or(0);
-  std::string rcc_text = rcc ? std::string(*rcc) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   r.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
   return r;
 }
@@ -505,9 +503,7 @@ Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
-  std::string rcc_text = rcc ? std::string(*rcc) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   return r;
 }
 

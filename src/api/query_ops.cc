@@ -241,9 +241,7 @@ Result<ReadRequest> CopyMembers(bool is_query, const Members& m) {
   r.limit = m.limit.value_or(0);
   r.consistent_read = m.consistent_read.value_or(false);
   r.forward = m.forward.value_or(true);
-  std::string rcc = m.rcc ? std::string(*m.rcc) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(m.rcc ? &rcc : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(m.rcc));
   if (m.conditional_operator && *m.conditional_operator == "OR") {
     r.conditional_operator = expr::legacy::ConditionalOperator::kOr;
   }

@@ -705,9 +705,7 @@ Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Valu
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
-  std::string rcc_text = rcc ? std::string(*rcc) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(rcc ? &rcc_text : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   return r;
 }
 

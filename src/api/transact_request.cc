@@ -190,6 +190,68 @@ Status CheckListLength(ConstraintErrors& errors, const rapidjson::Value* list,
   return Status::Ok();
 }
 
+// One element of TransactItems: the actions it names (one, if it is valid) and their members.
+struct WriteElement {
+  std::vector<std::pair<TransactActionKind, const rapidjson::Value*>> actions;
+  ActionMembers members;
+};
+
+// Phase 1 of TransactWriteItems: the elements' member types.
+Result<std::vector<WriteElement>> ReadWriteElements(const rapidjson::Value* list) {
+  std::vector<WriteElement> elements;
+  if (list == nullptr) return elements;
+  for (const auto& v : list->GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactWriteItem"));
+    WriteElement e;
+    if (!v.IsNull()) {
+      FDYNO_RETURN_IF_ERROR(
+          CheckKnownMembers(v, "TransactWriteItem", {"ConditionCheck", "Put", "Delete", "Update"}));
+      for (TransactActionKind kind : {TransactActionKind::kConditionCheck, TransactActionKind::kPut,
+                                      TransactActionKind::kDelete, TransactActionKind::kUpdate}) {
+        std::string_view name = TransactActionName(kind);
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* a, GetStruct(v, name, name));
+        if (a == nullptr) continue;
+        FDYNO_ASSIGN_OR_RETURN(e.members, ReadActionMembers(*a, name));
+        e.actions.emplace_back(kind, a);
+      }
+    }
+    elements.push_back(std::move(e));
+  }
+  return elements;
+}
+
+// Phase 3 for one element: its one action, with its values decoded.
+Result<TransactWriteAction> DecodeWriteAction(const WriteElement& e) {
+  if (e.actions.size() != 1) {
+    return Error::Validation("TransactItems can only contain one of Check, Put, Update or Delete");
+  }
+  const ActionMembers& m = e.members;
+  TransactWriteAction a;
+  a.kind = e.actions[0].first;
+  a.table_name = std::string(AsStringView(*m.table_name));
+  if (m.condition_expression) a.condition_expression = std::string(*m.condition_expression);
+  if (m.update_expression) a.update_expression = std::string(*m.update_expression);
+  a.return_old_on_condition_failure =
+      m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
+  // An Update always has its UpdateExpression (a required member), so only a missing
+  // ConditionExpression is ever named.
+  ParameterMix mix;
+  if (a.kind == TransactActionKind::kUpdate) mix.Expression("UpdateExpression", true);
+  mix.Expression("ConditionExpression", a.condition_expression.has_value());
+  FDYNO_RETURN_IF_ERROR(mix.CheckAttributeMaps(m.names != nullptr, m.values != nullptr));
+  FDYNO_ASSIGN_OR_RETURN(a.item, model::DecodeItem(*m.item));
+  if (a.kind == TransactActionKind::kPut) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(a.item));
+  if (m.names) {
+    FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_names, DecodeExpressionAttributeNames(*m.names));
+    a.has_expression_attribute_names = true;
+  }
+  if (m.values) {
+    FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_values, DecodeValues(*m.values));
+    a.has_expression_attribute_values = true;
+  }
+  return a;
+}
+
 }  // namespace
 
 Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& body) {
@@ -199,31 +261,7 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
                                            "ReturnItemCollectionMetrics", "ClientRequestToken"}));
   // Phase 1: member types.
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));
-  struct Element {
-    std::vector<std::pair<TransactActionKind, const rapidjson::Value*>> actions;
-    ActionMembers members;
-  };
-  std::vector<Element> elements;
-  if (list) {
-    for (const auto& v : list->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactWriteItem"));
-      Element e;
-      if (!v.IsNull()) {
-        FDYNO_RETURN_IF_ERROR(CheckKnownMembers(v, "TransactWriteItem",
-                                                {"ConditionCheck", "Put", "Delete", "Update"}));
-        for (TransactActionKind kind :
-             {TransactActionKind::kConditionCheck, TransactActionKind::kPut,
-              TransactActionKind::kDelete, TransactActionKind::kUpdate}) {
-          std::string_view name = TransactActionName(kind);
-          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* a, GetStruct(v, name, name));
-          if (a == nullptr) continue;
-          FDYNO_ASSIGN_OR_RETURN(e.members, ReadActionMembers(*a, name));
-          e.actions.emplace_back(kind, a);
-        }
-      }
-      elements.push_back(std::move(e));
-    }
-  }
+  FDYNO_ASSIGN_OR_RETURN(std::vector<WriteElement> elements, ReadWriteElements(list));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> rcc, ReadEnum(body, "ReturnConsumedCapacity"));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> ricm,
                          ReadEnum(body, "ReturnItemCollectionMetrics"));
@@ -249,43 +287,13 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
 
   // Phase 3: one action per element, values, sizes.
   TransactWriteRequest r;
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(rcc ? &*rcc : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   r.return_item_collection_metrics = ricm && *ricm == "SIZE";
   r.client_request_token = token;
   uint64_t payload = 0;
-  for (const Element& e : elements) {
-    if (e.actions.size() != 1) {
-      return Error::Validation(
-          "TransactItems can only contain one of Check, Put, Update or Delete");
-    }
-    const ActionMembers& m = e.members;
-    TransactWriteAction a;
-    a.kind = e.actions[0].first;
-    a.table_name = std::string(AsStringView(*m.table_name));
-    if (m.condition_expression) a.condition_expression = std::string(*m.condition_expression);
-    if (m.update_expression) a.update_expression = std::string(*m.update_expression);
-    a.return_old_on_condition_failure =
-        m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
-    // An Update always has its UpdateExpression (a required member), so only a missing
-    // ConditionExpression is ever named.
-    ParameterMix mix;
-    if (a.kind == TransactActionKind::kUpdate) mix.Expression("UpdateExpression", true);
-    mix.Expression("ConditionExpression", a.condition_expression.has_value());
-    FDYNO_RETURN_IF_ERROR(mix.CheckAttributeMaps(m.names != nullptr, m.values != nullptr));
-    FDYNO_ASSIGN_OR_RETURN(a.item, model::DecodeItem(*m.item));
-    if (a.kind == TransactActionKind::kPut) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(a.item));
-    payload += model::ItemSize(a.item);
-    if (m.names) {
-      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_names,
-                             DecodeExpressionAttributeNames(*m.names));
-      a.has_expression_attribute_names = true;
-    }
-    if (m.values) {
-      FDYNO_ASSIGN_OR_RETURN(a.expression_attribute_values, DecodeValues(*m.values));
-      a.has_expression_attribute_values = true;
-      payload += model::ItemSize(a.expression_attribute_values);
-    }
+  for (const WriteElement& e : elements) {
+    FDYNO_ASSIGN_OR_RETURN(TransactWriteAction a, DecodeWriteAction(e));
+    payload += model::ItemSize(a.item) + model::ItemSize(a.expression_attribute_values);
     r.actions.push_back(std::move(a));
   }
   if (payload > kMaxTransactPayloadBytes) {
@@ -336,8 +344,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
 
   TransactGetRequest r;
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(rcc ? &*rcc : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   for (const auto& e : elements) {
     const ActionMembers& m = *e;
     TransactGetAction a;

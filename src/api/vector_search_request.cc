@@ -181,8 +181,7 @@ Result<SearchRequest> DecodeSearchRequest(const Value& body) {
   if (r.top_k < 1 || r.top_k > kMaxSearchTopK) {
     return Error::Validation("Provided TopK value is out of valid range");
   }
-  std::string rcc = m.rcc ? std::string(*m.rcc) : "";
-  FDYNO_ASSIGN_OR_RETURN(r.rcc, ParseReturnConsumedCapacity(m.rcc ? &rcc : nullptr));
+  FDYNO_ASSIGN_OR_RETURN(r.rcc, ParseReturnConsumedCapacity(m.rcc));
   FDYNO_ASSIGN_OR_RETURN(r.vector, DecodeVector(*m.vector));
   FDYNO_RETURN_IF_ERROR(PlanExpressions(m, r));
   return r;
