@@ -57,6 +57,7 @@ Result<Number> Number::Parse(std::string_view text) {
   digits.reserve(std::min<size_t>(n, 64));
   long long int_digits = 0;              // digits before the point, after leading zeros are dropped
   long long leading_fraction_zeros = 0;  // zeros right after the point before any digit
+  long long fraction_digits = 0;         // every digit after the point
   bool any_digit = false;
   bool seen_nonzero = false;
   for (; i < n && IsDigit(text[i]); ++i) {
@@ -70,6 +71,7 @@ Result<Number> Number::Parse(std::string_view text) {
     ++i;
     for (; i < n && IsDigit(text[i]); ++i) {
       any_digit = true;
+      ++fraction_digits;
       if (!seen_nonzero && text[i] == '0') {
         ++leading_fraction_zeros;
         continue;
@@ -96,7 +98,12 @@ Result<Number> Number::Parse(std::string_view text) {
   if (i != n) return invalid();
   // Strip trailing zeros (they are not significant).
   while (!digits.empty() && digits.back() == '0') digits.pop_back();
-  if (digits.empty()) return Number();  // zero, whatever its exponent or sign
+  if (digits.empty()) {
+    // Zero, whatever its sign, within the range as written: its one digit at the exponent its
+    // fraction digits and exponent give it (as a decimal's precision minus its scale).
+    FDYNO_RETURN_IF_ERROR(CheckLimits("0", 1 - fraction_digits + exp10));
+    return Number();
+  }
   // 0.d1d2... x 10^exponent: integer digits shift the point right, leading fractional zeros
   // shift it left.
   long long exponent = (int_digits > 0 ? int_digits : -leading_fraction_zeros) + exp10;
