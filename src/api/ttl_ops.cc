@@ -125,7 +125,9 @@ std::string_view StatusName(store::TtlStatus status) {
     case store::TtlStatus::kDisabled:
       return "DISABLED";
     case store::TtlStatus::kEnabling:
-      return "ENABLING";
+      // DynamoDB reports ENABLED from the call on; fdyno's backfill of the expiry index for the
+      // items that existed (store/ttl.h) is its own affair.
+      return "ENABLED";
     case store::TtlStatus::kEnabled:
       return "ENABLED";
     case store::TtlStatus::kDisabling:

@@ -165,9 +165,9 @@ TEST_F(ControlPlaneFaultsTest, UpdateTimeToLiveAnswersItsOwnChange) {
     auto ttl = Must("DescribeTimeToLive", Named(name));
     const std::string status = ttl["TimeToLiveDescription"]["TimeToLiveStatus"].GetString();
     if (changed) {
-      EXPECT_EQ(status, enable ? "ENABLING" : "DISABLED");
+      EXPECT_EQ(status, enable ? "ENABLED" : "DISABLED");
     }
-    if (!changed && (status == "ENABLING") != enable) {
+    if (!changed && (status == "ENABLED") != enable) {
       clock_.Advance(std::chrono::milliseconds(1));
       Must("UpdateTimeToLive",
            R"({"TableName":"tbl","TimeToLiveSpecification":{"AttributeName":"exp","Enabled":)" +
