@@ -41,7 +41,9 @@
 #include "model/item_codec.h"
 #include "store/items.h"
 #include "store/layout.h"
+#include "store/maintainers.h"
 #include "store/ttl.h"
+#include "workers/backfill.h"
 #include "workers/ttl.h"
 
 namespace {
@@ -67,6 +69,8 @@ std::string CreateTableJson(const std::string& name) {
          R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]})";
 }
 
+std::shared_ptr<const store::TableInfo> FindTable(ApiBench& bench, const std::string& name);
+
 // Creates `name`; with `ttl`, enables TTL on "expires" and runs the worker's backfill of the
 // (empty) table so that it is ENABLED.
 void CreateTable(ApiBench& bench, const std::string& name, bool ttl) {
@@ -75,9 +79,9 @@ void CreateTable(ApiBench& bench, const std::string& name, bool ttl) {
   bench.Must("UpdateTimeToLive",
              R"({"TableName":")" + name +
                  R"(","TimeToLiveSpecification":{"Enabled":true,"AttributeName":"expires"}})");
-  Result<workers::TtlStats> r =
-      workers::BackfillTtl(bench.db(), bench.catalog(), {Account(), name}, {});
-  if (!r.ok() || r->enabled != 1) {
+  Result<workers::StepResult> r = workers::RunIndexStep(bench.db(), bench.catalog(),
+                                                        {Account(), name}, store::kExpiryIndexPart);
+  if (!r.ok() || !r->finished || FindTable(bench, name)->ttl.status != store::TtlStatus::kEnabled) {
     std::fprintf(stderr, "TTL of %s did not become ENABLED\n", name.c_str());
     std::exit(1);
   }

@@ -73,7 +73,7 @@ Status CheckTtlChange(const Services& s, const store::TtlSettings& ttl, const Tt
   return Status::Ok();
 }
 
-// Whether `ttl` is what this request (made at `now_ms`) writes: the TTL worker moves the
+// Whether `ttl` is what this request (made at `now_ms`) writes: the backfill worker moves the
 // status on (ENABLING to ENABLED) but keeps the attribute and the time of the change.
 bool IsThisChange(const store::TtlSettings& ttl, const TtlRequest& r, int64_t now_ms) {
   if (ttl.updated_ms != now_ms) return false;
@@ -96,8 +96,8 @@ Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, con
                 FDYNO_RETURN_IF_ERROR(CheckTtlChange(s, t->ttl, r, now_ms));
                 store::TableInfo updated = *t;
                 if (r.enabled) {
-                  // Item writes maintain the expiry index from this commit on; the TTL worker adds
-                  // the items that exist, then marks it ENABLED.
+                  // Item writes maintain the expiry index from this commit on; the backfill worker
+                  // adds the items that exist, then marks it ENABLED.
                   updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
                 } else {
                   auto [begin, end] = store::ExpiryIndexRange(t->id);

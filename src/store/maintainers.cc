@@ -1,7 +1,12 @@
 #include "store/maintainers.h"
 
+#include <algorithm>
+
+#include "kv/tuple.h"
 #include "store/indexes.h"
 #include "store/item_counts.h"
+#include "store/layout.h"
+#include "store/leases.h"
 #include "store/pitr.h"
 #include "store/ttl.h"
 #include "store/vector_index.h"
@@ -12,6 +17,34 @@ namespace {
 // Secondary index entries, and the item counts of the table and its indexes: every table has
 // an item count, so every table is maintained. Without indexes, the count needs only whether
 // the item existed.
+template <typename Index>
+bool NeedsBackfill(const Index& index) {
+  return index.status == IndexStatus::kCreating && index.backfilling;
+}
+
+template <typename Index>
+BackfillPart IndexPart(const Maintainer* m, const TableInfo& table, const Index& index) {
+  return {m,
+          index.id,
+          "index " + index.name,
+          "index ACTIVE",
+          true,
+          IndexLeaseKey(table.id, index.id),
+          IndexBackfillCursorKey(table.id, index.id)};
+}
+
+// The index of `list` with id `id`. REQUIRES: one has it.
+template <typename List>
+auto& WithId(List& list, int64_t id) {
+  return *std::find_if(list.begin(), list.end(), [id](const auto& i) { return i.id == id; });
+}
+
+template <typename Index>
+void Activate(Index& index) {
+  index.status = IndexStatus::kActive;
+  index.backfilling = false;
+}
+
 class SecondaryIndexes final : public Maintainer {
  public:
   bool Maintains(const TableInfo&) const override { return true; }
@@ -30,6 +63,23 @@ class SecondaryIndexes final : public Maintainer {
     }
     return Status::Ok();
   }
+  // Only global indexes are added to a table that holds items.
+  std::vector<BackfillPart> Backfilling(const TableInfo& table) const override {
+    std::vector<BackfillPart> parts;
+    for (const SecondaryIndex& i : table.global_indexes) {
+      if (NeedsBackfill(i)) parts.push_back(IndexPart(this, table, i));
+    }
+    return parts;
+  }
+  bool Backfill(kv::Transaction& tx, const TableInfo& table, int64_t id, std::string_view,
+                const model::Item& item) const override {
+    const SecondaryIndex& index = WithId(table.global_indexes, id);
+    UpdateIndex(tx, table, index, nullptr, &item);
+    return HasIndexEntry(index, item);
+  }
+  void FinishBackfill(TableInfo& table, int64_t id) const override {
+    Activate(WithId(table.global_indexes, id));
+  }
 };
 
 class VectorIndexes final : public Maintainer {
@@ -43,6 +93,22 @@ class VectorIndexes final : public Maintainer {
     UpdateVectorIndexes(tx, c.table, c.key, c.old_item, c.new_item);
     return Status::Ok();
   }
+  std::vector<BackfillPart> Backfilling(const TableInfo& table) const override {
+    std::vector<BackfillPart> parts;
+    for (const VectorIndex& v : table.vector_indexes) {
+      if (NeedsBackfill(v)) parts.push_back(IndexPart(this, table, v));
+    }
+    return parts;
+  }
+  bool Backfill(kv::Transaction& tx, const TableInfo& table, int64_t id, std::string_view key,
+                const model::Item& item) const override {
+    const VectorIndex& index = WithId(table.vector_indexes, id);
+    UpdateVectorIndex(tx, table, index, key, nullptr, &item);
+    return HasVectorEntry(index, item);
+  }
+  void FinishBackfill(TableInfo& table, int64_t id) const override {
+    Activate(WithId(table.vector_indexes, id));
+  }
 };
 
 class ExpiryIndex final : public Maintainer {
@@ -51,6 +117,23 @@ class ExpiryIndex final : public Maintainer {
   Status Update(kv::Transaction& tx, const ItemChange& c) const override {
     UpdateExpiryIndex(tx, c.table, c.key, c.old_item, c.new_item);
     return Status::Ok();
+  }
+  // ENABLING: item writes maintain the index from the enabling commit on; the items that
+  // existed are filled in before TTL is ENABLED (and expired items hidden and swept).
+  std::vector<BackfillPart> Backfilling(const TableInfo& table) const override {
+    if (table.ttl.status != TtlStatus::kEnabling) return {};
+    return {{this, kExpiryIndexPart, "TTL", "TTL ENABLED", false, TtlLeaseKey(table.id),
+             TtlBackfillCursorKey(table.id)}};
+  }
+  bool Backfill(kv::Transaction& tx, const TableInfo& table, int64_t, std::string_view key,
+                const model::Item& item) const override {
+    if (std::optional<int64_t> expiry = ExpirySeconds(table.ttl, item)) {
+      tx.Set(ExpiryKey(table.id, *expiry, key), "");
+    }
+    return false;
+  }
+  void FinishBackfill(TableInfo& table, int64_t) const override {
+    table.ttl.status = TtlStatus::kEnabled;
   }
 };
 
@@ -89,6 +172,29 @@ const std::vector<const Maintainer*>& Maintainers() {
   static const std::vector<const Maintainer*> all = {&secondary, &vectors, &expiry, &streams,
                                                      &history};
   return all;
+}
+
+std::vector<BackfillPart> BackfillParts(const TableInfo& table) {
+  std::vector<BackfillPart> parts;
+  for (const Maintainer* m : Maintainers()) {
+    for (BackfillPart& part : m->Backfilling(table)) parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+std::string IndexLeaseKey(int64_t table_id, int64_t index_id) {
+  return LeaseKey(kv::Tuple{"index", table_id, index_id});
+}
+
+std::string IndexBackfillCursorKey(int64_t table_id, int64_t index_id) {
+  return layout::Leases().Pack(
+      kv::Tuple().AddString("index_backfill").AddInt(table_id).AddInt(index_id));
+}
+
+std::string TtlLeaseKey(int64_t table_id) { return LeaseKey(kv::Tuple{"ttl", table_id}); }
+
+std::string TtlBackfillCursorKey(int64_t table_id) {
+  return layout::Leases().Pack(kv::Tuple().AddString("ttl_backfill").AddInt(table_id));
 }
 
 }  // namespace fdyno::store

@@ -8,13 +8,17 @@
 // Mutation's own (store/item_collections.h).
 //
 // Adding a kind of derived data is adding a Maintainer to Maintainers(): the write path
-// (NeedsOldImage, ValidateNewImage, Mutation) then maintains it.
+// (NeedsOldImage, ValidateNewImage, Mutation) then maintains it. A kind that can be added to a
+// table that already holds items (secondary and vector indexes, the expiry index of TTL) also
+// names the parts being filled (Backfilling) and fills them item by item (Backfill): the one
+// backfill worker (workers/backfill.h) pages through the table for every such part alike.
 //
 // Thread-safety: maintainers are stateless singletons.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +43,25 @@ struct ItemChange {
   ChangeSource source;
 };
 
+class Maintainer;
+
+// The id of the expiry index's backfill part (index ids start at 1).
+inline constexpr int64_t kExpiryIndexPart = 0;
+
+// A part of a table's derived data that is filled from the items the table held before it (an
+// index being created, the expiry index of TTL being enabled): the backfill worker pages
+// through the items under the part's lease, keeps its place at the part's cursor, and
+// finishes the part (FinishBackfill) in the transaction of its last page.
+struct BackfillPart {
+  const Maintainer* maintainer = nullptr;
+  int64_t id = 0;          // the index's id, or kExpiryIndexPart
+  std::string what;        // for logs: "index <name>", or "TTL"
+  std::string done;        // for logs: what finishing makes it ("index ACTIVE", "TTL ENABLED")
+  bool counted = false;    // the part's entries are counted (store/item_counts.h)
+  std::string lease_key;   // store/leases.h
+  std::string cursor_key;  // -> the kv key of the next item to fill from
+};
+
 class Maintainer {
  public:
   virtual ~Maintainer() = default;
@@ -56,7 +79,30 @@ class Maintainer {
   // Buffers what `change` does to this derived data. REQUIRES: Maintains(change.table), and the
   // old image decoded when NeedsOldImage(change.table) and the item existed.
   virtual Status Update(kv::Transaction& tx, const ItemChange& change) const = 0;
+
+  // The parts of this derived data of `table` waiting to be filled from its items.
+  virtual std::vector<BackfillPart> Backfilling(const TableInfo&) const { return {}; }
+  // backfill(item): buffers what part `id` of `table` holds for `item`, stored at `key` before
+  // the part existed; returns whether the part now has an entry for it (counted parts).
+  // REQUIRES: `id` names a part of Backfilling(table).
+  virtual bool Backfill(kv::Transaction&, const TableInfo&, int64_t /*id*/,
+                        std::string_view /*key*/, const model::Item&) const {
+    return false;
+  }
+  // `table` as it is once part `id` is full (the index ACTIVE, TTL ENABLED).
+  // REQUIRES: `id` names a part of Backfilling(table).
+  virtual void FinishBackfill(TableInfo&, int64_t /*id*/) const {}
 };
+
+// Every part of `table` waiting to be filled, over all maintainers.
+std::vector<BackfillPart> BackfillParts(const TableInfo& table);
+
+// The keys of the backfill parts' leases and cursors (docs/format/leases.md): a secondary or
+// vector index's, and TTL's (the sweeper of expired items shares TTL's lease).
+std::string IndexLeaseKey(int64_t table_id, int64_t index_id);
+std::string IndexBackfillCursorKey(int64_t table_id, int64_t index_id);
+std::string TtlLeaseKey(int64_t table_id);
+std::string TtlBackfillCursorKey(int64_t table_id);
 
 // Every maintainer, in the order Mutation runs them and ValidateNewImage checks them.
 const std::vector<const Maintainer*>& Maintainers();

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -18,93 +17,36 @@
 #include "store/item_counts.h"
 #include "store/items.h"
 #include "store/layout.h"
-#include "store/vector_index.h"
+#include "store/maintainers.h"
 #include "workers/tables.h"
 
 namespace fdyno::workers {
 namespace {
 
-template <typename Table>
-auto* FindById(Table& t, int64_t id) {
-  for (auto* list : {&t.global_indexes, &t.local_indexes}) {
-    for (auto& i : *list) {
-      if (i.id == id) return &i;
-    }
+// The part of `info` waiting to be filled whose id is `id`, if any.
+std::optional<store::BackfillPart> PartOf(const store::TableInfo& info, int64_t id) {
+  for (store::BackfillPart& part : store::BackfillParts(info)) {
+    if (part.id == id) return std::move(part);
   }
-  return static_cast<decltype(&t.global_indexes[0])>(nullptr);
+  return std::nullopt;
 }
 
-template <typename Index>
-bool NeedsBackfill(const Index& i) {
-  return i.status == store::IndexStatus::kCreating && i.backfilling;
+// Whether index `id` of `info` (global secondary or vector) is DELETING: its entries are
+// cleared, then it leaves the table.
+bool IsDeleting(const store::TableInfo& info, int64_t id) {
+  auto deleting = [id](const auto& i) {
+    return i.id == id && i.status == store::IndexStatus::kDeleting;
+  };
+  return std::any_of(info.global_indexes.begin(), info.global_indexes.end(), deleting) ||
+         std::any_of(info.vector_indexes.begin(), info.vector_indexes.end(), deleting);
 }
 
-// What the worker does to one index of a table, secondary or vector (the TableInfo given is
-// the page transaction's copy of the table).
-struct IndexWork {
-  store::IndexStatus status = store::IndexStatus::kActive;
-  bool backfilling = false;
-  kv::Subspace entries;  // every key of the index's entries
-  // Writes the entry of base item `item` (stored at `item_key`); whether it has one.
-  std::function<void(kv::Transaction&, std::string_view item_key, const model::Item& item)> copy;
-  std::function<bool(const model::Item&)> has_entry;
-  std::function<void(store::TableInfo&)> activate;  // ACTIVE, no longer backfilling
-  std::function<void(store::TableInfo&)> remove;    // out of the table
-};
-
-std::optional<IndexWork> SecondaryWork(const store::TableInfo& info, int64_t id) {
-  const store::SecondaryIndex* index = FindById(info, id);
-  if (index == nullptr) return std::nullopt;
-  IndexWork w;
-  w.status = index->status;
-  w.backfilling = index->backfilling;
-  w.entries = store::layout::Index(info.id, id);
-  w.copy = [&info, index](kv::Transaction& tx, std::string_view, const model::Item& item) {
-    store::UpdateIndex(tx, info, *index, nullptr, &item);
-  };
-  w.has_entry = [index](const model::Item& item) { return store::HasIndexEntry(*index, item); };
-  w.activate = [id](store::TableInfo& t) {
-    store::SecondaryIndex& i = *FindById(t, id);
-    i.status = store::IndexStatus::kActive;
-    i.backfilling = false;
-  };
-  w.remove = [id](store::TableInfo& t) {
-    std::erase_if(t.global_indexes, [id](const auto& g) { return g.id == id; });
-  };
-  return w;
-}
-
-std::optional<IndexWork> VectorWork(const store::TableInfo& info, int64_t id) {
-  auto it = std::find_if(info.vector_indexes.begin(), info.vector_indexes.end(),
-                         [id](const auto& v) { return v.id == id; });
-  if (it == info.vector_indexes.end()) return std::nullopt;
-  const store::VectorIndex* index = &*it;
-  IndexWork w;
-  w.status = index->status;
-  w.backfilling = index->backfilling;
-  w.entries = store::layout::VectorIndex(info.id, id);
-  w.copy = [&info, index](kv::Transaction& tx, std::string_view key, const model::Item& item) {
-    store::UpdateVectorIndex(tx, info, *index, key, nullptr, &item);
-  };
-  w.has_entry = [index](const model::Item& item) { return store::HasVectorEntry(*index, item); };
-  auto find = [id](store::TableInfo& t) -> store::VectorIndex& {
-    return *std::find_if(t.vector_indexes.begin(), t.vector_indexes.end(),
-                         [id](const auto& v) { return v.id == id; });
-  };
-  w.activate = [find](store::TableInfo& t) {
-    store::VectorIndex& v = find(t);
-    v.status = store::IndexStatus::kActive;
-    v.backfilling = false;
-  };
-  w.remove = [id](store::TableInfo& t) {
-    std::erase_if(t.vector_indexes, [id](const auto& v) { return v.id == id; });
-  };
-  return w;
-}
-
-std::optional<IndexWork> WorkOf(const store::TableInfo& info, int64_t id) {
-  if (std::optional<IndexWork> w = SecondaryWork(info, id)) return w;
-  return VectorWork(info, id);
+// Every key of the entries of index `id` of `info`. REQUIRES: it is a global or vector index.
+kv::Subspace EntriesOf(const store::TableInfo& info, int64_t id) {
+  for (const auto& g : info.global_indexes) {
+    if (g.id == id) return store::layout::Index(info.id, id);
+  }
+  return store::layout::VectorIndex(info.id, id);
 }
 
 // A lifecycle line while an index's work goes on (backfill or removal) at most this often.
@@ -114,8 +56,9 @@ struct WorkerMetrics {
   WorkerMetrics() {
     Metrics& m = Metrics::Global();
     m.Describe("fdyno_index_backfill_items",
-               "Base items copied into global secondary indexes being backfilled.");
-    m.Describe("fdyno_index_backfills_finished", "Index backfills finished (index ACTIVE).");
+               "Base items copied into indexes being backfilled (secondary, vector, expiry).");
+    m.Describe("fdyno_index_backfills_finished",
+               "Backfills finished (an index ACTIVE, TTL ENABLED).");
     m.Describe("fdyno_index_removal_keys", "Keys cleared from deleted secondary indexes.");
     m.Describe("fdyno_index_work_running",
                "Index backfills and removals in progress in this process.");
@@ -132,51 +75,48 @@ WorkerMetrics& GetMetrics() {
 }
 
 Result<StepResult> BackfillPage(kv::Transaction& tx, store::Catalog& catalog,
-                                const store::TableInfo& info, int64_t index_id,
-                                const IndexWork& index, const BackfillOptions& options) {
+                                const store::TableInfo& info, const store::BackfillPart& part,
+                                const BackfillOptions& options) {
   StepResult out;
-  const std::string cursor_key = BackfillCursorKey(info.id, index_id);
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
-  int64_t entries = 0;  // items of the page that have an entry in the index
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(part.cursor_key));
+  int64_t entries = 0;  // items of the page that have an entry in a counted part
   FDYNO_ASSIGN_OR_RETURN(
       ItemPage page,
       VisitItemPage(tx, info, cursor.value_or(""), {options.page_items, options.page_bytes},
                     [&](std::string_view key, const model::Item& item) -> Status {
-                      index.copy(tx, key, item);
-                      if (index.has_entry(item)) ++entries;
+                      if (part.maintainer->Backfill(tx, info, part.id, key, item)) ++entries;
                       return Status::Ok();
                     }));
   out.items = page.items;
   const bool last = page.last;
-  const std::string end = store::layout::Items(info.id).Range().second;
-  const std::string& begin = page.begin;
-  const std::string& next = page.next;
-  // The item count: what this page counted replaces the journaled deltas of writes that reached
-  // its items first (store/item_counts.h).
-  FDYNO_ASSIGN_OR_RETURN(int64_t journaled,
-                         store::TakeBackfillJournal(tx, info.id, index_id, begin,
-                                                    last ? end : std::string_view(next)));
-  store::AddItemCount(tx, info.id, index_id, entries - journaled);
+  if (part.counted) {
+    // The item count: what this page counted replaces the journaled deltas of writes that
+    // reached its items first (store/item_counts.h).
+    const std::string end = store::layout::Items(info.id).Range().second;
+    FDYNO_ASSIGN_OR_RETURN(int64_t journaled,
+                           store::TakeBackfillJournal(tx, info.id, part.id, page.begin,
+                                                      last ? end : std::string_view(page.next)));
+    store::AddItemCount(tx, info.id, part.id, entries - journaled);
+  }
   if (last) {
-    // The end: the index becomes ACTIVE in this transaction. The journal left behind belongs to
+    // The end: the part is finished in this transaction. The journal left behind belongs to
     // writes that reached their item after its page, which are already counted.
-    store::ClearBackfillJournal(tx, info.id, index_id);
-    store::TableInfo active = info;
-    index.activate(active);
-    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, active));
-    tx.Clear(cursor_key);
+    if (part.counted) store::ClearBackfillJournal(tx, info.id, part.id);
+    store::TableInfo finished = info;
+    part.maintainer->FinishBackfill(finished, part.id);
+    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, finished));
+    tx.Clear(part.cursor_key);
     out.finished = true;
     return out;
   }
-  tx.Set(cursor_key, next);
+  tx.Set(part.cursor_key, page.next);
   return out;
 }
 
 Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, store::TableInfo info,
-                              int64_t index_id, const IndexWork& index,
-                              const BackfillOptions& options) {
+                              int64_t index_id, const BackfillOptions& options) {
   StepResult out;
-  auto [begin, end] = index.entries.Range();
+  auto [begin, end] = EntriesOf(info, index_id).Range();
   kv::RangeOptions ro;
   ro.limit = options.page_items;
   ro.snapshot = true;
@@ -187,9 +127,11 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
     out.items = static_cast<int>(rr.kvs.size());
   }
   if (!rr.more) {
-    index.remove(info);
+    auto same = [index_id](const auto& i) { return i.id == index_id; };
+    std::erase_if(info.global_indexes, same);
+    std::erase_if(info.vector_indexes, same);
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
-    tx.Clear(BackfillCursorKey(info.id, index_id));
+    tx.Clear(store::IndexBackfillCursorKey(info.id, index_id));
     store::ClearIndexCounts(tx, info.id, index_id);
     out.finished = true;
   }
@@ -198,15 +140,6 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
 
 }  // namespace
 
-std::string BackfillCursorKey(int64_t table_id, int64_t index_id) {
-  return store::layout::Leases().Pack(
-      kv::Tuple().AddString("index_backfill").AddInt(table_id).AddInt(index_id));
-}
-
-std::string IndexLeaseKey(int64_t table_id, int64_t index_id) {
-  return store::LeaseKey(kv::Tuple{"index", table_id, index_id});
-}
-
 Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options) {
@@ -214,17 +147,16 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
     FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table.account, table.name));
     if (!found) return StepResult{0, true};
     const store::TableInfo& info = *found;
-    std::optional<IndexWork> index = WorkOf(info, index_id);
-    if (!index) return StepResult{0, true};
-    const bool removal = index->status == store::IndexStatus::kDeleting;
-    if (!NeedsBackfill(*index) && !removal) return StepResult{0, true};
-    // The fence: this page commits only while this owner holds the index's lease.
-    const std::string lease = IndexLeaseKey(info.id, index_id);
+    std::optional<store::BackfillPart> part = PartOf(info, index_id);
+    const bool removal = !part && IsDeleting(info, index_id);
+    if (!part && !removal) return StepResult{0, true};
+    // The fence: this page commits only while this owner holds the work's lease.
+    const std::string lease = part ? part->lease_key : store::IndexLeaseKey(info.id, index_id);
     FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, lease, options.lease));
     if (!held) return StepResult{0, false, true};
-    FDYNO_ASSIGN_OR_RETURN(StepResult step,
-                           removal ? DeletePage(tx, catalog, info, index_id, *index, options)
-                                   : BackfillPage(tx, catalog, info, index_id, *index, options));
+    FDYNO_ASSIGN_OR_RETURN(StepResult step, removal
+                                                ? DeletePage(tx, catalog, info, index_id, options)
+                                                : BackfillPage(tx, catalog, info, *part, options));
     if (step.finished) tx.Clear(lease);
     return step;
   });
@@ -235,21 +167,25 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   // Which (table, index) pairs need work, as of one snapshot.
   struct Work {
     store::QualifiedName table;
-    int64_t index_id;
-    std::string index_name;
+    int64_t id;        // the part's or index's id
+    std::string what;  // "index <name>" or "TTL"
+    std::string done;  // what a finished backfill made it
     bool removal;
   };
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   std::vector<Work> work;
-  auto note = [&](const store::QualifiedName& table, const auto& i) {
-    if (NeedsBackfill(i) || i.status == store::IndexStatus::kDeleting) {
-      work.push_back({table, i.id, i.name, i.status == store::IndexStatus::kDeleting});
+  auto note_removal = [&](const store::QualifiedName& table, const auto& i) {
+    if (i.status == store::IndexStatus::kDeleting) {
+      work.push_back({table, i.id, "index " + i.name, "", true});
     }
   };
   for (const auto& info : tables) {
     const store::QualifiedName table{info->account, info->name};
-    for (const auto& i : info->global_indexes) note(table, i);
-    for (const auto& v : info->vector_indexes) note(table, v);
+    for (const store::BackfillPart& part : store::BackfillParts(*info)) {
+      work.push_back({table, part.id, part.what, part.done, false});
+    }
+    for (const auto& i : info->global_indexes) note_removal(table, i);
+    for (const auto& v : info->vector_indexes) note_removal(table, v);
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
@@ -261,7 +197,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
     int64_t items = 0;
     bool started = false;
     while (true) {
-      Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.index_id, options);
+      Result<StepResult> r = RunIndexStep(db, catalog, w.table, w.id, options);
       if (!r.ok()) {
         if (started) metrics.running.Add(-1);
         return std::move(r).error();
@@ -269,7 +205,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
       if (r->elsewhere) break;  // another process works on this index
       if (!started) {
         started = true;
-        spdlog::info("index {} of table {}: {} started", w.index_name, w.table.name, what);
+        spdlog::info("{} of table {}: {} started", w.what, w.table.name, what);
         metrics.running.Add(1);
       }
       ++steps;
@@ -278,22 +214,21 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
       const auto now = std::chrono::steady_clock::now();
       if (r->finished) {
         if (!w.removal) metrics.finished.Add();
-        spdlog::info("index {} of table {}: {} finished: {} {} in {} ms{}", w.index_name,
-                     w.table.name, what, items, w.removal ? "keys cleared" : "items copied",
+        spdlog::info("{} of table {}: {} finished: {} {} in {} ms{}{}", w.what, w.table.name, what,
+                     items, w.removal ? "keys cleared" : "items copied",
                      std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
-                     w.removal ? "" : ", index ACTIVE");
+                     w.removal ? "" : ", ", w.done);
         break;
       }
       if (now - last_log >= kProgressLogPeriod) {
         last_log = now;
-        spdlog::info("index {} of table {}: {} in progress: {} {} so far", w.index_name,
-                     w.table.name, what, items, w.removal ? "keys cleared" : "items copied");
+        spdlog::info("{} of table {}: {} in progress: {} {} so far", w.what, w.table.name, what,
+                     items, w.removal ? "keys cleared" : "items copied");
       }
       if (StopRequested(options.stop)) {
         // Shutdown: the cursor (or what is left to clear) is in the database; the lease lapses.
-        spdlog::info("index {} of table {}: {} stopped after {} {}; it resumes at the next start",
-                     w.index_name, w.table.name, what, items,
-                     w.removal ? "keys cleared" : "items copied");
+        spdlog::info("{} of table {}: {} stopped after {} {}; it resumes at the next start", w.what,
+                     w.table.name, what, items, w.removal ? "keys cleared" : "items copied");
         break;
       }
     }

@@ -1,28 +1,34 @@
-// Online global secondary index changes: the backfill of a new index and the removal of a
-// deleted one, in bounded transactions (docs/architecture.md, "Work in several transactions").
+// Backfills and index removals, in bounded transactions (docs/architecture.md, "Work in several
+// transactions"): one worker for every kind of derived data that can be added to a table that
+// already holds items (store::BackfillParts: a global secondary index or a vector index being
+// created, the expiry index of TTL being enabled), and for the removal of deleted indexes.
 //
-// Protocol. UpdateTable registers a new GSI in the catalog as CREATING with backfilling=true;
-// from that commit on, every item write maintains it (store::IndexIsMaintained). The worker
-// then copies the existing items into it page by page: each page is one transaction that reads
-// a bounded range of base items (normal, conflicting reads, so a concurrent write to an item
-// of the page makes the page retry against the new image), writes their entries, and advances
-// a cursor stored in the database, so the backfill resumes after a restart. The page that
-// reaches the end marks the index ACTIVE in the same transaction. A DELETING index is cleared in
-// bounded transactions and removed from the catalog by the last one.
+// Protocol. A part is registered in the catalog first (an index CREATING with backfilling=true,
+// TTL ENABLING); from that commit on, every item write maintains it (store/maintainers.h). The
+// worker then fills it from the existing items page by page: each page is one transaction that
+// reads a bounded range of base items (normal, conflicting reads, so a concurrent write to an
+// item of the page makes the page retry against the new image), has the part's maintainer
+// backfill each item, and advances a cursor stored in the database, so the backfill resumes
+// after a restart. The page that reaches the end finishes the part (the index ACTIVE, TTL
+// ENABLED) in the same transaction. A DELETING index is cleared in bounded transactions and
+// removed from the catalog by the last one.
 //
-// Several processes: the work on one index is leased (store/leases.h, unit ("index", table id,
-// index id)). Every page transaction takes or renews the lease before its work and is skipped
-// when another owner holds it, so one process does each index's pages and a dead process's
-// index is taken over once its lease expires; the last page releases the lease.
+// Several processes: the work on one part is leased (store/leases.h; the part's lease key:
+// ("index", table id, index id), or TTL's ("ttl", table id), which the sweeper shares). Every
+// page transaction takes or renews the lease before its work and is skipped when another owner
+// holds it, so one process does each part's pages and a dead process's part is taken over once
+// its lease expires; the last page releases the lease.
 //
-// Cursor: layout::Leases() + ("index_backfill", table id, index id) -> the kv key to resume at.
+// Cursors: layout::Leases() + ("index_backfill", table id, index id), or ("ttl_backfill",
+// table id) -> the kv key to resume at (store/maintainers.h).
 //
-// Lifecycle lines (info): when an index's backfill or removal starts, every 10 s while it goes
-// on, and when it ends. Metrics: fdyno_index_backfill_items_total,
+// Lifecycle lines (info): when a part's backfill or an index's removal starts, every 10 s while
+// it goes on, and when it ends. Metrics: fdyno_index_backfill_items_total,
 // fdyno_index_backfills_finished_total, fdyno_index_removal_keys_total,
 // fdyno_index_work_running.
 //
-// Thread-safety: RunStep/RunAll may be called from any thread; IndexWorker owns one thread.
+// Thread-safety: RunIndexStep/RunAllIndexWork may be called from any thread; IndexWorker owns
+// one thread.
 #pragma once
 
 #include <atomic>
@@ -55,20 +61,18 @@ struct StepResult {
   bool elsewhere = false;  // another owner holds the index's lease: nothing was done
 };
 
-// One page of work for index `index_id` of table `table` (backfill when CREATING and
-// backfilling, removal when DELETING; nothing otherwise, finished=true).
+// One page of work on part `index_id` of table `table`: a backfill when a part of
+// store::BackfillParts has that id (store::kExpiryIndexPart: TTL's), the removal of a DELETING
+// index; nothing otherwise (finished=true).
 Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options = {});
 
-// Steps every index of every table that needs work, and whose lease is free, expired or ours,
-// until none does, or until options.stop is set (checked between pages). Returns steps run.
+// Steps every part and index of every table that needs work, and whose lease is free, expired
+// or ours, until none does, or until options.stop is set (checked between pages). Returns steps
+// run.
 Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
                             const BackfillOptions& options = {});
-
-// The cursor key of an index backfill, and the key of the lease on an index's work.
-std::string BackfillCursorKey(int64_t table_id, int64_t index_id);
-std::string IndexLeaseKey(int64_t table_id, int64_t index_id);
 
 // A background thread running RunAllIndexWork every options.poll.
 class IndexWorker {

@@ -22,6 +22,7 @@
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/leases.h"
+#include "store/maintainers.h"
 #include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
@@ -410,7 +411,7 @@ TEST_F(BackfillTest, StopReturnsDuringALongBackfillWhichResumesFromItsCursor) {
   EXPECT_LE(pages, 6) << "Stop waited for the backfill";
   EXPECT_TRUE(Table()->global_indexes[0].backfilling);
   auto cursor = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-    return tx.Get(BackfillCursorKey(table_id, index_id));
+    return tx.Get(store::IndexBackfillCursorKey(table_id, index_id));
   });
   ASSERT_TRUE(cursor.ok());
   EXPECT_TRUE(cursor->has_value()) << "no cursor to resume from";
@@ -434,8 +435,8 @@ TEST_F(BackfillTest, AnIndexLeftToAnotherOwnerLeavesTheRunningGaugeAlone) {
   store::LeaseOptions other;
   other.owner = "another-process";
   ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-                return store::TakeLease(tx, IndexLeaseKey(table->id, table->global_indexes[0].id),
-                                        other);
+                return store::TakeLease(
+                    tx, store::IndexLeaseKey(table->id, table->global_indexes[0].id), other);
               }).ok());
   Gauge& running = Metrics::Global().GetGauge("fdyno_index_work_running");
   const int64_t before = running.value();
@@ -501,7 +502,7 @@ TEST_F(BackfillTest, LeasedBackfillIsDoneByOneOwnerAndTakenOverAfterItsLeaseExpi
   EXPECT_EQ(IndexContents(table->id, index_id), Expected(*table, table->global_indexes[0]));
   EXPECT_EQ(Counts().Index(index_id), 60);
   auto lease = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-    return store::ReadLease(tx, IndexLeaseKey(table->id, index_id));
+    return store::ReadLease(tx, store::IndexLeaseKey(table->id, index_id));
   });
   ASSERT_TRUE(lease.ok());
   EXPECT_FALSE(*lease);  // released by the last page

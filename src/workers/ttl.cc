@@ -10,6 +10,7 @@
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "store/layout.h"
+#include "store/maintainers.h"
 #include "store/mutation.h"
 #include "store/ttl.h"
 
@@ -18,48 +19,6 @@ namespace {
 
 Clock* ClockOf(const TtlOptions& options) {
   return options.clock != nullptr ? options.clock : Clock::Real();
-}
-
-// One backfill page; true when the backfill stops here: TTL is no longer ENABLING (done, or
-// disabled meanwhile), or another owner holds the table's lease (*elsewhere).
-Result<std::pair<int, bool>> BackfillPage(kv::Database& db, store::Catalog& catalog,
-                                          const store::QualifiedName& table_name,
-                                          const TtlOptions& options, bool* enabled,
-                                          bool* elsewhere) {
-  return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::pair<int, bool>> {
-    *enabled = false;
-    *elsewhere = false;
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
-    if (!table || table->ttl.status != store::TtlStatus::kEnabling) return std::make_pair(0, true);
-    // The fence: this page commits only while this owner holds the table's lease.
-    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TtlLeaseKey(table->id), options.lease));
-    if (!held) {
-      *elsewhere = true;
-      return std::make_pair(0, true);
-    }
-    const std::string cursor_key = TtlBackfillCursorKey(table->id);
-    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> cursor, tx.Get(cursor_key));
-    FDYNO_ASSIGN_OR_RETURN(
-        ItemPage page,
-        VisitItemPage(tx, *table, cursor.value_or(""), options.backfill_page,
-                      [&](std::string_view key, const model::Item& item) -> Status {
-                        if (std::optional<int64_t> e = store::ExpirySeconds(table->ttl, item)) {
-                          tx.Set(store::ExpiryKey(table->id, *e, key), "");
-                        }
-                        return Status::Ok();
-                      }));
-    if (!page.last) {
-      tx.Set(cursor_key, page.next);
-      return std::make_pair(page.items, false);
-    }
-    store::TableInfo updated = *table;
-    updated.ttl.status = store::TtlStatus::kEnabled;
-    FDYNO_RETURN_IF_ERROR(catalog.Update(tx, updated));
-    tx.Clear(cursor_key);
-    tx.Clear(TtlLeaseKey(table->id));
-    *enabled = true;
-    return std::make_pair(page.items, true);
-  });
 }
 
 }  // namespace
@@ -97,7 +56,7 @@ Result<std::optional<int>> DeleteBatch(kv::Database& db, store::Catalog& catalog
     FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabled) return std::optional<int>(0);
     // The fence: these deletes commit only while this owner holds the table's lease.
-    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, TtlLeaseKey(table->id), lease));
+    FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, store::TtlLeaseKey(table->id), lease));
     if (!held) return std::optional<int>();
     store::Mutation mutation({.now_ms = now_ms, .source = store::ChangeSource::kTimeToLive});
     int deleted = 0;
@@ -135,26 +94,6 @@ Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
   return deleted.value_or(0);
 }
 
-std::string TtlLeaseKey(int64_t table_id) { return store::LeaseKey(kv::Tuple{"ttl", table_id}); }
-
-std::string TtlBackfillCursorKey(int64_t table_id) {
-  return store::layout::Leases().Pack(kv::Tuple().AddString("ttl_backfill").AddInt(table_id));
-}
-
-Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
-                             const store::QualifiedName& table_name, const TtlOptions& options) {
-  TtlStats stats;
-  for (;;) {
-    bool enabled = false, elsewhere = false;
-    FDYNO_ASSIGN_OR_RETURN(auto step,
-                           BackfillPage(db, catalog, table_name, options, &enabled, &elsewhere));
-    stats.backfilled += step.first;
-    stats.enabled += enabled ? 1 : 0;
-    stats.elsewhere += elsewhere ? 1 : 0;
-    if (step.second) return stats;
-  }
-}
-
 Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
                             const store::QualifiedName& table_name, const TtlOptions& options) {
   TtlStats stats;
@@ -181,7 +120,7 @@ Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
     FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
       FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
       if (!table) return Status::Ok();
-      return store::ReleaseLease(tx, TtlLeaseKey(table->id), options.lease);
+      return store::ReleaseLease(tx, store::TtlLeaseKey(table->id), options.lease);
     }));
   }
   return stats;
@@ -193,20 +132,15 @@ Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const Ttl
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   for (const auto& table : tables) {
     Result<TtlStats> r = TtlStats{};
-    if (table->ttl.status == store::TtlStatus::kEnabling) {
-      r = BackfillTtl(db, catalog, {table->account, table->name}, options);
-    } else if (sweep && table->ttl.status == store::TtlStatus::kEnabled) {
+    if (sweep && table->ttl.status == store::TtlStatus::kEnabled) {
       r = SweepTable(db, catalog, {table->account, table->name}, options);
     }
     if (!r.ok()) {
       spdlog::warn("TTL: table {}: {}", table->name, r.error().message);
       continue;
     }
-    total.backfilled += r->backfilled;
-    total.enabled += r->enabled;
     total.deleted += r->deleted;
     total.elsewhere += r->elsewhere;
-    if (r->enabled) spdlog::info("TTL enabled on table {}", table->name);
     // A sweep that deleted something is worth a line (like a token GC pass); an idle one is not.
     if (r->deleted > 0) {
       spdlog::info("TTL sweep of table {}: {} expired item(s) deleted", table->name, r->deleted);
@@ -228,9 +162,9 @@ void TtlWorker::Stop() { periodic_.Stop(); }
 
 void TtlWorker::Pass() {
   const auto now = std::chrono::steady_clock::now();
-  const bool sweep = now - last_sweep_ >= options_.sweep_interval;
-  if (sweep) last_sweep_ = now;
-  Result<TtlStats> r = RunTtlPass(*db_, *catalog_, options_, sweep);
+  if (now - last_sweep_ < options_.sweep_interval) return;
+  last_sweep_ = now;
+  Result<TtlStats> r = RunTtlPass(*db_, *catalog_, options_, /*sweep=*/true);
   if (!r.ok()) spdlog::warn("TTL pass: {}", r.error().message);
 }
 

@@ -1,11 +1,6 @@
-// Time to Live in the background: the expiry index backfill of tables whose TTL is ENABLING,
-// and the sweeper that deletes expired items (store/ttl.h).
-//
-// Backfill. UpdateTimeToLive records TTL as ENABLING; from that commit on every item write keeps
-// the expiry index. The backfill pages through the items that existed (conflicting reads, so a
-// concurrent write to an item of the page retries the page), adds their expiry keys, advances a
-// cursor stored in the database (resumable after a restart), and the page that reaches the end
-// marks TTL ENABLED in the same transaction.
+// Time to Live in the background: the sweeper that deletes expired items (store/ttl.h). The
+// expiry index of a table whose TTL is ENABLING is filled from the items that existed by the
+// backfill worker (workers/backfill.h; store::kExpiryIndexPart), which marks TTL ENABLED.
 //
 // Sweep. For each table whose TTL is ENABLED it reads the expiry index from five years ago to
 // now, in bounded batches, and deletes the items in transactions that read each item again and
@@ -15,13 +10,11 @@
 // Time to Live identity, so indexes, counts, item collections and the stream stay exact and the
 // stream records carry DynamoDB's userIdentity. Reads hide expired items until then.
 //
-// Several processes: a table's TTL work is leased (store/leases.h, unit ("ttl", table id)).
-// Every backfill page and every delete batch takes or renews the lease in its own transaction
-// and is skipped when another owner holds it; the page that enables TTL and the end of a sweep
-// release it. So one process at a time backfills or sweeps a table, and a dead process's table
-// is taken over once its lease expires.
-//
-// Cursor: layout::Leases() + ("ttl_backfill", table id) -> the item key to resume at.
+// Several processes: a table's TTL work is leased (store/leases.h, store::TtlLeaseKey: unit
+// ("ttl", table id), shared with the backfill). Every delete batch takes or renews the lease in
+// its own transaction and is skipped when another owner holds it; the end of a sweep releases
+// it. So one process at a time sweeps a table, and a dead process's table is taken over once its
+// lease expires.
 //
 // Thread-safety: the free functions may run on any thread; TtlWorker owns one thread.
 #pragma once
@@ -44,10 +37,9 @@ namespace fdyno::workers {
 
 struct TtlOptions {
   // How often expired items are looked for (--ttl-sweep-interval): an expired item is deleted
-  // within about this long. The backfill of ENABLING tables runs at every poll.
+  // within about this long.
   std::chrono::milliseconds sweep_interval{30'000};
   std::chrono::milliseconds poll{200};
-  PageLimits backfill_page;
   int delete_batch = 50;      // items per delete transaction
   int max_per_table = 10000;  // items deleted per table and sweep (the rest at the next)
   Clock* clock = nullptr;     // null: Clock::Real(); wall time decides expiry
@@ -55,15 +47,10 @@ struct TtlOptions {
 };
 
 struct TtlStats {
-  int backfilled = 0;  // items visited by backfill pages
-  int enabled = 0;     // tables whose TTL became ENABLED
-  int deleted = 0;     // expired items deleted
-  int elsewhere = 0;   // tables left to the owner of their lease
+  int deleted = 0;    // expired items deleted
+  int elsewhere = 0;  // tables left to the owner of their lease
 };
 
-// Backfill pages of `table` until it is ENABLED (or not ENABLING any more).
-Result<TtlStats> BackfillTtl(kv::Database& db, store::Catalog& catalog,
-                             const store::QualifiedName& table, const TtlOptions& options);
 // Deletes the items of `table` that have expired at the clock's now, up to
 // options.max_per_table.
 Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
@@ -82,12 +69,9 @@ Result<int> DeleteIfExpired(kv::Database& db, store::Catalog& catalog,
                             const std::vector<store::ExpiryEntry>& entries, int64_t now_ms,
                             const store::LeaseOptions& lease = {});
 
-// Backfills every ENABLING table; with `sweep`, sweeps every ENABLED one.
+// With `sweep`, sweeps every ENABLED table.
 Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const TtlOptions& options,
                             bool sweep);
-
-std::string TtlBackfillCursorKey(int64_t table_id);
-std::string TtlLeaseKey(int64_t table_id);
 
 // A thread running RunTtlPass every options.poll, sweeping every options.sweep_interval.
 class TtlWorker {

@@ -13,8 +13,10 @@
 #include "model/test_values.h"
 #include "store/item_counts.h"
 #include "store/layout.h"
+#include "store/maintainers.h"
 #include "store/mutation.h"
 #include "store/streams.h"
+#include "workers/backfill.h"
 #include "workers/pausing_database_testing.h"
 
 namespace fdyno::workers {
@@ -30,6 +32,31 @@ constexpr int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kNowS = kNowMs / 1000;
 const store::QualifiedName kTable{std::string(store::kSharedAccount), "t"};
 
+// What the backfill worker (workers/backfill.h) did on the TTL part of table "t".
+struct TtlBackfill {
+  int items = 0;           // items visited
+  bool enabled = false;    // the part finished: TTL ENABLED
+  bool elsewhere = false;  // another owner held the lease
+};
+
+// The backfill worker's steps on the TTL part of table "t", pages of 5 items, under
+// options.lease, until the part finishes or another owner holds its lease.
+Result<TtlBackfill> BackfillTtl(kv::Database& db, store::Catalog& catalog,
+                                const TtlOptions& options) {
+  BackfillOptions backfill;
+  backfill.page_items = 5;
+  backfill.lease = options.lease;
+  TtlBackfill out;
+  for (;;) {
+    FDYNO_ASSIGN_OR_RETURN(StepResult step,
+                           RunIndexStep(db, catalog, kTable, store::kExpiryIndexPart, backfill));
+    out.items += step.items;
+    out.elsewhere = step.elsewhere;
+    out.enabled = step.finished;
+    if (step.elsewhere || step.finished) return out;
+  }
+}
+
 // A table "t" (pk S) with a NEW_AND_OLD_IMAGES stream, written through the mutation path.
 class TtlWorkerTest : public ::testing::Test {
  protected:
@@ -37,7 +64,6 @@ class TtlWorkerTest : public ::testing::Test {
       : clock_(kNowMs), db_(kv::OpenMemoryEngine({.clock = &clock_})), catalog_(&clock_) {
     options_.clock = &clock_;
     options_.delete_batch = 7;
-    options_.backfill_page.items = 5;
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
       store::TableInfo t;
       t.name = "t";
@@ -124,10 +150,10 @@ TEST_F(TtlWorkerTest, BackfillCoversTheItemsThatExistedThenEnables) {
     Put("old" + std::to_string(i), i % 2 ? std::optional(kNowS - 10) : std::nullopt);
   EnableTtl();
   Put("during", kNowS - 10);  // written while ENABLING: indexed by the write itself
-  Result<TtlStats> r = BackfillTtl(*db_, catalog_, kTable, options_);
+  Result<TtlBackfill> r = BackfillTtl(*db_, catalog_, options_);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->enabled, 1);
-  EXPECT_EQ(r->backfilled, 24);
+  EXPECT_TRUE(r->enabled);
+  EXPECT_EQ(r->items, 24);
   EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabled);
   Result<TtlStats> swept = SweepTable(*db_, catalog_, kTable, options_);
   ASSERT_TRUE(swept.ok());
@@ -138,7 +164,7 @@ TEST_F(TtlWorkerTest, BackfillCoversTheItemsThatExistedThenEnables) {
 
 TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, options_).ok());
   Put("past", kNowS - 1);
   Put("now", kNowS);  // this very second: not yet
   Put("future", kNowS + 100);
@@ -164,7 +190,7 @@ TEST_F(TtlWorkerTest, SweepDeletesOnlyWhatHasExpiredAndRecordsItAsTimeToLive) {
 // the delete reads the item again and leaves it.
 TEST_F(TtlWorkerTest, ARefreshBetweenTheIndexReadAndTheDeleteIsKept) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, options_).ok());
   Put("a", kNowS - 5);
   Put("b", kNowS - 5);
   Result<std::vector<store::ExpiryEntry>> entries =
@@ -184,7 +210,7 @@ TEST_F(TtlWorkerTest, ARefreshBetweenTheIndexReadAndTheDeleteIsKept) {
 // is never deleted; every item still expired then is.
 TEST_F(TtlWorkerTest, WritesBetweenTheSweepStepsAreRespected) {
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, options_).ok());
   std::mt19937 rng(7);
   std::map<std::string, std::optional<int64_t>> model;  // pk -> expiry (nullopt: absent)
   for (int i = 0; i < 60; ++i) {
@@ -237,7 +263,7 @@ TEST_F(TtlWorkerTest, LeasedSweepDeletesEachItemOnceAndIsTakenOverAfterItsLeaseE
   for (int i = 0; i < 20; ++i) Put("gone" + std::to_string(i), kNowS - 3600);
   for (int i = 0; i < 5; ++i) Put("kept" + std::to_string(i), kNowS + 86400);
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, options_).ok());
   TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
   // a deletes one batch, then stops without releasing the table's lease (a dead process).
   auto entries = ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, options_.delete_batch);
@@ -268,7 +294,7 @@ TEST_F(TtlWorkerTest, LeasedSweepDeletesEachItemOnceAndIsTakenOverAfterItsLeaseE
 TEST_F(TtlWorkerTest, StaleSweeperResumingAfterItsLeaseWasTakenDeletesNothing) {
   for (int i = 0; i < 20; ++i) Put("gone" + std::to_string(i), kNowS - 3600);
   EnableTtl();
-  ASSERT_TRUE(BackfillTtl(*db_, catalog_, kTable, options_).ok());
+  ASSERT_TRUE(BackfillTtl(*db_, catalog_, options_).ok());
   TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
   auto entries = ReadExpiredEntries(*db_, catalog_, kTable, kNowMs, options_.delete_batch);
   ASSERT_TRUE(entries.ok());
@@ -279,7 +305,7 @@ TEST_F(TtlWorkerTest, StaleSweeperResumingAfterItsLeaseWasTakenDeletesNothing) {
   a.db.PauseBeforeNextCommit([&] {
     b.lease_clock.Advance(std::chrono::milliseconds(10'000));
     auto took = kv::Run(b.db, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return store::TakeLease(tx, TtlLeaseKey(Table()->id), b.options.lease);
+      return store::TakeLease(tx, store::TtlLeaseKey(Table()->id), b.options.lease);
     });
     EXPECT_TRUE(took.ok() && *took);
   });
@@ -299,18 +325,18 @@ TEST_F(TtlWorkerTest, LeasedBackfillIsTakenOverAfterItsLeaseExpires) {
   TtlOwner a(db_.get(), options_, "a"), b(db_.get(), options_, "b");
   // a took the table's lease and stopped before its first page (a dead process).
   ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-                return store::TakeLease(tx, TtlLeaseKey(Table()->id), a.options.lease);
+                return store::TakeLease(tx, store::TtlLeaseKey(Table()->id), a.options.lease);
               }).ok());
-  auto r = BackfillTtl(b.db, catalog_, kTable, b.options);
+  auto r = BackfillTtl(b.db, catalog_, b.options);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->elsewhere, 1);
-  EXPECT_EQ(r->backfilled, 0);
+  EXPECT_TRUE(r->elsewhere);
+  EXPECT_EQ(r->items, 0);
   EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabling);
   b.lease_clock.Advance(std::chrono::milliseconds(10'000));
-  r = BackfillTtl(b.db, catalog_, kTable, b.options);
+  r = BackfillTtl(b.db, catalog_, b.options);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->enabled, 1);
-  EXPECT_EQ(r->backfilled, 23);
+  EXPECT_TRUE(r->enabled);
+  EXPECT_EQ(r->items, 23);
   EXPECT_EQ(Table()->ttl.status, store::TtlStatus::kEnabled);
   EXPECT_EQ(SweepTable(*db_, catalog_, kTable, options_)->deleted, 23);
 }

@@ -54,6 +54,7 @@
 #include "model/number.h"
 #include "seeds.h"
 #include "store/catalog.h"
+#include "store/maintainers.h"
 #include "workers/backfill.h"
 
 namespace fdyno::api {
@@ -1414,7 +1415,7 @@ Ids FindIds(Database& db, const std::string& index) {
 
 std::optional<std::string> Cursor(Database& db, const Ids& ids) {
   auto r = kv::Run(db.db(), [&](kv::Transaction& tx, const kv::Attempt&) {
-    return tx.Get(workers::BackfillCursorKey(ids.table, ids.index));
+    return tx.Get(store::IndexBackfillCursorKey(ids.table, ids.index));
   });
   EXPECT_TRUE(r.ok());
   return r.ok() ? *r : std::nullopt;

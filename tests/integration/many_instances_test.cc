@@ -363,7 +363,9 @@ TEST_P(ManyInstancesTest, ATtlSweepDroppedByItsInstanceIsTakenOverAndFinishedExa
   workers::TtlOptions a_options;
   a_options.delete_batch = 10;
   a_options.lease = a().lease;
-  ASSERT_TRUE(workers::BackfillTtl(*db_, a().catalog, name, a_options).ok());
+  workers::BackfillOptions a_backfill;  // TTL ENABLED: the backfill worker fills its index
+  a_backfill.lease = a().lease;
+  ASSERT_TRUE(workers::RunAllIndexWork(*db_, a().catalog, a_backfill).ok());
   constexpr int kExpired = 100, kLive = 20;
   const int64_t now_s = Clock::Real()->WallMillis() / 1000;
   for (int i = 0; i < kExpired + kLive; ++i) {

@@ -235,7 +235,8 @@ def test_lifecycle_lines_for_time_to_live(start_server):
         assert time.time() < deadline, s.output()
         time.sleep(0.05)
     out = s.output()
-    assert "TTL enabled on table expiring" in out, out
+    assert "TTL of table expiring: backfill finished: 3 items copied" in out, out
+    assert "TTL ENABLED" in out, out
     assert "TTL sweep of table expiring: 3 expired item(s) deleted" in out, out
 
 
