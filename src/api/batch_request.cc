@@ -169,40 +169,42 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
   return request;
 }
 
-Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
-  if (items) {
-    for (const auto& e : items->GetObject()) {
-      if (e.value.IsNull()) continue;
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
-      for (const auto& wr : e.value.GetArray()) {
-        FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
-                               GetStruct(wr, "PutRequest", "PutRequest"));
-        if (put) {
-          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
-                                 GetMap(*put, "Item", "AttributeValue"));
-          if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
-        }
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
-                               GetStruct(wr, "DeleteRequest", "DeleteRequest"));
-        if (del) {
-          FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key,
-                                 GetMap(*del, "Key", "AttributeValue"));
-          if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
-        }
+namespace {
+
+// Phase 1 of BatchWriteItem: every member's JSON type.
+Status CheckBatchWriteShapes(const rapidjson::Value* items) {
+  if (items == nullptr) return Status::Ok();
+  for (const auto& e : items->GetObject()) {
+    if (e.value.IsNull()) continue;
+    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
+    for (const auto& wr : e.value.GetArray()) {
+      FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
+                             GetStruct(wr, "PutRequest", "PutRequest"));
+      if (put) {
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
+                               GetMap(*put, "Item", "AttributeValue"));
+        if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
+      }
+      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
+                             GetStruct(wr, "DeleteRequest", "DeleteRequest"));
+      if (del) {
+        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key, GetMap(*del, "Key", "AttributeValue"));
+        if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
       }
     }
   }
-  FDYNO_ASSIGN_OR_RETURN(auto rcc_text, GetString(body, "ReturnConsumedCapacity"));
-  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
-  if (items == nullptr || items->ObjectEmpty()) {
-    return Error::Validation("The requestItems parameter is required for BatchWriteItem");
-  }
+  return Status::Ok();
+}
+
+// Phase 2 of BatchWriteItem: the API model's constraints, then the 25-request limit of the
+// call.
+Result<ReturnConsumedCapacity> CheckBatchWriteConstraints(const rapidjson::Value& items,
+                                                          std::optional<std::string_view> rcc,
+                                                          std::optional<std::string_view> icm) {
   ConstraintErrors errors;
   size_t total = 0;
-  for (const auto& e : items->GetObject()) {
+  for (const auto& e : items.GetObject()) {
     const std::string tname = RequestItemsTable(errors, e.name);
     size_t n = e.value.IsArray() ? e.value.GetArray().Size() : 0;
     total += n;
@@ -218,42 +220,60 @@ Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
                  "equal to 1]");
     }
   }
-  if (rcc_text) errors.Enum("returnConsumedCapacity", *rcc_text, {"INDEXES", "TOTAL", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
   if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   if (total > 25) {
     return Error::Validation("Too many items requested for the BatchWriteItem call");
   }
-  FDYNO_ASSIGN_OR_RETURN(ReturnConsumedCapacity mode, ParseReturnConsumedCapacity(rcc_text));
+  return ParseReturnConsumedCapacity(rcc);
+}
 
+// One write request of table `table` (its index in the request's tables, and its name).
+Result<BatchWrite> DecodeWriteRequest(size_t table, const std::string& name,
+                                      const rapidjson::Value& wr) {
+  const rapidjson::Value* put = Member(wr, "PutRequest");
+  const rapidjson::Value* del = Member(wr, "DeleteRequest");
+  if ((put == nullptr) == (del == nullptr)) {
+    return Error::Validation(
+        "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+        "of the supported datatypes");
+  }
+  BatchWrite w;
+  w.table = table;
+  w.is_put = put != nullptr;
+  w.raw = &wr;
+  const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
+  if (value == nullptr) {
+    return Error::EnvelopedValidation(
+        "Value null at 'requestItems." + name +
+        (put ? ".member.putRequest.item" : ".member.deleteRequest.key") +
+        "' failed to satisfy constraint: Member must not be null");
+  }
+  FDYNO_ASSIGN_OR_RETURN(w.item, model::DecodeItem(*value));
+  if (w.is_put) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(w.item));
+  return w;
+}
+
+}  // namespace
+
+Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
+  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
+  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
+  FDYNO_RETURN_IF_ERROR(CheckBatchWriteShapes(items));
+  FDYNO_ASSIGN_OR_RETURN(auto rcc, GetString(body, "ReturnConsumedCapacity"));
+  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
+  if (items == nullptr || items->ObjectEmpty()) {
+    return Error::Validation("The requestItems parameter is required for BatchWriteItem");
+  }
   BatchWriteRequest request;
-  request.mode = mode;
+  FDYNO_ASSIGN_OR_RETURN(request.mode, CheckBatchWriteConstraints(*items, rcc, icm));
   if (icm) request.item_collection_metrics = *icm;
-  std::vector<std::string>& tables = request.tables;
   for (const auto& e : items->GetObject()) {
-    tables.emplace_back(e.name.GetString(), e.name.GetStringLength());
+    request.tables.emplace_back(e.name.GetString(), e.name.GetStringLength());
     for (const auto& wr : e.value.GetArray()) {
-      const rapidjson::Value* put = Member(wr, "PutRequest");
-      const rapidjson::Value* del = Member(wr, "DeleteRequest");
-      if ((put == nullptr) == (del == nullptr)) {
-        return Error::Validation(
-            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
-            "of the supported datatypes");
-      }
-      BatchWrite w;
-      w.table = tables.size() - 1;
-      w.is_put = put != nullptr;
-      w.raw = &wr;
-      const rapidjson::Value* value = put ? Member(*put, "Item") : Member(*del, "Key");
-      if (value == nullptr) {
-        return Error::EnvelopedValidation(
-            std::string("Value null at '") +
-            (put ? "requestItems." + tables.back() + ".member.putRequest.item"
-                 : "requestItems." + tables.back() + ".member.deleteRequest.key") +
-            "' failed to satisfy constraint: Member must not be null");
-      }
-      FDYNO_ASSIGN_OR_RETURN(w.item, model::DecodeItem(*value));
-      if (w.is_put) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(w.item));
+      FDYNO_ASSIGN_OR_RETURN(
+          BatchWrite w, DecodeWriteRequest(request.tables.size() - 1, request.tables.back(), wr));
       request.writes.push_back(std::move(w));
     }
   }

@@ -107,7 +107,8 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   return r;
 }
 
-Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
+// The API model's constraints, all reported together.
+Status CheckUpdateTableConstraints(const UpdateTableRequest& r) {
   ConstraintErrors e;
   CheckAttributeDefinitionConstraints(e, r.attribute_definitions);
   CheckThroughputConstraints(e, r.throughput, "provisionedThroughput");
@@ -137,55 +138,43 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   CheckStreamConstraints(e, r.stream);
   CheckSseConstraints(e, r.sse);
   CheckVectorIndexUpdateConstraints(e, r.vector_updates);
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  return e.ToStatus();
+}
 
-  const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
-  const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
-  if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
-      !r.deletion_protection && !r.table_class && !r.on_demand && vector_changes == 0) {
-    return Error::Validation(
-        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-        "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
-        "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
-        "OnDemandThroughput, WarmThroughput or TableClass is required");
-  }
-  if (r.billing_mode && *r.billing_mode == "PROVISIONED" && !r.throughput) {
-    return Invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
-  }
-  if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityBounds(*r.throughput));
-  if (r.gsi_updates) {
-    std::set<std::string> names;
-    for (const GsiUpdateIn& g : *r.gsi_updates) {
-      int actions = int{g.has_update} + int{g.has_create} + int{g.has_delete};
-      if (actions == 0) {
-        return Invalid(
-            "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
-            "GlobalSecondaryIndexUpdate.Delete must not be null");
-      }
-      if (actions > 1) {
-        return Invalid(
-            "Only one global secondary index action is allowed per "
-            "GlobalSecondaryIndexUpdate object");
-      }
-      const std::string& name = g.has_update   ? *g.update_name
-                                : g.has_create ? *g.create_name
-                                               : *g.delete_name;
-      if (!names.insert(name).second) {
-        return Invalid(
-            "Only one global secondary index update per index is allowed "
-            "simultaneously. Index: " +
-            name);
-      }
+// Each GlobalSecondaryIndexUpdate names one action, and each index is updated once.
+Status CheckGsiUpdateActions(const std::vector<GsiUpdateIn>& updates) {
+  std::set<std::string> names;
+  for (const GsiUpdateIn& g : updates) {
+    int actions = int{g.has_update} + int{g.has_create} + int{g.has_delete};
+    if (actions == 0) {
+      return Invalid(
+          "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+          "GlobalSecondaryIndexUpdate.Delete must not be null");
+    }
+    if (actions > 1) {
+      return Invalid(
+          "Only one global secondary index action is allowed per "
+          "GlobalSecondaryIndexUpdate object");
+    }
+    const std::string& name = g.has_update   ? *g.update_name
+                              : g.has_create ? *g.create_name
+                                             : *g.delete_name;
+    if (!names.insert(name).second) {
+      return Invalid(
+          "Only one global secondary index update per index is allowed "
+          "simultaneously. Index: " +
+          name);
     }
   }
-  if (r.vector_updates) FDYNO_RETURN_IF_ERROR(CheckVectorIndexUpdates(*r.vector_updates));
-  // Kinds of change that must come alone (vector index changes count as index changes).
+  return Status::Ok();
+}
+
+// The kinds of change that must come alone, or not together (vector index changes count as
+// index changes).
+Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
+                        bool gsi_create_delete) {
+  const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
   const bool iops = r.throughput || r.billing_mode;
-  const bool gsi_create_delete =
-      vector_changes > 0 ||
-      (r.gsi_updates &&
-       std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
-                   [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; }));
   const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi || vector_changes > 0} +
                     int{r.sse.has_value()} + int{r.table_class.has_value()} +
                     int{r.deletion_protection.has_value()} + int{r.replica_updates != nullptr};
@@ -205,6 +194,54 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.stream && gsi_create_delete) {
     return Invalid("You cannot create or delete index while changing stream status");
   }
+  return Status::Ok();
+}
+
+// Online index changes (workers/backfill.h): a Create needs its key schema and projection, and
+// one index (secondary or vector) is created or deleted at a time.
+Status CheckOnlineIndexChanges(const UpdateTableRequest& r, size_t vector_changes) {
+  size_t online = vector_changes;
+  if (r.gsi_updates) {
+    for (const GsiUpdateIn& g : *r.gsi_updates) {
+      if (g.has_create && (!g.create.key_schema || !g.create.projection)) {
+        return Invalid("Both KeySchema and Projection are required to create index: " +
+                       *g.create_name);
+      }
+      online += (g.has_create || g.has_delete) ? 1 : 0;
+    }
+  }
+  if (online > 1) {
+    return Error::Make(ErrorType::kLimitExceeded,
+                       "Subscriber limit exceeded: Only 1 online index can be created or "
+                       "deleted simultaneously per table");
+  }
+  return Status::Ok();
+}
+
+Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
+  FDYNO_RETURN_IF_ERROR(CheckUpdateTableConstraints(r));
+  const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
+  const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
+  if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
+      !r.deletion_protection && !r.table_class && !r.on_demand && vector_changes == 0) {
+    return Error::Validation(
+        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+        "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
+        "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
+        "OnDemandThroughput, WarmThroughput or TableClass is required");
+  }
+  if (r.billing_mode && *r.billing_mode == "PROVISIONED" && !r.throughput) {
+    return Invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+  }
+  if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityBounds(*r.throughput));
+  if (r.gsi_updates) FDYNO_RETURN_IF_ERROR(CheckGsiUpdateActions(*r.gsi_updates));
+  if (r.vector_updates) FDYNO_RETURN_IF_ERROR(CheckVectorIndexUpdates(*r.vector_updates));
+  const bool gsi_create_delete =
+      vector_changes > 0 ||
+      (r.gsi_updates &&
+       std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
+                   [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; }));
+  FDYNO_RETURN_IF_ERROR(CheckChangeKinds(r, vector_changes, gsi_create_delete));
   if (r.table_class && !ParseTableClass(*r.table_class)) return InvalidTableClass();
   if (r.sse) FDYNO_RETURN_IF_ERROR(CheckSse(*r.sse));
   if (r.stream) {
@@ -218,29 +255,7 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.replica_updates) {
     return Invalid("Replica modification is not supported: this server has one region");
   }
-  if (gsi_create_delete && r.gsi_updates) {
-    // Online index changes (workers/backfill.h): Create needs its key schema and projection.
-    for (const GsiUpdateIn& g : *r.gsi_updates) {
-      if (g.has_create && (!g.create.key_schema || !g.create.projection)) {
-        return Invalid("Both KeySchema and Projection are required to create index: " +
-                       *g.create_name);
-      }
-    }
-  }
-  if (gsi_create_delete) {
-    // One index (secondary or vector) is created or deleted at a time.
-    const size_t online =
-        vector_changes +
-        (r.gsi_updates
-             ? std::count_if(r.gsi_updates->begin(), r.gsi_updates->end(),
-                             [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; })
-             : 0);
-    if (online > 1) {
-      return Error::Make(ErrorType::kLimitExceeded,
-                         "Subscriber limit exceeded: Only 1 online index can be created or "
-                         "deleted simultaneously per table");
-    }
-  }
+  if (gsi_create_delete) FDYNO_RETURN_IF_ERROR(CheckOnlineIndexChanges(r, vector_changes));
   return Status::Ok();
 }
 
