@@ -538,7 +538,7 @@ std::string_view BatchErrorCode(const Error& e) {
 // What one statement of a batch answered.
 struct BatchAnswer {
   std::optional<Error> error;
-  std::string table;
+  std::string table;      // empty for a member rejected before it ran (no TableName)
   std::string item_json;  // a read's item, or a write's RETURNING item, as a JSON object
   ConsumedCapacity consumed;
 };
@@ -546,7 +546,6 @@ struct BatchAnswer {
 // A batch SELECT: a point read of the whole key (partiql::Use::kBatch), as GetItem.
 BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
   BatchAnswer a;
-  a.table = job.table();
   Result<std::shared_ptr<ReadResult>> read =
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
@@ -558,6 +557,7 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
                 options.consistent_read = job.r.consistent_read;
                 FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
                                        partiql::PlanStatement(*job.bound, schema, options));
+                a.table = job.table();  // planned: the member runs
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = table->name;
                 FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, job.r.consistent_read,
@@ -576,7 +576,6 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
 // A batch INSERT, UPDATE or DELETE: the statement's own write, as ExecuteStatement runs it.
 BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const StatementJob& job) {
   BatchAnswer a;
-  a.table = job.table();
   if (!s.options.write) {
     a.error = Error::Validation(std::string(kWritesRefused));
     return a;
@@ -584,11 +583,12 @@ BatchAnswer BatchWrite(const ReadServices& s, const RequestContext& ctx, const S
   const partiql::BoundStatement& bound = *job.bound;
   PartiqlWriteRequest w;
   w.statement = &bound;
-  w.plan = [&bound](const store::TableInfo& table) -> Result<partiql::WritePlan> {
+  w.plan = [&bound, &a, &job](const store::TableInfo& table) -> Result<partiql::WritePlan> {
     partiql::PlanOptions options;
     options.use = partiql::Use::kBatch;
     FDYNO_ASSIGN_OR_RETURN(partiql::Plan plan,
                            partiql::PlanStatement(bound, SchemaOf(table), options));
+    a.table = job.table();  // planned: the member runs
     return std::move(plan.write);
   };
   w.return_old_on_condition_failure = job.r.return_old_on_condition_failure;
@@ -620,7 +620,7 @@ void WriteBatchAnswer(Writer& w, const BatchAnswer& a) {
     }
     w.EndObject();
   }
-  if (!a.table.empty() && (!a.error || a.error->type != ErrorType::kResourceNotFound)) {
+  if (!a.table.empty()) {
     w.Key("TableName");
     w.String(a.table.data(), static_cast<rapidjson::SizeType>(a.table.size()));
   }

@@ -206,10 +206,21 @@ def test_batch_reads_are_point_reads(ddb, table):
                     f"SELECT * FROM \"{table}\" WHERE n = 1"])
     assert r["Responses"][0] == {"TableName": table, "Item": {"pk": S("r1"), "n": N(1)}}
     assert r["Responses"][1] == {"TableName": table}
-    assert r["Responses"][2]["Error"] == {
+    assert r["Responses"][2] == {"Error": {
         "Code": "ValidationError",
         "Message": "Select statements within BatchExecuteStatement must specify the primary key "
-                   "in the where clause."}
+                   "in the where clause."}}  # rejected before it ran: no TableName
+
+
+def test_batch_members_rejected_before_they_run_name_no_table(ddb, table):
+    run(ddb, f"INSERT INTO \"{table}\" VALUE {{'pk': 'rj', 'n': 1}}")
+    r = batch(ddb, [f"UPDATE \"{table}\" SET n = 2 WHERE n = 1",
+                    f"UPDATE \"{table}\" SET n = 2 WHERE pk = 'rj' AND n = 5",
+                    f"DELETE FROM \"{table}\" WHERE pk = 'rj' AND"])
+    assert set(r["Responses"][0]) == {"Error"}, r["Responses"][0]
+    assert r["Responses"][1] == {"TableName": table, "Error": {
+        "Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}}
+    assert set(r["Responses"][2]) == {"Error"}, r["Responses"][2]
 
 
 def test_batch_limits(ddb, table):
