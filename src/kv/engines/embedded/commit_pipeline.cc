@@ -298,17 +298,23 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
     r->batch_order = order++;
     accepted.push_back(r);
   }
-  if (memory_limited() && freed_since_reclaim_ &&
-      (refused_for_memory || memory.held + memory.growth > memory_limit_ / 4 * 3)) {
-    freed_since_reclaim_ = false;
-    RequestReclaim();
+  // Reclaim when deletes were accepted near the limit. Asked for once this batch is written (or
+  // at once when nothing is): the reclaim's flush must find the batch's deletes in the memtable,
+  // or the compaction after it leaves their data behind (it did when the reclaim thread ran
+  // before the write, on a busy machine).
+  const bool reclaim = memory_limited() && freed_since_reclaim_ &&
+                       (refused_for_memory || memory.held + memory.growth > memory_limit_ / 4 * 3);
+  if (reclaim) freed_since_reclaim_ = false;
+  if (accepted.empty()) {
+    if (reclaim) RequestReclaim();
+    return;
   }
-  if (accepted.empty()) return;
   wb.Put(rocks_->meta(), kLastVersionKey, EncodeBigEndian64(version)).PermitUncheckedError();
   batch_transactions_->Observe(static_cast<int64_t>(accepted.size()));
   batch_bytes_->Observe(static_cast<int64_t>(wb.GetDataSize()));
   const auto write_start = std::chrono::steady_clock::now();
   rocksdb::Status s = rocks_->db->Write(write_options_, &wb);
+  if (reclaim) RequestReclaim();
   write_seconds_->Observe(std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::steady_clock::now() - write_start)
                               .count());
