@@ -14,23 +14,23 @@
 namespace fdyno::store {
 namespace {
 
-// Secondary index entries, and the item counts of the table and its indexes: every table has
-// an item count, so every table is maintained. Without indexes, the count needs only whether
-// the item existed.
 template <typename Index>
 bool NeedsBackfill(const Index& index) {
   return index.status == IndexStatus::kCreating && index.backfilling;
 }
 
-template <typename Index>
-BackfillPart IndexPart(const Maintainer* m, const TableInfo& table, const Index& index) {
-  return {m,
-          index.id,
-          "index " + index.name,
-          "index ACTIVE",
-          true,
-          IndexLeaseKey(table.id, index.id),
-          IndexBackfillCursorKey(table.id, index.id)};
+// The backfill parts of the indexes of `list` (of `table`) being created.
+template <typename List>
+std::vector<BackfillPart> IndexParts(const Maintainer* m, const TableInfo& table,
+                                     const List& list) {
+  std::vector<BackfillPart> parts;
+  for (const auto& index : list) {
+    if (!NeedsBackfill(index)) continue;
+    parts.push_back({m, index.id, "index " + index.name, "index ACTIVE", true,
+                     IndexLeaseKey(table.id, index.id),
+                     IndexBackfillCursorKey(table.id, index.id)});
+  }
+  return parts;
 }
 
 // The index of `list` with id `id`. REQUIRES: one has it.
@@ -45,6 +45,9 @@ void Activate(Index& index) {
   index.backfilling = false;
 }
 
+// Secondary index entries, and the item counts of the table and its indexes: every table has
+// an item count, so every table is maintained. Without indexes, the count needs only whether
+// the item existed.
 class SecondaryIndexes final : public Maintainer {
  public:
   bool Maintains(const TableInfo&) const override { return true; }
@@ -65,11 +68,7 @@ class SecondaryIndexes final : public Maintainer {
   }
   // Only global indexes are added to a table that holds items.
   std::vector<BackfillPart> Backfilling(const TableInfo& table) const override {
-    std::vector<BackfillPart> parts;
-    for (const SecondaryIndex& i : table.global_indexes) {
-      if (NeedsBackfill(i)) parts.push_back(IndexPart(this, table, i));
-    }
-    return parts;
+    return IndexParts(this, table, table.global_indexes);
   }
   bool Backfill(kv::Transaction& tx, const TableInfo& table, int64_t id, std::string_view,
                 const model::Item& item) const override {
@@ -94,11 +93,7 @@ class VectorIndexes final : public Maintainer {
     return Status::Ok();
   }
   std::vector<BackfillPart> Backfilling(const TableInfo& table) const override {
-    std::vector<BackfillPart> parts;
-    for (const VectorIndex& v : table.vector_indexes) {
-      if (NeedsBackfill(v)) parts.push_back(IndexPart(this, table, v));
-    }
-    return parts;
+    return IndexParts(this, table, table.vector_indexes);
   }
   bool Backfill(kv::Transaction& tx, const TableInfo& table, int64_t id, std::string_view key,
                 const model::Item& item) const override {
