@@ -22,7 +22,7 @@ TEST(ParameterMixTest, LegacyAndExpressionParametersNeverMix) {
             "Can not use both expression and non-expression parameters in the same request: "
             "Non-expression parameters: {AttributesToGet, ConditionalOperator} Expression "
             "parameters: {ProjectionExpression, KeyConditionExpression}");
-  // The mix is reported before the maps.
+  // A mixed request has an expression, so its maps are never the error.
   EXPECT_EQ(Message(mix.Check(true, true)).substr(0, 16), "Can not use both");
 }
 
