@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/cancellation.h"
 #include "api/capacity.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
@@ -227,45 +228,6 @@ std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run,
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-// ---- cancellation --------------------------------------------------------------------------
-
-struct Reason {
-  std::string code = "None";
-  std::string message;
-  std::optional<Item> item;
-};
-
-Error Cancelled(const std::vector<Reason>& reasons) {
-  std::string codes;
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartArray();
-  for (size_t i = 0; i < reasons.size(); ++i) {
-    if (i > 0) codes += ", ";
-    codes += reasons[i].code;
-    w.StartObject();
-    w.Key("Code");
-    w.String(reasons[i].code.data(), static_cast<rapidjson::SizeType>(reasons[i].code.size()));
-    if (reasons[i].item) {
-      w.Key("Item");
-      model::WriteItem(w, *reasons[i].item);
-    }
-    if (!reasons[i].message.empty()) {
-      w.Key("Message");
-      w.String(reasons[i].message.data(),
-               static_cast<rapidjson::SizeType>(reasons[i].message.size()));
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  Error e = Error::Make(
-      ErrorType::kTransactionCanceled,
-      "Transaction cancelled, please refer cancellation reasons for specific reasons [" + codes +
-          "]");
-  e.cancellation_reasons_json = std::string(buffer.GetString(), buffer.GetSize());
-  return e;
-}
-
 // Key errors that DynamoDB reports per action (a cancellation reason) rather than for the
 // request: the key does not have the schema's attributes and types, or an index key attribute
 // has the wrong type. Empty key values and oversized keys (of the table or an index) are
@@ -392,7 +354,7 @@ struct Evaluated {
 Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
                                   const std::vector<WriteAction>& actions) {
   const size_t n = actions.size();
-  std::vector<Reason> reasons(n);
+  std::vector<CancellationReason> reasons(n);
   auto table = [&](size_t i) -> const store::TableInfo& {
     return *tables.infos[tables.of_action[i]];
   };
@@ -401,7 +363,7 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
     if (st.ok()) continue;
     if (!IsSchemaMismatch(st.error())) return st.error();
     reasons[i] = {"ValidationError", st.error().message, std::nullopt};
-    return Cancelled(reasons);
+    return TransactionCanceled(reasons);
   }
   std::set<std::string> seen;
   for (size_t i = 0; i < n; ++i) {
@@ -420,7 +382,7 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
     if (!e.ok()) {
       if (!IsCancellingUpdateError(e.error())) return std::move(e).error();
       reasons[i] = {"ValidationError", e.error().message, std::nullopt};
-      return Cancelled(reasons);
+      return TransactionCanceled(reasons);
     }
     if (e->failure) {
       const ConditionFailure& f = *e->failure;
@@ -429,7 +391,7 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
     }
     out.evaluations.push_back(std::move(e).value());
   }
-  if (cancel) return Cancelled(reasons);
+  if (cancel) return TransactionCanceled(reasons);
   return out;
 }
 
@@ -467,12 +429,12 @@ Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
   }
   FDYNO_ASSIGN_OR_RETURN(store::Written written, mutation.Write(tx));
   if (!written.ok()) {
-    std::vector<Reason> reasons(n);
+    std::vector<CancellationReason> reasons(n);
     for (size_t change : written.collection_limit_exceeded) {
       reasons[action_of_change[change]] = {"ItemCollectionSizeLimitExceeded",
                                            std::string(kCollectionSizeMessage), std::nullopt};
     }
-    return Cancelled(reasons);
+    return TransactionCanceled(reasons);
   }
   for (size_t i = 0; i < n; ++i) {
     uint64_t collection_bytes = 0;
@@ -589,7 +551,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   const size_t n = r.actions.size();
   auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<TransactRead> {
     FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
-    std::vector<Reason> reasons(n);
+    std::vector<CancellationReason> reasons(n);
     bool cancel = false;
     for (size_t i = 0; i < n; ++i) {
       Status st = ValidateKey(tables.infos[tables.of_action[i]]->key_schema, r.actions[i].key);
@@ -601,7 +563,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
         break;  // the later actions are never evaluated: None
       }
     }
-    if (cancel) return Cancelled(reasons);
+    if (cancel) return TransactionCanceled(reasons);
     std::vector<std::string> storage(n);
     std::set<std::string> seen;
     for (size_t i = 0; i < n; ++i) {

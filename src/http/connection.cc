@@ -7,6 +7,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -267,7 +268,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     }
     state_ = State::kProcessing;
     const SteadyTime now = std::chrono::steady_clock::now();
-    if (now < inline_paused_until) return RunOnWorker();
+    if (now < inline_paused_until || router.faults_active()) return RunOnWorker();
     if (env_.config->inline_reads && Router::IsInlineRead(request_)) return RunInlineRead(now);
     const Router::AsyncForm form = router.AsyncFormOf(request_);
     if ((form == Router::AsyncForm::kWrite && env_.config->inline_writes) ||
@@ -373,6 +374,9 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
   }
 
   void Write(HttpResponse response) {
+    if (response.fault.hold.count() > 0 || response.fault.drop != ResponseFault::Drop::kNone) {
+      return WriteFaulted(std::move(response));
+    }
     state_ = State::kWriting;
     if (response.request_id.empty()) response.request_id = NewRequestId();
     response_keep_alive_ = keep_alive_ && !closing_;
@@ -401,6 +405,30 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     net::async_write(
         stream_, buffers,
         [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
+  }
+
+  // An answer a fault rule holds (then sends or drops) or drops: the connection is reset (a
+  // linger of 0 sends RST) or closed without an answer (http/faults.h).
+  void WriteFaulted(HttpResponse response) {
+    ResponseFault fault = std::exchange(response.fault, {});
+    state_ = State::kWriting;
+    if (fault.hold.count() > 0) {
+      auto timer = std::make_shared<net::steady_timer>(stream_.get_executor(), fault.hold);
+      fault.hold = {};
+      timer->async_wait([self = this->shared_from_this(), timer, fault,
+                         response = std::move(response)](beast::error_code) mutable {
+        response.fault = fault;
+        self->Write(std::move(response));
+      });
+      return;
+    }
+    beast::error_code ec;
+    if (fault.drop == ResponseFault::Drop::kReset) {
+      Lowest().socket().set_option(tcp::socket::linger(true, 0), ec);
+    } else {
+      Lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    }
+    CloseNow();
   }
 
   void OnWrite(beast::error_code ec) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <iterator>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -149,6 +150,8 @@ constexpr size_t kMaxLoggedPathBytes = 256;
 // level 6's CPU (bench/README.md, "Figures behind settings in the code"), and the answer may
 // be compressed on a network thread.
 constexpr int kResponseCompressionLevel = 1;
+// The cause a 500 injected by a fault rule is logged with.
+constexpr std::string_view kInjected = "injected by a fault rule";
 // The access log names at most this many tables of one request.
 constexpr size_t kMaxLoggedTables = 4;
 
@@ -437,6 +440,9 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
              " ";
     return r;
   }
+  if (options_.serve_fault_api && options_.faults != nullptr && path == "/faults") {
+    return FaultsApi(request);
+  }
   if (get && options_.serve_metrics && path == "/metrics") {
     r.content_type = "application/json";
     r.body = RenderMetricsJson(*metrics_);
@@ -450,6 +456,28 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
   r.status = 404;
   r.body = RenderErrorBody(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
   r.error_type = WireType(ErrorType::kUnknownOperation);
+  return r;
+}
+
+HttpResponse Router::FaultsApi(const HttpRequest& request) const {
+  HttpResponse r;
+  r.content_type = "application/json";
+  if (request.method() == bhttp::verb::put) {
+    if (Status set = options_.faults->Replace(request.body()); !set.ok()) {
+      r.status = 400;
+      r.body = RenderErrorBody(set.error());
+      r.error_type = WireType(set.error().type);
+      return r;
+    }
+  } else if (request.method() == bhttp::verb::delete_) {
+    options_.faults->Clear();
+  } else if (request.method() != bhttp::verb::get && request.method() != bhttp::verb::head) {
+    r.status = 405;
+    r.body = RenderErrorBody(fdyno::Error::Validation("/faults answers GET, PUT and DELETE"));
+    r.error_type = WireType(ErrorType::kValidation);
+    return r;
+  }
+  r.body = options_.faults->Describe();
   return r;
 }
 
@@ -570,6 +598,10 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
                                         Resume resume, bool no_wait) const {
   auto fail = [&](const fdyno::Error& e) { return Error(label, e, content_type, request_id); };
   const std::string& raw = request.body();
+  // Under fault rules every request runs whole on a worker, where a rule's delay may wait.
+  const bool faulty = faults_active();
+  if (faulty && no_wait) return std::nullopt;
+  if (faulty) later = nullptr;
 
   // DynamoDB answers requests that are not its JSON protocol as an unknown operation, 404.
   std::string_view media_type = MediaType(Header(request, bhttp::field::content_type));
@@ -666,6 +698,11 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
         "levels beyond supported limit"));
   }
   if (options_.access_log != nullptr) exchange->table = TablesOf(document);
+  std::optional<FaultDecision> fault;
+  if (faulty) {
+    fault =
+        options_.faults->Decide({target.operation, identity->account_id, request_id, &document});
+  }
 
   api::RequestContext ctx;
   ctx.account_id = identity->account_id;
@@ -699,7 +736,29 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
     }
     return Render(label, std::move(result), content_type, std::move(request_id));
   }
+  if (fault) {
+    return RunFaulted(std::move(*fault), label, content_type, std::move(request_id),
+                      [&] { return (*handler)(ctx, document); });
+  }
   return Render(label, (*handler)(ctx, document), content_type, std::move(request_id));
+}
+
+HttpResponse Router::RunFaulted(FaultDecision fault, std::string_view label,
+                                std::string_view content_type, std::string request_id,
+                                const std::function<Result<std::string>()>& run) const {
+  if (fault.delay_before.count() > 0) std::this_thread::sleep_for(fault.delay_before);
+  HttpResponse r;
+  if (fault.instead) {
+    r = Error(label, *fault.instead, content_type, std::move(request_id), kInjected);
+  } else {
+    r = Render(label, run(), content_type, request_id);
+    if (fault.unknown_after) {
+      r = Error(label, fdyno::Error::Internal(std::string(kv::kOutcomeUnknownMessage)),
+                content_type, std::move(request_id), kInjected);
+    }
+  }
+  r.fault = fault.response;
+  return r;
 }
 
 }  // namespace fdyno::http

@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "http/compression.h"
+#include "http/faults.h"
 #include "http/sigv4.h"
 
 namespace fdyno::http {
@@ -38,6 +39,7 @@ struct HttpResponse {
   std::string_view error_type;        // the error's wire type; empty on success (static)
   std::string_view content_encoding;  // "gzip", "deflate" or empty (static)
   std::string headers;                // further header lines ("Name: value\r\n"), e.g. CORS
+  ResponseFault fault;                // a fault rule's hold or drop (http/faults.h)
 };
 
 struct RouterOptions {
@@ -59,6 +61,11 @@ struct RouterOptions {
   // Response bodies of at least this many bytes are compressed when the request's
   // Accept-Encoding asks for gzip or deflate (DynamoDB's threshold is 4 KB).
   size_t compress_min_bytes = 4096;
+  // Fault rules for applications (http/faults.h); null: none. Shared by the listeners.
+  FaultInjector* faults = nullptr;
+  // Whether this listener answers PUT, GET and DELETE /faults (the admin listener always; the
+  // data listener with --allow-fault-api).
+  bool serve_fault_api = false;
 };
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2
@@ -97,6 +104,9 @@ class Router {
   // commit, which completes without a waiting thread), kRead for Query and Scan (small pages).
   enum class AsyncForm { kNone, kRead, kWrite };
   AsyncForm AsyncFormOf(const HttpRequest& request) const;
+
+  // Whether fault rules are set: API calls then run on a worker, where a rule's delay may wait.
+  bool faults_active() const { return options_.faults != nullptr && options_.faults->active(); }
 
   // Runs a task later on the calling connection's network thread.
   using Resume = std::function<void(std::function<void()>)>;
@@ -149,6 +159,8 @@ class Router {
                      std::string_view cause = {}) const;
   Exchange Begin(const HttpRequest& request) const;
   HttpResponse Local(const HttpRequest& request, std::string_view path) const;
+  // PUT (replace the rules with the body's), GET (the rules and their counts), DELETE /faults.
+  HttpResponse FaultsApi(const HttpRequest& request) const;
   // Compresses the body when the client asked, adds the CORS headers, writes the access log.
   void Finish(const Exchange& exchange, std::string_view label, HttpResponse& response) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).
@@ -168,6 +180,11 @@ class Router {
                                   Resume resume, bool no_wait) const;
   HttpResponse Render(std::string_view label, Result<std::string> result,
                       std::string_view content_type, std::string request_id) const;
+  // Runs the operation (`run`) as a fault rule decided: delayed, answered instead, its answer
+  // replaced by an unknown outcome, or held or dropped by the connection.
+  HttpResponse RunFaulted(FaultDecision fault, std::string_view label,
+                          std::string_view content_type, std::string request_id,
+                          const std::function<Result<std::string>()>& run) const;
 
   const api::OperationRegistry& registry_;
   RouterOptions options_;

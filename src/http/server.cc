@@ -171,6 +171,7 @@ class ServerImpl : public Server {
     data_router_ = std::make_unique<Router>(registry, data_options);
     RouterOptions admin_options = router_options;
     admin_options.serve_metrics = true;
+    admin_options.serve_fault_api = true;
     admin_router_ = std::make_unique<Router>(registry, admin_options);
   }
 

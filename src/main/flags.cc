@@ -94,6 +94,20 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                   "then leave the data listener)")
       ->envname("DYNODB_ADMIN_LISTEN");
   serve
+      .add_option("--faults", f.faults_file,
+                  "File of fault rules (JSON, docs/testing-your-application.md): matching "
+                  "requests lose their answer after committing, answer an unknown outcome, are "
+                  "throttled, conflict or are delayed, so an application's retries can be "
+                  "tested. Rules can also be set at run time with PUT /faults on the admin "
+                  "listener")
+      ->envname("DYNODB_FAULTS")
+      ->check(CLI::ExistingFile);
+  serve
+      .add_flag("--allow-fault-api", f.allow_fault_api,
+                "Also answer PUT, GET and DELETE /faults on the data listener (unauthenticated: "
+                "for test environments only)")
+      ->envname("DYNODB_ALLOW_FAULT_API");
+  serve
       .add_flag("--allow-anonymous", f.allow_anonymous,
                 "Allow open mode (no --credentials) on a non-loopback address")
       ->envname("DYNODB_ALLOW_ANONYMOUS");

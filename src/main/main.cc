@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "api/api.h"
 #include "base/metrics.h"
 #include "base/scaled_clock.h"
+#include "http/faults.h"
 #include "http/server.h"
 #include "http/sigv4.h"
 #include "main/flags.h"
@@ -122,6 +125,20 @@ void ExportToEnvironment(const ServeFlags& flags) {
   if (!flags.txn_token_gc_max_scan.empty()) {
     setenv("DYNODB_TXN_TOKEN_GC_MAX_SCAN", flags.txn_token_gc_max_scan.c_str(), 1);
   }
+}
+
+// Sets the rules of --faults `path` (none when empty).
+Status LoadFaults(const std::string& path, http::FaultInjector& faults) {
+  if (path.empty()) return {};
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Error::Validation("--faults: cannot read " + path);
+  if (Status set = faults.Replace(text.str()); !set.ok()) {
+    return Error::Validation(path + ": " + set.error().message);
+  }
+  spdlog::warn("fault rules from {} are on: matching requests fail on purpose", path);
+  return {};
 }
 
 int Serve(const ServeFlags& flags) {
@@ -272,7 +289,15 @@ int Serve(const ServeFlags& flags) {
       return 2;
     }
 
+    // Fault rules for applications (http/faults.h): from --faults, and set at run time.
+    http::FaultInjector faults;
+    if (Status loaded = LoadFaults(flags.faults_file, faults); !loaded.ok()) {
+      spdlog::error("{}", loaded.error().message);
+      return 2;
+    }
     http::RouterOptions router_options;
+    router_options.faults = &faults;
+    router_options.serve_fault_api = flags.allow_fault_api;
     router_options.region = flags.region;
     router_options.credentials = &credentials;  // signatures are checked against real time
     router_options.operation_timeout =

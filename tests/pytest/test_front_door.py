@@ -268,6 +268,8 @@ def test_help_documents_every_flag():
                       ("--tls-cert", "DYNODB_TLS_CERT"), ("--tls-key", "DYNODB_TLS_KEY"),
                       ("--admin-listen", "DYNODB_ADMIN_LISTEN"),
                       ("--allow-anonymous", "DYNODB_ALLOW_ANONYMOUS"),
+                      ("--faults", "DYNODB_FAULTS"),
+                      ("--allow-fault-api", "DYNODB_ALLOW_FAULT_API"),
                       ("--durability", "DYNODB_DURABILITY"), ("--workers", "DYNODB_WORKERS"),
                       ("--queue-bound", "DYNODB_QUEUE_BOUND"),
                       ("--fdb-cluster-file", "DYNODB_FDB_CLUSTER_FILE"),
