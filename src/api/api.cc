@@ -34,6 +34,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     services.wake_purge = deps.wake_purge;
     services.vector_graphs = deps.vector_graphs;
     services.export_root = deps.export_root;
+    services.capacity = deps.capacity;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
     RegisterStreamOperations(registry, services);

@@ -16,9 +16,11 @@
 namespace fdyno::store {
 class Catalog;
 class VectorGraphs;
-}
+}  // namespace fdyno::store
 
 namespace fdyno::api {
+
+class CapacityGovernor;
 
 // Shared services of the operation handlers. Pointers are not owned and outlive the registry.
 struct ApiDeps {
@@ -40,6 +42,8 @@ struct ApiDeps {
   store::VectorGraphs* vector_graphs = nullptr;
   // Services::export_root.
   std::string export_root = {};
+  // Services::capacity.
+  CapacityGovernor* capacity = nullptr;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

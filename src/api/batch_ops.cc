@@ -13,6 +13,7 @@
 #include "api/batch_receipt.h"
 #include "api/batch_request.h"
 #include "api/capacity.h"
+#include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/run_options.h"
@@ -44,6 +45,7 @@ struct BatchServices {
   BatchOptions options;
   std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
+  CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
 };
 
 // ---- BatchGetItem --------------------------------------------------------------------------
@@ -53,16 +55,35 @@ struct BatchGetRead {
   std::vector<std::vector<Item>> found;          // the items found (projected)
   std::vector<std::vector<size_t>> unprocessed;  // indexes of the keys left for the caller
   std::vector<double> units;
+  // --enforce-capacity: the tables read, and the keys their capacity left unprocessed.
+  std::vector<std::shared_ptr<const store::TableInfo>> infos;
+  size_t throttled_keys = 0;
+  std::optional<Error> throttled;  // the first throttling error
 };
+
+// --enforce-capacity: whether key `ki` of table `ti` may be read now (the units the request
+// read of the table so far count); a key that may not is left unprocessed.
+bool AdmitKey(const BatchServices& s, std::string_view region, const store::TableInfo& table,
+              const Item& key, size_t ti, BatchGetRead& o) {
+  if (s.capacity == nullptr) return true;
+  const std::string partition = PartitionOf(table, key);
+  Status admitted = s.capacity->Admit(region, table, Draw::Read(partition, {}, o.units[ti]));
+  if (admitted.ok()) return true;
+  ++o.throttled_keys;
+  if (!o.throttled) o.throttled = std::move(admitted).error();
+  return false;
+}
 
 // Reads the keys of table `ti` of the request in tx into `o`, until the response holds
 // s.options.get_response_bytes (`bytes` so far): the rest are unprocessed.
-Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, std::string_view account,
+Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, const RequestContext& ctx,
                       const BatchGetTable& t, size_t ti, uint64_t& bytes, BatchGetRead& o) {
-  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, account, t.name));
+  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
+  o.infos[ti] = table;
   for (const Item& key : t.keys) FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
   for (size_t ki = 0; ki < t.keys.size(); ++ki) {
-    if (bytes >= s.options.get_response_bytes) {
+    if (bytes >= s.options.get_response_bytes ||
+        !AdmitKey(s, ctx.region, *table, t.keys[ki], ti, o)) {
       o.unprocessed[ti].push_back(ki);
       continue;
     }
@@ -153,13 +174,28 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 o.found.resize(n);
                 o.unprocessed.resize(n);
                 o.units.resize(n);
+                o.infos.resize(n);
                 uint64_t bytes = 0;
                 for (size_t ti = 0; ti < n; ++ti) {
                   FDYNO_RETURN_IF_ERROR(
-                      ReadBatchTable(s, tx, ctx.account_id, request.tables[ti], ti, bytes, o));
+                      ReadBatchTable(s, tx, ctx, request.tables[ti], ti, bytes, o));
                 }
                 return o;
               }));
+  if (out.throttled) {
+    // DynamoDB answers the error only when no key at all could be read for want of capacity.
+    size_t keys = 0;
+    for (const BatchGetTable& t : request.tables) keys += t.keys.size();
+    if (out.throttled_keys == keys) return *out.throttled;
+  }
+  if (s.capacity != nullptr) {
+    for (size_t ti = 0; ti < n; ++ti) {
+      ConsumedCapacity c;
+      c.table_name = request.tables[ti].name;
+      c.table_units = out.units[ti];
+      s.capacity->Charge(*out.infos[ti], c);
+    }
+  }
   return RenderBatchGet(request, out);
 }
 
@@ -331,10 +367,11 @@ struct BatchWritten {
 // with their index entries. REQUIRES: the tables' `info` (ApplyWrites ran).
 std::vector<std::vector<const BatchWrite*>> Groups(const BatchServices& s,
                                                    const std::vector<WriteTable>& tables,
-                                                   const std::vector<BatchWrite>& writes) {
+                                                   const std::vector<const BatchWrite*>& writes) {
   std::vector<std::vector<const BatchWrite*>> groups(1);
   uint64_t group_bytes = 0;
-  for (const BatchWrite& w : writes) {
+  for (const BatchWrite* p : writes) {
+    const BatchWrite& w = *p;
     const store::TableInfo& t = *tables[w.table].info;
     uint64_t estimate = (model::ItemSize(w.item) + 1024) *
                         (1 + t.local_indexes.size() + t.global_indexes.size()) * 2;
@@ -342,7 +379,7 @@ std::vector<std::vector<const BatchWrite*>> Groups(const BatchServices& s,
       groups.emplace_back();
       group_bytes = 0;
     }
-    groups.back().push_back(&w);
+    groups.back().push_back(p);
     group_bytes += estimate;
   }
   return groups;
@@ -351,14 +388,13 @@ std::vector<std::vector<const BatchWrite*>> Groups(const BatchServices& s,
 // A batch too large for one transaction: every write validated in a transaction that never
 // commits, then the groups committed one by one; a group certainly not applied is unprocessed.
 Status CommitInGroups(const BatchServices& s, const RequestContext& ctx,
-                      const std::vector<BatchWrite>& writes,
                       const std::vector<const BatchWrite*>& all, BatchWritten& out) {
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
         FDYNO_RETURN_IF_ERROR(ApplyWrites(s, tx, ctx.account_id, out.tables, all, true));
         return Status::Ok();
       }));
-  for (const auto& group : Groups(s, out.tables, writes)) {
+  for (const auto& group : Groups(s, out.tables, all)) {
     Result<Applied> g = CommitGroup(s, ctx, out.tables, group);
     if (g.ok()) {
       out.Add(group, *g);
@@ -429,6 +465,62 @@ std::string RenderBatchWrite(const BatchWriteRequest& request, const BatchWritte
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
+// --enforce-capacity: the writes the tables' capacity admits now, in request order (the units
+// of the earlier ones count); the others go to out.unprocessed. The throttling error when no
+// write is admitted.
+Result<std::vector<const BatchWrite*>> AdmitWrites(const BatchServices& s,
+                                                   const RequestContext& ctx,
+                                                   const BatchWriteRequest& request,
+                                                   BatchWritten& out) {
+  using Infos = std::vector<std::shared_ptr<const store::TableInfo>>;
+  FDYNO_ASSIGN_OR_RETURN(Infos infos,
+                         kv::Run(*s.db, RunOptionsFor(ctx, s, true),
+                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Infos> {
+                                   Infos found;
+                                   for (const WriteTable& t : out.tables) {
+                                     FDYNO_ASSIGN_OR_RETURN(
+                                         auto info,
+                                         FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
+                                     found.push_back(std::move(info));
+                                   }
+                                   return found;
+                                 }));
+  std::vector<double> pending(infos.size(), 0);
+  std::vector<const BatchWrite*> admitted;
+  std::optional<Error> throttled;
+  for (const BatchWrite& w : request.writes) {
+    const store::TableInfo& t = *infos[w.table];
+    // An item without its key is admitted, to fail the request's validation as it would.
+    if (w.item.contains(t.key_schema.hash.name)) {
+      const std::string partition = PartitionOf(t, w.item);
+      Status st = s.capacity->Admit(ctx.region, t, Draw::Write(partition, pending[w.table]));
+      if (!st.ok()) {
+        out.unprocessed.push_back(&w);
+        if (!throttled) throttled = std::move(st).error();
+        continue;
+      }
+    }
+    pending[w.table] += WriteUnits(0, w.is_put ? model::ItemSize(w.item) : 0);
+    admitted.push_back(&w);
+  }
+  if (admitted.empty() && throttled) return *throttled;
+  return admitted;
+}
+
+// Debits what the batch wrote from its tables' capacity (--enforce-capacity).
+void ChargeWrites(const BatchServices& s, const BatchWritten& out) {
+  if (s.capacity == nullptr) return;
+  for (size_t ti = 0; ti < out.tables.size(); ++ti) {
+    if (!out.tables[ti].info) continue;
+    ConsumedCapacity c;
+    c.table_name = out.tables[ti].name;
+    c.is_write = true;
+    c.table_units = out.units[ti];
+    c.AddIndexUnits(out.index_units[ti]);
+    s.capacity->Charge(*out.tables[ti].info, c);
+  }
+}
+
 Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& ctx,
                                  const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(BatchWriteRequest request, DecodeBatchWrite(body));
@@ -441,17 +533,22 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
   }
   out.units.resize(out.tables.size());
   out.index_units.resize(out.tables.size());
-  // One transaction when it fits.
   std::vector<const BatchWrite*> all;
-  for (const BatchWrite& w : request.writes) all.push_back(&w);
+  if (s.capacity != nullptr) {
+    FDYNO_ASSIGN_OR_RETURN(all, AdmitWrites(s, ctx, request, out));
+  } else {
+    for (const BatchWrite& w : request.writes) all.push_back(&w);
+  }
+  // One transaction when it fits.
   Result<Applied> whole = CommitGroup(s, ctx, out.tables, all);
   if (whole.ok()) {
     out.Add(all, *whole);
   } else if (whole.error().is_kv() && whole.error().kv_code == kv::kTransactionTooLarge) {
-    FDYNO_RETURN_IF_ERROR(CommitInGroups(s, ctx, request.writes, all, out));
+    FDYNO_RETURN_IF_ERROR(CommitInGroups(s, ctx, all, out));
   } else {
     return std::move(whole).error();
   }
+  ChargeWrites(s, out);
   return RenderBatchWrite(request, out);
 }
 
@@ -466,6 +563,7 @@ void RegisterBatchOperations(OperationRegistry& registry, const Services& servic
   s->receipts = services.receipts;
   s->options = std::move(options);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
+  s->capacity = services.capacity;
   registry.Register("BatchGetItem", Bind(s, &BatchGetOp));
   registry.Register("BatchWriteItem", Bind(s, &BatchWriteOp));
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "api/capacity.h"
+#include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/item_request.h"
 #include "api/partiql_ops.h"
@@ -43,6 +44,7 @@ struct ItemServices {
   std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   kv::SleepFunction sleep;
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
+  CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
 };
 
 using model::AttributeValue;
@@ -121,6 +123,8 @@ struct WriteOutcome {
   // The write units of the secondary index entries written (not kept in receipts: a replayed
   // write reports the table's units only).
   ConsumedCapacity index_units;
+  // The table written (set when --enforce-capacity charges it).
+  std::shared_ptr<const store::TableInfo> table;
 };
 
 store::ReceiptResult ToReceipt(ItemOp op, const WriteOutcome& o) {
@@ -145,6 +149,23 @@ Result<WriteOutcome> FromReceipt(const store::ReceiptResult& result) {
   return o;
 }
 
+// What a single-item write consumed.
+ConsumedCapacity WriteConsumed(const std::string& table_name, const WriteOutcome& o) {
+  ConsumedCapacity c;
+  c.table_name = table_name;
+  c.is_write = true;
+  c.table_units = WriteUnits(o.old_size, o.new_size);
+  c.AddIndexUnits(o.index_units);
+  return c;
+}
+
+// Debits what a write consumed from its table's capacity (--enforce-capacity): `key` is the
+// item or key it wrote.
+void ChargeWrite(const ItemServices& s, const WriteOutcome& o, const Item& key) {
+  if (s.capacity == nullptr || !o.table) return;
+  s.capacity->Charge(*o.table, WriteConsumed(o.table->name, o), PartitionOf(*o.table, key));
+}
+
 std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -157,12 +178,7 @@ std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
     w.Key("ItemCollectionMetrics");
     WriteItemCollectionMetrics(w, *o.item_collection_key, o.item_collection_bytes);
   }
-  ConsumedCapacity c;
-  c.table_name = r.table_name;
-  c.is_write = true;
-  c.table_units = WriteUnits(o.old_size, o.new_size);
-  c.AddIndexUnits(o.index_units);
-  WriteConsumedCapacity(w, r.return_consumed_capacity, c);
+  WriteConsumedCapacity(w, r.return_consumed_capacity, WriteConsumed(r.table_name, o));
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
@@ -180,6 +196,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
                               const rapidjson::Value& body) {
   FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(ItemOp::kGetItem, body));
   FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
+  std::shared_ptr<const store::TableInfo> read_table;  // for --enforce-capacity's charge
   FDYNO_ASSIGN_OR_RETURN(
       std::optional<store::StoredItem> stored,
       kv::Run(
@@ -187,6 +204,11 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
             FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
+            if (s.capacity != nullptr) {
+              FDYNO_RETURN_IF_ERROR(
+                  s.capacity->Admit(ctx.region, *table, Draw::Read(PartitionOf(*table, r.item))));
+              read_table = table;
+            }
             FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                    store::ReadItem(tx, StorageKey(*table, r.item)));
             // An item whose TTL has expired is hidden until the sweeper deletes it.
@@ -217,6 +239,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
   ConsumedCapacity c;
   c.table_name = r.table_name;
   c.table_units = ReadUnits(size, r.consistent_read);
+  if (read_table) s.capacity->Charge(*read_table, c, PartitionOf(*read_table, r.item));
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
@@ -312,8 +335,13 @@ Result<WriteOutcome> ExecuteWrite(const ItemServices& s, kv::Transaction& tx,
 // earlier attempt of the same operation `op_id` that committed, or executed with its receipt.
 Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
                                   const kv::Attempt& attempt, const store::TableInfo& table,
-                                  const WriteSpec& w, const store::OperationId& op_id) {
+                                  const WriteSpec& w, const store::OperationId& op_id,
+                                  std::string_view region) {
   FDYNO_RETURN_IF_ERROR(CheckAction(table, w.action));
+  if (s.capacity != nullptr) {
+    FDYNO_RETURN_IF_ERROR(
+        s.capacity->Admit(region, table, Draw::Write(PartitionOf(table, *w.action.item))));
+  }
   return RunOnce<WriteOutcome>(
       ReplayRecord(*s.receipts, op_id), tx, attempt, s.clock->WallMillis(),
       [&](const store::ReceiptResult& stored) { return Replayed(tx, table, w, stored); },
@@ -323,6 +351,7 @@ Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
 
 struct WriteJob {
   std::string account;  // the caller's
+  std::string region;   // the request's
   ItemRequest r;
   Plan plan;
   WriteSpec spec;  // points into r and plan
@@ -333,7 +362,16 @@ struct WriteJob {
   Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
                                const kv::Attempt& attempt) const {
     FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, account, r.table_name));
-    return WriteOnTable(s, tx, attempt, *table, spec, op_id);
+    FDYNO_ASSIGN_OR_RETURN(WriteOutcome out,
+                           WriteOnTable(s, tx, attempt, *table, spec, op_id, region));
+    out.table = std::move(table);
+    return out;
+  }
+
+  // The answer to a write that ran: its units charged (--enforce-capacity), then rendered.
+  std::string Answer(const ItemServices& s, const WriteOutcome& out) const {
+    ChargeWrite(s, out, r.item);
+    return RenderWrite(r, out);
   }
 };
 
@@ -342,6 +380,7 @@ Result<std::shared_ptr<const WriteJob>> PrepareWrite(ItemOp op, const ItemServic
                                                      const rapidjson::Value& body) {
   auto job = std::make_shared<WriteJob>();
   job->account = ctx.account_id;
+  job->region = ctx.region;
   FDYNO_ASSIGN_OR_RETURN(job->r, DecodeItemRequest(op, body));
   if (op == ItemOp::kPutItem) FDYNO_RETURN_IF_ERROR(model::CheckItemSize(job->r.item));
   Result<Plan> plan = PlanExpressions(job->r);
@@ -368,7 +407,7 @@ Result<std::string> WriteItemOp(ItemOp op, const ItemServices& s, const RequestC
       WriteOutcome outcome,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
               [&](kv::Transaction& tx, const kv::Attempt& a) { return job->Attempt(s, tx, a); }));
-  return RenderWrite(job->r, outcome);
+  return job->Answer(s, outcome);
 }
 
 // The same write, answered through `respond` once its commit is done, without waiting for it
@@ -386,9 +425,9 @@ void WriteItemAsync(ItemOp op, std::shared_ptr<const ItemServices> s, const Requ
   kv::RunAsync(
       *s->db, RunOptionsFor(ctx, *s, false),
       [s, job](kv::Transaction& tx, const kv::Attempt& a) { return job->Attempt(*s, tx, a); },
-      [job, respond = std::move(respond)](Result<WriteOutcome> outcome) {
+      [s, job, respond = std::move(respond)](Result<WriteOutcome> outcome) {
         if (!outcome.ok()) return respond(std::move(outcome).error());
-        respond(RenderWrite(job->r, *outcome));
+        respond(job->Answer(*s, *outcome));
       },
       blocking,
       // What follows the commit (rendering up to 400 KB of ReturnValues among it) never runs on
@@ -448,6 +487,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
                                          const PartiqlWriteRequest& request) {
   const store::OperationId op_id = store::OperationId::New(*s.clock);
   const std::string& table_name = request.statement->table();
+  std::optional<Item> written_key;  // for --enforce-capacity's charge
   FDYNO_ASSIGN_OR_RETURN(
       WriteOutcome out,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
@@ -457,14 +497,20 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
                 if (plan.kind == partiql::WritePlan::Kind::kCheck) {
                   return Error::Internal("A condition check is not a statement of its own");
                 }
-                return WriteOnTable(s, tx, attempt, *table, SpecOf(plan, request), op_id);
+                const WriteSpec spec = SpecOf(plan, request);
+                FDYNO_ASSIGN_OR_RETURN(WriteOutcome written, WriteOnTable(s, tx, attempt, *table,
+                                                                          spec, op_id, ctx.region));
+                if (s.capacity != nullptr) {
+                  written.table = table;
+                  written_key = KeyOf(table->key_schema, *spec.action.item);
+                }
+                return written;
               }));
+  if (written_key) ChargeWrite(s, out, *written_key);
   PartiqlWriteOutcome outcome;
   outcome.returned = std::move(out.attributes);
-  outcome.consumed.table_name = table_name;
-  outcome.consumed.is_write = true;
-  outcome.consumed.table_units = WriteUnits(out.old_size, out.new_size);
-  outcome.consumed.AddIndexUnits(out.index_units);  // a statement's capacity counts its indexes
+  // A statement's capacity counts its indexes.
+  outcome.consumed = WriteConsumed(table_name, out);
   return outcome;
 }
 
@@ -476,6 +522,7 @@ std::shared_ptr<ItemServices> MakeItemServices(Services& services, ItemOptions o
   s->receipts = services.receipts;
   s->sleep = std::move(options.sleep);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
+  s->capacity = services.capacity;
   return s;
 }
 

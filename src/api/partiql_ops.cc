@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/query_pages.h"
@@ -22,6 +23,7 @@
 #include "model/item_codec.h"
 #include "model/item_size.h"
 #include "model/json.h"
+#include "model/key_codec.h"
 #include "model/stored_json.h"
 #include "partiql/parser.h"
 #include "partiql/statement_cache.h"
@@ -206,6 +208,7 @@ struct ReadServices {
   Clock* clock = nullptr;
   PartiqlOptions options;
   mutable partiql::StatementCache statements;
+  CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
 };
 
 // What a SELECT read: the items (JSON objects joined by commas) and what to render after.
@@ -213,7 +216,35 @@ struct ReadResult {
   rapidjson::StringBuffer items{nullptr, 4 << 10};
   std::optional<Item> last_key;
   ConsumedCapacity consumed;
+  // --enforce-capacity: the table read and its partition (empty: none), to charge.
+  std::shared_ptr<const store::TableInfo> charged;
+  std::string partition;
 };
+
+// --enforce-capacity: whether `plan` may read `table` now (a point read or a Query of the
+// table: its partition too); remembers what to charge in `out`.
+Status AdmitRead(const ReadServices& s, const RequestContext& ctx,
+                 const std::shared_ptr<const store::TableInfo>& table,
+                 const partiql::ReadPlan& plan, ReadResult& out) {
+  if (s.capacity == nullptr) return Status::Ok();
+  if (plan.access == partiql::ReadPlan::Access::kGet &&
+      plan.key.contains(table->key_schema.hash.name)) {
+    out.partition = PartitionOf(*table, plan.key);
+  } else if (plan.access == partiql::ReadPlan::Access::kQuery && plan.index == nullptr) {
+    out.partition = model::EncodeKeyValue(plan.key_condition.hash_value);
+  }
+  FDYNO_RETURN_IF_ERROR(s.capacity->Admit(
+      ctx.region, *table, Draw::Read(out.partition, plan.index ? plan.index->name : "")));
+  out.charged = table;
+  return Status::Ok();
+}
+
+// Debits what a SELECT read (--enforce-capacity).
+void ChargeRead(const ReadServices& s, const ReadResult& read) {
+  if (s.capacity != nullptr && read.charged) {
+    s.capacity->Charge(*read.charged, read.consumed, read.partition);
+  }
+}
 
 // A point read: GetItem's read, then the statement's filter and projection.
 // An item whose TTL has expired (at `now_ms`) is hidden, as GetItem hides it.
@@ -354,6 +385,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
+                FDYNO_RETURN_IF_ERROR(AdmitRead(s, ctx, p->table, plan, *out));
                 if (plan.access == partiql::ReadPlan::Access::kGet) {
                   FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read,
                                                   s.clock->WallMillis(), *out));
@@ -363,6 +395,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
                 }
                 return out;
               }));
+  ChargeRead(s, *result);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -560,6 +593,7 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
                 a.table = job.table();  // planned: the member runs
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = table->name;
+                FDYNO_RETURN_IF_ERROR(AdmitRead(s, ctx, table, plan.read, *out));
                 FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *table, plan.read, job.r.consistent_read,
                                                 s.clock->WallMillis(), *out));
                 return out;
@@ -568,6 +602,7 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
     a.error = std::move(read).error();
     return a;
   }
+  ChargeRead(s, **read);
   a.consumed = (*read)->consumed;
   a.item_json.assign((*read)->items.GetString(), (*read)->items.GetSize());
   return a;
@@ -766,6 +801,7 @@ void RegisterPartiqlOperations(OperationRegistry& registry, const Services& serv
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->options = std::move(options);
+  s->capacity = services.capacity;
   registry.Register(
       "ExecuteStatement",
       [s](const RequestContext& ctx, const rapidjson::Value& body) -> Result<std::string> {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/capacity.h"
+#include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/parameter_mix.h"
@@ -422,6 +423,7 @@ struct ReadServices {
   store::Catalog* catalog = nullptr;
   Clock* clock = nullptr;
   QueryOptions options;
+  CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
 };
 
 bool IsEmptyKeyValue(const AttributeValue& v) {
@@ -926,6 +928,8 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                              InlineBound* bound) {
   const ReadRequest& r = job.r;
   const Plan& plan = job.plan;
+  std::shared_ptr<const store::TableInfo> read_table;  // for --enforce-capacity's charge
+  std::string partition;                               // a Query of the table: its partition
   FDYNO_ASSIGN_OR_RETURN(
       PageOutput page,
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
@@ -937,6 +941,13 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 if (r.is_query) {
                   FDYNO_ASSIGN_OR_RETURN(kc, QueryKeyCondition(t, plan));
                   FDYNO_RETURN_IF_ERROR(CheckFilterOnKeys(t, plan));
+                }
+                if (s.capacity != nullptr) {
+                  partition = kc && t.index == nullptr ? model::EncodeKeyValue(kc->hash_value)
+                                                       : std::string();
+                  FDYNO_RETURN_IF_ERROR(s.capacity->Admit(
+                      ctx.region, *t.table, Draw::Read(partition, r.index_name.value_or(""))));
+                  read_table = t.table;
                 }
                 if (r.exclusive_start_key) {
                   FDYNO_RETURN_IF_ERROR(
@@ -1004,6 +1015,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   ConsumedCapacity c;
   c.table_name = r.table_name;
   AddPageReadUnits(page, r.consistent_read, c);
+  if (read_table) s.capacity->Charge(*read_table, c, partition);
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   const std::string_view rest(buffer.GetString(), buffer.GetSize());
@@ -1052,6 +1064,7 @@ void RegisterQueryOperations(OperationRegistry& registry, const Services& servic
   s->catalog = services.catalog;
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->options = options;
+  s->capacity = services.capacity;
   registry.Register("Query", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return ReadOp(*s, true, ctx, body);
   });

@@ -24,6 +24,8 @@ class VectorGraphs;
 
 namespace fdyno::api {
 
+class CapacityGovernor;
+
 struct Services {
   kv::Database* db = nullptr;
   store::Catalog* catalog = nullptr;
@@ -55,6 +57,10 @@ struct Services {
 
   // The process's vector search graphs (store/vector_graphs.h); null: SearchVectors is exact.
   store::VectorGraphs* vector_graphs = nullptr;
+
+  // --enforce-capacity: tables and indexes throttle at their capacity (api/capacity_governor.h);
+  // null: they never do.
+  CapacityGovernor* capacity = nullptr;
   // The directory standing for Amazon S3 in exports and imports (api/export_ops.h): a bucket is
   // a subdirectory of it. Empty: exports and imports are refused.
   std::string export_root;

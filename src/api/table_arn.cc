@@ -14,7 +14,12 @@ Error Invalid(const std::string& detail) {
 }  // namespace
 
 std::string TableArn(const RequestContext& ctx, std::string_view table) {
-  return "arn:aws:dynamodb:" + ctx.region + ":" + ctx.account_id + ":table/" + std::string(table);
+  return TableArn(ctx.region, ctx.account_id, table);
+}
+
+std::string TableArn(std::string_view region, std::string_view account, std::string_view table) {
+  return "arn:aws:dynamodb:" + std::string(region) + ":" + std::string(account) + ":table/" +
+         std::string(table);
 }
 
 std::string BackupArn(const RequestContext& ctx, std::string_view table,

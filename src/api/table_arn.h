@@ -15,6 +15,8 @@ namespace fdyno::api {
 
 // arn:aws:dynamodb:<region>:<account>:table/<table> for the caller.
 std::string TableArn(const RequestContext& ctx, std::string_view table);
+// The same for a table of `account` in `region`.
+std::string TableArn(std::string_view region, std::string_view account, std::string_view table);
 
 // arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<backup id> for the caller.
 std::string BackupArn(const RequestContext& ctx, std::string_view table,

@@ -14,6 +14,7 @@
 
 #include "api/cancellation.h"
 #include "api/capacity.h"
+#include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
 #include "api/partiql_ops.h"
@@ -62,6 +63,7 @@ struct TransactServices {
   Counter* token_mismatches = nullptr;
   Counter* token_fail_closed = nullptr;
   Counter* receipt_replays = nullptr;
+  CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
 };
 
 // ---- the replayable result (result schema v1) ----------------------------------------------
@@ -174,10 +176,23 @@ struct WriteRun {
   // Per action: the size of its item collection after the transaction (actions with a
   // collection key). Not part of the stored result: a replay reads the sizes again.
   std::vector<uint64_t> collection_bytes;
+  // An executed run's tables (run.result.tables' order), for --enforce-capacity's charge.
+  std::vector<std::shared_ptr<const store::TableInfo>> infos;
 };
 
-// Transactional writes cost twice a standard write per item; a replay through the token costs
-// what reading the items does, transactionally (twice a strongly consistent read).
+// The units a write transaction consumed, per table: transactional writes cost twice a
+// standard write per item; a replay through the token costs what reading the items does,
+// transactionally (twice a strongly consistent read).
+std::vector<double> TransactWriteUnits(const WriteRun& run) {
+  const bool reads = run.source == Source::kTokenReplay;
+  std::vector<double> units(run.result.tables.size(), 0);
+  for (const ActionResult& a : run.result.actions) {
+    uint64_t size = std::max(a.old_size, a.new_size);
+    units[a.table] += reads ? 2 * ReadUnits(size, true) : 2 * WriteUnits(a.old_size, a.new_size);
+  }
+  return units;
+}
+
 // ExecuteTransaction's writes answer an empty Responses list besides (`responses`), as DynamoDB.
 std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run,
                         bool responses = false) {
@@ -191,11 +206,7 @@ std::string RenderWrite(const TransactWriteRequest& r, const WriteRun& run,
   }
   if (r.return_consumed_capacity != ReturnConsumedCapacity::kNone) {
     const bool reads = run.source == Source::kTokenReplay;
-    std::vector<double> units(run.result.tables.size(), 0);
-    for (const ActionResult& a : run.result.actions) {
-      uint64_t size = std::max(a.old_size, a.new_size);
-      units[a.table] += reads ? 2 * ReadUnits(size, true) : 2 * WriteUnits(a.old_size, a.new_size);
-    }
+    const std::vector<double> units = TransactWriteUnits(run);
     w.Key("ConsumedCapacity");
     w.StartArray();
     for (size_t i = 0; i < run.result.tables.size(); ++i) {
@@ -262,6 +273,40 @@ Result<Tables> ResolveTables(const TransactServices& s, kv::Transaction& tx,
     t.of_action.push_back(it->second);
   }
   return t;
+}
+
+// --enforce-capacity: every action's table and partition must have capacity left, else the
+// transaction is cancelled with a ThrottlingError reason for the first action that has none
+// (nothing applied). `keys[i]`: action i's item or key, validated.
+Status AdmitActions(const TransactServices& s, std::string_view region, const Tables& tables,
+                    const std::vector<const Item*>& keys, Access access) {
+  if (s.capacity == nullptr) return Status::Ok();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const store::TableInfo& table = *tables.infos[tables.of_action[i]];
+    const std::string partition = PartitionOf(table, *keys[i]);
+    Status admitted = s.capacity->Admit(
+        region, table, access == Access::kRead ? Draw::Read(partition) : Draw::Write(partition));
+    if (admitted.ok()) continue;
+    std::vector<CancellationReason> reasons(keys.size());
+    reasons[i] = {"ThrottlingError", admitted.error().message, std::nullopt};
+    return TransactionCanceled(reasons);
+  }
+  return Status::Ok();
+}
+
+// Debits `units` (per table, in `infos`' order) from the tables' capacity (--enforce-capacity).
+void ChargeTables(const TransactServices& s,
+                  const std::vector<std::shared_ptr<const store::TableInfo>>& infos,
+                  const std::vector<double>& units, Access access) {
+  if (s.capacity == nullptr) return;
+  for (size_t i = 0; i < infos.size() && i < units.size(); ++i) {
+    if (!infos[i]) continue;
+    ConsumedCapacity c;
+    c.table_name = infos[i]->name;
+    c.table_units = units[i];
+    c.is_write = access == Access::kWrite;
+    s.capacity->Charge(*infos[i], c);
+  }
 }
 
 // ---- TransactWriteItems --------------------------------------------------------------------
@@ -399,13 +444,17 @@ Result<Evaluated> EvaluateActions(kv::Transaction& tx, const Tables& tables,
 // action evaluated, every change staged through the one mutation path. An action that grows an
 // item collection the transaction would take past the limit cancels it.
 Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
-                                std::string_view account, const TransactWriteRequest& r,
+                                const RequestContext& ctx, const TransactWriteRequest& r,
                                 const store::OperationId& op_id) {
   const size_t n = r.actions.size();
   const std::vector<WriteAction> actions = ActionsOf(r);
-  FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, account, r.actions));
+  FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
   FDYNO_ASSIGN_OR_RETURN(Evaluated ev, EvaluateActions(tx, tables, actions));
+  std::vector<const Item*> keys;
+  for (const WriteAction& a : actions) keys.push_back(a.item);
+  FDYNO_RETURN_IF_ERROR(AdmitActions(s, ctx.region, tables, keys, Access::kWrite));
   WriteRun run;
+  run.infos = tables.infos;
   run.result.tables = tables.names;
   run.result.nonce = op_id.nonce;
   run.result.actions.resize(n);
@@ -457,7 +506,7 @@ Result<WriteRun> ReplayTransaction(const TransactServices& s, kv::Transaction& t
                                    const store::ReceiptResult& stored) {
   FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(stored.extra));
   Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
-  WriteRun run{std::move(replayed), source, {}};
+  WriteRun run{std::move(replayed), source, {}, {}};
   if (r.return_item_collection_metrics) {
     FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
                            ReplayedCollectionSizes(s, tx, account, run.result));
@@ -488,7 +537,7 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
                     [&](const store::ReceiptResult& stored) {
                       return ReplayTransaction(s, tx, ctx.account_id, r, op_id, stored);
                     },
-                    [&] { return ExecuteActions(s, tx, ctx.account_id, r, op_id); },
+                    [&] { return ExecuteActions(s, tx, ctx, r, op_id); },
                     [](const WriteRun& executed) {
                       store::ReceiptResult receipt;
                       receipt.kind = store::ReceiptKind::kTransactWrite;
@@ -504,6 +553,7 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
   }
   if (run->source == Source::kTokenReplay) s.token_replays->Add();
   if (run->source == Source::kOwnReplay) (tokened ? s.token_replays : s.receipt_replays)->Add();
+  ChargeTables(s, run->infos, TransactWriteUnits(*run), Access::kWrite);
   return run;
 }
 
@@ -517,15 +567,22 @@ Result<std::string> TransactWriteItemsOp(const TransactServices& s, const Reques
   return RenderWrite(r, run);
 }
 
-// ConsumedCapacity of a read transaction (TransactGetItems, ExecuteTransaction's reads): two
-// strongly consistent read units per 4 KB of each item, per table; nothing for kNone.
+// The units a read transaction (TransactGetItems, ExecuteTransaction's reads) consumed, per
+// table: two strongly consistent read units per 4 KB of each item.
+std::vector<double> TransactReadUnits(size_t tables, const std::vector<uint32_t>& table_of,
+                                      const std::vector<uint64_t>& sizes) {
+  std::vector<double> units(tables, 0);
+  for (size_t i = 0; i < sizes.size(); ++i) units[table_of[i]] += 2 * ReadUnits(sizes[i], true);
+  return units;
+}
+
+// ConsumedCapacity of a read transaction; nothing for kNone.
 void WriteTransactReadCapacity(Writer& w, ReturnConsumedCapacity mode,
                                const std::vector<std::string>& tables,
                                const std::vector<uint32_t>& table_of,
                                const std::vector<uint64_t>& sizes) {
   if (mode == ReturnConsumedCapacity::kNone) return;
-  std::vector<double> units(tables.size(), 0);
-  for (size_t i = 0; i < sizes.size(); ++i) units[table_of[i]] += 2 * ReadUnits(sizes[i], true);
+  const std::vector<double> units = TransactReadUnits(tables.size(), table_of, sizes);
   w.Key("ConsumedCapacity");
   w.StartArray();
   for (size_t t = 0; t < tables.size(); ++t) {
@@ -541,7 +598,14 @@ struct TransactRead {
   std::vector<uint32_t> table_of;
   std::vector<std::optional<Item>> items;
   std::vector<uint64_t> sizes;
+  std::vector<std::shared_ptr<const store::TableInfo>> infos;  // for --enforce-capacity
 };
+
+// Debits what a read transaction consumed (--enforce-capacity).
+void ChargeRead(const TransactServices& s, const TransactRead& read) {
+  ChargeTables(s, read.infos, TransactReadUnits(read.tables.size(), read.table_of, read.sizes),
+               Access::kRead);
+}
 
 // ---- TransactGetItems ----------------------------------------------------------------------
 
@@ -570,7 +634,11 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
       storage[i] = StorageKey(*tables.infos[tables.of_action[i]], r.actions[i].key);
       if (!seen.insert(storage[i]).second) return Error::Validation(std::string(kDuplicateMessage));
     }
+    std::vector<const Item*> keys;
+    for (const TransactGetAction& a : r.actions) keys.push_back(&a.key);
+    FDYNO_RETURN_IF_ERROR(AdmitActions(s, ctx.region, tables, keys, Access::kRead));
     TransactRead out;
+    out.infos = tables.infos;
     out.tables = tables.names;
     out.table_of = tables.of_action;
     out.items.resize(n);
@@ -596,6 +664,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
     return out;
   };
   FDYNO_ASSIGN_OR_RETURN(TransactRead read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
+  ChargeRead(s, read);
 
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -796,13 +865,20 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, targets));
     std::set<std::string> seen;
     TransactRead out;
+    out.infos = tables.infos;
     out.tables = tables.names;
     out.table_of = tables.of_action;
     out.items.resize(n);
     out.sizes.resize(n);
+    std::vector<const Item*> keys;
     for (size_t i = 0; i < n; ++i) {
       const store::TableInfo& table = *tables.infos[tables.of_action[i]];
       FDYNO_RETURN_IF_ERROR(ValidateKey(table.key_schema, targets[i].key));
+      keys.push_back(&targets[i].key);
+    }
+    FDYNO_RETURN_IF_ERROR(AdmitActions(s, ctx.region, tables, keys, Access::kRead));
+    for (size_t i = 0; i < n; ++i) {
+      const store::TableInfo& table = *tables.infos[tables.of_action[i]];
       std::string storage = StorageKey(table, targets[i].key);
       if (!seen.insert(storage).second) return Error::Validation(std::string(kDuplicateMessage));
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored, store::ReadItem(tx, storage));
@@ -817,6 +893,7 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     return out;
   };
   FDYNO_ASSIGN_OR_RETURN(TransactRead read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
+  ChargeRead(s, read);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -885,6 +962,7 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   s->sleep = std::move(options.sleep);
   s->max_attempts = options.max_attempts;
   s->item_collection_limit = services.item_collection_size_limit_bytes;
+  s->capacity = services.capacity;
   Metrics& m = Metrics::Global();
   s->token_replays = &m.GetCounter("txn_token_replays");
   s->token_mismatches = &m.GetCounter("txn_token_mismatches");

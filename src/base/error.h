@@ -107,6 +107,10 @@ struct Error {
   // ([{"Code":"None"},{"Code":"ConditionalCheckFailed","Message":"..."}]), rendered as the
   // body's "CancellationReasons" member. Empty otherwise.
   std::string cancellation_reasons_json = {};
+  // A throttling error of --enforce-capacity: the ThrottlingReasons array as JSON text
+  // ([{"reason":"TableWriteProvisionedThroughputExceeded","resource":"arn:..."}]), rendered as
+  // the body's "ThrottlingReasons" member. Empty otherwise.
+  std::string throttling_reasons_json = {};
   ErrorCause cause = ErrorCause::kUnspecified;
 
   bool is_kv() const { return type == ErrorType::kKv; }

@@ -78,6 +78,11 @@ std::string RenderErrorBody(const Error& error) {
     w.RawValue(error.cancellation_reasons_json.data(), error.cancellation_reasons_json.size(),
                rapidjson::kArrayType);
   }
+  if (!error.throttling_reasons_json.empty()) {
+    w.Key("ThrottlingReasons");
+    w.RawValue(error.throttling_reasons_json.data(), error.throttling_reasons_json.size(),
+               rapidjson::kArrayType);
+  }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -108,6 +108,13 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                 "for test environments only)")
       ->envname("DYNODB_ALLOW_FAULT_API");
   serve
+      .add_flag("--enforce-capacity", f.enforce_capacity,
+                "Throttle as DynamoDB does: provisioned tables and global secondary indexes at "
+                "their read and write capacity (with up to 300 seconds of unused capacity "
+                "banked), on-demand tables at their OnDemandThroughput maximums, every partition "
+                "key at 3,000 read and 1,000 write units a second")
+      ->envname("DYNODB_ENFORCE_CAPACITY");
+  serve
       .add_flag("--allow-anonymous", f.allow_anonymous,
                 "Allow open mode (no --credentials) on a non-loopback address")
       ->envname("DYNODB_ALLOW_ANONYMOUS");

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/capacity_governor.h"
 #include "base/metrics.h"
 #include "base/scaled_clock.h"
 #include "http/faults.h"
@@ -244,6 +245,9 @@ int Serve(const ServeFlags& flags) {
     deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
     deps.wake_purge = [&purge_worker] { purge_worker.Wake(); };
     deps.export_root = backup_options.export_root;
+    // --enforce-capacity: tables and indexes throttle at their capacity.
+    std::optional<api::CapacityGovernor> capacity;
+    if (flags.enforce_capacity) deps.capacity = &capacity.emplace(clock);
     deps.db = db.get();
     deps.clock = clock;
     deps.catalog = &catalog;

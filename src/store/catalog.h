@@ -143,7 +143,7 @@ struct TtlSettings {
 };
 
 // OnDemandThroughput: the most read and write request units of an on-demand table, as given
-// (recorded and shown, not enforced). 0: not set.
+// (enforced under --enforce-capacity: api/capacity_governor.h). 0: not set.
 struct OnDemandLimits {
   int64_t max_read_request_units = 0;
   int64_t max_write_request_units = 0;

@@ -270,6 +270,7 @@ def test_help_documents_every_flag():
                       ("--allow-anonymous", "DYNODB_ALLOW_ANONYMOUS"),
                       ("--faults", "DYNODB_FAULTS"),
                       ("--allow-fault-api", "DYNODB_ALLOW_FAULT_API"),
+                      ("--enforce-capacity", "DYNODB_ENFORCE_CAPACITY"),
                       ("--durability", "DYNODB_DURABILITY"), ("--workers", "DYNODB_WORKERS"),
                       ("--queue-bound", "DYNODB_QUEUE_BOUND"),
                       ("--fdb-cluster-file", "DYNODB_FDB_CLUSTER_FILE"),
