@@ -394,6 +394,7 @@ Result<CredentialStore> CredentialStore::LoadFile(const std::string& path) {
 }
 
 void CredentialStore::Add(Credential credential) {
+  if (first_account_.empty()) first_account_ = credential.account_id;
   std::string key = credential.access_key_id;
   by_key_.insert_or_assign(std::move(key), std::move(credential));
 }

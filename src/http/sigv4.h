@@ -39,9 +39,12 @@ class CredentialStore {
   const Credential* Find(std::string_view access_key_id) const;
   bool empty() const { return by_key_.empty(); }
   size_t size() const { return by_key_.size(); }
+  // The account of the first key added (the file's first line); "" when empty.
+  const std::string& FirstAccount() const { return first_account_; }
 
  private:
   std::map<std::string, Credential, std::less<>> by_key_;
+  std::string first_account_;
 };
 
 // The parts of an HTTP request that SigV4 covers. Views point into the caller's request.

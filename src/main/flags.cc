@@ -108,6 +108,13 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                 "for test environments only)")
       ->envname("DYNODB_ALLOW_FAULT_API");
   serve
+      .add_option("--init", f.init_dir,
+                  "Directory of tables to create and load before serving: <Table>.json (the "
+                  "CreateTable request) and <Table>.items.json (DynamoDB JSON lines) or "
+                  "<Table>.csv. An existing table of the same definition is left alone")
+      ->envname("DYNODB_INIT")
+      ->check(CLI::ExistingDirectory);
+  serve
       .add_flag("--enforce-capacity", f.enforce_capacity,
                 "Throttle as DynamoDB does: provisioned tables and global secondary indexes at "
                 "their read and write capacity (with up to 300 seconds of unused capacity "

@@ -32,6 +32,7 @@ struct ServeFlags {
   std::string faults_file;  // empty: no fault rules at start
   bool allow_fault_api = false;
   bool enforce_capacity = false;
+  std::string init_dir;  // empty: no tables created at start
   bool allow_anonymous = false;
   std::string region = "us-east-1";
   size_t io_threads = 0;  // 0: one per core but one, at least one

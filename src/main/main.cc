@@ -20,6 +20,7 @@
 #include "http/server.h"
 #include "http/sigv4.h"
 #include "main/flags.h"
+#include "main/init_tables.h"
 #include "main/logging.h"
 #include "main/serve_engine.h"
 #include "main/test_switches.h"
@@ -140,6 +141,20 @@ Status LoadFaults(const std::string& path, http::FaultInjector& faults) {
   }
   spdlog::warn("fault rules from {} are on: matching requests fail on purpose", path);
   return {};
+}
+
+// --init DIR, for the tables of open mode's account, or of the first key's account with
+// --credentials.
+Status InitFromFlags(const ServeFlags& flags, const http::CredentialStore& credentials,
+                     const api::OperationRegistry& registry, Clock* clock) {
+  if (flags.init_dir.empty()) return {};
+  InitOptions options;
+  options.dir = flags.init_dir;
+  options.account =
+      credentials.empty() ? std::string(http::kOpenModeAccount) : credentials.FirstAccount();
+  options.region = flags.region;
+  options.clock = clock;
+  return InitTables(registry, options);
 }
 
 int Serve(const ServeFlags& flags) {
@@ -298,6 +313,11 @@ int Serve(const ServeFlags& flags) {
     if (Status loaded = LoadFaults(flags.faults_file, faults); !loaded.ok()) {
       spdlog::error("{}", loaded.error().message);
       return 2;
+    }
+    // --init: tables created and loaded before any request is accepted.
+    if (Status init = InitFromFlags(flags, credentials, registry, clock); !init.ok()) {
+      spdlog::error("{}", init.error().message);
+      return init.error().type == ErrorType::kValidation ? 2 : 1;
     }
     http::RouterOptions router_options;
     router_options.faults = &faults;

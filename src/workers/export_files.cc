@@ -816,6 +816,30 @@ bool CsvRecordOpen(std::string_view text) {
   return open;
 }
 
+Result<model::Item> CsvItem(const store::TableInfo& table, const std::vector<std::string>& headers,
+                            const std::vector<std::string>& cells) {
+  if (cells.size() > headers.size()) return Error::Validation("more CSV cells than headers");
+  model::Item item;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[i].empty()) continue;
+    model::ScalarType type = model::ScalarType::kS;
+    for (const store::AttributeDefinition& d : table.attribute_definitions) {
+      if (d.name == headers[i]) type = d.type;
+    }
+    if (type == model::ScalarType::kN) {
+      FDYNO_ASSIGN_OR_RETURN(model::Number n, model::Number::Parse(cells[i]));
+      item[headers[i]] = model::AttributeValue::N(std::move(n));
+    } else if (type == model::ScalarType::kB) {
+      std::optional<std::string> bytes = model::Base64Decode(cells[i]);
+      if (!bytes) return Error::Validation("a binary CSV cell is not base64");
+      item[headers[i]] = model::AttributeValue::B(std::move(*bytes));
+    } else {
+      item[headers[i]] = model::AttributeValue::S(cells[i]);
+    }
+  }
+  return item;
+}
+
 // ---- files ----------------------------------------------------------------------------------
 
 Result<std::unique_ptr<LineReader>> LineReader::Open(const std::filesystem::path& path,

@@ -22,6 +22,7 @@
 
 #include "base/result.h"
 #include "model/attribute_value.h"
+#include "store/catalog.h"
 #include "store/exports.h"
 
 namespace fdyno::workers {
@@ -55,6 +56,11 @@ Result<std::vector<std::string>> ParseCsvRecord(std::string_view record, char de
 // Whether `text` (a record so far) ends inside a quoted field, so the record goes on after the
 // newline.
 bool CsvRecordOpen(std::string_view text);
+// The item of one CSV record (not the header) under `headers`, as ImportTable reads it: cells of
+// key attributes of types N and B (the table's AttributeDefinitions) are typed, every other
+// non-empty cell is a string; an empty cell is no attribute.
+Result<model::Item> CsvItem(const store::TableInfo& table, const std::vector<std::string>& headers,
+                            const std::vector<std::string>& cells);
 
 // ---- compressed files -----------------------------------------------------------------------
 

@@ -271,6 +271,7 @@ def test_help_documents_every_flag():
                       ("--faults", "DYNODB_FAULTS"),
                       ("--allow-fault-api", "DYNODB_ALLOW_FAULT_API"),
                       ("--enforce-capacity", "DYNODB_ENFORCE_CAPACITY"),
+                      ("--init", "DYNODB_INIT"),
                       ("--durability", "DYNODB_DURABILITY"), ("--workers", "DYNODB_WORKERS"),
                       ("--queue-bound", "DYNODB_QUEUE_BOUND"),
                       ("--fdb-cluster-file", "DYNODB_FDB_CLUSTER_FILE"),
