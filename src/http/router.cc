@@ -634,6 +634,11 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
   Result<Identity> identity = Verify(signed_request, store, verify);
   if (!identity.ok()) return fail(identity.error());
+  std::string region = options_.region;
+  if (options_.database_per_key && store.empty()) {
+    identity->account_id = LocalAccount(identity->access_key_id, identity->region);
+    region = identity->region;
+  }
   exchange->account = identity->account_id;
   const api::Handler* handler =
       target.valid ? registry_.Find(target.service, target.operation) : nullptr;
@@ -707,7 +712,7 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   api::RequestContext ctx;
   ctx.account_id = identity->account_id;
   ctx.access_key_id = identity->access_key_id;
-  ctx.region = options_.region;
+  ctx.region = std::move(region);
   ctx.request_id = request_id;
   ctx.endpoint_host = std::string(Header(request, bhttp::field::host));
   ctx.clock = options_.clock;

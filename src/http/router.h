@@ -66,6 +66,9 @@ struct RouterOptions {
   // Whether this listener answers PUT, GET and DELETE /faults (the admin listener always; the
   // data listener with --allow-fault-api).
   bool serve_fault_api = false;
+  // Open mode only: each access key and region has its own tables (LocalAccount), and requests
+  // act in the region they are signed for, as DynamoDB Local does without -sharedDb.
+  bool database_per_key = false;
 };
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2

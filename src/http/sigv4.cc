@@ -393,6 +393,23 @@ Result<CredentialStore> CredentialStore::LoadFile(const std::string& path) {
   return Parse(buffer.str(), path);
 }
 
+std::string LocalAccount(std::string_view access_key_id, std::string_view region) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  auto mix = [&h](std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(access_key_id);
+  mix("\n");
+  mix(region);
+  uint64_t n = h % 1'000'000'000'000ull;
+  std::string account = std::to_string(n);
+  account.insert(0, 12 - account.size(), '0');
+  return account == kOpenModeAccount ? std::string("000000000002") : account;
+}
+
 void CredentialStore::Add(Credential credential) {
   if (first_account_.empty()) first_account_ = credential.account_id;
   std::string key = credential.access_key_id;
@@ -657,7 +674,7 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   FDYNO_ASSIGN_OR_RETURN(CredentialScope scope, SplitCredential(p.credential));
   if (open) {
     // DynamoDB Local's behaviour: a well-formed signature from anyone is accepted.
-    return Identity{std::string(scope[0]), std::string(kDefaultAccount)};
+    return Identity{std::string(scope[0]), std::string(kDefaultAccount), std::string(scope[2])};
   }
 
   if (p.presigned) {
@@ -752,7 +769,7 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
                    "\n\nThe Canonical String for this request should have been\n'" + canonical +
                    "'\n\nThe String-to-Sign should have been\n'" + string_to_sign + "'\n");
   }
-  return Identity{credential->access_key_id, credential->account_id};
+  return Identity{credential->access_key_id, credential->account_id, std::string(scope[2])};
 }
 
 }  // namespace fdyno::http

@@ -67,10 +67,17 @@ struct VerifyOptions {
 struct Identity {
   std::string access_key_id;
   std::string account_id;
+  std::string region;  // of the signature's credential scope
 };
 
 // The account of every caller in open mode.
 inline constexpr std::string_view kOpenModeAccount = "000000000001";
+
+// The account of (access key, region) in open mode with --database-per-key (DynamoDB Local
+// without -sharedDb: one database per access key and region): 12 decimal digits of the 64-bit
+// FNV-1a hash of "<access key>\n<region>", never kOpenModeAccount. Persisted in effect (it
+// names the tables' owner in the catalog, docs/format/catalog.md): never change it.
+std::string LocalAccount(std::string_view access_key_id, std::string_view region);
 
 // Verifies a request. With an empty store (open mode) only the form of the signature is
 // checked (any well-formed Authorization header or presigned query is accepted, as DynamoDB

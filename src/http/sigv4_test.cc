@@ -398,3 +398,17 @@ TEST(SigV4Test, UriEncoding) {
 
 }  // namespace
 }  // namespace fdyno::http
+
+namespace fdyno::http {
+namespace {
+
+// The derivation names the owner of stored tables: these values must never change.
+TEST(LocalAccountTest, IsAStableTwelveDigitDerivationOfKeyAndRegion) {
+  EXPECT_EQ(LocalAccount("alice", "us-east-1"), "973815832437");
+  EXPECT_EQ(LocalAccount("AKIDEXAMPLE", "eu-west-1"), "131982425496");
+  EXPECT_NE(LocalAccount("alice", "us-east-1"), LocalAccount("alice", "us-west-2"));
+  EXPECT_NE(LocalAccount("alice", "us-east-1"), LocalAccount("bob", "us-east-1"));
+}
+
+}  // namespace
+}  // namespace fdyno::http

@@ -115,6 +115,11 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_INIT")
       ->check(CLI::ExistingDirectory);
   serve
+      .add_flag("--database-per-key", f.database_per_key,
+                "Open mode only: each access key and region has its own tables, and requests "
+                "act in the region they are signed for (DynamoDB Local without -sharedDb)")
+      ->envname("DYNODB_DATABASE_PER_KEY");
+  serve
       .add_flag("--enforce-capacity", f.enforce_capacity,
                 "Throttle as DynamoDB does: provisioned tables and global secondary indexes at "
                 "their read and write capacity (with up to 300 seconds of unused capacity "
@@ -285,6 +290,10 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f, uint64_t open_fil
         " in open mode (no --credentials): anyone who can reach it could read and write every "
         "table. Give --credentials FILE, listen on a loopback address, or pass "
         "--allow-anonymous");
+  }
+  if (f.database_per_key && !f.credentials_file.empty()) {
+    return Error::Validation(
+        "--database-per-key is for open mode: with --credentials each account has its tables");
   }
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   // One core is left to the engine's committer thread (and the clients of a server that

@@ -33,6 +33,7 @@ struct ServeFlags {
   bool allow_fault_api = false;
   bool enforce_capacity = false;
   std::string init_dir;  // empty: no tables created at start
+  bool database_per_key = false;
   bool allow_anonymous = false;
   std::string region = "us-east-1";
   size_t io_threads = 0;  // 0: one per core but one, at least one

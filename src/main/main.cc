@@ -6,11 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "api/api.h"
 #include "api/capacity_governor.h"
@@ -19,6 +21,7 @@
 #include "http/faults.h"
 #include "http/server.h"
 #include "http/sigv4.h"
+#include "main/dynamodb_local.h"
 #include "main/flags.h"
 #include "main/init_tables.h"
 #include "main/logging.h"
@@ -320,6 +323,7 @@ int Serve(const ServeFlags& flags) {
       return init.error().type == ErrorType::kValidation ? 2 : 1;
     }
     http::RouterOptions router_options;
+    router_options.database_per_key = flags.database_per_key;
     router_options.faults = &faults;
     router_options.serve_fault_api = flags.allow_fault_api;
     router_options.region = flags.region;
@@ -362,6 +366,29 @@ int Serve(const ServeFlags& flags) {
 
 int main(int argc, char** argv) {
   fdyno::main::ConfigureLogging(fdyno::main::LogFormat::kText, "info");
+
+  // Started as DynamoDB Local is (an image or compose file's `-jar DynamoDBLocal.jar ...`):
+  // its options read as `serve` flags (main/dynamodb_local.h).
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> translated;
+  if (fdyno::main::IsDynamoDbLocalCommand({args.begin() + 1, args.end()})) {
+    fdyno::Result<fdyno::main::LocalCommand> local =
+        fdyno::main::FromDynamoDbLocal({args.begin() + 1, args.end()});
+    if (!local.ok()) {
+      std::fprintf(stderr, "%s\n", local.error().message.c_str());
+      return 2;
+    }
+    if (local->help) {
+      std::fputs(fdyno::main::DynamoDbLocalHelp().c_str(), stdout);
+      return 0;
+    }
+    args.resize(1);
+    args.push_back("serve");
+    args.insert(args.end(), local->serve_args.begin(), local->serve_args.end());
+    for (std::string& a : args) translated.push_back(a.data());
+    argc = static_cast<int>(translated.size());
+    argv = translated.data();
+  }
 
   CLI::App app{"fdyno: a DynamoDB-compatible database server"};
   app.set_version_flag("--version", fdyno::main::VersionText());

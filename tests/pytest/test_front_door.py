@@ -272,6 +272,7 @@ def test_help_documents_every_flag():
                       ("--allow-fault-api", "DYNODB_ALLOW_FAULT_API"),
                       ("--enforce-capacity", "DYNODB_ENFORCE_CAPACITY"),
                       ("--init", "DYNODB_INIT"),
+                      ("--database-per-key", "DYNODB_DATABASE_PER_KEY"),
                       ("--durability", "DYNODB_DURABILITY"), ("--workers", "DYNODB_WORKERS"),
                       ("--queue-bound", "DYNODB_QUEUE_BOUND"),
                       ("--fdb-cluster-file", "DYNODB_FDB_CLUSTER_FILE"),
