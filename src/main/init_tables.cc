@@ -117,10 +117,9 @@ Result<std::unique_ptr<Document>> ReadDefinition(const TableFiles& t) {
                ": not JSON: " + rapidjson::GetParseError_En(doc->GetParseError()));
   }
   if (!doc->IsObject()) return Bad(t.definition.string() + ": not a JSON object");
-  auto name = doc->FindMember("TableName");
-  if (name == doc->MemberEnd()) {
+  if (!doc->HasMember("TableName")) {
     doc->AddMember("TableName", Value(t.name.c_str(), doc->GetAllocator()), doc->GetAllocator());
-  } else if (!name->value.IsString() || View(name->value) != t.name) {
+  } else if (const Value& name = (*doc)["TableName"]; !name.IsString() || View(name) != t.name) {
     return Bad(t.definition.string() + ": its TableName must be " + t.name + ", the file's name");
   }
   return doc;
