@@ -146,6 +146,39 @@ Status LoadFaults(const std::string& path, http::FaultInjector& faults) {
   return {};
 }
 
+// The keys of --credentials (none: open mode).
+Result<http::CredentialStore> LoadCredentials(const ServeFlags& flags) {
+  if (flags.credentials_file.empty()) return http::CredentialStore();
+  FDYNO_ASSIGN_OR_RETURN(http::CredentialStore loaded,
+                         http::CredentialStore::LoadFile(flags.credentials_file));
+  if (loaded.empty()) {
+    return Error::Validation("credentials file " + flags.credentials_file + " lists no key");
+  }
+  return loaded;
+}
+
+// What the routers of both listeners share.
+http::RouterOptions RouterOptionsFor(const ServeFlags& flags,
+                                     const http::CredentialStore& credentials,
+                                     http::FaultInjector* faults,
+                                     std::shared_ptr<spdlog::logger> access_log,
+                                     LogFormat log_format) {
+  http::RouterOptions o;
+  o.database_per_key = flags.database_per_key;
+  o.faults = faults;
+  o.serve_fault_api = flags.allow_fault_api;
+  o.region = flags.region;
+  o.credentials = &credentials;  // signatures are checked against real time
+  o.operation_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.operation_timeout_s * 1000));
+  o.access_log = std::move(access_log);
+  o.access_log_json = log_format == LogFormat::kJson;
+  o.cors_origins = flags.cors != "auto"  ? flags.cors
+                   : credentials.empty() ? std::string()
+                                         : std::string("*");
+  return o;
+}
+
 // --init DIR, for the tables of open mode's account, or of the first key's account with
 // --credentials.
 Status InitFromFlags(const ServeFlags& flags, const http::CredentialStore& credentials,
@@ -187,19 +220,12 @@ int Serve(const ServeFlags& flags) {
   }
   Clock* clock = *test_clock ? test_clock->get() : Clock::Real();
 
-  http::CredentialStore credentials;
-  if (!flags.credentials_file.empty()) {
-    Result<http::CredentialStore> loaded = http::CredentialStore::LoadFile(flags.credentials_file);
-    if (!loaded.ok()) {
-      spdlog::error("{}", loaded.error().message);
-      return 2;
-    }
-    credentials = std::move(loaded).value();
-    if (credentials.empty()) {
-      spdlog::error("credentials file {} lists no key", flags.credentials_file);
-      return 2;
-    }
+  Result<http::CredentialStore> loaded = LoadCredentials(flags);
+  if (!loaded.ok()) {
+    spdlog::error("{}", loaded.error().message);
+    return 2;
   }
+  const http::CredentialStore credentials = std::move(loaded).value();
 
   Result<ServeEngine> engine = OpenServeEngine(flags, clock);
   if (!engine.ok()) {
@@ -322,19 +348,8 @@ int Serve(const ServeFlags& flags) {
       spdlog::error("{}", init.error().message);
       return init.error().type == ErrorType::kValidation ? 2 : 1;
     }
-    http::RouterOptions router_options;
-    router_options.database_per_key = flags.database_per_key;
-    router_options.faults = &faults;
-    router_options.serve_fault_api = flags.allow_fault_api;
-    router_options.region = flags.region;
-    router_options.credentials = &credentials;  // signatures are checked against real time
-    router_options.operation_timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(flags.operation_timeout_s * 1000));
-    router_options.access_log = access_log;
-    router_options.access_log_json = log_format == LogFormat::kJson;
-    router_options.cors_origins = flags.cors != "auto"  ? flags.cors
-                                  : credentials.empty() ? std::string()
-                                                        : std::string("*");
+    http::RouterOptions router_options =
+        RouterOptionsFor(flags, credentials, &faults, access_log, log_format);
     Result<std::unique_ptr<http::Server>> server =
         http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
     if (!server.ok()) {
