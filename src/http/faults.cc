@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "api/cancellation.h"
+#include "api/json_util.h"
 #include "kv/run.h"
 #include "partiql/parser.h"
 
@@ -58,7 +59,7 @@ bool Has(const std::vector<std::string>& names, std::string_view name) {
   return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string_view View(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string_view View(const Value& v) { return api::AsStringView(v); }
 
 std::string Compact(const Value& v) {
   rapidjson::StringBuffer buffer;
@@ -67,10 +68,9 @@ std::string Compact(const Value& v) {
   return {buffer.GetString(), buffer.GetSize()};
 }
 
+// The member `name` of `object` (null when absent, JSON null, or `object` is no object).
 const Value* Member(const Value& object, std::string_view name) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
-  return it == object.MemberEnd() ? nullptr : &it->value;
+  return object.IsObject() ? api::Member(object, name) : nullptr;
 }
 
 // ---- the rule file ---------------------------------------------------------------------------

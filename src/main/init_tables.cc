@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "api/item_keys.h"
+#include "api/json_util.h"
+#include "api/table_arn.h"
 #include "kv/run.h"
 #include "model/json.h"
 #include "workers/export_files.h"
@@ -37,7 +39,7 @@ constexpr int kMaxUnprocessedRounds = 1000;  // UnprocessedItems sent again at m
 
 Error Bad(const std::string& message) { return Error::Validation("--init: " + message); }
 
-std::string View(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+std::string View(const Value& v) { return std::string(api::AsStringView(v)); }
 
 std::string Compact(const Value& v) {
   rapidjson::StringBuffer buffer;
@@ -279,10 +281,9 @@ std::string KeySchemaText(const Value* v) {
   return out;
 }
 
+// The member `name` of `v` (null when absent, JSON null, or `v` is no object).
 const Value* Find(const Value& v, std::string_view name) {
-  if (!v.IsObject()) return nullptr;
-  auto it = v.FindMember(Value(rapidjson::StringRef(name.data(), name.size())));
-  return it == v.MemberEnd() ? nullptr : &it->value;
+  return v.IsObject() ? api::Member(v, name) : nullptr;
 }
 
 std::string ThroughputText(const Value* v) {
@@ -399,7 +400,7 @@ class Api {
   }
 
   std::string TableArn(const std::string& name) const {
-    return "arn:aws:dynamodb:" + options_.region + ":" + options_.account + ":table/" + name;
+    return api::TableArn(options_.region, options_.account, name);
   }
 
  private:
