@@ -46,7 +46,7 @@ def test_a_disk_filling_at_each_stage_gives_clean_errors_and_loses_nothing(tmp_p
         _check_all_readable(ddb, acknowledged)  # reads served while full
 
         space_file.write_text("")
-        resumed, i = _await_resume(ddb, i, acknowledged)  # RocksDB looks every 5 s
+        resumed, i = _await_resume(ddb, i, acknowledged)  # a reopen, once there is room
         assert resumed is not None, "writes still refused 60 s after space returned"
         _check_all_readable(ddb, acknowledged)
         assert server.stop() == 0, server.output()[-4000:]

@@ -159,19 +159,23 @@ void EmbeddedDatabase::ClearRangeInto(rocksdb::WriteBatch* wb, const std::string
 }
 
 // A failed write puts RocksDB into its background-error state, in which it refuses every later
-// write until it recovers. RocksDB 7.8 recovers by itself from ENOSPC (its SstFileManager
-// checks the free space every 5 s, then resumes) and from errors it marks retryable, but not
-// from other I/O errors. So before the next batch the committer asks DB::Resume, which
-// recovers (flushing the memtables, starting a new WAL), answers Busy while RocksDB's own
-// recovery is under way, or fails while the fault lasts. Until it succeeds each batch is
-// refused whole before anything is written: io_error, nothing applied. Answers false when it
-// refused the batch.
+// write until it recovers. In memory the committer asks DB::Resume before the next batch, which
+// recovers (flushing the memtables), answers Busy while RocksDB's own recovery is under way, or
+// fails while the fault lasts. On disk it never writes to that RocksDB again: once the disk has
+// room it closes and reopens it (reopen.cc). DB::Resume is not enough there. In RocksDB 7.8.3
+// a write whose log append or sync failed leaves that log's writer failed, and only a memtable
+// switch during recovery mends it (it retries the writer's buffer and moves to a new log); when
+// every memtable is empty (a flush or log switch just happened, inside the failed write itself)
+// Resume switches nothing, and the next write to the failed writer aborts the process on
+// RocksDB's assertion (Debian's library has them on; without them every later write would
+// fail). And the failed batch's record may be whole in the log while absent from the memtable:
+// after Resume it would reappear only at the next restart. Reopened, the state served is the
+// state the log holds. Until writes resume each batch is refused whole before anything is
+// written: io_error, nothing applied. Answers false when it refused the batch.
 bool EmbeddedDatabase::WritesResumed(const std::vector<CommitRequest*>& batch) {
   if (!write_failed_) return true;
-  rocksdb::Status s = rocks_ ? rocks_->db->Resume() : rocksdb::Status::Incomplete("reopening");
-  if (!rocks_ || s.severity() >= rocksdb::Status::Severity::kFatalError) {
-    s = ReopenAfterFatalError(s);
-  }
+  rocksdb::Status s =
+      write_options_.disableWAL ? rocks_->db->Resume() : ReopenAfterFailedWrite(write_failure_);
   if (s.ok()) {
     spdlog::warn("embedded engine: writes resumed after a failed write");
     write_failed_ = false;
@@ -333,6 +337,8 @@ void EmbeddedDatabase::ProcessBatch(const std::vector<CommitRequest*>& batch) {
   }
   if (!s.ok()) {
     write_failed_ = true;
+    write_failure_ = s;
+    rocks_->write_failed.store(true);
     spdlog::error("embedded engine: a commit of {} transactions failed: {}", accepted.size(),
                   s.ToString());
     for (CommitRequest* r : accepted) {

@@ -31,6 +31,7 @@
 
 #include "kv/engines/embedded/engine.h"
 #include "kv/engines/embedded/manifest_tail.h"
+#include "kv/engines/embedded/rocks_logger.h"
 #include "kv/engines/embedded/rocks_options.h"
 
 namespace fdyno::kv {
@@ -115,7 +116,9 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   d->path_ = o.path;
   if (o.in_memory) return OpenInMemory(std::move(d), o);
   std::error_code ec;
-  std::filesystem::create_directories(o.path, ec);
+  // With RocksDB's log going through fdyno's (rocks_logger.h), RocksDB no longer creates its
+  // directory before it lists it at open (an error line in the log on every first start).
+  std::filesystem::create_directories(std::filesystem::path(o.path) / kRocksSubdir, ec);
   if (ec) {
     return Error::Kv(kIoError,
                      "io_error: cannot create data directory '" + o.path + "': " + ec.message());
@@ -153,6 +156,7 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::Open(const EmbeddedO
   }
 
   rocksdb::Options options = DataOptions();
+  options.info_log = NewRocksLogger();  // not a LOG file: rocks_logger.h says why
   if (o.file_system) {
     d->env_ = rocksdb::NewCompositeEnv(o.file_system);
     options.env = d->env_.get();
@@ -295,7 +299,9 @@ RocksInstance::~RocksInstance() {
   // Without fsync durability the log's tail is still only in the page cache, and RocksDB's
   // Close does not sync it: a power cut after a clean stop would lose what the stop promised
   // was kept. Sync it now (the power-cut test's clean stops would otherwise lose tables).
-  if (sync_log_at_close) {
+  // Not after a failed write: syncing a log whose writer failed aborts on RocksDB 7.8.3's
+  // assertion; what the failed writer held cannot be synced anyway.
+  if (sync_log_at_close && !write_failed.load()) {
     rocksdb::Status synced = db->SyncWAL();
     if (!synced.ok()) spdlog::warn("embedded engine: log sync at close: {}", synced.ToString());
   }

@@ -103,8 +103,8 @@ inline int64_t DecodeBigEndian64(std::string_view s) {
 }
 
 // One open RocksDB and its column families (data, then meta). Closed when its last holder lets
-// go: the engine and every read view taken from it. After a fatal background error the engine
-// replaces it (ReopenAfterFatalError): the old one is retired, its views answer too old, and
+// go: the engine and every read view taken from it. After a failed write on disk the engine
+// replaces it (ReopenAfterFailedWrite): the old one is retired, its views answer too old, and
 // it is closed once the last of them is gone, before the new one opens.
 struct RocksInstance {
   RocksInstance() = default;
@@ -120,6 +120,8 @@ struct RocksInstance {
   // Writes do not sync the log (durability none): Close syncs it (see the destructor).
   bool sync_log_at_close = false;
   std::atomic<bool> retired{false};
+  // A write to it failed: its log's writer may be failed too, and syncing that aborts.
+  std::atomic<bool> write_failed{false};
 };
 
 // A published commit version and a RocksDB snapshot of exactly the state after that commit.
@@ -297,15 +299,16 @@ class EmbeddedDatabase : public Database {
   }
 
   Clock* clock() const { return clock_; }
-  // The open RocksDB (tests only: it changes when ReopenAfterFatalError replaces it).
+  // The open RocksDB (tests only: it changes when ReopenAfterFailedWrite replaces it).
   rocksdb::DB* db() const { return Rocks()->db; }
   rocksdb::ColumnFamilyHandle* data() const { return Rocks()->data(); }
+  rocksdb::ColumnFamilyHandle* meta() const { return Rocks()->meta(); }
   int64_t NowNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_->Now().time_since_epoch())
         .count();
   }
 
-  // The newest published view; null while ReopenAfterFatalError replaces RocksDB.
+  // The newest published view; null while ReopenAfterFailedWrite replaces RocksDB.
   std::shared_ptr<ReadView> CurrentView() {
     std::lock_guard<std::mutex> lock(view_mu_);
     return current_;
@@ -345,17 +348,17 @@ class EmbeddedDatabase : public Database {
   // Opens RocksDB (rocks_options_ at rocks_path_), cutting a damaged MANIFEST tail, and checks
   // its format version.
   Result<std::shared_ptr<RocksInstance>> OpenInstance(bool in_memory) const;
-  // The open RocksDB; null only between closing and reopening it (ReopenAfterFatalError).
+  // The open RocksDB; null only between closing and reopening it (ReopenAfterFailedWrite).
   std::shared_ptr<RocksInstance> Rocks() const {
     std::lock_guard<std::mutex> lock(rocks_mu_);
     return rocks_;
   }
-  // After a fatal background error (`fatal`, which DB::Resume cannot clear), once the disk has
-  // room again: retires the open RocksDB (its views answer too old), and once no view of it is
-  // held, closes it and opens it again (reopen.cc). Answers OK once writes may go on, otherwise
-  // why not yet. The committer thread calls it for each batch, and every kReopenPoll while a
-  // reopen is under way (ReopenPending) even when nothing is written.
-  rocksdb::Status ReopenAfterFatalError(const rocksdb::Status& fatal);
+  // After a failed write (`failure`) on disk, once the disk has room again: retires the open
+  // RocksDB (its views answer too old), and once no view of it is held, closes it and opens it
+  // again (reopen.cc). Answers OK once writes may go on, otherwise why not yet. The committer
+  // thread calls it for each batch, and every kReopenPoll while a reopen is under way
+  // (ReopenPending) even when nothing is written.
+  rocksdb::Status ReopenAfterFailedWrite(const rocksdb::Status& failure);
   bool ReopenPending() const { return retiring_ != nullptr || rocks_ == nullptr; }
   rocksdb::Status FinishReopen();
   void Retire();
@@ -429,14 +432,15 @@ class EmbeddedDatabase : public Database {
   rocksdb::Options rocks_options_;  // what rocks_ was opened with, for a reopen
   std::string rocks_path_;
   rocksdb::WriteOptions write_options_;
-  // Committer thread only (ReopenAfterFatalError): the RocksDB being reopened, until no view
+  // Committer thread only (ReopenAfterFailedWrite): the RocksDB being reopened, until no view
   // of it is held or the deadline passes; when a reopen may next begin, or an open be retried.
   std::shared_ptr<RocksInstance> retiring_;
   std::chrono::steady_clock::time_point retire_deadline_{};
   std::chrono::steady_clock::time_point next_reopen_{};
-  // Committer thread only: the last RocksDB write failed, so RocksDB refuses writes until
-  // DB::Resume succeeds (see WritesResumed).
+  // Committer thread only: the last RocksDB write failed (with write_failure_), so no batch is
+  // written until writes resume (see WritesResumed).
   bool write_failed_ = false;
+  rocksdb::Status write_failure_;
 
   // EmbeddedOptions::memory_keys: the latest committed value of each and the version that
   // wrote it. Updated by the committer thread before it publishes that version.

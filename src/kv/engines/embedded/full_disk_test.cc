@@ -1,9 +1,9 @@
 // The embedded engine on a disk that fills up and frees again (testing/full_disk.h): the write
 // that meets the full disk answers commit_unknown_result (the engine's own 1021: RocksDB may
 // have written part of it), writes while the disk stays full fail without hanging, reads keep
-// working, writes resume once space returns, and a reopen finds every
-// acknowledged commit and nothing of the refused ones. Also when the failure is one that
-// RocksDB cannot resume from (a fatal background error): the engine reopens RocksDB itself.
+// working, writes resume once space returns (the engine closes and reopens RocksDB: it never
+// writes again to one whose write failed), and a reopen finds every acknowledged commit and
+// nothing of the refused ones. Also when the failure leaves a fatal background error.
 #include "kv/engines/embedded/testing/full_disk.h"
 
 #include <gtest/gtest.h>
@@ -86,8 +86,8 @@ TEST_F(FullDiskTest, AFullDiskAnswersUnknownResultThenErrorsAndWritesResumeWhenS
   EXPECT_GT(space_->refused_writes.load(), 0);
   EXPECT_EQ(Get(*db, "before"), "v");  // reads keep working
 
-  // Space returns. RocksDB resumes by itself once it sees free space again (it looks every
-  // 5 s); until then writes are refused before anything is written (io_error).
+  // Space returns. The engine reopens RocksDB once the disk has room (it looks every second);
+  // until then writes are refused before anything is written (io_error).
   space_->full = false;
   std::printf("writes resumed after %d refused attempts\n", PutUntilAccepted(*db));
   ASSERT_TRUE(Put(*db, "after_async", /*async=*/true).ok());
@@ -146,6 +146,79 @@ TEST_F(FullDiskTest, AFatalErrorOnAFullDiskReopensRocksDBOnceSpaceReturns) {
   ASSERT_TRUE(db);
   for (const char* key : {"before", "after", "after_async"}) EXPECT_EQ(Get(*db, key), "v") << key;
   EXPECT_EQ(Get(*db, "refused"), std::nullopt);
+}
+
+// A write whose log append fails while every memtable is empty (here right after a flush; in
+// the server, after the flush or log switch that the failed write itself began). DB::Resume
+// then has nothing to flush, so RocksDB 7.8.3 keeps the log whose writer failed, and the next
+// write to it aborts on RocksDB's assertion. The engine reopens RocksDB instead: writes resume
+// once space returns, and nothing acknowledged is lost.
+TEST_F(FullDiskTest, ALogAppendFailingWhileEveryMemtableIsEmptyResumesByAReopen) {
+  auto db = Open();
+  ASSERT_TRUE(db);
+  auto* engine = static_cast<embedded::EmbeddedDatabase*>(db.get());
+  ASSERT_TRUE(Put(*db, "before").ok());
+  ASSERT_TRUE(engine->db()->Flush(rocksdb::FlushOptions(), {engine->data(), engine->meta()}).ok());
+
+  space_->full = true;
+  EXPECT_FALSE(Put(*db, "refused").ok());
+  space_->full = false;
+  std::printf("writes resumed after %d refused attempts\n", PutUntilAccepted(*db));
+  ASSERT_TRUE(Put(*db, "after2").ok());
+  EXPECT_EQ(Get(*db, "before"), "v");
+  EXPECT_EQ(Get(*db, "after"), "v");
+
+  db.reset();
+  db = Open();
+  ASSERT_TRUE(db);
+  for (const char* key : {"before", "after", "after2"}) EXPECT_EQ(Get(*db, key), "v") << key;
+  EXPECT_EQ(Get(*db, "refused"), std::nullopt);
+}
+
+// A reopen that finishes while nothing is written (the committer finishes it as it polls, once
+// the last reader lets go): the next write goes through at once, without another reopen.
+TEST_F(FullDiskTest, AReopenFinishedWhileNothingIsWrittenLetsTheNextWriteThrough) {
+  auto db = Open();
+  ASSERT_TRUE(db);
+  auto* engine = static_cast<embedded::EmbeddedDatabase*>(db.get());
+  ASSERT_TRUE(Put(*db, "before").ok());
+  auto reader = db->CreateTransaction();
+  ASSERT_TRUE(reader->Get("before").ok());  // holds a view of the RocksDB that is reopened
+
+  space_->full = true;
+  EXPECT_FALSE(Put(*db, "refused").ok());
+  space_->full = false;
+  // This write begins the reopen, which waits for the reader: refused.
+  EXPECT_FALSE(Put(*db, "refused_while_reopening").ok());
+  EXPECT_FALSE(reader->Get("before").ok());
+  reader.reset();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (engine->CurrentView() == nullptr && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_NE(engine->CurrentView(), nullptr) << "the reopen never finished";
+  ASSERT_TRUE(Put(*db, "after").ok()) << "the first write after the reopen was refused";
+  EXPECT_EQ(Get(*db, "before"), "v");
+}
+
+// A disk that stays full for longer than RocksDB's info log waits between flushes (5 s, while
+// RocksDB keeps logging that it has no space): had RocksDB written its own LOG file, the failed
+// flush of that file's writer would make its next line abort the process (rocks_logger.h). The
+// engine logs through fdyno's log, so the server outlives the full disk and writes resume.
+TEST_F(FullDiskTest, ADiskFullForLongerThanRocksDBsLogFlushDoesNotStopTheEngine) {
+  auto db = Open();
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(Put(*db, "before").ok());
+  space_->full = true;
+  EXPECT_FALSE(Put(*db, "refused").ok());
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    EXPECT_FALSE(Put(*db, "refused_later").ok());
+  }
+  space_->full = false;
+  PutUntilAccepted(*db);
+  EXPECT_EQ(Get(*db, "before"), "v");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/rocksdb/LOG"));
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
-// Reopening RocksDB after a fatal background error.
+// Reopening RocksDB after a failed write.
 //
-// Some failed writes leave RocksDB 7.8 in a state that DB::Resume never clears: a fatal
-// background error. A disk that fills while RocksDB switches to a new write-ahead log (it
-// cannot create the new log, so it must assume the old log's buffered tail is lost) is one;
-// a MANIFEST write that fails is another. RocksDB still serves reads, but only closing and
-// opening it again ends the error. Every acknowledged write is in the synced log or the table
-// files, so the reopened RocksDB holds all of them (with durability none: in the page cache,
-// which the process still shares); a write that failed was answered commit_unknown_result and
-// may or may not be there.
+// On disk the engine never writes again to a RocksDB whose write failed (commit_pipeline.cc,
+// WritesResumed, says why DB::Resume is not enough in RocksDB 7.8.3). Some failures also leave
+// a fatal background error that only closing and opening RocksDB ends: a disk that fills while
+// RocksDB switches to a new write-ahead log, a MANIFEST write that fails. RocksDB still serves
+// reads meanwhile. Every acknowledged write is in the synced log or the table files, so the
+// reopened RocksDB holds all of them (with durability none: in the page cache, which the
+// process still shares); a write that failed was answered commit_unknown_result and may or may
+// not be there.
 //
 // RocksDB may not be opened twice in one process, so the old one is closed first, once nobody
 // reads it: it is retired, the published views are withdrawn (new transactions answer
@@ -41,15 +41,15 @@ bool HasRoom(const rocksdb::Options& options, const std::string& path) {
 
 }  // namespace
 
-rocksdb::Status EmbeddedDatabase::ReopenAfterFatalError(const rocksdb::Status& fatal) {
+rocksdb::Status EmbeddedDatabase::ReopenAfterFailedWrite(const rocksdb::Status& failure) {
   // In memory nothing holds the memtables but RocksDB itself (no log): closing loses them.
-  if (write_options_.disableWAL) return fatal;
+  if (write_options_.disableWAL) return failure;
   if (!ReopenPending()) {
     const auto now = std::chrono::steady_clock::now();
-    if (now < next_reopen_) return fatal;
+    if (now < next_reopen_) return failure;
     next_reopen_ = now + kReopenInterval;
-    if (!HasRoom(rocks_options_, rocks_path_)) return fatal;
-    spdlog::warn("embedded engine: reopening RocksDB after a fatal error: {}", fatal.ToString());
+    if (!HasRoom(rocks_options_, rocks_path_)) return failure;
+    spdlog::warn("embedded engine: reopening RocksDB after a failed write: {}", failure.ToString());
     Retire();
   }
   return FinishReopen();
@@ -112,6 +112,7 @@ rocksdb::Status EmbeddedDatabase::OpenAgain() {
   // every transaction that read before the reopen conflicts.
   resolver_.AddRange(std::string(), std::string(kMaxKeyBytes + 1, '\xff'), last_version_);
   Publish(last_version_);
+  write_failed_ = false;  // also when the reopen finished while nothing was written
   spdlog::warn("embedded engine: RocksDB reopened; writes resume");
   return rocksdb::Status::OK();
 }

@@ -41,7 +41,7 @@ Status EmbeddedTransaction::EnsureView(int64_t now_ns) {
       read_time_ns_ = now_ns;
     }
   }
-  // RocksDB is being reopened (EmbeddedDatabase::ReopenAfterFatalError): the view is gone or
+  // RocksDB is being reopened (EmbeddedDatabase::ReopenAfterFailedWrite): the view is gone or
   // of the retired RocksDB, which must be let go; a retry reads the reopened one.
   if (!view_ || view_->rocks->retired.load(std::memory_order_relaxed)) {
     return KvErr(kTransactionTooOld, "RocksDB is being reopened after a failed write");

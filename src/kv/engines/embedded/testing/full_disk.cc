@@ -105,6 +105,13 @@ class FullDiskFileSystem : public rocksdb::FileSystemWrapper {
     if (Full(*space_)) return Refuse(*space_);
     return Wrap(f, target()->ReuseWritableFile(f, old, o, r, d), r);
   }
+  // RocksDB's own LOG file through this file system too, as on a real disk
+  // (FileSystemWrapper's would open it on the base file system, which never fills).
+  rocksdb::IOStatus NewLogger(const std::string& f, const rocksdb::IOOptions& o,
+                              std::shared_ptr<rocksdb::Logger>* r,
+                              rocksdb::IODebugContext* d) override {
+    return rocksdb::FileSystem::NewLogger(f, o, r, d);
+  }
   rocksdb::IOStatus GetFreeSpace(const std::string& path, const rocksdb::IOOptions& o,
                                  uint64_t* free, rocksdb::IODebugContext* d) override {
     if (Full(*space_)) {
