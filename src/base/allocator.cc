@@ -10,6 +10,9 @@ extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp
     __attribute__((weak));
 extern "C" void MallocExtension_ReleaseFreeMemory(void) __attribute__((weak));
 extern "C" const char* tc_version(int* major, int* minor, const char** patch) __attribute__((weak));
+// The C library's too: a strong reference would pull glibc's malloc into a static binary that
+// links jemalloc (FDYNO_STATIC), whose malloc and free then clash with jemalloc's.
+#pragma weak malloc_trim
 
 namespace fdyno {
 
@@ -19,7 +22,7 @@ void ReleaseFreeMemory() {
     mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
   } else if (MallocExtension_ReleaseFreeMemory != nullptr) {
     MallocExtension_ReleaseFreeMemory();
-  } else {
+  } else if (malloc_trim != nullptr) {
     malloc_trim(0);
   }
 }
