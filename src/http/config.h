@@ -14,7 +14,7 @@
 namespace fdyno::http {
 
 struct Endpoint {
-  std::string host;  // IPv4 or IPv6 literal, or a name resolved at start-up ("localhost")
+  std::string host;  // IPv4 or IPv6 literal, "localhost" (127.0.0.1), or a name (http/resolve.h)
   uint16_t port = 0;
   std::string ToString() const;
 };

@@ -17,6 +17,7 @@
 #include "base/log_limiter.h"
 #include "base/thread_name.h"
 #include "http/connection.h"
+#include "http/resolve.h"
 #include "http/tls.h"
 #include "http/worker_pool.h"
 
@@ -42,14 +43,9 @@ class Listener {
       : iocs_(iocs), acceptor_(*iocs.front()), pause_(*iocs.front()), env_(env), tls_(tls) {}
 
   Status Bind(const Endpoint& endpoint) {
+    FDYNO_ASSIGN_OR_RETURN(tcp::endpoint ep,
+                           ResolveEndpoint(*iocs_.front(), endpoint, /*passive=*/true));
     boost::system::error_code ec;
-    tcp::resolver resolver(*iocs_.front());
-    auto results = resolver.resolve(endpoint.host, std::to_string(endpoint.port),
-                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-    if (ec || results.empty()) {
-      return Error::Validation("cannot resolve " + endpoint.ToString() + ": " + ec.message());
-    }
-    tcp::endpoint ep = results.begin()->endpoint();
     acceptor_.open(ep.protocol(), ec);
     if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(ep, ec);
