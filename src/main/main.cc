@@ -23,6 +23,7 @@
 #include "http/sigv4.h"
 #include "main/dynamodb_local.h"
 #include "main/flags.h"
+#include "main/health.h"
 #include "main/init_tables.h"
 #include "main/logging.h"
 #include "main/serve_engine.h"
@@ -411,9 +412,11 @@ int main(int argc, char** argv) {
   fdyno::main::ServeFlags flags;
   CLI::App* serve = app.add_subcommand("serve", "Serve the DynamoDB API");
   fdyno::main::AddServeFlags(*serve, flags);
+  CLI::App* health = fdyno::main::AddHealthCommand(app);
   CLI::App* power_cut = fdyno::main::AddTestPowerCutCommand(app);
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) return fdyno::main::Serve(flags);
+  if (health->parsed()) return fdyno::main::RunHealth(*health);
   if (power_cut->parsed()) return fdyno::main::RunTestPowerCut(*power_cut);
   return 0;
 }
