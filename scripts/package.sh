@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # package.sh [DIR]: builds the Debian package of fdyno (Release, stripped) in DIR
-# (default build-package/) and prints its path and size. A DIR already configured as a Release
+# (default build-package/) and prints its path and size; then writes the self-contained tarball
+# fdyno-<version>-linux-x86_64.tar.gz there too (scripts/tarball.sh, from its own static tree)
+# and prints its path and size: the package's line is the last but one, the tarball's the last. A DIR already configured as a Release
 # tree is used as it is (scripts/test.sh packages the binary its black-box tests run; only the
 # server is installed); a new DIR is configured without tests and benchmarks. Installs the
 # build dependencies it needs (scripts/setup.sh serve) and dpkg-dev.
@@ -29,3 +31,4 @@ cmake --build "$dir" -j "$(nproc)" --target fdyno
 deb=$(ls -t "$dir"/fdyno_*.deb | head -1)
 echo "$deb ($(stat -c %s "$deb") bytes; binary $(dpkg-deb --fsys-tarfile "$deb" |
   tar -tvf - ./usr/bin/fdyno | awk '{print $3}') bytes)"
+"$root/scripts/tarball.sh" "$dir"

@@ -15,7 +15,7 @@ build=(
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
   valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
-  prometheus dpkg-dev file libgoogle-perftools-dev awscli
+  prometheus dpkg-dev file libgoogle-perftools-dev awscli help2man debootstrap
 )
 case "$profile" in
   serve) packages=("${build[@]}") ;;

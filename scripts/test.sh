@@ -53,16 +53,22 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1} FDYNO_BIN="$san/sr
   /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${FDYNO_PYTEST_WORKERS:-2}" \
   --dist loadfile "${sanitized_suite[@]/#/$root/tests/pytest/}"
 
-phase "Debian package"
-# From the tested Release tree: the package holds the binary the tests ran.
-deb_line=$("$root/scripts/package.sh" "$build" | tail -1)
-echo "$deb_line"
+phase "Debian package and the static tarball"
+# From the tested Release tree: the package holds the binary the tests ran. The tarball's static
+# tree shares that tree's objects through ccache; the black-box run below starts its binary in
+# an empty root and in a Debian 11 root (test_static_binary.py).
+package_lines=$("$root/scripts/package.sh" "$build" | tail -2)
+deb_line=$(echo "$package_lines" | head -1)
+tarball_line=$(echo "$package_lines" | tail -1)
+echo "$package_lines"
+debian11=$("$root/scripts/debian11_root.sh" "$root/build-debian11")
 
 # In parallel (pytest-xdist): each test starts its own servers on free ports in its own
 # directory, and the servers mostly wait on fsync. --dist loadfile keeps each file on one worker,
 # so a module's shared server and the order of its tests are as in a serial run.
 phase "black-box tests (pytest + boto3)"
 FDYNO_BIN="$build/src/main/fdyno" FDYNO_PACKAGE="${deb_line%% *}" \
+  FDYNO_TARBALL="${tarball_line%% *}" FDYNO_DEBIAN11_ROOT="$debian11" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${FDYNO_PYTEST_WORKERS:-2}" \
   --dist loadfile "$root/tests/pytest"
 echo "== all tests passed in ${SECONDS}s"
