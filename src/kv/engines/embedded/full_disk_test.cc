@@ -59,6 +59,16 @@ class FullDiskTest : public ::testing::Test {
     return refused;
   }
 
+  // Closes the database and opens it again: each of `kept` is there, none of `absent`.
+  void ReopenAndExpect(std::unique_ptr<Database>& db, std::initializer_list<const char*> kept,
+                       std::initializer_list<const char*> absent) {
+    db.reset();
+    db = Open();
+    ASSERT_TRUE(db);
+    for (const char* key : kept) EXPECT_EQ(Get(*db, key), "v") << key;
+    for (const char* key : absent) EXPECT_EQ(Get(*db, key), std::nullopt) << key;
+  }
+
   static std::optional<std::string> Get(Database& db, const std::string& key) {
     auto tr = db.CreateTransaction();
     auto v = tr->Get(key);
@@ -94,13 +104,8 @@ TEST_F(FullDiskTest, AFullDiskAnswersUnknownResultThenErrorsAndWritesResumeWhenS
   EXPECT_EQ(Get(*db, "after"), "v");
   EXPECT_EQ(Get(*db, "refused2"), std::nullopt);
 
-  db.reset();
-  db = Open();
-  ASSERT_TRUE(db);
-  for (const char* key : {"before", "after", "after_async"}) EXPECT_EQ(Get(*db, key), "v") << key;
-  for (const char* key : {"refused1", "refused2", "refused_async"}) {
-    EXPECT_EQ(Get(*db, key), std::nullopt) << key;
-  }
+  ASSERT_NO_FATAL_FAILURE(ReopenAndExpect(db, {"before", "after", "after_async"},
+                                          {"refused1", "refused2", "refused_async"}));
   ASSERT_TRUE(Put(*db, "reopened").ok());
 }
 
@@ -141,11 +146,7 @@ TEST_F(FullDiskTest, AFatalErrorOnAFullDiskReopensRocksDBOnceSpaceReturns) {
   EXPECT_EQ(Get(*db, "after"), "v");
   ASSERT_TRUE(Put(*db, "after_async", /*async=*/true).ok());
 
-  db.reset();
-  db = Open();
-  ASSERT_TRUE(db);
-  for (const char* key : {"before", "after", "after_async"}) EXPECT_EQ(Get(*db, key), "v") << key;
-  EXPECT_EQ(Get(*db, "refused"), std::nullopt);
+  ASSERT_NO_FATAL_FAILURE(ReopenAndExpect(db, {"before", "after", "after_async"}, {"refused"}));
 }
 
 // A write whose log append fails while every memtable is empty (here right after a flush; in
@@ -168,11 +169,7 @@ TEST_F(FullDiskTest, ALogAppendFailingWhileEveryMemtableIsEmptyResumesByAReopen)
   EXPECT_EQ(Get(*db, "before"), "v");
   EXPECT_EQ(Get(*db, "after"), "v");
 
-  db.reset();
-  db = Open();
-  ASSERT_TRUE(db);
-  for (const char* key : {"before", "after", "after2"}) EXPECT_EQ(Get(*db, key), "v") << key;
-  EXPECT_EQ(Get(*db, "refused"), std::nullopt);
+  ASSERT_NO_FATAL_FAILURE(ReopenAndExpect(db, {"before", "after", "after2"}, {"refused"}));
 }
 
 // A reopen that finishes while nothing is written (the committer finishes it as it polls, once
