@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,30 +14,20 @@
 #include <vector>
 
 #include "api/api.h"
-#include "api/capacity_governor.h"
 #include "base/metrics.h"
 #include "base/scaled_clock.h"
 #include "http/faults.h"
 #include "http/server.h"
 #include "http/sigv4.h"
+#include "main/backend.h"
 #include "main/dynamodb_local.h"
 #include "main/flags.h"
 #include "main/health.h"
 #include "main/init_tables.h"
 #include "main/logging.h"
-#include "main/serve_engine.h"
 #include "main/test_switches.h"
 #include "main/version.h"
 #include "store/catalog.h"
-#include "store/layout.h"
-#include "store/leases.h"
-#include "store/vector_graphs.h"
-#include "workers/backfill.h"
-#include "workers/backups.h"
-#include "workers/purge.h"
-#include "workers/streams.h"
-#include "workers/token_gc.h"
-#include "workers/ttl.h"
 
 namespace fdyno::main {
 namespace {
@@ -228,116 +217,20 @@ int Serve(const ServeFlags& flags) {
   }
   const http::CredentialStore credentials = std::move(loaded).value();
 
-  Result<ServeEngine> engine = OpenServeEngine(flags, clock);
-  if (!engine.ok()) {
-    spdlog::error("{}", engine.error().message);
-    return engine.error().type == ErrorType::kValidation ? 2 : 1;
-  }
-  const std::string storage = engine->description;
-  std::unique_ptr<kv::Database>& db = engine->db;
-
-  // Writes on the network thread need a commit that does not hold it.
-  config->inline_writes = config->inline_writes && db->CommitsAsynchronously();
-
   PreRegisterMetrics();
   // Open mode's callers own what was written before accounts (store/catalog.h).
   static_assert(http::kOpenModeAccount == store::kSharedAccount);
+  Result<std::unique_ptr<Backend>> started = Backend::Start(flags, clock);
+  if (!started.ok()) {
+    spdlog::error("{}", started.error().message);
+    return started.error().type == ErrorType::kValidation ? 2 : 1;
+  }
+  std::unique_ptr<Backend> backend = std::move(started).value();
+  const api::OperationRegistry& registry = backend->registry();
+  // Writes on the network thread need a commit that does not hold it.
+  config->inline_writes = config->inline_writes && backend->db().CommitsAsynchronously();
   int exit_code = 0;
   {
-    store::Catalog catalog(clock);  // the table catalog every operation shares
-    // A catalog written before tables belonged to accounts is brought to today's format before
-    // anything reads it (docs/format/catalog.md, "Accounts").
-    if (Result<int> moved = store::Catalog::Migrate(*db); !moved.ok()) {
-      spdlog::error("catalog: {}", moved.error().message);
-      return 1;
-    } else if (*moved > 0) {
-      spdlog::info("catalog: {} table(s) from before accounts now belong to account {}", *moved,
-                   store::kSharedAccount);
-    }
-    // Background work is leased (store/leases.h), so that several processes over one database
-    // share it; the embedded engine's one process takes every lease at once.
-    store::LeaseOptions lease;
-    lease.clock = clock;
-    lease.sole = engine->exclusive;
-    // On-demand backups and restores (workers/backups.h). When only this process opens the
-    // database (the embedded engine), a backup another process owned was abandoned: take it
-    // over at once. Over FoundationDB other processes may be working on theirs: take over one
-    // only after a minute without progress.
-    workers::BackupWorkerOptions backup_options;
-    backup_options.clock = clock;
-    backup_options.lease = lease;
-    backup_options.takeover =
-        engine->exclusive ? std::chrono::milliseconds(0) : std::chrono::milliseconds(60'000);
-    if (const char* pause = std::getenv("FDYNO_TEST_BACKUP_PAUSE_AFTER"); pause && *pause) {
-      backup_options.pause_after = std::atoi(pause);  // crash tests: see workers/backups.h
-    }
-    // Exports and imports: a directory stands for Amazon S3 (workers/exports.h).
-    backup_options.export_root =
-        flags.export_root.empty() ? flags.data_dir + "/exports" : flags.export_root;
-    workers::BackupWorker backup_worker(db.get(), &catalog, backup_options);
-    // Approximate SearchVectors: graphs built and kept current in the background.
-    store::VectorGraphsOptions graph_options;
-    graph_options.threshold = flags.vector_search_threshold;
-    graph_options.clock = clock;
-    store::VectorGraphs vector_graphs(db.get(), &catalog, graph_options);
-    if (graph_options.threshold > 0) vector_graphs.Start();
-    // The data of dropped tables: DeleteTable only drops a table and wakes this worker, which
-    // also finishes what an earlier process left behind (workers/purge.h).
-    workers::PurgeWorker purge_worker(db.get(), &catalog, {.lease = lease});
-    purge_worker.Start();
-    api::ApiDeps deps;
-    deps.vector_graphs = &vector_graphs;
-    deps.wake_backups = [&backup_worker] { backup_worker.Wake(); };
-    deps.wake_purge = [&purge_worker] { purge_worker.Wake(); };
-    deps.export_root = backup_options.export_root;
-    // --enforce-capacity: tables and indexes throttle at their capacity.
-    std::optional<api::CapacityGovernor> capacity;
-    if (flags.enforce_capacity) deps.capacity = &capacity.emplace(clock);
-    deps.db = db.get();
-    deps.clock = clock;
-    deps.catalog = &catalog;
-    deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
-    deps.stream_slots = flags.stream_shards;
-    deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
-    api::OperationRegistry registry = api::BuildOperationRegistry(deps);
-    // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
-    workers::BackfillOptions index_options;
-    index_options.lease = lease;
-    workers::IndexWorker index_worker(db.get(), &catalog, index_options);
-    index_worker.Start();
-    // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).
-    workers::TtlOptions ttl_options;
-    ttl_options.sweep_interval =
-        std::chrono::milliseconds(std::llround(flags.ttl_sweep_interval_s * 1000));
-    ttl_options.clock = clock;
-    ttl_options.lease = lease;
-    workers::TtlWorker ttl_worker(db.get(), &catalog, ttl_options);
-    ttl_worker.Start();
-    // Streams: retention, shard rotation, removal (workers/streams.h). The first pass runs now,
-    // before serving, so that tables whose stream an older binary enabled get theirs recorded.
-    workers::StreamWorkerOptions stream_options;
-    stream_options.rotation =
-        std::chrono::milliseconds(std::llround(flags.stream_shard_rotation_s * 1000));
-    stream_options.slots = flags.stream_shards;
-    stream_options.clock = clock;
-    stream_options.lease = lease;
-    if (Result<workers::StreamStats> first = workers::RunStreamPass(*db, catalog, stream_options);
-        !first.ok()) {
-      spdlog::error("streams: {}", first.error().message);
-      return 1;
-    }
-    workers::StreamWorker stream_worker(db.get(), &catalog, stream_options);
-    stream_worker.Start();
-    backup_worker.Start();
-    // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
-    // expiry never depends on it. Stopped when it goes out of scope, before the engine closes.
-    Result<std::unique_ptr<workers::TokenGc>> token_gc =
-        workers::StartTokenGcFromEnv(db.get(), clock, lease);
-    if (!token_gc.ok()) {
-      spdlog::error("{}", token_gc.error().message);
-      return 2;
-    }
-
     // Fault rules for applications (http/faults.h): from --faults, and set at run time.
     http::FaultInjector faults;
     if (Status loaded = LoadFaults(flags.faults_file, faults); !loaded.ok()) {
@@ -364,7 +257,7 @@ int Serve(const ServeFlags& flags) {
         admin = ", metrics on " + scheme + "://" + a->ToString();
       }
       spdlog::info("fdyno serving DynamoDB on {}://{} (engine {}, {}, {}{})", scheme,
-                   (*server)->data_endpoint().ToString(), flags.engine, storage,
+                   (*server)->data_endpoint().ToString(), flags.engine, backend->description(),
                    credentials.empty() ? std::string("open mode: any signature accepted")
                                        : std::to_string(credentials.size()) + " credential(s)",
                    admin);
@@ -372,7 +265,7 @@ int Serve(const ServeFlags& flags) {
       spdlog::info("all requests answered; closing the engine");
     }
   }
-  db.reset();  // closes the engine cleanly (the embedded one flushes and releases its lock)
+  backend.reset();  // stops the workers, closes the engine (flushed, its lock released)
   spdlog::info("fdyno stopped");
   return exit_code;
 }
