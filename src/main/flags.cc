@@ -13,6 +13,115 @@ std::chrono::milliseconds Millis(double seconds) {
 
 }  // namespace
 
+void AddStorageFlags(CLI::App& app, ServeFlags& f) {
+  app.add_option("--data-dir", f.data_dir, "Directory of the embedded engine's database")
+      ->envname("DYNODB_DATA_DIR")
+      ->capture_default_str();
+  app.add_option("--export-root", f.export_root,
+                 "Directory standing for Amazon S3 in ExportTableToPointInTime and ImportTable: "
+                 "bucket B, key K is the file <root>/B/K (default: <data-dir>/exports)")
+      ->envname("DYNODB_EXPORT_ROOT");
+  app.add_option("--engine", f.engine,
+                 "Storage engine: embedded (in this process, in --data-dir) or fdb (a "
+                 "FoundationDB cluster, which many fdyno processes can share)")
+      ->envname("DYNODB_ENGINE")
+      ->check(CLI::IsMember({"embedded", "fdb"}))
+      ->capture_default_str();
+  app.add_option("--fdb-cluster-file", f.fdb_cluster_file,
+                 "With --engine fdb: the cluster file (default: FoundationDB's, "
+                 "/etc/foundationdb/fdb.cluster)")
+      ->envname("DYNODB_FDB_CLUSTER_FILE");
+  app.add_option("--fdb-prefix", f.fdb_prefix,
+                 "With --engine fdb: bytes before every key fdyno stores, so that several "
+                 "deployments share one cluster ('\\xNN' for any byte, at most 256 bytes, not "
+                 "starting with \\xff)")
+      ->envname("DYNODB_FDB_PREFIX");
+  app.add_option("--fdb-library", f.fdb_library,
+                 "With --engine fdb: FoundationDB's client library, a name on the loader's "
+                 "path or a path (FoundationDB 7.1 or 7.3)")
+      ->envname("DYNODB_FDB_LIBRARY")
+      ->capture_default_str();
+  app.add_option("--fdb-connect-timeout", f.fdb_connect_timeout_s,
+                 "With --engine fdb: seconds to wait at start for the cluster to answer")
+      ->envname("DYNODB_FDB_CONNECT_TIMEOUT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--in-memory", f.in_memory,
+               "Keep every table in memory only (like DynamoDB Local's -inMemory): nothing is "
+               "written to disk and everything is lost when fdyno stops; --data-dir and "
+               "--durability do not apply. For tests and CI")
+      ->envname("DYNODB_IN_MEMORY");
+  app.add_option("--in-memory-limit", f.in_memory_limit,
+                 "With --in-memory: bytes the stored data may take ('512MiB', '2GiB'); a write "
+                 "past it gets LimitExceededException. 0: no limit")
+      ->envname("DYNODB_IN_MEMORY_LIMIT")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("1GiB");
+  app.add_option("--durability", f.durability,
+                 "fsync: a commit returns once its log write is on disk. none: no fsync "
+                 "(for tests and benchmarks only; a crash can lose acknowledged writes)")
+      ->envname("DYNODB_DURABILITY")
+      ->check(CLI::IsMember({"fsync", "none"}))
+      ->capture_default_str();
+}
+
+void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
+  app.add_option("--item-collection-size-limit", f.item_collection_size_limit,
+                 "Bytes an item collection (one partition key of a table with local secondary "
+                 "indexes) may hold; DynamoDB's limit is 10 GB. For tests")
+      ->envname("DYNODB_ITEM_COLLECTION_SIZE_LIMIT")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--ttl-sweep-interval", f.ttl_sweep_interval_s,
+                 "Seconds between looks for expired items (Time to Live): an expired item is "
+                 "deleted within about this long, and hidden from reads until then")
+      ->envname("DYNODB_TTL_SWEEP_INTERVAL")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--ttl-update-interval", f.ttl_update_interval_s,
+                 "Seconds after an accepted UpdateTimeToLive during which another one is "
+                 "refused, as DynamoDB refuses it (0: never refused)")
+      ->envname("DYNODB_TTL_UPDATE_INTERVAL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--stream-shards", f.stream_shards,
+                 "Shards a new DynamoDB stream keeps open at once (each item's changes stay in "
+                 "one shard, in order)")
+      ->envname("DYNODB_STREAM_SHARDS")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--vector-search-threshold", f.vector_search_threshold,
+                 "Vector indexes of at least this many entries are searched through an "
+                 "in-memory HNSW graph, with exact reranking (0: SearchVectors is always exact)")
+      ->envname("DYNODB_VECTOR_SEARCH_THRESHOLD")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
+                 "Seconds after which a stream's shards close and child shards open (0: never)")
+      ->envname("DYNODB_STREAM_SHARD_ROTATION")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+void AddRegionFlag(CLI::App& app, ServeFlags& f) {
+  app.add_option("--region", f.region, "Region this server answers for (signature scope)")
+      ->envname("DYNODB_REGION")
+      ->capture_default_str();
+}
+
+void AddLogFlags(CLI::App& app, ServeFlags& f) {
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
+      ->envname("DYNODB_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  app.add_option("--log-format", f.log_format,
+                 "text, or json: one JSON object a line ({\"time\",\"level\",\"msg\"}); also "
+                 "the access log's format")
+      ->envname("DYNODB_LOG_FORMAT")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
 void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--listen", f.listen, "Data listener HOST:PORT ([IPv6]:PORT, :PORT)")
       ->envname("DYNODB_LISTEN")
@@ -20,64 +129,7 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
   serve.add_option("--port,-p", f.port, "Port of the data listener (replaces --listen's port)")
       ->envname("DYNODB_PORT")
       ->check(CLI::Range(1, 65535));
-  serve.add_option("--data-dir", f.data_dir, "Directory of the embedded engine's database")
-      ->envname("DYNODB_DATA_DIR")
-      ->capture_default_str();
-  serve
-      .add_option("--export-root", f.export_root,
-                  "Directory standing for Amazon S3 in ExportTableToPointInTime and ImportTable: "
-                  "bucket B, key K is the file <root>/B/K (default: <data-dir>/exports)")
-      ->envname("DYNODB_EXPORT_ROOT");
-  serve
-      .add_option("--engine", f.engine,
-                  "Storage engine: embedded (in this process, in --data-dir) or fdb (a "
-                  "FoundationDB cluster, which many fdyno processes can share)")
-      ->envname("DYNODB_ENGINE")
-      ->check(CLI::IsMember({"embedded", "fdb"}))
-      ->capture_default_str();
-  serve
-      .add_option("--fdb-cluster-file", f.fdb_cluster_file,
-                  "With --engine fdb: the cluster file (default: FoundationDB's, "
-                  "/etc/foundationdb/fdb.cluster)")
-      ->envname("DYNODB_FDB_CLUSTER_FILE");
-  serve
-      .add_option("--fdb-prefix", f.fdb_prefix,
-                  "With --engine fdb: bytes before every key fdyno stores, so that several "
-                  "deployments share one cluster ('\\xNN' for any byte, at most 256 bytes, not "
-                  "starting with \\xff)")
-      ->envname("DYNODB_FDB_PREFIX");
-  serve
-      .add_option("--fdb-library", f.fdb_library,
-                  "With --engine fdb: FoundationDB's client library, a name on the loader's "
-                  "path or a path (FoundationDB 7.1 or 7.3)")
-      ->envname("DYNODB_FDB_LIBRARY")
-      ->capture_default_str();
-  serve
-      .add_option("--fdb-connect-timeout", f.fdb_connect_timeout_s,
-                  "With --engine fdb: seconds to wait at start for the cluster to answer")
-      ->envname("DYNODB_FDB_CONNECT_TIMEOUT")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  serve
-      .add_flag("--in-memory", f.in_memory,
-                "Keep every table in memory only (like DynamoDB Local's -inMemory): nothing is "
-                "written to disk and everything is lost when fdyno stops; --data-dir and "
-                "--durability do not apply. For tests and CI")
-      ->envname("DYNODB_IN_MEMORY");
-  serve
-      .add_option("--in-memory-limit", f.in_memory_limit,
-                  "With --in-memory: bytes the stored data may take ('512MiB', '2GiB'); a write "
-                  "past it gets LimitExceededException. 0: no limit")
-      ->envname("DYNODB_IN_MEMORY_LIMIT")
-      ->transform(CLI::AsSizeValue(false))
-      ->default_str("1GiB");
-  serve
-      .add_option("--durability", f.durability,
-                  "fsync: a commit returns once its log write is on disk. none: no fsync "
-                  "(for tests and benchmarks only; a crash can lose acknowledged writes)")
-      ->envname("DYNODB_DURABILITY")
-      ->check(CLI::IsMember({"fsync", "none"}))
-      ->capture_default_str();
+  AddStorageFlags(serve, f);
   serve
       .add_option("--credentials", f.credentials_file,
                   "File of accepted keys, one 'ACCESS_KEY_ID SECRET_ACCESS_KEY ACCOUNT_ID' per "
@@ -130,9 +182,7 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       .add_flag("--allow-anonymous", f.allow_anonymous,
                 "Allow open mode (no --credentials) on a non-loopback address")
       ->envname("DYNODB_ALLOW_ANONYMOUS");
-  serve.add_option("--region", f.region, "Region this server answers for (signature scope)")
-      ->envname("DYNODB_REGION")
-      ->capture_default_str();
+  AddRegionFlag(serve, f);
   serve
       .add_option("--io-threads", f.io_threads,
                   "Network threads (0: one per core but one, at least one: the engine's "
@@ -188,58 +238,8 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_DRAIN_TIMEOUT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  serve
-      .add_option("--item-collection-size-limit", f.item_collection_size_limit,
-                  "Bytes an item collection (one partition key of a table with local secondary "
-                  "indexes) may hold; DynamoDB's limit is 10 GB. For tests")
-      ->envname("DYNODB_ITEM_COLLECTION_SIZE_LIMIT")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  serve
-      .add_option("--ttl-sweep-interval", f.ttl_sweep_interval_s,
-                  "Seconds between looks for expired items (Time to Live): an expired item is "
-                  "deleted within about this long, and hidden from reads until then")
-      ->envname("DYNODB_TTL_SWEEP_INTERVAL")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  serve
-      .add_option("--ttl-update-interval", f.ttl_update_interval_s,
-                  "Seconds after an accepted UpdateTimeToLive during which another one is "
-                  "refused, as DynamoDB refuses it (0: never refused)")
-      ->envname("DYNODB_TTL_UPDATE_INTERVAL")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  serve
-      .add_option("--stream-shards", f.stream_shards,
-                  "Shards a new DynamoDB stream keeps open at once (each item's changes stay in "
-                  "one shard, in order)")
-      ->envname("DYNODB_STREAM_SHARDS")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-  serve
-      .add_option("--vector-search-threshold", f.vector_search_threshold,
-                  "Vector indexes of at least this many entries are searched through an "
-                  "in-memory HNSW graph, with exact reranking (0: SearchVectors is always exact)")
-      ->envname("DYNODB_VECTOR_SEARCH_THRESHOLD")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  serve
-      .add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
-                  "Seconds after which a stream's shards close and child shards open (0: never)")
-      ->envname("DYNODB_STREAM_SHARD_ROTATION")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  serve.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
-      ->envname("DYNODB_LOG_LEVEL")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
-  serve
-      .add_option("--log-format", f.log_format,
-                  "text, or json: one JSON object a line ({\"time\",\"level\",\"msg\"}); also "
-                  "the access log's format")
-      ->envname("DYNODB_LOG_FORMAT")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddWorkerFlags(serve, f);
+  AddLogFlags(serve, f);
   serve
       .add_option("--access-log", f.access_log,
                   "File to append one line per request to (time, request id, account, "

@@ -62,6 +62,13 @@ struct ServeFlags {
 
 // Binds the serve flags to `flags` (which must outlive parsing).
 void AddServeFlags(CLI::App& serve, ServeFlags& flags);
+// The groups of serve's flags that other commands share (`fdyno mcp`): where the data lives
+// (--data-dir, --engine and FoundationDB's, --in-memory, --durability, --export-root), the
+// background workers' settings, --region, and --log-level and --log-format.
+void AddStorageFlags(CLI::App& app, ServeFlags& flags);
+void AddWorkerFlags(CLI::App& app, ServeFlags& flags);
+void AddRegionFlag(CLI::App& app, ServeFlags& flags);
+void AddLogFlags(CLI::App& app, ServeFlags& flags);
 
 // What the flags mean, validated: the HTTP server configuration. Errors explain the flag.
 // `open_files`: the process's open-file limit, from which the default connection cap comes.
