@@ -25,6 +25,7 @@
 #include "main/health.h"
 #include "main/init_tables.h"
 #include "main/logging.h"
+#include "main/mcp_command.h"
 #include "main/test_switches.h"
 #include "main/version.h"
 #include "store/catalog.h"
@@ -306,10 +307,13 @@ int main(int argc, char** argv) {
   CLI::App* serve = app.add_subcommand("serve", "Serve the DynamoDB API");
   fdyno::main::AddServeFlags(*serve, flags);
   CLI::App* health = fdyno::main::AddHealthCommand(app);
+  fdyno::main::ServeFlags mcp_flags;
+  CLI::App* mcp = fdyno::main::AddMcpCommand(app, mcp_flags);
   CLI::App* power_cut = fdyno::main::AddTestPowerCutCommand(app);
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) return fdyno::main::Serve(flags);
   if (health->parsed()) return fdyno::main::RunHealth(*health);
+  if (mcp->parsed()) return fdyno::main::RunMcp(mcp_flags);
   if (power_cut->parsed()) return fdyno::main::RunTestPowerCut(*power_cut);
   return 0;
 }

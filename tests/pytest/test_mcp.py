@@ -1,0 +1,134 @@
+"""`fdyno mcp`: the Model Context Protocol over standard input and output, spoken to the real
+binary as an agent's client does (initialize, the initialized notification, tools/list,
+tools/call): every tool, DynamoDB's errors as tool errors, protocol errors as JSON-RPC errors,
+bounded reads, and a database on disk that outlives the session. fdyno-specific."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import FDYNO_BIN
+
+
+class McpClient:
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([FDYNO_BIN, "mcp", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.next_id = 0
+
+    def send(self, message):
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        answer = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.next_id and answer["jsonrpc"] == "2.0", answer
+        return answer
+
+    def call(self, tool, **arguments):
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        result = answer["result"]
+        text = result["content"][0]["text"]
+        return result["isError"], (text if result["isError"] else json.loads(text))
+
+    def close(self):
+        self.proc.stdin.close()
+        rc = self.proc.wait(30)
+        return rc, self.proc.stderr.read()
+
+
+def _initialized(*args):
+    client = McpClient(*args)
+    answer = client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                           "clientInfo": {"name": "pytest", "version": "1"}})
+    assert answer["result"]["protocolVersion"] == "2025-06-18"
+    assert answer["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert answer["result"]["serverInfo"]["name"] == "fdyno"
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return client
+
+
+@pytest.fixture
+def client():
+    c = _initialized("--in-memory")
+    yield c
+    assert c.close()[0] == 0
+
+
+def test_tools_list_offers_each_tool_with_a_schema(client):
+    tools = client.request("tools/list")["result"]["tools"]
+    names = [t["name"] for t in tools]
+    assert names == ["list_tables", "describe_table", "create_table", "delete_table", "get_item",
+                     "put_item", "update_item", "delete_item", "query", "scan",
+                     "execute_statement", "stream_records"]
+    for tool in tools:
+        assert tool["inputSchema"]["type"] == "object", tool
+
+
+def test_every_tool_through_the_api(client):
+    failed, created = client.call(
+        "create_table", TableName="music",
+        AttributeDefinitions=[{"AttributeName": "artist", "AttributeType": "S"},
+                              {"AttributeName": "song", "AttributeType": "N"}],
+        KeySchema=[{"AttributeName": "artist", "KeyType": "HASH"},
+                   {"AttributeName": "song", "KeyType": "RANGE"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    assert not failed, created
+    assert created["TableDescription"]["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert client.call("list_tables")[1]["TableNames"] == ["music"]
+    assert client.call("describe_table", TableName="music")[1]["Table"]["TableStatus"] == "ACTIVE"
+    for song in range(30):
+        assert not client.call("put_item", TableName="music",
+                               Item={"artist": {"S": "a"}, "song": {"N": str(song)}})[0]
+    got = client.call("get_item", TableName="music", Key={"artist": {"S": "a"}, "song": {"N": "3"}})
+    assert got[1]["Item"]["song"] == {"N": "3"}
+    updated = client.call("update_item", TableName="music",
+                          Key={"artist": {"S": "a"}, "song": {"N": "3"}},
+                          UpdateExpression="SET plays = :one",
+                          ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="ALL_NEW")
+    assert updated[1]["Attributes"]["plays"] == {"N": "1"}
+    queried = client.call("query", TableName="music", KeyConditionExpression="artist = :a",
+                          ExpressionAttributeValues={":a": {"S": "a"}})[1]
+    assert queried["Count"] == 25 and "LastEvaluatedKey" in queried  # bounded by default
+    assert client.call("scan", TableName="music", Limit=30)[1]["Count"] == 30
+    rows = client.call("execute_statement",
+                       Statement='SELECT * FROM "music" WHERE artist = ? AND song = ?',
+                       Parameters=[{"S": "a"}, {"N": "3"}])[1]["Items"]
+    assert rows[0]["plays"] == {"N": "1"}
+    assert not client.call("delete_item", TableName="music",
+                           Key={"artist": {"S": "a"}, "song": {"N": "0"}})[0]
+    records = client.call("stream_records", TableName="music", Limit=2)[1]["Records"]
+    assert [r["eventName"] for r in records] == ["MODIFY", "REMOVE"]
+    assert records[1]["dynamodb"]["Keys"]["song"] == {"N": "0"}
+    assert not client.call("delete_table", TableName="music")[0]
+    assert client.call("list_tables")[1]["TableNames"] == []
+
+
+def test_dynamodb_errors_are_tool_errors_and_protocol_errors_are_jsonrpc_errors(client):
+    failed, text = client.call("get_item", TableName="missing", Key={"k": {"S": "x"}})
+    assert failed and text.startswith("ResourceNotFoundException: "), text
+    failed, text = client.call("put_item", TableName="x")
+    assert failed and text.startswith("ValidationException: "), text
+    failed, text = client.call("stream_records", TableName="missing")
+    assert failed and text.startswith("ResourceNotFoundException: "), text
+    assert client.request("tools/call", {"name": "drop_everything"})["error"]["code"] == -32602
+    assert client.request("resources/list")["error"]["code"] == -32601
+    assert client.request("ping")["result"] == {}
+
+
+def test_a_database_on_disk_outlives_the_session(tmp_path):
+    first = _initialized("--data-dir", str(tmp_path / "data"))
+    assert not first.call("create_table", TableName="kept",
+                          AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+                          KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}])[0]
+    assert not first.call("put_item", TableName="kept", Item={"k": {"S": "v"}})[0]
+    rc, log = first.close()
+    assert rc == 0, log
+    second = _initialized("--data-dir", str(tmp_path / "data"))
+    assert second.call("get_item", TableName="kept", Key={"k": {"S": "v"}})[1]["Item"]
+    assert second.close()[0] == 0
