@@ -308,12 +308,13 @@ int main(int argc, char** argv) {
   fdyno::main::AddServeFlags(*serve, flags);
   CLI::App* health = fdyno::main::AddHealthCommand(app);
   fdyno::main::ServeFlags mcp_flags;
-  CLI::App* mcp = fdyno::main::AddMcpCommand(app, mcp_flags);
+  std::string mcp_endpoint;
+  CLI::App* mcp = fdyno::main::AddMcpCommand(app, mcp_flags, mcp_endpoint);
   CLI::App* power_cut = fdyno::main::AddTestPowerCutCommand(app);
   CLI11_PARSE(app, argc, argv);
   if (serve->parsed()) return fdyno::main::Serve(flags);
   if (health->parsed()) return fdyno::main::RunHealth(*health);
-  if (mcp->parsed()) return fdyno::main::RunMcp(mcp_flags);
+  if (mcp->parsed()) return fdyno::main::RunMcp(mcp_flags, mcp_endpoint);
   if (power_cut->parsed()) return fdyno::main::RunTestPowerCut(*power_cut);
   return 0;
 }

@@ -8,7 +8,6 @@
 #include <array>
 
 #include "api/json_util.h"
-#include "kv/run.h"
 #include "mcp/tools.h"
 
 namespace fdyno::mcp {
@@ -155,10 +154,7 @@ std::optional<std::string> Session::Handle(std::string_view message) {
       return ErrorAnswer(id, kInvalidParams, "params.arguments must be an object");
     }
     const Value no_arguments(rapidjson::kObjectType);
-    api::RequestContext ctx = context_;
-    ctx.request_id = "mcp";
-    ctx.deadline = ctx.clock->Now() + kv::OperationTimeout();
-    Result<ToolResult> called = CallTool(registry_, ctx, api::AsStringView(*tool),
+    Result<ToolResult> called = CallTool(invoke_, api::AsStringView(*tool),
                                          arguments != nullptr ? *arguments : no_arguments);
     if (!called.ok()) return ErrorAnswer(id, kInvalidParams, called.error().message);
     return Envelope(id, [&](Writer& w) {

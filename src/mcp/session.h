@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/operation.h"
+#include "mcp/tools.h"
 
 namespace fdyno::mcp {
 
@@ -19,17 +19,16 @@ inline constexpr std::string_view kLatestProtocolVersion = "2025-06-18";
 
 class Session {
  public:
-  // Tool calls run as `context` says (account, region, clock); each gets a fresh deadline.
-  Session(const api::OperationRegistry& registry, api::RequestContext context,
-          std::string server_version)
-      : registry_(registry), context_(std::move(context)), version_(std::move(server_version)) {}
+  // Tool calls run their operations through `invoke` (mcp/tools.h: in this process, or on a
+  // running server).
+  Session(Invoke invoke, std::string server_version)
+      : invoke_(std::move(invoke)), version_(std::move(server_version)) {}
 
   // The answer to one message (JSON text), or nothing for a notification.
   std::optional<std::string> Handle(std::string_view message);
 
  private:
-  const api::OperationRegistry& registry_;
-  api::RequestContext context_;
+  Invoke invoke_;
   std::string version_;
 };
 

@@ -54,7 +54,7 @@ class SessionTest : public ::testing::Test {
   }
 
   api::OperationRegistry registry_;
-  Session session_{registry_, api::RequestContext{}, "0.1.0"};
+  Session session_{LocalInvoke(registry_, api::RequestContext{}), "0.1.0"};
 };
 
 TEST_F(SessionTest, InitializeAnswersAKnownVersionOrTheLatest) {

@@ -6,6 +6,7 @@
 
 #include "api/json_util.h"
 #include "http/wire.h"
+#include "kv/run.h"
 
 namespace fdyno::mcp {
 namespace {
@@ -124,19 +125,21 @@ std::string ErrorText(const Error& error) {
   return std::string(WireType(told.type)) + ": " + told.message;
 }
 
-Result<std::string> Run(const api::OperationRegistry& registry, const api::RequestContext& ctx,
-                        api::Service service, std::string_view operation, const Value& body) {
-  const api::Handler* handler = registry.Find(service, operation);
-  if (handler == nullptr) return Error::Internal(std::string(operation) + " is not built");
-  return (*handler)(ctx, body);
+// An operation's answer parsed; on its error, *failed holds it and nothing is answered.
+std::optional<Document> Parsed(const Invoke& invoke, api::Service service,
+                               std::string_view operation, const Value& body, ToolResult* failed) {
+  ToolResult answer = invoke(service, operation, body);
+  if (answer.is_error) {
+    *failed = std::move(answer);
+    return std::nullopt;
+  }
+  Document out;
+  out.Parse(answer.text.data(), answer.text.size());
+  return out;
 }
 
-Result<Document> RunParsed(const api::OperationRegistry& registry, const api::RequestContext& ctx,
-                           api::Service service, std::string_view operation, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string answer, Run(registry, ctx, service, operation, body));
-  Document out;
-  out.Parse(answer.data(), answer.size());
-  return out;
+ToolResult Refused(std::string message) {
+  return {.is_error = true, .text = ErrorText(Error::Validation(std::move(message)))};
 }
 
 // Sequence numbers are decimal strings of up to 40 digits: compared as numbers.
@@ -148,55 +151,53 @@ bool Earlier(const Value& a, const Value& b) {
 
 // stream_records: every shard of the table's latest stream read from its trim horizon, the
 // last `limit` records kept (a shard is read at most kMaxPages pages).
-Result<std::string> StreamRecords(const api::OperationRegistry& registry,
-                                  const api::RequestContext& ctx, const Value& args) {
+ToolResult StreamRecords(const Invoke& invoke, const Value& args) {
   constexpr int kMaxPages = 1000;
-  const Value* table = api::Member(args, "TableName");
-  const Value* limit_value = api::Member(args, "Limit");
   int64_t limit = kDefaultLimit;
-  if (limit_value != nullptr) {
-    std::optional<int64_t> given = api::AsInt64(*limit_value);
-    if (!given || *given < 1 || *given > 1000) {
-      return Error::Validation("Limit must be an integer from 1 to 1000");
-    }
-    limit = *given;
+  if (const Value* given = api::Member(args, "Limit"); given != nullptr) {
+    std::optional<int64_t> n = api::AsInt64(*given);
+    if (!n || *n < 1 || *n > 1000) return Refused("Limit must be an integer from 1 to 1000");
+    limit = *n;
   }
+  ToolResult failed;
   Document describe(rapidjson::kObjectType);
-  if (table != nullptr)
-    describe.AddMember("TableName", Value(*table, describe.GetAllocator()),
-                       describe.GetAllocator());
-  FDYNO_ASSIGN_OR_RETURN(Document described, RunParsed(registry, ctx, api::Service::kDynamoDB,
-                                                       "DescribeTable", describe));
-  const Value* arn = api::Member(described["Table"], "LatestStreamArn");
-  if (arn == nullptr) {
-    return Error::Validation("Table " + std::string(api::AsStringView(*table)) +
-                             " has no stream: give it a StreamSpecification");
+  auto& da = describe.GetAllocator();
+  if (const Value* table = api::Member(args, "TableName"); table != nullptr) {
+    describe.AddMember("TableName", Value(*table, da), da);
   }
-  Document records(rapidjson::kArrayType);
+  std::optional<Document> described =
+      Parsed(invoke, api::Service::kDynamoDB, "DescribeTable", describe, &failed);
+  if (!described) return failed;
+  const Value* arn = api::Member((*described)["Table"], "LatestStreamArn");
+  if (arn == nullptr) return Refused("The table has no stream: give it a StreamSpecification");
   Document stream_request(rapidjson::kObjectType);
   stream_request.AddMember("StreamArn", Value(*arn, stream_request.GetAllocator()),
                            stream_request.GetAllocator());
-  FDYNO_ASSIGN_OR_RETURN(Document stream, RunParsed(registry, ctx, api::Service::kStreams,
-                                                    "DescribeStream", stream_request));
-  for (const Value& shard : stream["StreamDescription"]["Shards"].GetArray()) {
+  std::optional<Document> stream =
+      Parsed(invoke, api::Service::kStreams, "DescribeStream", stream_request, &failed);
+  if (!stream) return failed;
+  Document records(rapidjson::kArrayType);
+  for (const Value& shard : (*stream)["StreamDescription"]["Shards"].GetArray()) {
     Document it_request(rapidjson::kObjectType);
     auto& a = it_request.GetAllocator();
     it_request.AddMember("StreamArn", Value(*arn, a), a);
     it_request.AddMember("ShardId", Value(shard["ShardId"], a), a);
     it_request.AddMember("ShardIteratorType", "TRIM_HORIZON", a);
-    FDYNO_ASSIGN_OR_RETURN(Document iterator, RunParsed(registry, ctx, api::Service::kStreams,
-                                                        "GetShardIterator", it_request));
-    std::string next = std::string(api::AsStringView(iterator["ShardIterator"]));
+    std::optional<Document> iterator =
+        Parsed(invoke, api::Service::kStreams, "GetShardIterator", it_request, &failed);
+    if (!iterator) return failed;
+    std::string next(api::AsStringView((*iterator)["ShardIterator"]));
     for (int page = 0; page < kMaxPages && !next.empty(); ++page) {
       Document get(rapidjson::kObjectType);
       get.AddMember("ShardIterator", Value(next.c_str(), get.GetAllocator()), get.GetAllocator());
-      FDYNO_ASSIGN_OR_RETURN(Document got,
-                             RunParsed(registry, ctx, api::Service::kStreams, "GetRecords", get));
-      const Value& page_records = got["Records"];
+      std::optional<Document> got =
+          Parsed(invoke, api::Service::kStreams, "GetRecords", get, &failed);
+      if (!got) return failed;
+      const Value& page_records = (*got)["Records"];
       for (const Value& r : page_records.GetArray()) {
         records.PushBack(Value(r, records.GetAllocator()), records.GetAllocator());
       }
-      const Value* following = api::Member(got, "NextShardIterator");
+      const Value* following = api::Member(*got, "NextShardIterator");
       next = following == nullptr || page_records.Empty()
                  ? std::string()
                  : std::string(api::AsStringView(*following));
@@ -213,7 +214,7 @@ Result<std::string> StreamRecords(const api::OperationRegistry& registry,
   for (size_t i = skip; i < all.Size(); ++i) all[i].Accept(w);
   w.EndArray();
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return {.is_error = false, .text = std::string(buffer.GetString(), buffer.GetSize())};
 }
 
 // The arguments with the tool's defaults added.
@@ -240,27 +241,40 @@ const std::vector<Tool>& Tools() {
   return tools;
 }
 
-Result<ToolResult> CallTool(const api::OperationRegistry& registry,
-                            const api::RequestContext& context, std::string_view name,
-                            const Value& arguments) {
+Invoke LocalInvoke(const api::OperationRegistry& registry, api::RequestContext context) {
+  return [&registry, context = std::move(context)](api::Service service, std::string_view operation,
+                                                   const Value& body) -> ToolResult {
+    const api::Handler* handler = registry.Find(service, operation);
+    if (handler == nullptr) {
+      return {.is_error = true,
+              .text = ErrorText(Error::Internal(std::string(operation) + " is not built"))};
+    }
+    api::RequestContext ctx = context;
+    ctx.request_id = "mcp";
+    ctx.deadline = ctx.clock->Now() + kv::OperationTimeout();
+    Result<std::string> answer = (*handler)(ctx, body);
+    if (!answer.ok()) return {.is_error = true, .text = ErrorText(answer.error())};
+    return {.is_error = false, .text = std::move(answer).value()};
+  };
+}
+
+Result<ToolResult> CallTool(const Invoke& invoke, std::string_view name, const Value& arguments) {
   const auto& specs = Specs();
   auto spec = std::find_if(specs.begin(), specs.end(),
                            [&](const ToolSpec& s) { return s.tool.name == name; });
   if (spec == specs.end()) return Error::Validation("Unknown tool: " + std::string(name));
   const Document body = WithDefaults(*spec, arguments);
-  Result<std::string> answer =
-      spec->operation.empty()
-          ? StreamRecords(registry, context, body)
-          : Run(registry, context, api::Service::kDynamoDB, spec->operation, body);
-  if (!answer.ok()) return ToolResult{.is_error = true, .text = ErrorText(answer.error())};
-  if (answer->size() > kMaxResultBytes) {
+  ToolResult answer = spec->operation.empty()
+                          ? StreamRecords(invoke, body)
+                          : invoke(api::Service::kDynamoDB, spec->operation, body);
+  if (!answer.is_error && answer.text.size() > kMaxResultBytes) {
     return ToolResult{.is_error = true,
-                      .text = "The result is " + std::to_string(answer->size()) +
+                      .text = "The result is " + std::to_string(answer.text.size()) +
                               " bytes, more than the " + std::to_string(kMaxResultBytes) +
                               " a tool returns: ask for less (Limit, ProjectionExpression, a "
                               "narrower key condition)"};
   }
-  return ToolResult{.is_error = false, .text = std::move(answer).value()};
+  return answer;
 }
 
 }  // namespace fdyno::mcp

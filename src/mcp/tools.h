@@ -2,7 +2,7 @@
 // each with a JSON Schema of its arguments, which are that operation's request as DynamoDB's
 // JSON API takes it (TableName, Key, KeyConditionExpression, ExpressionAttributeValues, ...,
 // attribute values in DynamoDB JSON). A call goes through the operation registry, exactly as an
-// HTTP request does (same validation, same errors), as the caller `context` names.
+// HTTP request does (same validation, same errors), or to a running server (mcp/remote.h).
 //
 // Results are bounded: Query and Scan read at most kDefaultLimit items unless the arguments say
 // Limit, stream_records returns at most that many records, and a result longer than
@@ -13,6 +13,7 @@
 
 #include <rapidjson/document.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,17 +35,24 @@ struct Tool {
 // Every tool, in the order tools/list gives them.
 const std::vector<Tool>& Tools();
 
-// What a call answered: the operation's response (JSON text), or the DynamoDB error it gave,
-// as text ("ValidationException: ..."), which MCP returns as a tool result marked isError.
+// What an operation, or a tool, answered: its response (JSON text), or its DynamoDB error as
+// text ("ValidationException: ..."), which MCP returns as a tool result marked isError.
 struct ToolResult {
   bool is_error = false;
   std::string text;
 };
 
-// Runs tool `name` with `arguments` (a JSON object). Errors: NotFound-like Validation when no
-// tool has that name (a protocol error for MCP); everything the operation answers is a result.
-Result<ToolResult> CallTool(const api::OperationRegistry& registry,
-                            const api::RequestContext& context, std::string_view name,
+// Runs one DynamoDB (or DynamoDB Streams) operation with a JSON request body.
+using Invoke = std::function<ToolResult(api::Service service, std::string_view operation,
+                                        const rapidjson::Value& body)>;
+
+// Operations run through `registry` in this process, as `context` says (account, region,
+// clock; each call gets a fresh deadline).
+Invoke LocalInvoke(const api::OperationRegistry& registry, api::RequestContext context);
+
+// Runs tool `name` with `arguments` (a JSON object). Errors: Validation when no tool has that
+// name (a protocol error for MCP); everything the operations answer is a result.
+Result<ToolResult> CallTool(const Invoke& invoke, std::string_view name,
                             const rapidjson::Value& arguments);
 
 }  // namespace fdyno::mcp

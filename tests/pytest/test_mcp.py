@@ -1,19 +1,25 @@
 """`fdyno mcp`: the Model Context Protocol over standard input and output, spoken to the real
 binary as an agent's client does (initialize, the initialized notification, tools/list,
 tools/call): every tool, DynamoDB's errors as tool errors, protocol errors as JSON-RPC errors,
-bounded reads, and a database on disk that outlives the session. fdyno-specific."""
+bounded reads, a database on disk that outlives the session, and --endpoint on a running
+server's tables, signed with the AWS variables' key. fdyno-specific."""
 import json
+import os
 import subprocess
 
 import pytest
 
-from conftest import FDYNO_BIN
+from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port
 
 
 class McpClient:
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("DYNODB_", "AWS_"))}
+        full_env.update(env or {})
         self.proc = subprocess.Popen([FDYNO_BIN, "mcp", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=full_env)
         self.next_id = 0
 
     def send(self, message):
@@ -42,8 +48,8 @@ class McpClient:
         return rc, self.proc.stderr.read()
 
 
-def _initialized(*args):
-    client = McpClient(*args)
+def _initialized(*args, env=None):
+    client = McpClient(*args, env=env)
     answer = client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                            "clientInfo": {"name": "pytest", "version": "1"}})
     assert answer["result"]["protocolVersion"] == "2025-06-18"
@@ -132,3 +138,51 @@ def test_a_database_on_disk_outlives_the_session(tmp_path):
     second = _initialized("--data-dir", str(tmp_path / "data"))
     assert second.call("get_item", TableName="kept", Key={"k": {"S": "v"}})[1]["Item"]
     assert second.close()[0] == 0
+
+
+def test_on_a_running_server_with_the_aws_variables_key(tmp_path):
+    server = Server(tmp_path, []).wait_ready()
+    try:
+        keys = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+        client = _initialized("--endpoint", f"http://127.0.0.1:{server.port}", env=keys)
+        failed, created = client.call(
+            "create_table", TableName="shared",
+            AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+        assert not failed, created
+        assert not client.call("put_item", TableName="shared", Item={"k": {"S": "v"}})[0]
+        # The application's view of the server: the same table, the same item.
+        ddb = server.client()
+        assert ddb.get_item(TableName="shared", Key={"k": {"S": "v"}})["Item"] == {"k": {"S": "v"}}
+        records = client.call("stream_records", TableName="shared")[1]["Records"]
+        assert [r["eventName"] for r in records] == ["INSERT"]
+        failed, text = client.call("get_item", TableName="missing", Key={"k": {"S": "x"}})
+        assert failed and text.startswith("ResourceNotFoundException: "), text
+        assert client.close()[0] == 0
+
+        wrong = _initialized("--endpoint", f"http://127.0.0.1:{server.port}",
+                             env={"AWS_ACCESS_KEY_ID": ACCESS_KEY,
+                                  "AWS_SECRET_ACCESS_KEY": "not-the-secret"})
+        failed, text = wrong.call("list_tables")
+        assert failed and text.startswith("InvalidSignatureException: "), text
+        assert wrong.close()[0] == 0
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_server_is_a_tool_error():
+    client = _initialized("--endpoint", f"http://127.0.0.1:{free_port()}")
+    failed, text = client.call("list_tables")
+    assert failed and text.startswith("cannot reach the server at http://127.0.0.1:"), text
+    assert client.close()[0] == 0
+
+
+@pytest.mark.parametrize("args", [["--endpoint", "https://example.com"],
+                                  ["--endpoint", "http://h:1/path"],
+                                  ["--endpoint", "http://127.0.0.1:8000", "--in-memory"]],
+                         ids=["not-http", "a-path", "own-database-flags"])
+def test_endpoint_misuse_is_a_usage_error(args):
+    ran = subprocess.run([FDYNO_BIN, "mcp", *args], input="", capture_output=True, text=True,
+                         timeout=30)
+    assert ran.returncode == 2, ran.stderr
