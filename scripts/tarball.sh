@@ -5,6 +5,8 @@
 # system but the kernel, its man page, README.md and LICENSE (the notices of what is linked in).
 # Prints the tarball's path and size, and the binary's size (README.md, "Any Linux").
 set -euo pipefail
+# Only the result line goes to standard output (scripts/test.sh reads it); the rest to stderr.
+exec 3>&1 1>&2
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 static=${FDYNO_STATIC_DIR:-$root/build-static}
@@ -57,4 +59,4 @@ HEAD
 } > "$stage/$name/LICENSE"
 tarball="$out/$name.tar.gz"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$tarball" "$name"
-echo "$tarball ($(stat -c %s "$tarball") bytes; binary $(stat -c %s "$stage/$name/fdyno") bytes)"
+echo "$tarball ($(stat -c %s "$tarball") bytes; binary $(stat -c %s "$stage/$name/fdyno") bytes)" >&3
