@@ -27,6 +27,7 @@ bool IsLoopbackHost(std::string_view host);
 struct ServerConfig {
   Endpoint listen{"127.0.0.1", 8000};
   std::optional<Endpoint> admin_listen;  // when set, /metrics lives only there
+  std::optional<Endpoint> mcp_listen;    // the Model Context Protocol (http/mcp_endpoint.h)
   std::string tls_cert_file;             // both set: the data listener speaks TLS
   std::string tls_key_file;
   size_t io_threads = 2;

@@ -17,6 +17,7 @@
 #include "http/access_log.h"
 #include "http/ascii.h"
 #include "http/compression.h"
+#include "http/mcp_endpoint.h"
 #include "http/metrics_render.h"
 #include "http/wire.h"
 #include "kv/run.h"
@@ -410,6 +411,7 @@ void Router::Finish(const Exchange& e, std::string_view label, HttpResponse& r) 
 }
 
 HttpResponse Router::HandleLocal(const HttpRequest& request) const {
+  if (options_.mcp != nullptr) return AnswerMcp(request, *options_.mcp);  // never POST here
   Exchange exchange = Begin(request);
   std::string_view target(request.target().data(), request.target().size());
   std::string_view path = target.substr(0, target.find('?'));
@@ -505,12 +507,14 @@ HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target
 }
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
+  if (options_.mcp != nullptr) return AnswerMcp(request, *options_.mcp);
   std::optional<HttpResponse> response;
   HandleApiAsyncOrNot(request, nullptr, nullptr, &response);
   return std::move(*response);
 }
 
 std::optional<HttpResponse> Router::HandleInline(const HttpRequest& request) const {
+  if (options_.mcp != nullptr) return std::nullopt;  // a tool call may wait: on a worker
   std::optional<HttpResponse> response;
   HandleApiAsyncOrNot(request, nullptr, nullptr, &response, /*no_wait=*/true);
   return response;
@@ -572,6 +576,7 @@ void Router::HandleApiAsyncOrNot(const HttpRequest& request,
 }
 
 Router::AsyncForm Router::AsyncFormOf(const HttpRequest& request) const {
+  if (options_.mcp != nullptr) return AsyncForm::kNone;
   Target target = ParseTarget(Header(request, "x-amz-target"));
   if (target.service != api::Service::kDynamoDB ||
       registry_.FindAsync(target.operation) == nullptr) {

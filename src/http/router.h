@@ -31,6 +31,8 @@ namespace fdyno::http {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 
+struct McpHttp;
+
 struct HttpResponse {
   unsigned status = 200;
   std::string content_type = "application/x-amz-json-1.0";
@@ -69,6 +71,9 @@ struct RouterOptions {
   // Open mode only: each access key and region has its own tables (LocalAccount), and requests
   // act in the region they are signed for, as DynamoDB Local does without -sharedDb.
   bool database_per_key = false;
+  // The --mcp-listen listener's router only: every request is a Model Context Protocol request
+  // (http/mcp_endpoint.h), none a DynamoDB call. Null on the other listeners.
+  const McpHttp* mcp = nullptr;
 };
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2

@@ -159,13 +159,21 @@ class ServerImpl : public Server {
       // Keeps run() going while a thread has no connection yet.
       keep_running_.push_back(net::make_work_guard(*iocs_.back()));
     }
+    if (config.mcp_listen && router_options.mcp != nullptr) {
+      RouterOptions mcp_options = router_options;
+      mcp_options.faults = nullptr;
+      mcp_options.blocking = [this](std::function<void()> task) { pool_.Submit(std::move(task)); };
+      mcp_router_ = std::make_unique<Router>(registry, mcp_options);
+    }
     RouterOptions data_options = router_options;
+    data_options.mcp = nullptr;
     data_options.max_body_bytes = config.max_body_bytes;
     // Retries of network-thread writes, which must not be refused: past the queue bound.
     data_options.blocking = [this](std::function<void()> task) { pool_.Submit(std::move(task)); };
     data_options.serve_metrics = !config.admin_listen.has_value();
     data_router_ = std::make_unique<Router>(registry, data_options);
     RouterOptions admin_options = router_options;
+    admin_options.mcp = nullptr;
     admin_options.serve_metrics = true;
     admin_options.serve_fault_api = true;
     admin_router_ = std::make_unique<Router>(registry, admin_options);
@@ -193,6 +201,12 @@ class ServerImpl : public Server {
       admin_ = std::make_unique<Listener>(iocs_, admin_env, tls_.get());
       FDYNO_RETURN_IF_ERROR(admin_->Bind(*config_.admin_listen));
     }
+    if (config_.mcp_listen) {
+      if (mcp_router_ == nullptr) return Error::Validation("--mcp-listen needs an MCP session");
+      ConnectionEnv mcp_env{mcp_router_.get(), &pool_, &config_, &tracker_, false};
+      mcp_ = std::make_unique<Listener>(iocs_, mcp_env, tls_.get());
+      FDYNO_RETURN_IF_ERROR(mcp_->Bind(*config_.mcp_listen));
+    }
     if (handle_signals) {
       signals_ = std::make_unique<net::signal_set>(*iocs_.front(), SIGINT, SIGTERM);
       signals_->async_wait([this](boost::system::error_code ec, int signal) {
@@ -209,10 +223,15 @@ class ServerImpl : public Server {
     if (!admin_) return std::nullopt;
     return admin_->bound();
   }
+  std::optional<Endpoint> mcp_endpoint() const override {
+    if (!mcp_) return std::nullopt;
+    return mcp_->bound();
+  }
 
   void Run() override {
     data_->Start();
     if (admin_) admin_->Start();
+    if (mcp_) mcp_->Start();
     for (auto& ioc : iocs_) {
       threads_.emplace_back([ioc = ioc.get()] {
         SetThreadName("fdyno-net");
@@ -227,6 +246,7 @@ class ServerImpl : public Server {
     // Stop accepting, then let every session finish the request it is answering.
     data_->Close();
     if (admin_) admin_->Close();
+    if (mcp_) mcp_->Close();
     if (signals_) {
       net::post(*iocs_.front(), [this] {
         boost::system::error_code ec;
@@ -282,6 +302,7 @@ class ServerImpl : public Server {
   bool shutdown_ = false;
   std::unique_ptr<Router> data_router_;
   std::unique_ptr<Router> admin_router_;
+  std::unique_ptr<Router> mcp_router_;  // with --mcp-listen
   std::unique_ptr<net::ssl::context> tls_;
   std::vector<std::unique_ptr<net::io_context>> iocs_;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> keep_running_;
@@ -289,6 +310,7 @@ class ServerImpl : public Server {
   std::unique_ptr<net::signal_set> signals_;
   std::unique_ptr<Listener> data_;
   std::unique_ptr<Listener> admin_;
+  std::unique_ptr<Listener> mcp_;
   std::vector<std::thread> threads_;
 };
 

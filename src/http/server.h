@@ -29,6 +29,8 @@ class Server {
   // The bound addresses (with the real port when 0 was asked for).
   virtual Endpoint data_endpoint() const = 0;
   virtual std::optional<Endpoint> admin_endpoint() const = 0;
+  // The --mcp-listen listener's, when there is one.
+  virtual std::optional<Endpoint> mcp_endpoint() const = 0;
 
   // Serves until shutdown; then waits up to config.drain_timeout for requests in flight,
   // stops the IO threads and the worker pool, and returns.

@@ -146,6 +146,16 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                   "then leave the data listener)")
       ->envname("DYNODB_ADMIN_LISTEN");
   serve
+      .add_option("--mcp-listen", f.mcp_listen,
+                  "HOST:PORT of a listener for the Model Context Protocol over HTTP (POST /mcp), "
+                  "for coding agents; off loopback it needs --mcp-token")
+      ->envname("DYNODB_MCP_LISTEN");
+  serve
+      .add_option("--mcp-token", f.mcp_token,
+                  "Bearer token every --mcp-listen request must carry (Authorization: Bearer "
+                  "TOKEN)")
+      ->envname("DYNODB_MCP_TOKEN");
+  serve
       .add_option("--faults", f.faults_file,
                   "File of fault rules (JSON, docs/testing-your-application.md): matching "
                   "requests lose their answer after committing, answer an unknown outcome, are "
@@ -278,6 +288,17 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f, uint64_t open_fil
   if (!f.admin_listen.empty()) {
     FDYNO_ASSIGN_OR_RETURN(http::Endpoint admin, http::ParseEndpoint(f.admin_listen));
     c.admin_listen = admin;
+  }
+  if (!f.mcp_listen.empty()) {
+    FDYNO_ASSIGN_OR_RETURN(http::Endpoint mcp, http::ParseEndpoint(f.mcp_listen));
+    if (f.mcp_token.empty() && !http::IsLoopbackHost(mcp.host)) {
+      return Error::Validation("refusing to serve the Model Context Protocol on " + mcp.ToString() +
+                               " without --mcp-token: anyone who can reach it could read and "
+                               "write every table");
+    }
+    c.mcp_listen = mcp;
+  } else if (!f.mcp_token.empty()) {
+    return Error::Validation("--mcp-token is for --mcp-listen");
   }
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     return Error::Validation("--tls-cert and --tls-key must be given together");

@@ -29,6 +29,8 @@ struct ServeFlags {
   std::string tls_cert;
   std::string tls_key;
   std::string admin_listen;
+  std::string mcp_listen;   // empty: no Model Context Protocol listener
+  std::string mcp_token;    // empty: none asked (loopback only)
   std::string faults_file;  // empty: no fault rules at start
   bool allow_fault_api = false;
   bool enforce_capacity = false;

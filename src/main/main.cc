@@ -17,6 +17,7 @@
 #include "base/metrics.h"
 #include "base/scaled_clock.h"
 #include "http/faults.h"
+#include "http/mcp_endpoint.h"
 #include "http/server.h"
 #include "http/sigv4.h"
 #include "main/backend.h"
@@ -28,6 +29,7 @@
 #include "main/mcp_command.h"
 #include "main/test_switches.h"
 #include "main/version.h"
+#include "mcp/session.h"
 #include "store/catalog.h"
 
 namespace fdyno::main {
@@ -170,15 +172,19 @@ http::RouterOptions RouterOptionsFor(const ServeFlags& flags,
   return o;
 }
 
-// --init DIR, for the tables of open mode's account, or of the first key's account with
-// --credentials.
+// The account the server itself acts for (--init's tables, --mcp-listen's tools): open mode's,
+// or the first key's with --credentials.
+std::string OwnAccount(const http::CredentialStore& credentials) {
+  return credentials.empty() ? std::string(http::kOpenModeAccount) : credentials.FirstAccount();
+}
+
+// --init DIR, for the tables of the server's own account.
 Status InitFromFlags(const ServeFlags& flags, const http::CredentialStore& credentials,
                      const api::OperationRegistry& registry, Clock* clock) {
   if (flags.init_dir.empty()) return {};
   InitOptions options;
   options.dir = flags.init_dir;
-  options.account =
-      credentials.empty() ? std::string(http::kOpenModeAccount) : credentials.FirstAccount();
+  options.account = OwnAccount(credentials);
   options.region = flags.region;
   options.clock = clock;
   return InitTables(registry, options);
@@ -245,6 +251,18 @@ int Serve(const ServeFlags& flags) {
     }
     http::RouterOptions router_options =
         RouterOptionsFor(flags, credentials, &faults, access_log, log_format);
+    // --mcp-listen: the Model Context Protocol over HTTP (http/mcp_endpoint.h), its tools acting
+    // for the server's own account.
+    api::RequestContext mcp_context;
+    mcp_context.account_id = OwnAccount(credentials);
+    mcp_context.region = flags.region;
+    mcp_context.access_key_id = "mcp";
+    mcp_context.clock = clock;
+    const mcp::Session mcp_session(mcp::LocalInvoke(registry, mcp_context), FDYNO_VERSION);
+    const http::McpHttp mcp_http{
+        .handle = [&mcp_session](std::string_view m) { return mcp_session.Handle(m); },
+        .token = flags.mcp_token};
+    if (config->mcp_listen) router_options.mcp = &mcp_http;
     Result<std::unique_ptr<http::Server>> server =
         http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
     if (!server.ok()) {
@@ -256,6 +274,9 @@ int Serve(const ServeFlags& flags) {
       std::string admin;
       if (auto a = (*server)->admin_endpoint()) {
         admin = ", metrics on " + scheme + "://" + a->ToString();
+      }
+      if (auto m = (*server)->mcp_endpoint()) {
+        admin += ", MCP on " + scheme + "://" + m->ToString() + std::string(http::kMcpPath);
       }
       spdlog::info("fdyno serving DynamoDB on {}://{} (engine {}, {}, {}{})", scheme,
                    (*server)->data_endpoint().ToString(), flags.engine, backend->description(),

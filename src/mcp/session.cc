@@ -64,7 +64,7 @@ void Raw(Writer& w, std::string_view json) {
 
 }  // namespace
 
-std::optional<std::string> Session::Handle(std::string_view message) {
+std::optional<std::string> Session::Handle(std::string_view message) const {
   Document request;
   request.Parse(message.data(), message.size());
   if (request.HasParseError()) {

@@ -4,7 +4,7 @@
 // other methods are JSON-RPC's "Method not found". Transport-free: `fdyno mcp` feeds it the
 // lines of standard input (main/mcp_command.h).
 //
-// Thread-safety: thread-compatible.
+// Thread-safety: thread-safe (Handle keeps no state between messages) when its Invoke is.
 #pragma once
 
 #include <optional>
@@ -25,7 +25,7 @@ class Session {
       : invoke_(std::move(invoke)), version_(std::move(server_version)) {}
 
   // The answer to one message (JSON text), or nothing for a notification.
-  std::optional<std::string> Handle(std::string_view message);
+  std::optional<std::string> Handle(std::string_view message) const;
 
  private:
   Invoke invoke_;
