@@ -79,6 +79,8 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).
   workers::BackfillOptions index_options;
   index_options.lease = lease;
+  index_options.status_hold =
+      std::chrono::milliseconds(std::llround(flags.index_status_delay_s * 1000));
   index_worker_ = std::make_unique<workers::IndexWorker>(db, catalog, index_options);
   index_worker_->Start();
   // Time to Live: expiry index backfill and the sweeper (workers/ttl.h).

@@ -37,7 +37,7 @@ bool IsDynamoDbLocalCommand(const std::vector<std::string>& args) {
 
 Result<LocalCommand> FromDynamoDbLocal(const std::vector<std::string>& args) {
   LocalCommand out;
-  bool in_memory = false, shared = false, optimize = false;
+  bool in_memory = false, shared = false, optimize = false, delay = false;
   std::optional<std::string> db_path;
   std::string port = "8000", cors = "*";
   for (size_t i = 0; i < args.size(); ++i) {
@@ -69,9 +69,7 @@ Result<LocalCommand> FromDynamoDbLocal(const std::vector<std::string>& args) {
     } else if (a == "-help") {
       out.help = true;
     } else if (a == "-delayTransientStatuses") {
-      return Bad(
-          "fdyno does not support -delayTransientStatuses (holding CREATING, UPDATING "
-          "and DELETING for DynamoDB Local's delays) yet");
+      delay = true;
     } else {
       return Bad("unknown option " + a + " (fdyno -help lists them)");
     }
@@ -82,6 +80,10 @@ Result<LocalCommand> FromDynamoDbLocal(const std::vector<std::string>& args) {
   if (in_memory) out.serve_args.push_back("--in-memory");
   if (db_path) out.serve_args.insert(out.serve_args.end(), {"--data-dir", *db_path});
   if (!shared) out.serve_args.push_back("--database-per-key");
+  if (delay) {
+    out.serve_args.insert(out.serve_args.end(),
+                          {"--index-status-delay", std::to_string(kTransientStatusDelaySeconds)});
+  }
   return out;
 }
 
@@ -90,7 +92,9 @@ std::string DynamoDbLocalHelp() {
 
  -cors <arg>                 CORS origins, comma-separated, or '*' for any (default '*')
  -dbPath <value>             directory of the database (fdyno's files: --data-dir)
- -delayTransientStatuses     not supported yet: refused
+ -delayTransientStatuses     an index UpdateTable adds or deletes stays CREATING or DELETING
+                             for 5 s before its backfill or removal begins
+                             (--index-status-delay 5)
  -disableTelemetry           accepted: fdyno sends no telemetry
  -help                       this text
  -inMemory                   keep everything in memory (--in-memory)

@@ -13,7 +13,10 @@
 //   -optimizeDbBeforeStartup  accepted with -dbPath (as DynamoDB Local requires): fdyno's engine
 //                          compacts in the background, so there is nothing to run at start
 //   -disableTelemetry      accepted: fdyno sends no telemetry
-//   -delayTransientStatuses  refused: fdyno does not hold transient statuses yet
+//   -delayTransientStatuses  --index-status-delay 5: as DynamoDB Local's (which, its help says,
+//                          holds only online index CREATING and DELETING), an index UpdateTable
+//                          adds or deletes keeps that status 5 s (fdyno's choice of delay)
+//                          before its backfill or removal begins
 //   -help                  DynamoDB Local's options and what they become
 #pragma once
 
@@ -35,6 +38,9 @@ struct LocalCommand {
 
 // The serve flags DynamoDB Local's `args` mean; a ValidationException naming a bad argument.
 Result<LocalCommand> FromDynamoDbLocal(const std::vector<std::string>& args);
+
+// How long -delayTransientStatuses holds an index's CREATING or DELETING.
+inline constexpr int kTransientStatusDelaySeconds = 5;
 
 // -help's text.
 std::string DynamoDbLocalHelp();

@@ -96,6 +96,13 @@ void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
       ->envname("DYNODB_VECTOR_SEARCH_THRESHOLD")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--index-status-delay", f.index_status_delay_s,
+                 "Seconds an index that UpdateTable adds or deletes stays CREATING or DELETING "
+                 "before its backfill or removal begins, as DynamoDB Local's "
+                 "-delayTransientStatuses holds them (0: at once)")
+      ->envname("DYNODB_INDEX_STATUS_DELAY")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
                  "Seconds after which a stream's shards close and child shards open (0: never)")
       ->envname("DYNODB_STREAM_SHARD_ROTATION")

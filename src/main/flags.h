@@ -34,7 +34,8 @@ struct ServeFlags {
   std::string faults_file;  // empty: no fault rules at start
   bool allow_fault_api = false;
   bool enforce_capacity = false;
-  std::string init_dir;  // empty: no tables created at start
+  std::string init_dir;             // empty: no tables created at start
+  double index_status_delay_s = 0;  // -delayTransientStatuses
   bool database_per_key = false;
   bool allow_anonymous = false;
   std::string region = "us-east-1";

@@ -167,30 +167,43 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
   // Which (table, index) pairs need work, as of one snapshot.
   struct Work {
     store::QualifiedName table;
+    int64_t table_id;
     int64_t id;        // the part's or index's id
     std::string what;  // "index <name>" or "TTL"
     std::string done;  // what a finished backfill made it
     bool removal;
+    bool index;  // an index's backfill or removal (not TTL's), which a status hold delays
+  };
+  // With a status hold: whether `w` waits still (found by a pass less than status_hold ago).
+  const auto held = [&options](const Work& w) {
+    if (options.status_hold.count() == 0 || options.first_found == nullptr || !w.index) {
+      return false;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto found = options.first_found->try_emplace({w.table_id, w.id}, now).first->second;
+    return now < found + options.status_hold;
   };
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   std::vector<Work> work;
-  auto note_removal = [&](const store::QualifiedName& table, const auto& i) {
+  auto note_removal = [&](const store::QualifiedName& table, const auto& info, const auto& i) {
     if (i.status == store::IndexStatus::kDeleting) {
-      work.push_back({table, i.id, "index " + i.name, "", true});
+      work.push_back({table, info->id, i.id, "index " + i.name, "", true, true});
     }
   };
   for (const auto& info : tables) {
     const store::QualifiedName table{info->account, info->name};
     for (const store::BackfillPart& part : store::BackfillParts(*info)) {
-      work.push_back({table, part.id, part.what, part.done, false});
+      work.push_back({table, info->id, part.id, part.what, part.done, false,
+                      part.id != store::kExpiryIndexPart});
     }
-    for (const auto& i : info->global_indexes) note_removal(table, i);
-    for (const auto& v : info->vector_indexes) note_removal(table, v);
+    for (const auto& i : info->global_indexes) note_removal(table, info, i);
+    for (const auto& v : info->vector_indexes) note_removal(table, info, v);
   }
   int steps = 0;
   WorkerMetrics& metrics = GetMetrics();
   for (const Work& w : work) {
     if (StopRequested(options.stop)) break;
+    if (held(w)) continue;
     const char* what = w.removal ? "removal" : "backfill";
     const auto start = std::chrono::steady_clock::now();
     auto last_log = start;
@@ -213,6 +226,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
       (w.removal ? metrics.removed : metrics.items).Add(r->items);
       const auto now = std::chrono::steady_clock::now();
       if (r->finished) {
+        if (options.first_found != nullptr) options.first_found->erase({w.table_id, w.id});
         if (!w.removal) metrics.finished.Add();
         spdlog::info("{} of table {}: {} finished: {} {} in {} ms{}{}", w.what, w.table.name, what,
                      items, w.removal ? "keys cleared" : "items copied",
@@ -240,6 +254,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
 IndexWorker::IndexWorker(kv::Database* db, store::Catalog* catalog, BackfillOptions options)
     : periodic_("fdyno-index", options.poll, [this, db, catalog, options]() mutable {
         options.stop = periodic_.stop_flag();
+        options.first_found = &first_found_;
         // Errors (conflicts past the retry budget, a dropped table) are retried next round.
         if (Result<int> done = RunAllIndexWork(*db, *catalog, options); !done.ok()) {
           if (auto left_out = error_log_.Allow()) {

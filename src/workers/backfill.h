@@ -34,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "base/log_limiter.h"
@@ -53,6 +54,13 @@ struct BackfillOptions {
   // Set (IndexWorker::Stop): RunAllIndexWork returns after the current page; the work resumes
   // from its stored cursor at the next run. Null: never.
   const std::atomic<bool>* stop = nullptr;
+  // DynamoDB Local's -delayTransientStatuses: an index that UpdateTable adds or deletes keeps
+  // CREATING or DELETING at least this long, its backfill or removal beginning only once this
+  // long has passed since a pass first found it (0: at once). TTL's backfill is not held.
+  std::chrono::milliseconds status_hold{0};
+  // With status_hold: when a pass first found each (table id, index id) (IndexWorker's own).
+  std::map<std::pair<int64_t, int64_t>, std::chrono::steady_clock::time_point>* first_found =
+      nullptr;
 };
 
 struct StepResult {
@@ -86,7 +94,8 @@ class IndexWorker {
 
  private:
   LogLimiter error_log_{std::chrono::seconds(60)};  // failed passes
-  Periodic periodic_;                               // last: stopped before the rest goes
+  std::map<std::pair<int64_t, int64_t>, std::chrono::steady_clock::time_point> first_found_;
+  Periodic periodic_;  // last: stopped before the rest goes
 };
 
 }  // namespace fdyno::workers

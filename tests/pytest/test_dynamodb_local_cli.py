@@ -1,7 +1,8 @@
 """fdyno started as DynamoDB Local is (`-jar DynamoDBLocal.jar -sharedDb -inMemory`, as the
 amazon/dynamodb-local image and Testcontainers start it): it serves the AWS CLI on every
-interface; without -sharedDb each access key and region has its own tables; options fdyno
-cannot honour, or that DynamoDB Local refuses, stop it with the reason."""
+interface; without -sharedDb each access key and region has its own tables;
+-delayTransientStatuses holds an online index's CREATING and DELETING as DynamoDB Local does;
+options fdyno cannot honour, or that DynamoDB Local refuses, stop it with the reason."""
 import json
 import os
 import subprocess
@@ -128,8 +129,6 @@ def test_help_and_refusals():
     for args, message in [
         (["-jar", "DynamoDBLocal.jar", "-inMemory", "-dbPath", "/tmp"],
          "You cannot specify both -dbPath and -inMemory"),
-        (["-jar", "DynamoDBLocal.jar", "-delayTransientStatuses"],
-         "does not support -delayTransientStatuses"),
         (["-jar", "DynamoDBLocal.jar", "-optimizeDbBeforeStartup"],
          "-optimizeDbBeforeStartup needs -dbPath"),
         (["-inMemory", "-colour"], "unknown option -colour"),
@@ -138,3 +137,52 @@ def test_help_and_refusals():
         r = run(*args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert message in r.stderr, (args, r.stderr)
+
+
+def _index_status(ddb, name="Tab"):
+    """The status of index "by_v", or None once it is gone."""
+    for index in ddb.describe_table(TableName=name)["Table"].get("GlobalSecondaryIndexes", []):
+        if index["IndexName"] == "by_v":
+            return index["IndexStatus"]
+    return None
+
+
+def _status_for(ddb, status, limit_s=30):
+    """Seconds index "by_v" keeps `status` (it must have it now), polled every 0.1 s."""
+    start = time.monotonic()
+    assert _index_status(ddb) == status
+    while _index_status(ddb) == status:
+        assert time.monotonic() - start < limit_s, f"still {status} after {limit_s} s"
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize("delay", [False, True], ids=["without", "with"])
+def test_delay_transient_statuses_holds_an_online_indexs_creating_and_deleting(local, delay):
+    s = local("-jar", "DynamoDBLocal.jar", "-sharedDb", "-inMemory",
+              *(["-delayTransientStatuses"] if delay else []))
+    ddb = s.client()
+    make_table(ddb)
+    ddb.put_item(TableName="Tab", Item={"id": {"S": "a"}, "v": {"S": "x"}})
+    ddb.update_table(
+        TableName="Tab", AttributeDefinitions=[{"AttributeName": "v", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by_v", "KeySchema": [{"AttributeName": "v", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}}])
+    if delay:
+        assert _status_for(ddb, "CREATING") >= 4.5
+    else:
+        deadline = time.monotonic() + 10
+        while _index_status(ddb) != "ACTIVE" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert _index_status(ddb) == "ACTIVE"
+    assert ddb.query(TableName="Tab", IndexName="by_v", KeyConditionExpression="v = :x",
+                     ExpressionAttributeValues={":x": {"S": "x"}})["Count"] == 1
+    ddb.update_table(TableName="Tab",
+                     GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_v"}}])
+    if delay:
+        assert _status_for(ddb, "DELETING") >= 4.5
+    deadline = time.monotonic() + 10
+    while _index_status(ddb) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _index_status(ddb) is None
