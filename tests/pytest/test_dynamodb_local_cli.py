@@ -170,7 +170,9 @@ def test_delay_transient_statuses_holds_an_online_indexs_creating_and_deleting(l
             "IndexName": "by_v", "KeySchema": [{"AttributeName": "v", "KeyType": "HASH"}],
             "Projection": {"ProjectionType": "ALL"}}}])
     if delay:
-        assert _status_for(ddb, "CREATING") >= 4.5
+        held = _status_for(ddb, "CREATING")
+        print(f"CREATING for {held:.1f} s")
+        assert held >= 4.5
     else:
         deadline = time.monotonic() + 10
         while _index_status(ddb) != "ACTIVE" and time.monotonic() < deadline:
@@ -181,7 +183,9 @@ def test_delay_transient_statuses_holds_an_online_indexs_creating_and_deleting(l
     ddb.update_table(TableName="Tab",
                      GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_v"}}])
     if delay:
-        assert _status_for(ddb, "DELETING") >= 4.5
+        held = _status_for(ddb, "DELETING")
+        print(f"DELETING for {held:.1f} s")
+        assert held >= 4.5
     deadline = time.monotonic() + 10
     while _index_status(ddb) is not None and time.monotonic() < deadline:
         time.sleep(0.05)
