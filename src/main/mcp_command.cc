@@ -53,6 +53,7 @@ int RunRemote(const ServeFlags& flags, const std::string& endpoint) {
   }
   Result<mcp::Invoke> invoke =
       mcp::RemoteInvoke({.endpoint = endpoint,
+                         .ca_file = Env("AWS_CA_BUNDLE"),
                          .access_key_id = Env("AWS_ACCESS_KEY_ID", "fdyno-mcp"),
                          .secret_access_key = Env("AWS_SECRET_ACCESS_KEY", "fdyno-mcp"),
                          .region = flags.region,
@@ -73,9 +74,10 @@ CLI::App* AddMcpCommand(CLI::App& app, ServeFlags& flags, std::string& endpoint)
   CLI::App* command = app.add_subcommand(
       "mcp", "Serve the Model Context Protocol on standard input and output (coding agents)");
   command->add_option("--endpoint", endpoint,
-                      "A running server's URL (http://HOST:PORT) to work on instead of a "
+                      "A running server's URL (http[s]://HOST:PORT) to work on instead of a "
                       "database of its own; requests are signed with AWS_ACCESS_KEY_ID and "
-                      "AWS_SECRET_ACCESS_KEY");
+                      "AWS_SECRET_ACCESS_KEY, and https checks the server against "
+                      "AWS_CA_BUNDLE or the system's certificate authorities");
   const size_t before = command->get_options().size();
   AddStorageFlags(*command, flags);
   AddWorkerFlags(*command, flags);

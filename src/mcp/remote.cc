@@ -5,9 +5,12 @@
 #include <rapidjson/writer.h>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <charconv>
+#include <memory>
 
 #include "api/json_util.h"
 #include "base/clock.h"
@@ -20,23 +23,41 @@ namespace {
 
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 
-// "http://HOST[:PORT][/]" -> HOST:PORT (port 80 by default).
-Result<http::Endpoint> ParseUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
+struct Url {
+  bool tls = false;
+  http::Endpoint endpoint;
+};
+
+// "http[s]://HOST[:PORT][/]" -> whether TLS, and HOST:PORT (port 80 or 443 by default).
+Result<Url> ParseUrl(std::string_view url) {
   auto bad = [&](std::string_view why) {
     return Error::Validation("--endpoint " + std::string(url) + ": " + std::string(why));
   };
-  if (url.substr(0, kScheme.size()) != kScheme) return bad("must start with http://");
-  std::string_view rest = url.substr(kScheme.size());
+  Url out;
+  std::string_view rest;
+  if (url.substr(0, 7) == "http://") {
+    rest = url.substr(7);
+  } else if (url.substr(0, 8) == "https://") {
+    out.tls = true;
+    rest = url.substr(8);
+  } else {
+    return bad("must start with http:// or https://");
+  }
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   if (rest.find('/') != std::string_view::npos) return bad("must not have a path");
   if (rest.empty()) return bad("has no host");
-  if (rest.front() == '[' || rest.rfind(':') != std::string_view::npos) {
-    return http::ParseEndpoint(rest);
+  const bool bracketed = rest.front() == '[';
+  const size_t colon = rest.rfind(':');
+  if ((bracketed && rest.back() != ']') || (!bracketed && colon != std::string_view::npos)) {
+    FDYNO_ASSIGN_OR_RETURN(out.endpoint, http::ParseEndpoint(rest));
+  } else {
+    if (bracketed) rest = rest.substr(1, rest.size() - 2);
+    out.endpoint = http::Endpoint{std::string(rest), static_cast<uint16_t>(out.tls ? 443 : 80)};
   }
-  return http::Endpoint{std::string(rest), 80};
+  return out;
 }
 
 std::string Serialize(const rapidjson::Value& body) {
@@ -65,8 +86,8 @@ std::string ErrorText(unsigned status, const std::string& body) {
 
 class Remote {
  public:
-  Remote(RemoteOptions options, http::Endpoint endpoint)
-      : options_(std::move(options)), endpoint_(std::move(endpoint)) {}
+  Remote(RemoteOptions options, Url url, std::shared_ptr<ssl::context> tls)
+      : options_(std::move(options)), url_(std::move(url)), tls_(std::move(tls)) {}
 
   ToolResult operator()(api::Service service, std::string_view operation,
                         const rapidjson::Value& body) const {
@@ -75,7 +96,7 @@ class Remote {
                                                       : "DynamoDB_20120810.") +
         std::string(operation);
     const std::string payload = Serialize(body);
-    const std::string host = endpoint_.ToString();
+    const std::string host = url_.endpoint.ToString();
     http::SignedRequest signed_request{.method = "POST",
                                        .target = "/",
                                        .headers = {{"Host", host},
@@ -98,16 +119,11 @@ class Remote {
     request.body() = payload;
     request.prepare_payload();
     boost::asio::io_context io;
-    Result<tcp::endpoint> address = http::ResolveEndpoint(io, endpoint_, /*passive=*/false);
+    Result<tcp::endpoint> address = http::ResolveEndpoint(io, url_.endpoint, /*passive=*/false);
     if (!address.ok()) return Unreachable(address.error().message);
-    beast::tcp_stream stream(io);
-    stream.expires_after(options_.timeout);
-    beast::error_code ec;
-    stream.connect(*address, ec);
-    if (!ec) bhttp::write(stream, request, ec);
-    beast::flat_buffer buffer;
     bhttp::response<bhttp::string_body> response;
-    if (!ec) bhttp::read(stream, buffer, response, ec);
+    beast::error_code ec = tls_ ? ExchangeTls(io, *address, request, response)
+                                : Exchange(io, *address, request, response);
     if (ec) return Unreachable(ec.message());
     if (response.result_int() != 200) {
       return {.is_error = true, .text = ErrorText(response.result_int(), response.body())};
@@ -116,20 +132,73 @@ class Remote {
   }
 
  private:
+  using Request = bhttp::request<bhttp::string_body>;
+  using Response = bhttp::response<bhttp::string_body>;
+
+  beast::error_code Exchange(boost::asio::io_context& io, const tcp::endpoint& address,
+                             Request& request, Response& response) const {
+    beast::tcp_stream stream(io);
+    stream.expires_after(options_.timeout);
+    beast::error_code ec;
+    stream.connect(address, ec);
+    beast::flat_buffer buffer;
+    if (!ec) bhttp::write(stream, request, ec);
+    if (!ec) bhttp::read(stream, buffer, response, ec);
+    return ec;
+  }
+
+  // The same over TLS, the server's certificate checked against the CA file (or the system's)
+  // and the endpoint's host name.
+  beast::error_code ExchangeTls(boost::asio::io_context& io, const tcp::endpoint& address,
+                                Request& request, Response& response) const {
+    beast::ssl_stream<beast::tcp_stream> stream(io, *tls_);
+    const std::string& host = url_.endpoint.host;
+    if (!SSL_set_tlsext_host_name(stream.native_handle(), host.c_str())) {
+      return beast::error_code(static_cast<int>(::ERR_get_error()),
+                               boost::asio::error::get_ssl_category());
+    }
+    stream.set_verify_callback(ssl::host_name_verification(host));
+    beast::get_lowest_layer(stream).expires_after(options_.timeout);
+    beast::error_code ec;
+    beast::get_lowest_layer(stream).connect(address, ec);
+    if (!ec) stream.handshake(ssl::stream_base::client, ec);
+    beast::flat_buffer buffer;
+    if (!ec) bhttp::write(stream, request, ec);
+    if (!ec) bhttp::read(stream, buffer, response, ec);
+    return ec;
+  }
+
   ToolResult Unreachable(const std::string& why) const {
     return {.is_error = true,
             .text = "cannot reach the server at " + options_.endpoint + ": " + why};
   }
 
   RemoteOptions options_;
-  http::Endpoint endpoint_;
+  Url url_;
+  std::shared_ptr<ssl::context> tls_;  // https only
 };
 
 }  // namespace
 
 Result<Invoke> RemoteInvoke(RemoteOptions options) {
-  FDYNO_ASSIGN_OR_RETURN(http::Endpoint endpoint, ParseUrl(options.endpoint));
-  return Invoke(Remote(std::move(options), std::move(endpoint)));
+  FDYNO_ASSIGN_OR_RETURN(Url url, ParseUrl(options.endpoint));
+  std::shared_ptr<ssl::context> tls;
+  if (url.tls) {
+    tls = std::make_shared<ssl::context>(ssl::context::tls_client);
+    tls->set_verify_mode(ssl::verify_peer);
+    beast::error_code ec;
+    if (options.ca_file.empty()) {
+      tls->set_default_verify_paths(ec);
+    } else {
+      tls->load_verify_file(options.ca_file, ec);
+    }
+    if (ec) {
+      return Error::Validation("--endpoint " + options.endpoint + ": certificate authorities " +
+                               (options.ca_file.empty() ? "of the system" : options.ca_file) +
+                               ": " + ec.message());
+    }
+  }
+  return Invoke(Remote(std::move(options), std::move(url), std::move(tls)));
 }
 
 }  // namespace fdyno::mcp

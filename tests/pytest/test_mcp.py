@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port
+from conftest import ACCESS_KEY, FDYNO_BIN, SECRET_KEY, Server, free_port, self_signed_cert
 
 
 class McpClient:
@@ -178,7 +178,26 @@ def test_an_unreachable_server_is_a_tool_error():
     assert client.close()[0] == 0
 
 
-@pytest.mark.parametrize("args", [["--endpoint", "https://example.com"],
+def test_on_a_tls_server_checked_against_aws_ca_bundle(tmp_path):
+    cert, key = self_signed_cert(tmp_path)
+    server = Server(tmp_path, [], tls=(cert, key)).wait_ready(verify=cert)
+    try:
+        keys = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+        trusted = _initialized("--endpoint", f"https://localhost:{server.port}",
+                               env={**keys, "AWS_CA_BUNDLE": cert})
+        failed, answer = trusted.call("list_tables")
+        assert not failed and answer == {"TableNames": []}, answer
+        assert trusted.close()[0] == 0
+        # The system's authorities do not know the test's certificate: refused.
+        untrusted = _initialized("--endpoint", f"https://localhost:{server.port}", env=keys)
+        failed, text = untrusted.call("list_tables")
+        assert failed and "certificate verify failed" in text, text
+        assert untrusted.close()[0] == 0
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("args", [["--endpoint", "ftp://example.com"],
                                   ["--endpoint", "http://h:1/path"],
                                   ["--endpoint", "http://127.0.0.1:8000", "--in-memory"]],
                          ids=["not-http", "a-path", "own-database-flags"])
