@@ -2,18 +2,15 @@
 # package.sh [DIR]: builds the Debian package of fdyno (Release, stripped) in DIR
 # (default build-package/) and prints its path and size; then writes the self-contained tarball
 # fdyno-<version>-linux-x86_64.tar.gz there too (scripts/tarball.sh, from its own static tree)
-# and prints its path and size: the package's line is the last but one, the tarball's the last. A DIR already configured as a Release
-# tree is used as it is (scripts/test.sh packages the binary its black-box tests run; only the
-# server is installed); a new DIR is configured without tests and benchmarks. Installs the
-# build dependencies it needs (scripts/setup.sh serve) and dpkg-dev.
+# and prints its path and size: the package's line is the last but one, the tarball's the last.
+# A DIR already configured as a Release tree is used as it is (scripts/test.sh packages the
+# binary its black-box tests run; only the server is installed); a new DIR is configured
+# without tests and benchmarks. Installs the build dependencies and packaging tools it needs
+# (scripts/setup.sh package).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build-package}
-"$root/scripts/setup.sh" serve
-if ! dpkg-query -W -f='${Status}' dpkg-dev 2>/dev/null | grep -q "install ok installed"; then
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends dpkg-dev
-fi
+"$root/scripts/setup.sh" package
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 if [ ! -f "$dir/build.ninja" ]; then
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFDYNO_TESTS=OFF \

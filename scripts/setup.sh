@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh [serve|all]: installs the Debian 12 packages fdyno needs. Idempotent: apt is only
 # called when something is missing.
-#   serve  what building and running the server needs: the compiler, CMake and the libraries
-#          it links (scripts/serve.sh, scripts/package.sh)
+#   serve    what building and running the server needs: the compiler, CMake and the
+#            libraries it links (scripts/serve.sh)
+#   package  also what packaging needs: dpkg-dev, help2man, file (scripts/package.sh,
+#            scripts/tarball.sh)
 #   all    (default) also what the tests, benchmarks, fuzzers and packaging need
 #          (scripts/test.sh)
 set -euo pipefail
@@ -15,12 +17,14 @@ build=(
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
   valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
-  prometheus dpkg-dev file libgoogle-perftools-dev awscli help2man debootstrap
+  prometheus libgoogle-perftools-dev awscli debootstrap
 )
+packaging=(dpkg-dev help2man file)
 case "$profile" in
   serve) packages=("${build[@]}") ;;
-  all) packages=("${build[@]}" "${tests[@]}") ;;
-  *) echo "setup.sh: unknown profile '$profile' (serve or all)" >&2; exit 2 ;;
+  package) packages=("${build[@]}" "${packaging[@]}") ;;
+  all) packages=("${build[@]}" "${packaging[@]}" "${tests[@]}") ;;
+  *) echo "setup.sh: unknown profile '$profile' (serve, package or all)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

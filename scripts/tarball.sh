@@ -10,13 +10,7 @@ exec 3>&1 1>&2
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 static=${FDYNO_STATIC_DIR:-$root/build-static}
-"$root/scripts/setup.sh" serve
-SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-for p in help2man file; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$p"
-  fi
-done
+"$root/scripts/setup.sh" package
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 if [ ! -f "$static/build.ninja" ]; then
   cmake -S "$root" -B "$static" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFDYNO_TESTS=OFF \

@@ -5,7 +5,7 @@
 namespace fdyno::http {
 namespace {
 
-TEST(ResolveEndpointTest, AddressesAndLocalhostNeedNoLookup) {
+TEST(ResolveEndpointTest, AddressesAreTakenAsGivenAndLocalhostIsIpv4Loopback) {
   boost::asio::io_context io;
   for (auto [host, expected] :
        {std::pair{"localhost", "127.0.0.1"}, std::pair{"127.0.0.2", "127.0.0.2"},
