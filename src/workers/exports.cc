@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/metrics.h"
 #include "base/stop_flag.h"
 #include "kv/run.h"
 #include "model/base64.h"
@@ -260,6 +261,24 @@ Result<Changes> ReadChanges(SnapshotReader& reader, const ExportJob& job,
   }
 }
 
+// Progress for GET /metrics (and the console's charts).
+struct ExportMetrics {
+  ExportMetrics() {
+    Metrics& m = Metrics::Global();
+    m.Describe("fdyno_export_items", "Items written to export data files.");
+    m.Describe("fdyno_exports_running", "Exports this process is writing now.");
+    m.Describe("fdyno_import_items", "Items imported into tables by ImportTable.");
+  }
+  Counter& export_items = Metrics::Global().GetCounter("fdyno_export_items");
+  Gauge& exports_running = Metrics::Global().GetGauge("fdyno_exports_running");
+  Counter& import_items = Metrics::Global().GetCounter("fdyno_import_items");
+};
+
+ExportMetrics& GetExportMetrics() {
+  static ExportMetrics* metrics = new ExportMetrics();
+  return *metrics;
+}
+
 // Writes the data files of one export: items go to files of at most options' file_items.
 class DataFiles {
  public:
@@ -275,6 +294,7 @@ class DataFiles {
     FDYNO_RETURN_IF_ERROR(writer_->Append("\n"));
     ++in_file_;
     ++items_;
+    GetExportMetrics().export_items.Add();
     if (in_file_ >= file_items_) return Close();
     return Status::Ok();
   }
@@ -692,6 +712,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
     job->processed_bytes += b.bytes;
     job->errors += b.errors;
     job->imported_items += static_cast<int64_t>(b.items.size());
+    GetExportMetrics().import_items.Add(static_cast<int64_t>(b.items.size()));
     job->next_file = next_file ? *next_file : file;
     job->next_record = next_file ? 0 : start + b.records;
     if (last) {
@@ -814,7 +835,9 @@ Result<ExportStats> RunExport(kv::Database& db, store::Catalog& catalog, const s
   if (claim.first != Claim::kClaimed) return stats;
   ExportJob job = std::move(claim.second);
   spdlog::info("export {} of table {} started", id, job.table_name);
+  GetExportMetrics().exports_running.Add(1);
   Status written = WriteExportFiles(db, catalog, job, options);
+  GetExportMetrics().exports_running.Add(-1);
   if (!written.ok() && StopRequested(options.stop)) return stats;  // resumed after the restart
   if (!written.ok() && written.error().cause == ErrorCause::kTakenOver) {
     spdlog::warn("export {}: {}; this process stops", id, written.error().message);
