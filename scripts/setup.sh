@@ -17,7 +17,7 @@ build=(
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
   valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
-  prometheus libgoogle-perftools-dev awscli debootstrap
+  prometheus libgoogle-perftools-dev awscli debootstrap chromium
 )
 packaging=(dpkg-dev help2man file)
 case "$profile" in
@@ -30,6 +30,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The console's browser test drives chromium from Node.js (scripts/console_browser.sh): Debian's
+# nodejs and npm, unless a Node.js with npm is already there (another vendor's nodejs package
+# ships npm itself, and Debian's npm would conflict with it).
+if [ "$profile" = all ] && ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

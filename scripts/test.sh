@@ -62,6 +62,8 @@ deb_line=$(echo "$package_lines" | head -1)
 tarball_line=$(echo "$package_lines" | tail -1)
 echo "$package_lines"
 debian11=$("$root/scripts/debian11_root.sh" "$root/build-debian11")
+# playwright-core for the console's browser test, which drives Debian's chromium.
+playwright=$("$root/scripts/console_browser.sh" "$root/build-release/console-browser")
 
 # In parallel (pytest-xdist): each test starts its own servers on free ports in its own
 # directory, and the servers mostly wait on fsync. --dist loadfile keeps each file on one worker,
@@ -69,6 +71,7 @@ debian11=$("$root/scripts/debian11_root.sh" "$root/build-debian11")
 phase "black-box tests (pytest + boto3)"
 FDYNO_BIN="$build/src/main/fdyno" FDYNO_PACKAGE="${deb_line%% *}" \
   FDYNO_TARBALL="${tarball_line%% *}" FDYNO_DEBIAN11_ROOT="$debian11" \
+  FDYNO_PLAYWRIGHT="$playwright" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "${FDYNO_PYTEST_WORKERS:-2}" \
   --dist loadfile "$root/tests/pytest"
 echo "== all tests passed in ${SECONDS}s"

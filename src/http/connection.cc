@@ -263,7 +263,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     keep_alive_ = request_.keep_alive();
     const Router& router = *env_.router;
     if (refuse_) return Refuse(request_);
-    if (env_.admin || !Router::IsApiCall(request_)) {
+    if (!router.IsApiCall(request_)) {
       return Write(router.HandleLocal(request_));
     }
     state_ = State::kProcessing;

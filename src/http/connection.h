@@ -53,7 +53,6 @@ struct ConnectionEnv {
   WorkerPool* pool = nullptr;
   const ServerConfig* config = nullptr;
   SessionTracker* tracker = nullptr;
-  bool admin = false;  // the admin listener: metrics and health only, no API calls
 };
 
 // A socket bound to an io_context's executor (not the type-erased any_io_executor of

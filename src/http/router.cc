@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "base/utf8.h"
+#include "console/files.h"
 #include "http/access_log.h"
 #include "http/ascii.h"
 #include "http/compression.h"
@@ -291,7 +294,12 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
   }
 }
 
-bool Router::IsApiCall(const HttpRequest& request) { return request.method() == bhttp::verb::post; }
+bool Router::IsApiCall(const HttpRequest& request) const {
+  if (request.method() != bhttp::verb::post) return false;
+  if (options_.serve_api) return true;
+  std::string_view target(request.target().data(), request.target().size());
+  return options_.serve_console && target.substr(0, target.find('?')) == kConsoleApiPath;
+}
 
 bool Router::IsInlineRead(const HttpRequest& request) {
   Target target = ParseTarget(Header(request, "x-amz-target"));
@@ -445,6 +453,9 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
   if (options_.serve_fault_api && options_.faults != nullptr && path == "/faults") {
     return FaultsApi(request);
   }
+  if (get && options_.serve_console && (path == "/console" || path.starts_with("/console/"))) {
+    return Console(path);
+  }
   if (get && options_.serve_metrics && path == "/metrics") {
     r.content_type = "application/json";
     r.body = RenderMetricsJson(*metrics_);
@@ -459,6 +470,46 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
   r.body = RenderErrorBody(fdyno::Error::Make(ErrorType::kUnknownOperation, ""));
   r.error_type = WireType(ErrorType::kUnknownOperation);
   return r;
+}
+
+HttpResponse Router::Console(std::string_view path) const {
+  HttpResponse r;
+  // The page loads nothing from elsewhere and talks to this listener only.
+  r.headers =
+      "Content-Security-Policy: default-src 'self'; img-src 'self' data:; "
+      "frame-ancestors 'none'\r\nX-Content-Type-Options: nosniff\r\n";
+  std::string_view name = path.size() > 9 ? path.substr(9) : std::string_view();  // "/console/"
+  if (name == "config.json") {
+    r.content_type = "application/json";
+    r.body = ConsoleConfigJson();
+    return r;
+  }
+  const console::EmbeddedFile* file = console::FindFile(name);
+  if (file == nullptr) {
+    r.status = 404;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "no such console file\n";
+    return r;
+  }
+  r.content_type = std::string(console::ContentTypeOf(file->name));
+  r.body = std::string(file->body);
+  return r;
+}
+
+std::string Router::ConsoleConfigJson() const {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("region");
+  w.String(options_.region.data(), static_cast<rapidjson::SizeType>(options_.region.size()));
+  w.Key("signIn");  // whether the page must ask for a key pair (--credentials)
+  w.Bool(options_.credentials != nullptr && !options_.credentials->empty());
+  w.Key("apiPath");
+  w.String(kConsoleApiPath.data(), static_cast<rapidjson::SizeType>(kConsoleApiPath.size()));
+  w.Key("metrics");
+  w.Bool(options_.serve_metrics);
+  w.EndObject();
+  return out.GetString();
 }
 
 HttpResponse Router::FaultsApi(const HttpRequest& request) const {

@@ -74,7 +74,18 @@ struct RouterOptions {
   // The --mcp-listen listener's router only: every request is a Model Context Protocol request
   // (http/mcp_endpoint.h), none a DynamoDB call. Null on the other listeners.
   const McpHttp* mcp = nullptr;
+  // Whether POSTs are API calls (the data listener). The admin listener takes none, except at
+  // kConsoleApiPath when it serves the console.
+  bool serve_api = true;
+  // Whether GET /console/ answers with the browser console (console/files.h) and
+  // /console/config.json with what the page needs to know; its API calls are POSTs to
+  // kConsoleApiPath. The admin listener serves it, and the data listener when it has no admin
+  // listener beside it, is in open mode and listens on loopback (server.cc decides).
+  bool serve_console = false;
 };
+
+// Where the console page sends its API calls (signed for this path, as SigV4 requires).
+inline constexpr std::string_view kConsoleApiPath = "/console/api";
 
 // Every operation in the DynamoDB and DynamoDB Streams API models (botocore's service-2
 // files plus operations added to DynamoDB since). Used to label metrics: any other name is
@@ -85,16 +96,18 @@ class Router {
  public:
   Router(const api::OperationRegistry& registry, RouterOptions options);
 
-  // POST requests are API calls (DynamoDB ignores the path); everything else is local.
-  static bool IsApiCall(const HttpRequest& request);
+  // POST requests are API calls (DynamoDB ignores the path); everything else is local. On a
+  // router with serve_api false (the admin listener), only the console's POSTs to
+  // kConsoleApiPath are.
+  bool IsApiCall(const HttpRequest& request) const;
 
   // API calls cheap and bounded enough to run on the network thread: GetItem (one item of at
   // most 400 KB, read without waiting for any commit).
   static bool IsInlineRead(const HttpRequest& request);
 
-  // GET / (health: "healthy: <Host> "), GET /metrics, GET /metrics/prometheus, OPTIONS (a
-  // CORS preflight); 404 UnknownOperationException for anything else, as DynamoDB answers a GET
-  // of another path. Cheap: runs on the IO thread.
+  // GET / (health: "healthy: <Host> "), GET /metrics, GET /metrics/prometheus, GET /console/...
+  // (when served), OPTIONS (a CORS preflight); 404 UnknownOperationException for anything else, as
+  // DynamoDB answers a GET of another path. Cheap: runs on the IO thread.
   HttpResponse HandleLocal(const HttpRequest& request) const;
 
   // The whole API pipeline. Never throws: anything unexpected becomes InternalServerError,
@@ -169,6 +182,9 @@ class Router {
   HttpResponse Local(const HttpRequest& request, std::string_view path) const;
   // PUT (replace the rules with the body's), GET (the rules and their counts), DELETE /faults.
   HttpResponse FaultsApi(const HttpRequest& request) const;
+  // GET /console and /console/<file>: the embedded page, or its config.json.
+  HttpResponse Console(std::string_view path) const;
+  std::string ConsoleConfigJson() const;
   // Compresses the body when the client asked, adds the CORS headers, writes the access log.
   void Finish(const Exchange& exchange, std::string_view label, HttpResponse& response) const;
   // HandleApi (respond null: the response in *out) or HandleApiAsync (through *respond).

@@ -311,6 +311,36 @@ TEST_F(RouterTest, LocalRoutes) {
   EXPECT_EQ(data_only.HandleLocal(health).status, 200u);
 }
 
+TEST_F(RouterTest, TheConsoleIsServedOnlyWhereItIsAskedFor) {
+  HttpRequest page{bhttp::verb::get, "/console/", 11};
+  HttpRequest script{bhttp::verb::get, "/console/console.js", 11};
+  HttpRequest config{bhttp::verb::get, "/console/config.json", 11};
+  EXPECT_EQ(router_->HandleLocal(page).status, 404u);  // not asked for
+
+  RouterOptions admin = options_;
+  admin.serve_api = false;
+  admin.serve_console = true;
+  Router router(registry_, admin);
+  HttpResponse r = router.HandleLocal(page);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(r.headers.find("Content-Security-Policy: default-src 'self'"), std::string::npos);
+  EXPECT_EQ(router.HandleLocal(script).content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(router.HandleLocal(config).body,
+            R"({"region":"us-east-1","signIn":true,"apiPath":"/console/api","metrics":true})");
+  EXPECT_EQ(router.HandleLocal(HttpRequest{bhttp::verb::get, "/console/x.js", 11}).status, 404u);
+
+  // Only the console's path takes API calls where serve_api is false.
+  HttpRequest call = Make("DynamoDB_20120810.DescribeLimits", "{}");
+  EXPECT_TRUE(router_->IsApiCall(call));
+  EXPECT_FALSE(router.IsApiCall(call));
+  call.target("/console/api");
+  EXPECT_TRUE(router.IsApiCall(call));
+  call.target("/console/api/more");
+  EXPECT_FALSE(router.IsApiCall(call));
+  EXPECT_FALSE(router.IsApiCall(page));
+}
+
 TEST_F(RouterTest, OpenModeAcceptsAnySignature) {
   RouterOptions open = options_;
   CredentialStore none;

@@ -171,11 +171,19 @@ class ServerImpl : public Server {
     // Retries of network-thread writes, which must not be refused: past the queue bound.
     data_options.blocking = [this](std::function<void()> task) { pool_.Submit(std::move(task)); };
     data_options.serve_metrics = !config.admin_listen.has_value();
+    data_options.serve_console =
+        !config.admin_listen.has_value() &&
+        (router_options.credentials == nullptr || router_options.credentials->empty()) &&
+        IsLoopbackHost(config.listen.host);
     data_router_ = std::make_unique<Router>(registry, data_options);
     RouterOptions admin_options = router_options;
     admin_options.mcp = nullptr;
     admin_options.serve_metrics = true;
     admin_options.serve_fault_api = true;
+    admin_options.serve_api = false;  // but the console's calls (RouterOptions::serve_console)
+    admin_options.serve_console = true;
+    admin_options.max_body_bytes = config.max_body_bytes;
+    admin_options.blocking = data_options.blocking;
     admin_router_ = std::make_unique<Router>(registry, admin_options);
   }
 
@@ -193,17 +201,17 @@ class ServerImpl : public Server {
       FDYNO_ASSIGN_OR_RETURN(tls_,
                              MakeServerTlsContext(config_.tls_cert_file, config_.tls_key_file));
     }
-    ConnectionEnv data_env{data_router_.get(), &pool_, &config_, &tracker_, false};
+    ConnectionEnv data_env{data_router_.get(), &pool_, &config_, &tracker_};
     data_ = std::make_unique<Listener>(iocs_, data_env, tls_.get());
     FDYNO_RETURN_IF_ERROR(data_->Bind(config_.listen));
     if (config_.admin_listen) {
-      ConnectionEnv admin_env{admin_router_.get(), &pool_, &config_, &tracker_, true};
+      ConnectionEnv admin_env{admin_router_.get(), &pool_, &config_, &tracker_};
       admin_ = std::make_unique<Listener>(iocs_, admin_env, tls_.get());
       FDYNO_RETURN_IF_ERROR(admin_->Bind(*config_.admin_listen));
     }
     if (config_.mcp_listen) {
       if (mcp_router_ == nullptr) return Error::Validation("--mcp-listen needs an MCP session");
-      ConnectionEnv mcp_env{mcp_router_.get(), &pool_, &config_, &tracker_, false};
+      ConnectionEnv mcp_env{mcp_router_.get(), &pool_, &config_, &tracker_};
       mcp_ = std::make_unique<Listener>(iocs_, mcp_env, tls_.get());
       FDYNO_RETURN_IF_ERROR(mcp_->Bind(*config_.mcp_listen));
     }

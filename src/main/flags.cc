@@ -149,8 +149,8 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
       ->envname("DYNODB_TLS_KEY");
   serve
       .add_option("--admin-listen", f.admin_listen,
-                  "HOST:PORT of a separate listener for /metrics and /metrics/prometheus (they "
-                  "then leave the data listener)")
+                  "HOST:PORT of a separate listener for /metrics, /metrics/prometheus and the "
+                  "browser console /console/ (they then leave the data listener)")
       ->envname("DYNODB_ADMIN_LISTEN");
   serve
       .add_option("--mcp-listen", f.mcp_listen,
