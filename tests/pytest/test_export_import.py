@@ -18,6 +18,7 @@ import uuid
 
 import botocore.exceptions
 import pytest
+import requests
 
 from conftest import ACCOUNT_ID, FDYNO_BIN, REGION, Server, scan_by_pk_sk as scan
 
@@ -190,6 +191,11 @@ def test_export_then_import_equals_the_source(s3_server):
     imports = ddb.list_imports(TableArn=table_arn("copy_ion"))["ImportSummaryList"]
     assert [i["ImportStatus"] for i in imports] == ["COMPLETED"]
     assert len(ddb.list_imports()["ImportSummaryList"]) == 2
+    # /metrics counts what the exports wrote and the imports loaded.
+    metrics = requests.get(s3_server.endpoint + "/metrics", timeout=10).json()
+    counted = {m["name"]: m["value"] for m in metrics["counters"] + metrics["gauges"]}
+    assert (counted["fdyno_export_items"], counted["fdyno_import_items"]) == (600, 600)
+    assert counted["fdyno_exports_running"] == 0
 
 
 def test_export_at_a_past_time_leaves_later_writes_out(s3_server):
