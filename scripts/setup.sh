@@ -12,7 +12,7 @@ profile=${1:-all}
 build=(
   cmake ninja-build g++ pkg-config
   lld librocksdb-dev libboost-dev libssl-dev zlib1g-dev rapidjson-dev libspdlog-dev libcli11-dev
-  libjemalloc-dev libhnswlib-dev
+  libjemalloc-dev libhnswlib-dev libexpat1-dev
 )
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev

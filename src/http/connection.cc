@@ -384,7 +384,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     AppendResponseHead(
         {response.status, request_.version() == 10 ? 10u : 11u, HttpDate(), response.content_type,
          response.content_encoding, response.request_id, Crc32(response.body), response.headers,
-         response.body.size(), response_keep_alive_},
+         response.head_content_length.value_or(response.body.size()), response_keep_alive_},
         &response_head_);
     response_body_ = std::move(response.body);
     if (request_.method() == bhttp::verb::head) response_body_.clear();

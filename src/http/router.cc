@@ -22,6 +22,7 @@
 #include "http/compression.h"
 #include "http/mcp_endpoint.h"
 #include "http/metrics_render.h"
+#include "http/s3_endpoint.h"
 #include "http/wire.h"
 #include "kv/run.h"
 
@@ -261,6 +262,8 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
   metrics_->Describe("fdyno_internal_errors_total",
                      "Requests answered 500 because of an unexpected exception (a bug).");
   metrics_->Describe("fdyno_requests_total", "API requests answered, by operation.");
+  metrics_->Describe("fdyno_s3_requests_total",
+                     "S3 API calls beside the DynamoDB endpoint, by operation.");
   metrics_->Describe("fdyno_errors_total",
                      "API requests answered with an error, by operation and error type.");
   metrics_->Describe("fdyno_request_duration_seconds",
@@ -295,6 +298,7 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
 }
 
 bool Router::IsApiCall(const HttpRequest& request) const {
+  if (options_.s3 != nullptr && options_.serve_api && IsS3Request(request)) return true;
   if (request.method() != bhttp::verb::post) return false;
   if (options_.serve_api) return true;
   std::string_view target(request.target().data(), request.target().size());
@@ -472,6 +476,22 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
   return r;
 }
 
+HttpResponse Router::S3Call(const HttpRequest& request) const {
+  Exchange exchange = Begin(request);
+  exchange.encoding.reset();  // S3 sends objects as they are
+  VerifyOptions verify;
+  verify.region = options_.region;
+  verify.now_ms = options_.clock->WallMillis();
+  const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
+  S3Answer answer = AnswerS3(request, *options_.s3, store, verify, NewRequestId());
+  exchange.account = std::move(answer.account);
+  exchange.operation = "S3 " + std::string(answer.operation);
+  metrics_->GetCounter("fdyno_s3_requests_total", {{"operation", std::string(answer.operation)}})
+      .Add();
+  Finish(exchange, answer.operation, answer.response);
+  return std::move(answer.response);
+}
+
 HttpResponse Router::Console(std::string_view path) const {
   HttpResponse r;
   // The page loads nothing from elsewhere and talks to this listener only.
@@ -559,6 +579,7 @@ HttpResponse Router::Rejected(const fdyno::Error& error, std::string_view target
 
 HttpResponse Router::HandleApi(const HttpRequest& request) const {
   if (options_.mcp != nullptr) return AnswerMcp(request, *options_.mcp);
+  if (options_.s3 != nullptr && IsS3Request(request)) return S3Call(request);
   std::optional<HttpResponse> response;
   HandleApiAsyncOrNot(request, nullptr, nullptr, &response);
   return std::move(*response);
@@ -674,16 +695,7 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
 
   // Authentication comes before anything else is answered (an unsigned caller learns nothing,
   // not even which operations exist) and before any expensive work (decompression, parsing).
-  SignedRequest signed_request;
-  signed_request.method = {request.method_string().data(), request.method_string().size()};
-  signed_request.target = {request.target().data(), request.target().size()};
-  signed_request.headers.reserve(16);
-  for (const auto& field : request) {
-    signed_request.headers.emplace_back(
-        std::string_view(field.name_string().data(), field.name_string().size()),
-        std::string_view(field.value().data(), field.value().size()));
-  }
-  signed_request.body = raw;
+  SignedRequest signed_request = SignedRequestOf(request);
   VerifyOptions verify;
   verify.region = options_.region;
   verify.now_ms = options_.clock->WallMillis();

@@ -27,6 +27,10 @@
 #include "http/faults.h"
 #include "http/sigv4.h"
 
+namespace fdyno::s3 {
+class Service;
+}
+
 namespace fdyno::http {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
@@ -42,6 +46,9 @@ struct HttpResponse {
   std::string_view content_encoding;  // "gzip", "deflate" or empty (static)
   std::string headers;                // further header lines ("Name: value\r\n"), e.g. CORS
   ResponseFault fault;                // a fault rule's hold or drop (http/faults.h)
+  // A HEAD's Content-Length: the length of the body a GET would get (S3's HeadObject); unset:
+  // the body's, which is then not sent.
+  std::optional<uint64_t> head_content_length;
 };
 
 struct RouterOptions {
@@ -82,6 +89,9 @@ struct RouterOptions {
   // kConsoleApiPath. The admin listener serves it, and the data listener when it has no admin
   // listener beside it, is in open mode and listens on loopback (server.cc decides).
   bool serve_console = false;
+  // Amazon S3's REST API over the export root (http/s3_endpoint.h), for requests signed for
+  // service "s3"; null: none (the admin and MCP listeners, and tests).
+  s3::Service* s3 = nullptr;
 };
 
 // Where the console page sends its API calls (signed for this path, as SigV4 requires).
@@ -182,6 +192,8 @@ class Router {
   HttpResponse Local(const HttpRequest& request, std::string_view path) const;
   // PUT (replace the rules with the body's), GET (the rules and their counts), DELETE /faults.
   HttpResponse FaultsApi(const HttpRequest& request) const;
+  // An S3 API call (http/s3_endpoint.h), counted and logged.
+  HttpResponse S3Call(const HttpRequest& request) const;
   // GET /console and /console/<file>: the embedded page, or its config.json.
   HttpResponse Console(std::string_view path) const;
   std::string ConsoleConfigJson() const;

@@ -162,6 +162,7 @@ class ServerImpl : public Server {
     if (config.mcp_listen && router_options.mcp != nullptr) {
       RouterOptions mcp_options = router_options;
       mcp_options.faults = nullptr;
+      mcp_options.s3 = nullptr;
       mcp_options.blocking = [this](std::function<void()> task) { pool_.Submit(std::move(task)); };
       mcp_router_ = std::make_unique<Router>(registry, mcp_options);
     }
@@ -182,6 +183,7 @@ class ServerImpl : public Server {
     admin_options.serve_fault_api = true;
     admin_options.serve_api = false;  // but the console's calls (RouterOptions::serve_console)
     admin_options.serve_console = true;
+    admin_options.s3 = nullptr;
     admin_options.max_body_bytes = config.max_body_bytes;
     admin_options.blocking = data_options.blocking;
     admin_router_ = std::make_unique<Router>(registry, admin_options);

@@ -451,10 +451,9 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
   size_t len = 0;
   EVP_MAC_CTX* ctx = HmacSha256Context();
   if (ctx == nullptr ||
-      EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(),
-                   nullptr) != 1 ||
-      EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(data.data()), data.size()) !=
+      EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), nullptr) !=
           1 ||
+      EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1 ||
       EVP_MAC_final(ctx, md, &len, sizeof md) != 1) {
     unsigned int one_shot_len = 0;
     HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
@@ -512,13 +511,19 @@ std::string UriDecode(std::string_view s) {
 
 std::string CanonicalRequest(const SignedRequest& request,
                              const std::vector<std::string>& signed_headers,
-                             std::string_view payload_hash, std::string_view exclude_query) {
+                             std::string_view payload_hash, std::string_view exclude_query,
+                             bool s3_path) {
   auto [path, query] = SplitTarget(request.target);
   std::string out;
   out.reserve(256 + request.target.size());
   out.append(request.method);
   out.push_back('\n');
-  out.append(path.empty() ? "/" : UriEncode(path, /*keep_slash=*/true));
+  if (path.empty()) {
+    out.push_back('/');
+  } else {
+    out.append(s3_path ? UriEncode(UriDecode(path), /*keep_slash=*/true)
+                       : UriEncode(path, /*keep_slash=*/true));
+  }
   out.push_back('\n');
 
   std::vector<std::pair<std::string, std::string>> params;
@@ -745,18 +750,21 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   std::string payload_hash;
   if (const std::string_view* h = FindHeader(request, "x-amz-content-sha256")) {
     std::string_view claimed = Trim(*h);
-    if (!(p.presigned && claimed == kUnsignedPayload) &&
-        !AsciiIEquals(claimed, Sha256Hex(request.body))) {
+    const bool unsigned_payload = (p.presigned || options.s3) && claimed == kUnsignedPayload;
+    const bool streaming = options.s3 && claimed.starts_with("STREAMING-");
+    if (!unsigned_payload && !streaming && !AsciiIEquals(claimed, Sha256Hex(request.body))) {
       return Invalid(std::string(kSignatureMismatch));
     }
     payload_hash = std::string(claimed);
+  } else if (options.s3 && p.presigned) {
+    payload_hash = std::string(kUnsignedPayload);
   } else {
     payload_hash = Sha256Hex(request.body);
   }
 
-  std::string canonical = CanonicalRequest(request, SplitSignedHeaders(p.signed_headers),
-                                           payload_hash,
-                                           p.presigned ? "X-Amz-Signature" : "");
+  std::string canonical =
+      CanonicalRequest(request, SplitSignedHeaders(p.signed_headers), payload_hash,
+                       p.presigned ? "X-Amz-Signature" : "", /*s3_path=*/options.s3);
   std::string credential_scope = std::string(scope[1]) + "/" + std::string(scope[2]) + "/" +
                                  std::string(scope[3]) + "/" + std::string(scope[4]);
   std::string string_to_sign = StringToSign(p.amz_date(), credential_scope, canonical);

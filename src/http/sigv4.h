@@ -61,6 +61,10 @@ struct VerifyOptions {
   std::string service = "dynamodb";
   int64_t now_ms = 0;                    // wall clock, milliseconds since the epoch
   int64_t max_skew_ms = 15 * 60 * 1000;  // X-Amz-Date must be within this of now
+  // Amazon S3's rules (service "s3"): the canonical request holds the path encoded once, not
+  // twice; X-Amz-Content-Sha256 may be UNSIGNED-PAYLOAD, or a STREAMING-* form whose body is
+  // aws-chunked (its chunk signatures are not checked); a presigned URL signs UNSIGNED-PAYLOAD.
+  bool s3 = false;
 };
 
 // Who signed a request.
@@ -102,9 +106,11 @@ std::string UriDecode(std::string_view s);
 // The canonical request, given the names of the signed headers (lower case, sorted, as in
 // SignedHeaders) and the payload hash to use. Query parameters named in exclude_query (e.g.
 // X-Amz-Signature for the presigned form) are left out.
+// With s3_path the path is encoded once (S3's rule) instead of twice (every other service's).
 std::string CanonicalRequest(const SignedRequest& request,
                              const std::vector<std::string>& signed_headers,
-                             std::string_view payload_hash, std::string_view exclude_query = {});
+                             std::string_view payload_hash, std::string_view exclude_query = {},
+                             bool s3_path = false);
 std::string StringToSign(std::string_view amz_date, std::string_view scope,
                          std::string_view canonical_request);
 

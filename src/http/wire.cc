@@ -127,7 +127,7 @@ void AppendResponseHead(const ResponseHead& h, std::string* out) {
       .append("\r\n");
   out->append("Server: ").append(kServerName).append("\r\n");
   out->append("Date: ").append(h.date).append("\r\n");
-  out->append("Content-Type: ").append(h.content_type).append("\r\n");
+  if (!h.content_type.empty()) out->append("Content-Type: ").append(h.content_type).append("\r\n");
   if (!h.content_encoding.empty()) {
     out->append("Content-Encoding: ").append(h.content_encoding).append("\r\n");
   }

@@ -41,9 +41,9 @@ uint32_t Crc32(std::string_view body);
 // every response. x-amz-crc32 is of the body as sent (compressed, when it is), as DynamoDB's.
 struct ResponseHead {
   unsigned status = 200;
-  unsigned version = 11;  // 10 or 11
-  std::string_view date;  // HttpDate()
-  std::string_view content_type;
+  unsigned version = 11;              // 10 or 11
+  std::string_view date;              // HttpDate()
+  std::string_view content_type;      // empty: none
   std::string_view content_encoding;  // empty: none
   std::string_view request_id;
   uint32_t crc32 = 0;

@@ -48,6 +48,7 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   // Exports and imports: a directory stands for Amazon S3 (workers/exports.h).
   backup_options.export_root =
       flags.export_root.empty() ? flags.data_dir + "/exports" : flags.export_root;
+  export_root_ = backup_options.export_root;
   backup_worker_ = std::make_unique<workers::BackupWorker>(db, catalog, backup_options);
   // Approximate SearchVectors: graphs built and kept current in the background.
   store::VectorGraphsOptions graph_options;

@@ -43,6 +43,8 @@ class Backend {
   kv::Database& db() const { return *engine_.db; }
   // Where the data lives, for the log.
   const std::string& description() const { return engine_.description; }
+  // The directory standing for Amazon S3: exports, imports, and the S3 API beside the endpoint.
+  const std::string& export_root() const { return export_root_; }
 
  private:
   Backend() = default;
@@ -50,6 +52,7 @@ class Backend {
 
   // Declared in the order they start; destroyed in reverse, the engine last.
   ServeEngine engine_;
+  std::string export_root_;
   std::unique_ptr<store::Catalog> catalog_;
   std::unique_ptr<workers::BackupWorker> backup_worker_;
   std::unique_ptr<store::VectorGraphs> vector_graphs_;

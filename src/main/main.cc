@@ -30,6 +30,7 @@
 #include "main/test_switches.h"
 #include "main/version.h"
 #include "mcp/session.h"
+#include "s3/service.h"
 #include "store/catalog.h"
 
 namespace fdyno::main {
@@ -263,6 +264,10 @@ int Serve(const ServeFlags& flags) {
         .handle = [&mcp_session](std::string_view m) { return mcp_session.Handle(m); },
         .token = flags.mcp_token};
     if (config->mcp_listen) router_options.mcp = &mcp_http;
+    // The S3 API over the export root, beside the DynamoDB endpoint (http/s3_endpoint.h).
+    s3::ObjectStore s3_store(backend->export_root());
+    s3::Service s3_service(s3_store);
+    router_options.s3 = &s3_service;
     Result<std::unique_ptr<http::Server>> server =
         http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
     if (!server.ok()) {
