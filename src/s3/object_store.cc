@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "base/hex.h"
 #include "store/exports.h"
 
 namespace fdyno::s3 {
@@ -27,16 +28,6 @@ constexpr std::string_view kMetaSuffix = ".fdyno-meta";
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxSegmentBytes = 255;
-
-std::string Hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 15]);
-  }
-  return out;
-}
 
 // MD5, fed piece by piece (S3's ETag of a single-part object).
 class Md5 {
@@ -56,10 +47,6 @@ class Md5 {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
 };
 
-std::string HexOf(std::string_view raw) {
-  return Hex(reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
-}
-
 std::string RandomHex(size_t bytes) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string raw;
@@ -67,7 +54,7 @@ std::string RandomHex(size_t bytes) {
     const uint64_t v = rng();
     raw.append(reinterpret_cast<const char*>(&v), std::min<size_t>(8, bytes - raw.size()));
   }
-  return HexOf(raw);
+  return HexLower(raw);
 }
 
 S3Error FileError(std::string_view what, const fs::path& path) {
@@ -370,7 +357,7 @@ S3Result<ObjectInfo> ObjectStore::Put(std::string_view bucket, std::string_view 
   if (S3Result<Done> w = WriteSynced(temp, body); !w.ok()) return std::move(w).error();
   Md5 md5;
   md5.Add(body);
-  return Publish(bucket, key, temp, *path, HexOf(md5.Raw()), attributes);
+  return Publish(bucket, key, temp, *path, HexLower(md5.Raw()), attributes);
 }
 
 ObjectInfo ObjectStore::Describe(std::string_view bucket, std::string key, const fs::path& file) {
@@ -400,7 +387,7 @@ ObjectInfo ObjectStore::Describe(std::string_view bucket, std::string key, const
     return info;
   }
   if (std::optional<std::string> md5 = FileMd5(file)) {
-    info.etag = HexOf(*md5);
+    info.etag = HexLower(*md5);
     etags_[file.string()] = {st->size, st->mtime_ns, info.etag};
   }
   return info;
@@ -552,7 +539,7 @@ S3Result<std::string> ObjectStore::UploadPart(std::string_view bucket, std::stri
   if (ec) return FileError("cannot rename", temp);
   Md5 md5;
   md5.Add(body);
-  return HexOf(md5.Raw());
+  return HexLower(md5.Raw());
 }
 
 S3Result<ObjectInfo> ObjectStore::CompleteUpload(
@@ -589,7 +576,7 @@ S3Result<ObjectInfo> ObjectStore::CompleteUpload(
     Md5 md5;
     if (bytes) md5.Add(*bytes);
     const std::string raw = bytes ? md5.Raw() : std::string();
-    if (!bytes || HexOf(raw) != want) {
+    if (!bytes || HexLower(raw) != want) {
       out.close();
       fs::remove(temp, ec);
       return S3Error(invalid_part);
@@ -620,8 +607,8 @@ S3Result<ObjectInfo> ObjectStore::CompleteUpload(
   ObjectAttributes attributes;
   if (upload) attributes = {upload->content_type, upload->metadata};
   S3Result<ObjectInfo> info =
-      Publish(bucket, key, temp, *to, HexOf(of_digests.Raw()) + "-" + std::to_string(parts.size()),
-              attributes);
+      Publish(bucket, key, temp, *to,
+              HexLower(of_digests.Raw()) + "-" + std::to_string(parts.size()), attributes);
   if (info.ok()) fs::remove_all(*dir, ec);
   return info;
 }

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <set>
 
+#include "base/hex.h"
 #include "model/base64.h"
 #include "s3/xml.h"
 
@@ -74,28 +75,6 @@ std::string UrlEncode(std::string_view s) {
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);
     }
-  }
-  return out;
-}
-
-std::string HexEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-std::optional<std::string> HexDecode(std::string_view s) {
-  if (s.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < s.size(); i += 2) {
-    unsigned v = 0;
-    auto [end, ec] = std::from_chars(s.data() + i, s.data() + i + 2, v, 16);
-    if (ec != std::errc() || end != s.data() + i + 2) return std::nullopt;
-    out.push_back(static_cast<char>(v));
   }
   return out;
 }
@@ -347,7 +326,7 @@ S3Response Service::ListObjects(const S3Request& r, bool v2) {
   const std::string* token = v2 ? r.Query("continuation-token") : nullptr;
   const std::string* start_after = r.Query(v2 ? "start-after" : "marker");
   if (token) {
-    std::optional<std::string> after = HexDecode(*token);
+    std::optional<std::string> after = HexBytes(*token);
     if (!after) {
       return ErrorResponse(r, InvalidArgument("The continuation token provided is incorrect")
                                   .With("ArgumentName", "continuation-token"));
@@ -367,7 +346,7 @@ S3Response Service::ListObjects(const S3Request& r, bool v2) {
     if (token) w.Element("ContinuationToken", *token);
     if (start_after) w.Element("StartAfter", text(*start_after));
     w.Element("KeyCount", std::to_string(page->objects.size() + page->common_prefixes.size()));
-    if (page->truncated) w.Element("NextContinuationToken", HexEncode(page->last));
+    if (page->truncated) w.Element("NextContinuationToken", HexLower(page->last));
   } else {
     w.Element("Marker", text(start_after ? *start_after : ""));
     if (page->truncated && !request.delimiter.empty()) w.Element("NextMarker", text(page->last));
