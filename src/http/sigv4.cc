@@ -212,9 +212,17 @@ Result<Parsed> ParseHeaderForm(const SignedRequest& request, std::string_view au
       space == std::string_view::npos ? std::string_view() : trimmed.substr(space + 1);
   bool have_credential = false, have_signature = false, have_signed_headers = false;
   while (!rest.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view part = Trim(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    // Parameters are separated by commas, or by spaces alone ("Credential=.. SignedHeaders=..
+    // Signature=.."): a part holding several '=' is split at its first space.
+    size_t end = rest.find(',');
+    std::string_view part = Trim(rest.substr(0, end));
+    if (std::count(part.begin(), part.end(), '=') > 1) {
+      if (size_t space = part.find_first_of(" \t"); space != std::string_view::npos) {
+        end = static_cast<size_t>(part.data() + space - rest.data());
+        part = Trim(part.substr(0, space));
+      }
+    }
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     size_t eq = part.find('=');
     if (eq == std::string_view::npos) {
       return Incomplete("'" + std::string(part) +

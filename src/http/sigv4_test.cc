@@ -196,6 +196,22 @@ TEST(SigV4Test, SignedRequestVerifies) {
   EXPECT_EQ(identity->access_key_id, kKeyId);
 }
 
+TEST(SigV4Test, AuthorizationParametersSeparatedBySpacesAloneAreRead) {
+  Signed s = MakeSigned(kNowMs);
+  for (auto& [name, value] : s.owned) {
+    if (name != "Authorization") continue;
+    for (size_t at = value.find(", "); at != std::string::npos; at = value.find(", ")) {
+      value.erase(at, 1);  // "A=1, B=2" -> "A=1 B=2"
+    }
+    EXPECT_EQ(value.find(','), std::string::npos) << value;
+  }
+  s.request.headers.clear();
+  for (auto& [k, v] : s.owned) s.request.headers.emplace_back(k, v);
+  auto identity = Verify(s.request, ExampleStore(), DynamoOptions(kNowMs + 60'000));
+  ASSERT_TRUE(identity.ok()) << identity.error().message;
+  EXPECT_EQ(identity->access_key_id, kKeyId);
+}
+
 TEST(SigV4Test, MissingAuthorization) {
   SignedRequest r;
   r.method = "POST";
@@ -287,9 +303,9 @@ TEST(SigV4Test, IncompleteAuthorization) {
             "Credential=a/b/c/d/e");
 }
 
-// An Authorization header without commas is incomplete, but a request date outside the
-// allowed skew is reported first, as DynamoDB does.
-TEST(SigV4Test, IncompleteAuthorizationStillChecksExpiryFirst) {
+// A request date outside the allowed skew is reported before anything else of the header, as
+// DynamoDB does; an Authorization header whose parameters are separated by spaces alone is read.
+TEST(SigV4Test, ExpiryIsReportedFirstAndSpaceSeparatedParametersAreRead) {
   SignedRequest r;
   r.method = "POST";
   r.target = "/";
@@ -304,10 +320,17 @@ TEST(SigV4Test, IncompleteAuthorizationStillChecksExpiryFirst) {
   auto future = Verify(r, ExampleStore(), DynamoOptions(kNowMs - 16 * 60'000));
   ASSERT_FALSE(future.ok());
   EXPECT_EQ(future.error().message.rfind("Signature not yet current: ", 0), 0u);
-  // In time, it is the incomplete header.
+  // In time, the header is read: its signature is the wrong one.
   auto current = Verify(r, ExampleStore(), DynamoOptions(kNowMs));
   ASSERT_FALSE(current.ok());
-  EXPECT_EQ(current.error().type, ErrorType::kIncompleteSignature);
+  EXPECT_EQ(current.error().type, ErrorType::kInvalidSignature) << current.error().message;
+  // A header that is incomplete stays so, and is still checked for expiry first.
+  r.headers[2].second =
+      "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/dynamodb/aws4_request";
+  EXPECT_EQ(Verify(r, ExampleStore(), DynamoOptions(kNowMs)).error().type,
+            ErrorType::kIncompleteSignature);
+  EXPECT_EQ(Verify(r, ExampleStore(), DynamoOptions(kNowMs + 16 * 60'000)).error().type,
+            ErrorType::kInvalidSignature);
 }
 
 TEST(SigV4Test, OpenModeAcceptsAnyWellFormedSignature) {

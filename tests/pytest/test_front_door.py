@@ -196,6 +196,23 @@ def test_presigned_query_form(server):
     assert error_message(r).startswith("Signature expired")
 
 
+def test_authorization_parameters_separated_by_spaces_alone_are_read(server):
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    for secret, status in ((SECRET_KEY, 200), ("wrong", 400)):
+        req = AWSRequest(method="POST", url=server.endpoint + "/", data="{}",
+                         headers={"Content-Type": "application/x-amz-json-1.0",
+                                  "X-Amz-Target": "DynamoDB_20120810.DescribeLimits"})
+        SigV4Auth(Credentials(ACCESS_KEY, secret), "dynamodb", "us-east-1").add_auth(req)
+        headers = dict(req.headers)
+        headers["Authorization"] = headers["Authorization"].replace(", ", " ")
+        r = requests.post(server.endpoint + "/", data="{}", headers=headers, timeout=10)
+        assert r.status_code == status, r.text
+        if status != 200:
+            assert error_type(r) == "InvalidSignatureException"
+
+
 def test_account_scopes_the_request_context(tmp_path):
     # Each key of the credentials file names its account, and the request context carries the
     # account of the key that signed: ARNs are rendered in it.
