@@ -165,7 +165,7 @@ void CheckResponse(const HttpRequest& request, const HttpResponse& r) {
     Require(plain.ok());
     body = std::move(plain).value();
   }
-  if (!r.error_type.empty() && Router::IsApiCall(request)) {
+  if (!r.error_type.empty() && TheRouter().IsApiCall(request)) {
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
     Require(!doc.HasParseError() && doc.IsObject() && doc.HasMember("__type"));
@@ -193,7 +193,7 @@ void Answer(const HttpRequest& request, const Limits& limits) {
   Require(request.body().size() <= limits.body_bytes);
   const Router& router = TheRouter();
   HttpResponse response;
-  if (!Router::IsApiCall(request)) {
+  if (!router.IsApiCall(request)) {
     response = router.HandleLocal(request);
   } else if (Router::IsInlineRead(request)) {
     std::optional<HttpResponse> inline_response = router.HandleInline(request);

@@ -37,6 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::filesystem::path p =
         std::filesystem::temp_directory_path() / ("fdyno-s3-fuzz-" + std::to_string(::getpid()));
     std::filesystem::create_directories(p / "bkt");
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(
+          std::filesystem::temp_directory_path() / ("fdyno-s3-fuzz-" + std::to_string(::getpid())),
+          ec);
+    });
     return p;
   }();
   static fdyno::s3::ObjectStore store(root);
