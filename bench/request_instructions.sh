@@ -11,6 +11,8 @@
 # threads) is subtracted. RocksDB's background threads (flushes, compactions) are left out, as
 # they depend on what earlier runs left behind. Prints one line: WORKLOAD, requests,
 # instructions per request. Needs valgrind (scripts/setup.sh installs it).
+# LAYERS=FILE also writes the whole process's instructions per request by layer there, as JSON
+# (bench/layers.py: every thread, the idle run's subtracted), for bench/report.py.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -78,3 +80,6 @@ if ((load == 0)); then
 fi
 requests=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"])' "$work/result.json")
 echo "$workload: $requests requests, $(((load - idle) / requests)) instructions per request"
+if [[ -n ${LAYERS:-} ]]; then
+  "$root/bench/layers.py" "$work/load.out" "$work/idle.out" "$requests" >"$LAYERS"
+fi

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""report.py [--sweep FILE] [--layers FILE] [--out DIR]: the benchmark results as PNG charts
+(Debian's python3-matplotlib) and as Markdown tables on standard output, for bench/README.md.
+
+  --sweep   bench/sweep.sh's JSON lines (default bench/results/sweep.jsonl): throughput.png and
+            p99.png, requests per second and p99 latency against connections, one panel per
+            operation, fdyno beside dynalite and the nginx floor.
+  --layers  a JSON object {operation: {layer: instructions per request}} (bench/
+            instructions_by_layer.sh): instructions.png, one stacked bar per operation.
+  --out     where the PNGs go (default bench/charts).
+"""
+import argparse
+import json
+import os
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPERATIONS = [("get", "GetItem"), ("put", "PutItem (fsync)"), ("query", "Query (10 items)")]
+SERVERS = [("fdyno", "#2563eb"), ("dynalite", "#dc2626"), ("nginx", "#6b7280")]
+LAYER_COLORS = {"http": "#2563eb", "network": "#93c5fd", "api": "#16a34a", "expr": "#86efac",
+                "store": "#9333ea", "model": "#c4b5fd", "kv": "#ea580c", "rocksdb": "#fdba74",
+                "json": "#0891b2", "base": "#a3a3a3", "runtime": "#525252"}
+
+
+def load_sweep(path):
+    runs = defaultdict(dict)  # (operation, server) -> {connections: result}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                runs[(r["operation"], r["server"])][r["concurrency"]] = r
+    return runs
+
+
+def sweep_chart(runs, field, ylabel, path, log=False):
+    fig, axes = plt.subplots(1, len(OPERATIONS), figsize=(13, 3.8))
+    for ax, (op, title) in zip(axes, OPERATIONS):
+        for server, color in SERVERS:
+            points = sorted(runs.get((op, server), {}).items())
+            if not points:
+                continue
+            label = "nginx (fixed answer)" if server == "nginx" else server
+            ax.plot([c for c, _ in points], [r[field] for _, r in points], marker="o",
+                    color=color, label=label)
+        ax.set_title(title)
+        ax.set_xlabel("connections")
+        ax.set_xscale("log", base=2)
+        ticks = sorted({c for (o, _), points in runs.items() if o == op for c in points})
+        ax.set_xticks(ticks)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel(ylabel)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def sweep_table(runs):
+    print("| operation | connections | fdyno req/s | dynalite req/s | nginx req/s "
+          "| fdyno/dynalite | fdyno/nginx | fdyno p99 ms | dynalite p99 ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def cell(r, field, fmt):
+        return format(r[field], fmt) if r else "-"
+
+    for op, title in OPERATIONS:
+        fdyno = runs.get((op, "fdyno"), {})
+        for n in sorted(fdyno):
+            f = fdyno[n]
+            d = runs.get((op, "dynalite"), {}).get(n)
+            g = runs.get((op, "nginx"), {}).get(n)
+            ratios = [f"{f['throughput'] / o['throughput']:.2f}" if o else "-" for o in (d, g)]
+            print(f"| {title} | {n} | {f['throughput']:.0f} | {cell(d, 'throughput', '.0f')} | "
+                  f"{cell(g, 'throughput', '.0f')} | {ratios[0]} | {ratios[1]} | "
+                  f"{f['p99_ms']:.2f} | {cell(d, 'p99_ms', '.2f')} |")
+
+
+def layers_chart(layers, path):
+    ops = list(layers)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    bottoms = [0.0] * len(ops)
+    for layer, color in LAYER_COLORS.items():
+        values = [layers[op].get(layer, 0) for op in ops]
+        if not any(values):
+            continue
+        ax.bar(ops, values, bottom=bottoms, color=color, label=layer)
+        bottoms = [b + v for b, v in zip(bottoms, values)]
+    ax.set_ylabel("instructions per request")
+    ax.legend(ncol=2, fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def layers_table(layers):
+    columns = [c for c in LAYER_COLORS if any(v.get(c, 0) for v in layers.values())]
+    print("| operation | total | " + " | ".join(columns) + " |")
+    print("|---|---:|" + "---:|" * len(columns))
+    for op, v in layers.items():
+        print(f"| {op} | {sum(v.values()):,.0f} | " +
+              " | ".join(f"{v.get(c, 0):,.0f}" for c in columns) + " |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sweep", default=os.path.join(ROOT, "bench", "results", "sweep.jsonl"))
+    p.add_argument("--layers")
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "charts"))
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if os.path.exists(args.sweep):
+        runs = load_sweep(args.sweep)
+        sweep_chart(runs, "throughput", "requests per second",
+                    os.path.join(args.out, "throughput.png"))
+        sweep_chart(runs, "p99_ms", "p99 latency (ms)", os.path.join(args.out, "p99.png"),
+                    log=True)
+        sweep_table(runs)
+    if args.layers:
+        with open(args.layers) as f:
+            layers = json.load(f)
+        layers_chart(layers, os.path.join(args.out, "instructions.png"))
+        print()
+        layers_table(layers)
+
+
+if __name__ == "__main__":
+    main()
