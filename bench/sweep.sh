@@ -19,6 +19,8 @@ dynalite=${DYNALITE:-/tmp/dynalite/node_modules/.bin/dynalite}
 loadgen="$build/tools/loadgen/fdyno-loadgen"
 fdyno="$build/src/main/fdyno"
 keys=1000 # partitions of 10 items: 10,000 items preloaded
+[[ -x /usr/sbin/nginx ]] || { echo "sweep.sh needs Debian's nginx-light (apt install nginx-light)" >&2; exit 1; }
+[[ -x $dynalite ]] || { echo "sweep.sh needs dynalite: npm install --prefix /tmp/dynalite dynalite, or DYNALITE" >&2; exit 1; }
 work=$(mktemp -d /tmp/fdyno-sweep.XXXXXX)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 fdyno_port=$(free_port) dyn_port=$(free_port) nginx_port=$(free_port)

@@ -17,7 +17,7 @@ build=(
 tests=(
   ccache clang libclang-rt-14-dev llvm clang-format libgtest-dev libgmock-dev libbenchmark-dev
   valgrind python3-boto3 python3-botocore python3-pytest python3-pytest-xdist python3-requests
-  prometheus libgoogle-perftools-dev awscli debootstrap chromium
+  prometheus libgoogle-perftools-dev awscli debootstrap chromium python3-matplotlib
 )
 packaging=(dpkg-dev help2man file)
 case "$profile" in
