@@ -5,6 +5,8 @@
   --sweep   bench/sweep.sh's JSON lines (default bench/results/sweep.jsonl): throughput.png and
             p99.png, requests per second and p99 latency against connections, one panel per
             operation, fdyno beside dynalite and the nginx floor.
+  --size    bench/size_sweep.sh's JSON lines (default bench/results/size.jsonl): size.png, p50
+            and p99 latency and throughput against the table's items, per operation.
   --layers  a JSON object {operation: {layer: instructions per request}} (bench/
             instructions_by_layer.sh): instructions.png, one stacked bar per operation.
   --out     where the PNGs go (default bench/charts).
@@ -84,6 +86,47 @@ def sweep_table(runs):
                   f"{f['p99_ms']:.2f} | {cell(d, 'p99_ms', '.2f')} |")
 
 
+SIZE_OPERATIONS = [("get", "GetItem"), ("query", "Query (10 items)"), ("put", "PutItem (fsync)")]
+
+
+def load_size(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def size_chart(rows, path):
+    fig, (lat, rate) = plt.subplots(1, 2, figsize=(12, 3.8))
+    for (op, title), (_, color) in zip(SIZE_OPERATIONS, SERVERS):
+        points = sorted((r["items"], r) for r in rows if r["workload"] == op)
+        if not points:
+            continue
+        items = [n for n, _ in points]
+        lat.plot(items, [r["p99_ms"] for _, r in points], marker="o", color=color,
+                 label=f"{title} p99")
+        lat.plot(items, [r["p50_ms"] for _, r in points], marker=".", linestyle="--",
+                 color=color, label=f"{title} p50")
+        rate.plot(items, [r["throughput"] for _, r in points], marker="o", color=color,
+                  label=title)
+    for ax, label in ((lat, "latency (ms)"), (rate, "requests per second")):
+        ax.set_xscale("log")
+        ax.set_xlabel("items in the table")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def size_table(rows):
+    print("| operation | items | req/s | p50 ms | p99 ms |")
+    print("|---|---:|---:|---:|---:|")
+    for op, title in SIZE_OPERATIONS:
+        for r in sorted((r for r in rows if r["workload"] == op), key=lambda r: r["items"]):
+            print(f"| {title} | {r['items']:,} | {r['throughput']:.0f} | {r['p50_ms']:.2f} | "
+                  f"{r['p99_ms']:.2f} |")
+
+
 def layers_chart(layers, path):
     ops = list(layers)
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -114,6 +157,7 @@ def layers_table(layers):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sweep", default=os.path.join(ROOT, "bench", "results", "sweep.jsonl"))
+    p.add_argument("--size", default=os.path.join(ROOT, "bench", "results", "size.jsonl"))
     p.add_argument("--layers")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "charts"))
     args = p.parse_args()
@@ -125,6 +169,11 @@ def main():
         sweep_chart(runs, "p99_ms", "p99 latency (ms)", os.path.join(args.out, "p99.png"),
                     log=True)
         sweep_table(runs)
+    if os.path.exists(args.size):
+        rows = load_size(args.size)
+        size_chart(rows, os.path.join(args.out, "size.png"))
+        print()
+        size_table(rows)
     if args.layers:
         with open(args.layers) as f:
             layers = json.load(f)
