@@ -9,6 +9,8 @@
             and p99 latency and throughput against the table's items, per operation.
   --layers  a JSON object {operation: {layer: instructions per request}} (bench/
             instructions_by_layer.sh): instructions.png, one stacked bar per operation.
+  --floor   nginx's instructions per answer {operation: n} (bench/nginx_instructions.sh,
+            default bench/results/nginx_instructions.json): a mark on each bar, a column.
   --out     where the PNGs go (default bench/charts).
 """
 import argparse
@@ -127,7 +129,7 @@ def size_table(rows):
                   f"{r['p99_ms']:.2f} |")
 
 
-def layers_chart(layers, path):
+def layers_chart(layers, floor, path):
     ops = list(layers)
     fig, ax = plt.subplots(figsize=(8, 4))
     bottoms = [0.0] * len(ops)
@@ -137,6 +139,10 @@ def layers_chart(layers, path):
             continue
         ax.bar(ops, values, bottom=bottoms, color=color, label=layer)
         bottoms = [b + v for b, v in zip(bottoms, values)]
+    for i, op in enumerate(ops):
+        if op in floor:
+            ax.hlines(floor[op], i - 0.4, i + 0.4, colors="black", linewidth=2,
+                      label="nginx, fixed answer" if i == 0 else None)
     ax.set_ylabel("instructions per request")
     ax.legend(ncol=2, fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
@@ -145,12 +151,15 @@ def layers_chart(layers, path):
     plt.close(fig)
 
 
-def layers_table(layers):
+def layers_table(layers, floor):
     columns = [c for c in LAYER_COLORS if any(v.get(c, 0) for v in layers.values())]
-    print("| operation | total | " + " | ".join(columns) + " |")
-    print("|---|---:|" + "---:|" * len(columns))
+    print("| operation | total | nginx | total / nginx | " + " | ".join(columns) + " |")
+    print("|---|---:|---:|---:|" + "---:|" * len(columns))
     for op, v in layers.items():
-        print(f"| {op} | {sum(v.values()):,.0f} | " +
+        total = sum(v.values())
+        nginx = f"{floor[op]:,}" if op in floor else "-"
+        ratio = f"{total / floor[op]:.1f}x" if op in floor else "-"
+        print(f"| {op} | {total:,.0f} | {nginx} | {ratio} | " +
               " | ".join(f"{v.get(c, 0):,.0f}" for c in columns) + " |")
 
 
@@ -159,6 +168,8 @@ def main():
     p.add_argument("--sweep", default=os.path.join(ROOT, "bench", "results", "sweep.jsonl"))
     p.add_argument("--size", default=os.path.join(ROOT, "bench", "results", "size.jsonl"))
     p.add_argument("--layers")
+    p.add_argument("--floor",
+                   default=os.path.join(ROOT, "bench", "results", "nginx_instructions.json"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "charts"))
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -177,9 +188,13 @@ def main():
     if args.layers:
         with open(args.layers) as f:
             layers = json.load(f)
-        layers_chart(layers, os.path.join(args.out, "instructions.png"))
+        floor = {}
+        if os.path.exists(args.floor):
+            with open(args.floor) as f:
+                floor = json.load(f)
+        layers_chart(layers, floor, os.path.join(args.out, "instructions.png"))
         print()
-        layers_table(layers)
+        layers_table(layers, floor)
 
 
 if __name__ == "__main__":
