@@ -49,7 +49,7 @@ done
 
 # nginx answers each operation (told by X-Amz-Target) with a body as long as fdyno's answer.
 body_of() { # WORKLOAD: fdyno's answer to one request of it, captured by a signed call
-  python3 - "$fdyno_port" "$1" <<'PY'
+  /usr/bin/python3 - "$fdyno_port" "$1" <<'PY'
 import sys, boto3
 c = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{sys.argv[1]}", region_name="us-east-1",
                  aws_access_key_id="fdyno", aws_secret_access_key="fdyno-secret")
