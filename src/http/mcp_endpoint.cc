@@ -16,12 +16,6 @@ HttpResponse Plain(unsigned status, std::string body, std::string headers = {}) 
   return r;
 }
 
-std::string_view HeaderOf(const HttpRequest& request, std::string_view name) {
-  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (it == request.end()) return {};
-  return std::string_view(it->value().data(), it->value().size());
-}
-
 // "http://localhost:3000" -> whether its host is a loopback host.
 bool LoopbackOrigin(std::string_view origin) {
   const size_t scheme = origin.find("://");
@@ -39,7 +33,7 @@ bool LoopbackOrigin(std::string_view origin) {
 bool Authorized(const HttpRequest& request, const std::string& token) {
   if (token.empty()) return true;
   const std::string expected = "Bearer " + token;
-  const std::string_view given = HeaderOf(request, "authorization");
+  const std::string_view given = Header(request, "authorization");
   return given.size() == expected.size() &&
          CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0;
 }
@@ -51,7 +45,7 @@ HttpResponse AnswerMcp(const HttpRequest& request, const McpHttp& mcp) {
   if (target.substr(0, target.find('?')) != kMcpPath) {
     return Plain(404, "Not Found: the Model Context Protocol is at /mcp\n");
   }
-  if (const std::string_view origin = HeaderOf(request, "origin");
+  if (const std::string_view origin = Header(request, "origin");
       !origin.empty() && !LoopbackOrigin(origin)) {
     return Plain(403, "Forbidden: requests from pages of other origins are refused\n");
   }

@@ -103,17 +103,6 @@ constexpr std::string_view kDynamoOperations[] = {
 constexpr std::string_view kStreamsOperations[] = {"DescribeStream", "GetRecords",
                                                    "GetShardIterator", "ListStreams"};
 
-std::string_view Header(const HttpRequest& r, bhttp::field f) {
-  auto it = r.find(f);
-  if (it == r.end()) return {};
-  return {it->value().data(), it->value().size()};
-}
-std::string_view Header(const HttpRequest& r, std::string_view name) {
-  auto it = r.find(boost::beast::string_view(name.data(), name.size()));
-  if (it == r.end()) return {};
-  return {it->value().data(), it->value().size()};
-}
-
 // The media type of a Content-Type value (parameters and surrounding spaces dropped), to be
 // compared without regard to case.
 std::string_view MediaType(std::string_view content_type) {
@@ -244,6 +233,18 @@ int JsonDepth(const rapidjson::Value& root) {
 
 }  // namespace
 
+std::string_view Header(const HttpRequest& r, bhttp::field f) {
+  auto it = r.find(f);
+  if (it == r.end()) return {};
+  return {it->value().data(), it->value().size()};
+}
+
+std::string_view Header(const HttpRequest& r, std::string_view name) {
+  auto it = r.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == r.end()) return {};
+  return {it->value().data(), it->value().size()};
+}
+
 bool IsKnownOperation(api::Service service, std::string_view name) {
   if (name.empty()) return false;
   if (service == api::Service::kStreams) {
@@ -298,8 +299,9 @@ Router::Router(const api::OperationRegistry& registry, RouterOptions options)
 }
 
 bool Router::IsApiCall(const HttpRequest& request) const {
-  if (options_.s3 != nullptr && options_.serve_api && IsS3Request(request)) return true;
-  if (request.method() != bhttp::verb::post) return false;
+  if (request.method() != bhttp::verb::post) {
+    return options_.s3 != nullptr && options_.serve_api && IsS3Request(request);
+  }
   if (options_.serve_api) return true;
   std::string_view target(request.target().data(), request.target().size());
   return options_.serve_console && target.substr(0, target.find('?')) == kConsoleApiPath;
@@ -476,14 +478,21 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
   return r;
 }
 
-HttpResponse Router::S3Call(const HttpRequest& request) const {
-  Exchange exchange = Begin(request);
-  exchange.encoding.reset();  // S3 sends objects as they are
+const CredentialStore& Router::Credentials() const {
+  return options_.credentials ? *options_.credentials : open_store_;
+}
+
+VerifyOptions Router::VerifyNow() const {
   VerifyOptions verify;
   verify.region = options_.region;
   verify.now_ms = options_.clock->WallMillis();
-  const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
-  S3Answer answer = AnswerS3(request, *options_.s3, store, verify, NewRequestId());
+  return verify;
+}
+
+HttpResponse Router::S3Call(const HttpRequest& request) const {
+  Exchange exchange = Begin(request);
+  exchange.encoding.reset();  // S3 sends objects as they are
+  S3Answer answer = AnswerS3(request, *options_.s3, Credentials(), VerifyNow(), NewRequestId());
   exchange.account = std::move(answer.account);
   exchange.operation = "S3 " + std::string(answer.operation);
   metrics_->GetCounter("fdyno_s3_requests_total", {{"operation", std::string(answer.operation)}})
@@ -523,7 +532,7 @@ std::string Router::ConsoleConfigJson() const {
   w.Key("region");
   w.String(options_.region.data(), static_cast<rapidjson::SizeType>(options_.region.size()));
   w.Key("signIn");  // whether the page must ask for a key pair (--credentials)
-  w.Bool(options_.credentials != nullptr && !options_.credentials->empty());
+  w.Bool(!Credentials().empty());
   w.Key("apiPath");
   w.String(kConsoleApiPath.data(), static_cast<rapidjson::SizeType>(kConsoleApiPath.size()));
   w.Key("metrics");
@@ -695,12 +704,8 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
 
   // Authentication comes before anything else is answered (an unsigned caller learns nothing,
   // not even which operations exist) and before any expensive work (decompression, parsing).
-  SignedRequest signed_request = SignedRequestOf(request);
-  VerifyOptions verify;
-  verify.region = options_.region;
-  verify.now_ms = options_.clock->WallMillis();
-  const CredentialStore& store = options_.credentials ? *options_.credentials : open_store_;
-  Result<Identity> identity = Verify(signed_request, store, verify);
+  const CredentialStore& store = Credentials();
+  Result<Identity> identity = Verify(SignedRequestOf(request), store, VerifyNow());
   if (!identity.ok()) return fail(identity.error());
   std::string region = options_.region;
   if (options_.database_per_key && store.empty()) {

@@ -94,6 +94,10 @@ struct RouterOptions {
   s3::Service* s3 = nullptr;
 };
 
+// A header's value ("" when absent; the first of several), looked up without regard to case.
+std::string_view Header(const HttpRequest& request, boost::beast::http::field field);
+std::string_view Header(const HttpRequest& request, std::string_view name);
+
 // Where the console page sends its API calls (signed for this path, as SigV4 requires).
 inline constexpr std::string_view kConsoleApiPath = "/console/api";
 
@@ -192,6 +196,10 @@ class Router {
   HttpResponse Local(const HttpRequest& request, std::string_view path) const;
   // PUT (replace the rules with the body's), GET (the rules and their counts), DELETE /faults.
   HttpResponse FaultsApi(const HttpRequest& request) const;
+  // The keys signatures are checked against: --credentials', or none (open mode).
+  const CredentialStore& Credentials() const;
+  // SigV4's options for a request arriving now.
+  VerifyOptions VerifyNow() const;
   // An S3 API call (http/s3_endpoint.h), counted and logged.
   HttpResponse S3Call(const HttpRequest& request) const;
   // GET /console and /console/<file>: the embedded page, or its config.json.

@@ -12,12 +12,6 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-std::string_view HeaderOf(const HttpRequest& request, std::string_view name) {
-  auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  return it == request.end() ? std::string_view()
-                             : std::string_view(it->value().data(), it->value().size());
-}
-
 // The service of a SigV4 credential "<key>/<date>/<region>/<service>/aws4_request".
 std::string_view ServiceOfCredential(std::string_view credential) {
   size_t at = 0;
@@ -30,7 +24,7 @@ std::string_view ServiceOfCredential(std::string_view credential) {
 }
 
 std::string_view SignedService(const HttpRequest& request) {
-  std::string_view auth = HeaderOf(request, "authorization");
+  std::string_view auth = Header(request, "authorization");
   if (const size_t c = auth.find("Credential="); c != std::string_view::npos) {
     std::string_view credential = auth.substr(c + 11);
     return ServiceOfCredential(credential.substr(0, credential.find_first_of(", ")));
@@ -161,7 +155,7 @@ S3Answer AnswerS3(const HttpRequest& request, s3::Service& service, const Creden
   r.request_id = request_id;
   std::string_view target(request.target().data(), request.target().size());
   const size_t q = target.find('?');
-  r.host = std::string(HeaderOf(request, "host"));
+  r.host = std::string(Header(request, "host"));
   std::tie(r.bucket, r.key) = BucketAndKey(r.host, target.substr(0, q));
   if (q != std::string_view::npos) r.query = ParseQueryString(target.substr(q + 1));
   for (const auto& field : request) {
