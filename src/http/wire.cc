@@ -4,10 +4,12 @@
 #include <rapidjson/writer.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <boost/beast/http.hpp>
 #include <ctime>
 #include <random>
 
+#include "base/time_text.h"
 #include "base/utf8.h"
 #include "kv/kv.h"
 
@@ -144,9 +146,9 @@ std::string_view HttpDate() {
   thread_local char text[40];
   const std::time_t now = std::time(nullptr);
   if (now != formatted_second) {
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+    const std::string formatted = HttpDateText(now);
+    formatted.copy(text, sizeof text - 1);
+    text[std::min(formatted.size(), sizeof text - 1)] = '\0';
     formatted_second = now;
   }
   return text;

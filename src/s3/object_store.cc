@@ -1,7 +1,6 @@
 #include "s3/object_store.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -16,6 +15,7 @@
 #include <sstream>
 
 #include "base/hex.h"
+#include "base/md5.h"
 #include "store/exports.h"
 
 namespace fdyno::s3 {
@@ -28,24 +28,6 @@ constexpr std::string_view kMetaSuffix = ".fdyno-meta";
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxSegmentBytes = 255;
-
-// MD5, fed piece by piece (S3's ETag of a single-part object).
-class Md5 {
- public:
-  Md5() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    EVP_DigestInit_ex(ctx_.get(), EVP_md5(), nullptr);
-  }
-  void Add(std::string_view data) { EVP_DigestUpdate(ctx_.get(), data.data(), data.size()); }
-  std::string Raw() {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(ctx_.get(), out, &n);
-    return std::string(reinterpret_cast<char*>(out), n);
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-};
 
 std::string RandomHex(size_t bytes) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};

@@ -1,7 +1,5 @@
 #include "s3/service.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,6 +8,8 @@
 #include <set>
 
 #include "base/hex.h"
+#include "base/md5.h"
+#include "base/time_text.h"
 #include "model/base64.h"
 #include "s3/xml.h"
 
@@ -33,26 +33,6 @@ std::optional<std::string> Unsupported(const S3Request& r) {
     if (!KnownParameters().contains(name)) return "the subresource or parameter '" + name + "'";
   }
   return std::nullopt;
-}
-
-std::string Iso8601(int64_t ms) {
-  const std::time_t s = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
-}
-
-std::string HttpDateOf(int64_t ms) {
-  const std::time_t s = ms / 1000;
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  return buf;
 }
 
 std::string Quoted(std::string_view etag) { return "\"" + std::string(etag) + "\""; }
@@ -104,10 +84,7 @@ std::optional<S3Error> CheckContentMd5(const S3Request& r) {
   if (!want || want->size() != 16) {
     return S3Error{400, "InvalidDigest", "The Content-MD5 you specified was invalid."};
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(r.body.data(), r.body.size(), digest, &n, EVP_md5(), nullptr);
-  if (std::string_view(reinterpret_cast<char*>(digest), n) != *want) {
+  if (Md5Of(r.body) != *want) {
     return S3Error{400, "BadDigest",
                    "The Content-MD5 you specified did not match what we received."};
   }
@@ -117,7 +94,7 @@ std::optional<S3Error> CheckContentMd5(const S3Request& r) {
 void AddObjectHeaders(S3Response& out, const ObjectInfo& info) {
   out.content_type = info.content_type;
   AddHeader(out, "ETag", Quoted(info.etag));
-  AddHeader(out, "Last-Modified", HttpDateOf(info.modified_ms));
+  AddHeader(out, "Last-Modified", HttpDateText(info.modified_ms / 1000));
   AddHeader(out, "Accept-Ranges", "bytes");
   for (const auto& [name, value] : info.metadata) AddHeader(out, "x-amz-meta-" + name, value);
 }
@@ -253,7 +230,7 @@ S3Response Service::ListAllBuckets(const S3Request& r) {
       .Element("DisplayName", "fdyno");
   w.Close("Owner").Open("Buckets");
   for (const BucketInfo& b : *buckets) {
-    w.Open("Bucket").Element("Name", b.name).Element("CreationDate", Iso8601(b.created_ms));
+    w.Open("Bucket").Element("Name", b.name).Element("CreationDate", Iso8601Millis(b.created_ms));
     w.Close("Bucket");
   }
   w.Close("Buckets").Close("ListAllMyBucketsResult");
@@ -356,7 +333,9 @@ S3Response Service::ListObjects(const S3Request& r, bool v2) {
   if (url) w.Element("EncodingType", "url");
   w.Element("IsTruncated", page->truncated ? "true" : "false");
   for (const ObjectInfo& o : page->objects) {
-    w.Open("Contents").Element("Key", text(o.key)).Element("LastModified", Iso8601(o.modified_ms));
+    w.Open("Contents")
+        .Element("Key", text(o.key))
+        .Element("LastModified", Iso8601Millis(o.modified_ms));
     w.Element("ETag", Quoted(o.etag)).Element("Size", std::to_string(o.size));
     if (!v2) w.Open("Owner").Element("ID", "fdyno").Element("DisplayName", "fdyno").Close("Owner");
     w.Element("StorageClass", "STANDARD").Close("Contents");

@@ -1,7 +1,6 @@
 #include "workers/export_files.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -14,6 +13,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/hex.h"
+#include "base/md5.h"
 #include "model/base64.h"
 #include "model/json.h"
 
@@ -667,21 +668,6 @@ class SourceLineReader : public LineReader {
   bool eof_ = false;
 };
 
-// ---- MD5 ------------------------------------------------------------------------------------
-
-struct Md5 {
-  Md5() : ctx(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx, EVP_md5(), nullptr); }
-  ~Md5() { EVP_MD_CTX_free(ctx); }
-  void Update(const void* data, size_t n) { EVP_DigestUpdate(ctx, data, n); }
-  std::string Final() {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(ctx, out, &len);
-    return std::string(reinterpret_cast<char*>(out), len);
-  }
-  EVP_MD_CTX* ctx;
-};
-
 Status SyncAndClose(File f, const std::filesystem::path& path) {
   if (std::fflush(f.get()) != 0 || ::fsync(fileno(f.get())) != 0) {
     return IoError(path, "cannot write");
@@ -877,7 +863,7 @@ struct GzipFileWriter::State {
       const size_t n = out.size() - z.avail_out;
       if (n > 0) {
         if (std::fwrite(out.data(), 1, n, file.get()) != n) return IoError(path, "cannot write");
-        md5.Update(out.data(), n);
+        md5.Add(std::string_view(out.data(), n));
       }
       if (rc == Z_STREAM_END) return Status::Ok();
       if (rc != Z_OK && rc != Z_BUF_ERROR) return Error::Internal("gzip compression failed");
@@ -917,21 +903,13 @@ Status GzipFileWriter::Finish() {
   state_->z.next_in = nullptr;
   state_->z.avail_in = 0;
   FDYNO_RETURN_IF_ERROR(state_->Deflate(Z_FINISH));
-  state_->digest = state_->md5.Final();
+  state_->digest = state_->md5.Raw();
   return SyncAndClose(std::move(state_->file), state_->path);
 }
 
 std::string GzipFileWriter::md5_base64() const { return model::Base64Encode(state_->digest); }
 
-std::string GzipFileWriter::md5_hex() const {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : state_->digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0xF]);
-  }
-  return out;
-}
+std::string GzipFileWriter::md5_hex() const { return HexLower(state_->digest); }
 
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view text) {
   std::filesystem::path tmp = path;

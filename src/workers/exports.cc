@@ -1,6 +1,5 @@
 #include "workers/exports.h"
 
-#include <openssl/evp.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
@@ -16,8 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/hex.h"
+#include "base/md5.h"
 #include "base/metrics.h"
 #include "base/stop_flag.h"
+#include "base/time_text.h"
 #include "kv/run.h"
 #include "model/base64.h"
 #include "model/item_codec.h"
@@ -98,17 +100,6 @@ bool FailsTheJob(const Error& e) { return FailureCodeOf(e.cause).has_value(); }
 
 // REQUIRES: FailsTheJob(e).
 Failure FailureOf(const Error& e) { return {std::string(*FailureCodeOf(e.cause)), e.message}; }
-
-std::string Iso8601(int64_t ms) {
-  const std::time_t s = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[80];  // room for any int the format could print (-Wformat-truncation)
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
-}
 
 std::string RandomName() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -446,15 +437,15 @@ std::string SummaryJson(const ExportJob& job, const std::string& files_key) {
   w.StartObject();
   str("version", incremental ? "2023-08-01" : "2020-06-30");
   str("exportArn", job.export_arn);
-  str("startTime", Iso8601(job.start_ms));
-  str("endTime", Iso8601(job.end_ms));
+  str("startTime", Iso8601Millis(job.start_ms));
+  str("endTime", Iso8601Millis(job.end_ms));
   str("tableArn", job.table_arn);
   str("tableId", job.table_uuid);
   if (incremental) {
-    str("exportFromTime", Iso8601(job.from_ms));
-    str("exportToTime", Iso8601(job.export_time_ms));
+    str("exportFromTime", Iso8601Millis(job.from_ms));
+    str("exportToTime", Iso8601Millis(job.export_time_ms));
   } else {
-    str("exportTime", Iso8601(job.export_time_ms));
+    str("exportTime", Iso8601Millis(job.export_time_ms));
   }
   str("s3Bucket", job.s3.bucket);
   opt("s3Prefix", job.s3.prefix);
@@ -473,20 +464,6 @@ std::string SummaryJson(const ExportJob& job, const std::string& files_key) {
   }
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
-}
-
-std::string Md5Hex(std::string_view text) {
-  // The checksum files hold the MD5 of their manifest, in hex.
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), out, &len, EVP_md5(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) {
-    hex.push_back(kHex[out[i] >> 4]);
-    hex.push_back(kHex[out[i] & 0xF]);
-  }
-  return hex;
 }
 
 // Writes the whole export `job` (claimed) at a new snapshot.
@@ -533,10 +510,11 @@ Status WriteExportFiles(kv::Database& db, store::Catalog& catalog, ExportJob& jo
   const std::string files_key = key_prefix + "manifest-files.json";
   FDYNO_RETURN_IF_ERROR(WriteFileAtomically(dir / "manifest-files.json", files.manifest()));
   FDYNO_RETURN_IF_ERROR(
-      WriteFileAtomically(dir / "manifest-files.checksum", Md5Hex(files.manifest())));
+      WriteFileAtomically(dir / "manifest-files.checksum", HexLower(Md5Of(files.manifest()))));
   const std::string summary = SummaryJson(job, files_key);
   FDYNO_RETURN_IF_ERROR(WriteFileAtomically(dir / "manifest-summary.json", summary));
-  FDYNO_RETURN_IF_ERROR(WriteFileAtomically(dir / "manifest-summary.checksum", Md5Hex(summary)));
+  FDYNO_RETURN_IF_ERROR(
+      WriteFileAtomically(dir / "manifest-summary.checksum", HexLower(Md5Of(summary))));
   job.manifest = key_prefix + "manifest-summary.json";
   return Status::Ok();
 }
