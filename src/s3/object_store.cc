@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kMetaSuffix = ".fdyno-meta";
+constexpr int kSidecarVersion = 1;  // docs/format/s3.md
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxSegmentBytes = 255;
@@ -123,6 +124,8 @@ std::string EncodeSidecar(const Sidecar& s) {
     w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
   };
   w.StartObject();
+  w.Key("version");
+  w.Int(kSidecarVersion);
   w.Key("size");
   w.Uint64(s.file.size);
   w.Key("mtime_ns");
@@ -153,6 +156,10 @@ std::optional<Sidecar> DecodeSidecar(std::string_view text) {
     auto it = v.FindMember(name);
     return it == v.MemberEnd() ? nullptr : &it->value;
   };
+  const rapidjson::Value* version = member("version");
+  if (version == nullptr || !version->IsInt() || version->GetInt() != kSidecarVersion) {
+    return std::nullopt;  // another format: not believed (the object's bytes still are)
+  }
   const rapidjson::Value* size = member("size");
   const rapidjson::Value* mtime = member("mtime_ns");
   const rapidjson::Value* etag = member("etag");

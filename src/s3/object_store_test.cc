@@ -72,6 +72,21 @@ TEST_F(ObjectStoreTest, AFileWrittenOutsideTheApiIsAnObjectWithItsOwnETag) {
   EXPECT_EQ(head->size, 11u);
 }
 
+TEST_F(ObjectStoreTest, ASidecarOfAnotherVersionIsNotBelieved) {
+  ASSERT_TRUE(store_->Put("bkt", "k", "hello", {"text/plain", {}}).ok());
+  const fs::path meta = root_ / ".fdyno-s3" / "meta" / "bkt" / "k.fdyno-meta";
+  std::string text;
+  std::getline(std::ifstream(meta), text);
+  const size_t at = text.find("\"version\":1");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 11, "\"version\":2");
+  std::ofstream(meta) << text;
+  S3Result<ObjectInfo> head = store_->Head("bkt", "k");
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->content_type, "binary/octet-stream");
+  EXPECT_EQ(head->etag, "5d41402abc4b2a76b9719d911017c592");  // from the bytes
+}
+
 TEST_F(ObjectStoreTest, KeysThatCannotBeFilesAreRefusedAndUnknownOnes404) {
   for (std::string_view key : {"", "a/", "a//b", "./a", "a/../b", "/a"}) {
     S3Result<ObjectInfo> put = store_->Put("bkt", key, "x", {});
