@@ -1,6 +1,7 @@
 #include "base/metrics.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace fdyno {
 
@@ -69,7 +70,7 @@ template <typename T>
 std::vector<Metrics::Entry<T>> List(const std::map<std::pair<std::string, Labels>, T*>& index) {
   std::vector<Metrics::Entry<T>> out;
   out.reserve(index.size());
-  for (const auto& [key, metric] : index) out.push_back({key.first, key.second, metric});
+  for (const auto& [key, metric] : index) out.push_back({key.first, key.second, metric, nullptr});
   return out;
 }
 }  // namespace
@@ -122,7 +123,22 @@ std::vector<Metrics::Entry<Counter>> Metrics::Counters() const {
 }
 std::vector<Metrics::Entry<Gauge>> Metrics::Gauges() const {
   std::lock_guard lock(mu_);
-  return List(gauges_);
+  std::vector<Entry<Gauge>> out = List(gauges_);
+  for (const auto& [name, family] : families_) {
+    for (const auto& [labels, gauge] : *family) out.push_back({name, labels, &gauge, family});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Entry<Gauge>& a, const Entry<Gauge>& b) {
+    return std::tie(a.name, a.labels) < std::tie(b.name, b.labels);
+  });
+  return out;
+}
+
+void Metrics::SetGaugeFamily(const std::string& name,
+                             std::vector<std::pair<Labels, int64_t>> samples) {
+  auto family = std::make_shared<std::map<Labels, Gauge>>();
+  for (auto& [labels, value] : samples) (*family)[std::move(labels)].Set(value);
+  std::lock_guard lock(mu_);
+  families_[name] = std::move(family);
 }
 std::vector<Metrics::Entry<Histogram>> Metrics::Histograms() const {
   std::lock_guard lock(mu_);

@@ -92,11 +92,17 @@ class Metrics {
   void RemoveCollector(uint64_t id);
   void Collect() const;
 
+  // Replaces every gauge of family `name` set through this function with `samples` (labels,
+  // value): a family whose label sets come and go (the most accessed keys), which GetGauge
+  // could only ever add to. REQUIRES: GetGauge is never called with `name`.
+  void SetGaugeFamily(const std::string& name, std::vector<std::pair<Labels, int64_t>> samples);
+
   template <typename T>
   struct Entry {
     std::string name;
     Labels labels;
     const T* metric;
+    std::shared_ptr<const void> keep = nullptr;  // keeps `metric` alive (SetGaugeFamily's)
   };
   // Snapshots of every registered metric, sorted by name then labels.
   std::vector<Entry<Counter>> Counters() const;
@@ -112,6 +118,8 @@ class Metrics {
   std::deque<Counter> counter_store_;
   std::deque<Gauge> gauge_store_;
   std::deque<Histogram> histogram_store_;
+  // SetGaugeFamily's families: labels -> gauge, shared with the entries that point into them.
+  std::map<std::string, std::shared_ptr<const std::map<Labels, Gauge>>> families_;
   std::map<std::string, std::string> help_;
   // Collectors run under their own lock, so they may register and set metrics.
   mutable std::mutex collectors_mu_;
