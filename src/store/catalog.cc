@@ -151,6 +151,40 @@ void WriteThroughput(Writer& w, const Throughput& t) {
   w.EndObject();
 }
 
+constexpr std::array<std::pair<std::string_view, InsightsStatus>, 3> kInsightsStatuses = {{
+    {"DISABLED", InsightsStatus::kDisabled},
+    {"ENABLED", InsightsStatus::kEnabled},
+    {"FAILED", InsightsStatus::kFailed},
+}};
+constexpr std::array<std::pair<std::string_view, InsightsMode>, 2> kInsightsModes = {{
+    {"ACCESSED_AND_THROTTLED_KEYS", InsightsMode::kAccessedAndThrottledKeys},
+    {"THROTTLED_KEYS", InsightsMode::kThrottledKeys},
+}};
+
+template <typename E, size_t N>
+std::string_view EnumName(E value, const std::array<std::pair<std::string_view, E>, N>& table) {
+  for (const auto& [text, v] : table) {
+    if (v == value) return text;
+  }
+  return table[0].first;
+}
+
+// Absent while never configured (records before Contributor Insights read so).
+void WriteInsights(Writer& w, const InsightsSettings& i) {
+  if (i.updated_ms == 0) return;
+  w.Key("insights");
+  w.StartObject();
+  w.Key("status");
+  WriteStr(w, EnumName(i.status, kInsightsStatuses));
+  w.Key("mode");
+  WriteStr(w, EnumName(i.mode, kInsightsModes));
+  w.Key("updated_ms");
+  w.Int64(i.updated_ms);
+  w.Key("rules_ms");
+  w.Int64(i.rules_ms);
+  w.EndObject();
+}
+
 void WriteIndex(Writer& w, const SecondaryIndex& i) {
   w.StartObject();
   w.Key("name");
@@ -171,6 +205,7 @@ void WriteIndex(Writer& w, const SecondaryIndex& i) {
   WriteStr(w, IndexStatusName(i.status));
   w.Key("backfilling");
   w.Bool(i.backfilling);
+  WriteInsights(w, i.insights);
   w.EndObject();
 }
 
@@ -264,14 +299,6 @@ constexpr std::array<std::pair<std::string_view, TableClass>, 2> kTableClasses =
     {"STANDARD_INFREQUENT_ACCESS", TableClass::kStandardInfrequentAccess},
 }};
 
-template <typename E, size_t N>
-std::string_view EnumName(E value, const std::array<std::pair<std::string_view, E>, N>& table) {
-  for (const auto& [text, v] : table) {
-    if (v == value) return text;
-  }
-  return table[0].first;
-}
-
 Result<AttributeDefinition> ReadAttr(const rapidjson::Value& v) {
   AttributeDefinition a;
   FDYNO_ASSIGN_OR_RETURN(a.name, Str(v, "name"));
@@ -324,6 +351,18 @@ Result<Throughput> ReadThroughput(const rapidjson::Value& v) {
   return t;
 }
 
+Result<InsightsSettings> ReadInsights(const rapidjson::Value& obj) {
+  InsightsSettings i;
+  if (!obj.HasMember("insights")) return i;
+  const rapidjson::Value& v = obj["insights"];
+  FDYNO_ASSIGN_OR_RETURN(i.status, EnumFrom(v, "status", kInsightsStatuses));
+  FDYNO_ASSIGN_OR_RETURN(i.mode, EnumFrom(v, "mode", kInsightsModes));
+  FDYNO_ASSIGN_OR_RETURN(i.updated_ms, Int(v, "updated_ms"));
+  FDYNO_ASSIGN_OR_RETURN(i.rules_ms, Int(v, "rules_ms"));
+  if (i.updated_ms <= 0) return Corrupt("insights");
+  return i;
+}
+
 Result<SecondaryIndex> ReadIndex(const rapidjson::Value& v) {
   SecondaryIndex i;
   FDYNO_ASSIGN_OR_RETURN(i.name, Str(v, "name"));
@@ -341,6 +380,7 @@ Result<SecondaryIndex> ReadIndex(const rapidjson::Value& v) {
   FDYNO_ASSIGN_OR_RETURN(i.throughput, ReadThroughput(*tp));
   FDYNO_ASSIGN_OR_RETURN(i.status, EnumFrom(v, "status", kIndexStatuses));
   FDYNO_ASSIGN_OR_RETURN(i.backfilling, OptBool(v, "backfilling", false));
+  FDYNO_ASSIGN_OR_RETURN(i.insights, ReadInsights(v));
   return i;
 }
 
@@ -391,6 +431,14 @@ const VectorIndex* TableInfo::FindVectorIndex(std::string_view index_name) const
     if (v.name == index_name) return &v;
   }
   return nullptr;
+}
+
+bool TableInfo::CountsKeyAccesses() const {
+  if (insights.enabled()) return true;
+  for (const SecondaryIndex& i : global_indexes) {
+    if (i.insights.enabled()) return true;
+  }
+  return false;
 }
 
 const SecondaryIndex* TableInfo::FindIndex(std::string_view index_name) const {
@@ -517,6 +565,7 @@ std::string EncodeTableInfo(const TableInfo& t) {
     w.Int64(t.pitr.since_ms);
     w.EndObject();
   }
+  WriteInsights(w, t.insights);
   w.EndObject();
   const uint8_t version = t.vector_indexes.empty() ? kTableRecordVersion : kTableRecordVersion3;
   std::string out(1, static_cast<char>(version));
@@ -607,6 +656,7 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
       return Corrupt("pitr");
     }
   }
+  FDYNO_ASSIGN_OR_RETURN(t.insights, ReadInsights(d));
   return t;
 }
 

@@ -77,6 +77,22 @@ struct Throughput {
 enum class TableStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
 enum class IndexStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
 
+// CloudWatch Contributor Insights of a table or a global secondary index, as
+// UpdateContributorInsights leaves it (api/insights_ops.h). The states DynamoDB passes through
+// (ENABLING, DISABLING) are only answered by the update itself: fdyno's counting starts and stops
+// with the commit.
+enum class InsightsStatus : uint8_t { kDisabled, kEnabled, kFailed };
+enum class InsightsMode : uint8_t { kAccessedAndThrottledKeys, kThrottledKeys };
+
+struct InsightsSettings {
+  InsightsStatus status = InsightsStatus::kDisabled;
+  InsightsMode mode = InsightsMode::kAccessedAndThrottledKeys;
+  int64_t updated_ms = 0;  // LastUpdateDateTime; 0: never configured
+  int64_t rules_ms = 0;    // the creation time in the rule names (kept across mode changes)
+  bool enabled() const { return status == InsightsStatus::kEnabled; }
+  bool operator==(const InsightsSettings&) const = default;
+};
+
 struct SecondaryIndex {
   std::string name;
   int64_t id = 0;  // unique within the table, never reused: keys layout::Index(table, id)
@@ -84,7 +100,8 @@ struct SecondaryIndex {
   Projection projection;
   Throughput throughput;  // global indexes only
   IndexStatus status = IndexStatus::kActive;
-  bool backfilling = false;  // global indexes being built
+  bool backfilling = false;   // global indexes being built
+  InsightsSettings insights;  // global indexes only
   bool operator==(const SecondaryIndex&) const = default;
 };
 
@@ -210,7 +227,10 @@ struct TableInfo {
   int64_t next_index_id = 1;
   std::optional<RestoreSummary> restore;  // set on a table created by a restore
   PitrSettings pitr;
+  InsightsSettings insights;
 
+  // Whether the table or one of its global secondary indexes counts its keys' accesses.
+  bool CountsKeyAccesses() const;
   // The index named `name` (local or global), or null.
   const SecondaryIndex* FindIndex(std::string_view name) const;
   // The vector index named `name`, or null.

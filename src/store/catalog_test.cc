@@ -593,5 +593,34 @@ TEST(CatalogFormatTest, RoundTripAndFailClosed) {
   EXPECT_FALSE(DecodeTags("\x05[]").ok());
 }
 
+TEST(CatalogRecordTest, ContributorInsightsRoundTripAndAbsenceMeansNeverConfigured) {
+  TableInfo t;
+  t.name = "t";
+  t.id = 1;
+  t.uuid = "u";
+  t.key_schema.hash = {"pk", ScalarType::kS};
+  t.attribute_definitions = {t.key_schema.hash};
+  SecondaryIndex gsi;
+  gsi.name = "g";
+  gsi.id = 1;
+  gsi.key_schema.hash = {"pk", ScalarType::kS};
+  t.global_indexes.push_back(gsi);
+  const std::string plain = EncodeTableInfo(t);
+  EXPECT_EQ(plain.find("insights"), std::string::npos);  // never configured: not written
+  EXPECT_FALSE(t.CountsKeyAccesses());
+
+  t.insights = {InsightsStatus::kFailed, InsightsMode::kThrottledKeys, 5, 0};
+  t.global_indexes[0].insights = {InsightsStatus::kEnabled, InsightsMode::kAccessedAndThrottledKeys,
+                                  7, 6};
+  EXPECT_TRUE(t.CountsKeyAccesses());
+  auto decoded = DecodeTableInfo(EncodeTableInfo(t));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(*decoded, t);
+
+  std::string unknown = EncodeTableInfo(t);
+  unknown.replace(unknown.find("\"FAILED\""), 8, "\"PAUSED\"");
+  EXPECT_EQ(DecodeTableInfo(unknown).error().type, ErrorType::kInternalServerError);
+}
+
 }  // namespace
 }  // namespace fdyno::store
