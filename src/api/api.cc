@@ -3,6 +3,7 @@
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
 #include "api/export_ops.h"
+#include "api/insights_ops.h"
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
 #include "api/pitr_ops.h"
@@ -35,8 +36,10 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     services.vector_graphs = deps.vector_graphs;
     services.export_root = deps.export_root;
     services.capacity = deps.capacity;
+    services.insights = deps.insights;
     RegisterTableOperations(registry, services);
     RegisterTtlOperations(registry, services);
+    RegisterInsightsOperations(registry, services);
     RegisterStreamOperations(registry, services);
     RegisterTransactOperations(registry, services);
     RegisterItemOperations(registry, services);

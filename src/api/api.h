@@ -21,6 +21,7 @@ class VectorGraphs;
 namespace fdyno::api {
 
 class CapacityGovernor;
+class KeyInsights;
 
 // Shared services of the operation handlers. Pointers are not owned and outlive the registry.
 struct ApiDeps {
@@ -44,6 +45,8 @@ struct ApiDeps {
   std::string export_root = {};
   // Services::capacity.
   CapacityGovernor* capacity = nullptr;
+  // Services::insights.
+  KeyInsights* insights = nullptr;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

@@ -16,6 +16,7 @@
 #include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/key_insights.h"
 #include "api/run_options.h"
 #include "api/write_executor.h"
 #include "expr/evaluate.h"
@@ -46,6 +47,7 @@ struct BatchServices {
   std::shared_ptr<const store::ReceiptStore> receipts;  // the registry's (Services)
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
   CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
+  KeyInsights* insights = nullptr;       // Contributor Insights (Services::insights)
 };
 
 // ---- BatchGetItem --------------------------------------------------------------------------
@@ -54,6 +56,8 @@ struct BatchServices {
 struct BatchGetRead {
   std::vector<std::vector<Item>> found;          // the items found (projected)
   std::vector<std::vector<size_t>> unprocessed;  // indexes of the keys left for the caller
+  std::vector<std::vector<size_t>> read;         // indexes of the keys of the items found
+  std::vector<std::vector<size_t>> refused;      // indexes of the keys throttled
   std::vector<double> units;
   // --enforce-capacity: the tables read, and the keys their capacity left unprocessed.
   std::vector<std::shared_ptr<const store::TableInfo>> infos;
@@ -64,12 +68,13 @@ struct BatchGetRead {
 // --enforce-capacity: whether key `ki` of table `ti` may be read now (the units the request
 // read of the table so far count); a key that may not is left unprocessed.
 bool AdmitKey(const BatchServices& s, std::string_view region, const store::TableInfo& table,
-              const Item& key, size_t ti, BatchGetRead& o) {
+              const Item& key, size_t ti, size_t ki, BatchGetRead& o) {
   if (s.capacity == nullptr) return true;
   const std::string partition = PartitionOf(table, key);
   Status admitted = s.capacity->Admit(region, table, Draw::Read(partition, {}, o.units[ti]));
   if (admitted.ok()) return true;
   ++o.throttled_keys;
+  o.refused[ti].push_back(ki);
   if (!o.throttled) o.throttled = std::move(admitted).error();
   return false;
 }
@@ -83,7 +88,7 @@ Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, const Request
   for (const Item& key : t.keys) FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
   for (size_t ki = 0; ki < t.keys.size(); ++ki) {
     if (bytes >= s.options.get_response_bytes ||
-        !AdmitKey(s, ctx.region, *table, t.keys[ki], ti, o)) {
+        !AdmitKey(s, ctx.region, *table, t.keys[ki], ti, ki, o)) {
       o.unprocessed[ti].push_back(ki);
       continue;
     }
@@ -104,12 +109,23 @@ Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, const Request
         continue;
       }
       bytes += size;
+      o.read[ti].push_back(ki);
       o.found[ti].push_back(t.projection ? expr::Project(*found, *t.projection)
                                          : std::move(*found));
     }
     o.units[ti] += ReadUnits(size, t.consistent_read);
   }
   return Status::Ok();
+}
+
+// Contributor Insights: the keys read and throttled.
+void CountBatchGet(const BatchServices& s, const BatchGetRequest& request, const BatchGetRead& o) {
+  for (size_t ti = 0; ti < request.tables.size(); ++ti) {
+    if (!o.infos[ti]) continue;
+    const std::vector<Item>& keys = request.tables[ti].keys;
+    for (size_t ki : o.read[ti]) CountAccess(s.insights, *o.infos[ti], "", keys[ki]);
+    for (size_t ki : o.refused[ti]) CountThrottle(s.insights, *o.infos[ti], "", keys[ki]);
+  }
 }
 
 std::string RenderBatchGet(const BatchGetRequest& request, const BatchGetRead& out) {
@@ -173,6 +189,8 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 BatchGetRead o;  // attempt-local
                 o.found.resize(n);
                 o.unprocessed.resize(n);
+                o.read.resize(n);
+                o.refused.resize(n);
                 o.units.resize(n);
                 o.infos.resize(n);
                 uint64_t bytes = 0;
@@ -182,6 +200,7 @@ Result<std::string> BatchGetOp(const BatchServices& s, const RequestContext& ctx
                 }
                 return o;
               }));
+  CountBatchGet(s, request, out);
   if (out.throttled) {
     // DynamoDB answers the error only when no key at all could be read for want of capacity.
     size_t keys = 0;
@@ -495,6 +514,7 @@ Result<std::vector<const BatchWrite*>> AdmitWrites(const BatchServices& s,
       const std::string partition = PartitionOf(t, w.item);
       Status st = s.capacity->Admit(ctx.region, t, Draw::Write(partition, pending[w.table]));
       if (!st.ok()) {
+        CountThrottle(s.insights, t, "", w.item);
         out.unprocessed.push_back(&w);
         if (!throttled) throttled = std::move(st).error();
         continue;
@@ -549,6 +569,9 @@ Result<std::string> BatchWriteOp(const BatchServices& s, const RequestContext& c
     return std::move(whole).error();
   }
   ChargeWrites(s, out);
+  for (const BatchWrite* w : all) {
+    if (const auto& info = out.tables[w->table].info) CountAccess(s.insights, *info, "", w->item);
+  }
   return RenderBatchWrite(request, out);
 }
 
@@ -564,6 +587,7 @@ void RegisterBatchOperations(OperationRegistry& registry, const Services& servic
   s->options = std::move(options);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
   s->capacity = services.capacity;
+  s->insights = services.insights;
   registry.Register("BatchGetItem", Bind(s, &BatchGetOp));
   registry.Register("BatchWriteItem", Bind(s, &BatchWriteOp));
 }

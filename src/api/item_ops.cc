@@ -13,6 +13,7 @@
 #include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/item_request.h"
+#include "api/key_insights.h"
 #include "api/partiql_ops.h"
 #include "api/run_options.h"
 #include "api/write_executor.h"
@@ -45,6 +46,7 @@ struct ItemServices {
   kv::SleepFunction sleep;
   uint64_t item_collection_limit = store::kItemCollectionSizeLimitBytes;
   CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
+  KeyInsights* insights = nullptr;       // Contributor Insights (Services::insights)
 };
 
 using model::AttributeValue;
@@ -162,7 +164,9 @@ ConsumedCapacity WriteConsumed(const std::string& table_name, const WriteOutcome
 // Debits what a write consumed from its table's capacity (--enforce-capacity): `key` is the
 // item or key it wrote.
 void ChargeWrite(const ItemServices& s, const WriteOutcome& o, const Item& key) {
-  if (s.capacity == nullptr || !o.table) return;
+  if (!o.table) return;
+  CountAccess(s.insights, *o.table, "", key);
+  if (s.capacity == nullptr) return;
   s.capacity->Charge(*o.table, WriteConsumed(o.table->name, o), PartitionOf(*o.table, key));
 }
 
@@ -197,6 +201,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
   FDYNO_ASSIGN_OR_RETURN(ItemRequest r, DecodeItemRequest(ItemOp::kGetItem, body));
   FDYNO_ASSIGN_OR_RETURN(Plan plan, PlanExpressions(r));
   std::shared_ptr<const store::TableInfo> read_table;  // for --enforce-capacity's charge
+  std::shared_ptr<const store::TableInfo> found;       // for Contributor Insights
   FDYNO_ASSIGN_OR_RETURN(
       std::optional<store::StoredItem> stored,
       kv::Run(
@@ -205,10 +210,12 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
             FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
             if (s.capacity != nullptr) {
-              FDYNO_RETURN_IF_ERROR(
-                  s.capacity->Admit(ctx.region, *table, Draw::Read(PartitionOf(*table, r.item))));
+              FDYNO_RETURN_IF_ERROR(CountedAdmission(
+                  s.capacity->Admit(ctx.region, *table, Draw::Read(PartitionOf(*table, r.item))),
+                  s.insights, *table, "", r.item));
               read_table = table;
             }
+            found = table;
             FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
                                    store::ReadItem(tx, StorageKey(*table, r.item)));
             // An item whose TTL has expired is hidden until the sweeper deletes it.
@@ -240,6 +247,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
   c.table_name = r.table_name;
   c.table_units = ReadUnits(size, r.consistent_read);
   if (read_table) s.capacity->Charge(*read_table, c, PartitionOf(*read_table, r.item));
+  if (stored) CountAccess(s.insights, *found, "", r.item);
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
@@ -339,8 +347,9 @@ Result<WriteOutcome> WriteOnTable(const ItemServices& s, kv::Transaction& tx,
                                   std::string_view region) {
   FDYNO_RETURN_IF_ERROR(CheckAction(table, w.action));
   if (s.capacity != nullptr) {
-    FDYNO_RETURN_IF_ERROR(
-        s.capacity->Admit(region, table, Draw::Write(PartitionOf(table, *w.action.item))));
+    FDYNO_RETURN_IF_ERROR(CountedAdmission(
+        s.capacity->Admit(region, table, Draw::Write(PartitionOf(table, *w.action.item))),
+        s.insights, table, "", *w.action.item));
   }
   return RunOnce<WriteOutcome>(
       ReplayRecord(*s.receipts, op_id), tx, attempt, s.clock->WallMillis(),
@@ -487,7 +496,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
                                          const PartiqlWriteRequest& request) {
   const store::OperationId op_id = store::OperationId::New(*s.clock);
   const std::string& table_name = request.statement->table();
-  std::optional<Item> written_key;  // for --enforce-capacity's charge
+  std::optional<Item> written_key;  // for --enforce-capacity's charge and Contributor Insights
   FDYNO_ASSIGN_OR_RETURN(
       WriteOutcome out,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
@@ -500,7 +509,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
                 const WriteSpec spec = SpecOf(plan, request);
                 FDYNO_ASSIGN_OR_RETURN(WriteOutcome written, WriteOnTable(s, tx, attempt, *table,
                                                                           spec, op_id, ctx.region));
-                if (s.capacity != nullptr) {
+                if (s.capacity != nullptr || table->CountsKeyAccesses()) {
                   written.table = table;
                   written_key = KeyOf(table->key_schema, *spec.action.item);
                 }
@@ -523,6 +532,7 @@ std::shared_ptr<ItemServices> MakeItemServices(Services& services, ItemOptions o
   s->sleep = std::move(options.sleep);
   s->item_collection_limit = services.item_collection_size_limit_bytes;
   s->capacity = services.capacity;
+  s->insights = services.insights;
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/key_insights.h"
 #include "api/query_pages.h"
 #include "expr/evaluate.h"
 #include "kv/run.h"
@@ -209,6 +210,7 @@ struct ReadServices {
   PartiqlOptions options;
   mutable partiql::StatementCache statements;
   CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
+  KeyInsights* insights = nullptr;       // Contributor Insights (Services::insights)
 };
 
 // What a SELECT read: the items (JSON objects joined by commas) and what to render after.
@@ -219,6 +221,10 @@ struct ReadResult {
   // --enforce-capacity: the table read and its partition (empty: none), to charge.
   std::shared_ptr<const store::TableInfo> charged;
   std::string partition;
+  // Contributor Insights: the table, the index read (empty: the table) and the keys read.
+  std::shared_ptr<const store::TableInfo> counted;
+  std::string counted_index;
+  std::vector<Item> read_keys;
 };
 
 // --enforce-capacity: whether `plan` may read `table` now (a point read or a Query of the
@@ -233,8 +239,15 @@ Status AdmitRead(const ReadServices& s, const RequestContext& ctx,
   } else if (plan.access == partiql::ReadPlan::Access::kQuery && plan.index == nullptr) {
     out.partition = model::EncodeKeyValue(plan.key_condition.hash_value);
   }
-  FDYNO_RETURN_IF_ERROR(s.capacity->Admit(
-      ctx.region, *table, Draw::Read(out.partition, plan.index ? plan.index->name : "")));
+  const std::string index = plan.index ? plan.index->name : "";
+  Status admitted = s.capacity->Admit(ctx.region, *table, Draw::Read(out.partition, index));
+  if (!admitted.ok() && plan.access == partiql::ReadPlan::Access::kGet) {
+    CountThrottle(s.insights, *table, "", plan.key);
+  } else if (!admitted.ok() && plan.access == partiql::ReadPlan::Access::kQuery) {
+    CountThrottle(s.insights, *table, index,
+                  Item{{plan.key_condition.hash_name, plan.key_condition.hash_value}});
+  }
+  FDYNO_RETURN_IF_ERROR(admitted);
   out.charged = table;
   return Status::Ok();
 }
@@ -243,6 +256,11 @@ Status AdmitRead(const ReadServices& s, const RequestContext& ctx,
 void ChargeRead(const ReadServices& s, const ReadResult& read) {
   if (s.capacity != nullptr && read.charged) {
     s.capacity->Charge(*read.charged, read.consumed, read.partition);
+  }
+  if (read.counted) {
+    for (const Item& key : read.read_keys) {
+      CountAccess(s.insights, *read.counted, read.counted_index, key);
+    }
   }
 }
 
@@ -259,6 +277,7 @@ Status ReadPoint(kv::Transaction& tx, const store::TableInfo& table, const parti
   }
   uint64_t size = 0;
   if (stored) {
+    if (out.counted) out.read_keys.push_back(plan.key);
     if (!plan.filter && plan.all_attributes) {
       // Straight from the stored bytes, as GetItem does.
       FDYNO_ASSIGN_OR_RETURN(size, model::WriteStoredItemJson(stored->image, out.items));
@@ -312,6 +331,7 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   spec.fetch_base = plan.fetch_base;
   spec.filter = plan.filter ? &*plan.filter : nullptr;
   spec.now_ms = s.clock->WallMillis();
+  spec.keep_read_keys = out.counted != nullptr;
   if (!plan.all_attributes) {
     spec.output = [&plan](const Item& item) { return partiql::ProjectOutput(item, plan); };
   }
@@ -319,6 +339,7 @@ Status ReadPages(const ReadServices& s, kv::Transaction& tx,
   FDYNO_RETURN_IF_ERROR(ReadRange(s.options.pages, tx, spec, t, begin, end, page, bound));
   out.items = std::move(page.items);
   out.last_key = std::move(page.last_key);
+  out.read_keys = std::move(page.read_keys);
   AddPageReadUnits(page, r.consistent_read, out.consumed);
   return Status::Ok();
 }
@@ -385,6 +406,10 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
+                if (s.insights != nullptr && p->table->CountsKeyAccesses()) {
+                  out->counted = p->table;
+                  if (plan.index) out->counted_index = plan.index->name;
+                }
                 FDYNO_RETURN_IF_ERROR(AdmitRead(s, ctx, p->table, plan, *out));
                 if (plan.access == partiql::ReadPlan::Access::kGet) {
                   FDYNO_RETURN_IF_ERROR(ReadPoint(tx, *p->table, plan, r.consistent_read,
@@ -802,6 +827,7 @@ void RegisterPartiqlOperations(OperationRegistry& registry, const Services& serv
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->options = std::move(options);
   s->capacity = services.capacity;
+  s->insights = services.insights;
   registry.Register(
       "ExecuteStatement",
       [s](const RequestContext& ctx, const rapidjson::Value& body) -> Result<std::string> {

@@ -14,6 +14,7 @@
 #include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/key_insights.h"
 #include "api/parameter_mix.h"
 #include "api/query_pages.h"
 #include "expr/evaluate.h"
@@ -424,6 +425,7 @@ struct ReadServices {
   Clock* clock = nullptr;
   QueryOptions options;
   CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
+  KeyInsights* insights = nullptr;       // Contributor Insights (Services::insights)
 };
 
 bool IsEmptyKeyValue(const AttributeValue& v) {
@@ -671,6 +673,10 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
       }
       last_item = &kv.key;
       ++page.scanned;
+      if (spec.keep_read_keys) {
+        FDYNO_ASSIGN_OR_RETURN(Item read, model::DecodeStoredItem(image));
+        page.read_keys.push_back(PageKeyOf(t, read));
+      }
       if (whole_items) {
         // Straight from the stored bytes to the response; the item is decoded only when it
         // ends the page, for its LastEvaluatedKey.
@@ -930,6 +936,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   const Plan& plan = job.plan;
   std::shared_ptr<const store::TableInfo> read_table;  // for --enforce-capacity's charge
   std::string partition;                               // a Query of the table: its partition
+  std::shared_ptr<const store::TableInfo> counted;     // for Contributor Insights
   FDYNO_ASSIGN_OR_RETURN(
       PageOutput page,
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
@@ -945,8 +952,13 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 if (s.capacity != nullptr) {
                   partition = kc && t.index == nullptr ? model::EncodeKeyValue(kc->hash_value)
                                                        : std::string();
-                  FDYNO_RETURN_IF_ERROR(s.capacity->Admit(
-                      ctx.region, *t.table, Draw::Read(partition, r.index_name.value_or(""))));
+                  Status admitted = s.capacity->Admit(
+                      ctx.region, *t.table, Draw::Read(partition, r.index_name.value_or("")));
+                  if (!admitted.ok() && kc) {
+                    CountThrottle(s.insights, *t.table, r.index_name.value_or(""),
+                                  Item{{kc->hash_name, kc->hash_value}});
+                  }
+                  FDYNO_RETURN_IF_ERROR(admitted);
                   read_table = t.table;
                 }
                 if (r.exclusive_start_key) {
@@ -996,6 +1008,8 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
                 spec.filter = plan.filter ? &*plan.filter : nullptr;
                 spec.projection = plan.projection ? &*plan.projection : nullptr;
                 spec.now_ms = s.clock->WallMillis();
+                spec.keep_read_keys = s.insights != nullptr && t.table->CountsKeyAccesses();
+                if (spec.keep_read_keys) counted = t.table;
                 FDYNO_RETURN_IF_ERROR(ReadRange(s.options, tx, spec, t, begin, end, page, bound));
                 return page;
               }));
@@ -1016,6 +1030,11 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
   c.table_name = r.table_name;
   AddPageReadUnits(page, r.consistent_read, c);
   if (read_table) s.capacity->Charge(*read_table, c, partition);
+  if (counted) {
+    for (const Item& key : page.read_keys) {
+      CountAccess(s.insights, *counted, r.index_name.value_or(""), key);
+    }
+  }
   WriteConsumedCapacity(w, r.return_consumed_capacity, c);
   w.EndObject();
   const std::string_view rest(buffer.GetString(), buffer.GetSize());
@@ -1065,6 +1084,7 @@ void RegisterQueryOperations(OperationRegistry& registry, const Services& servic
   s->clock = services.clock != nullptr ? services.clock : Clock::Real();
   s->options = options;
   s->capacity = services.capacity;
+  s->insights = services.insights;
   registry.Register("Query", [s](const RequestContext& ctx, const rapidjson::Value& body) {
     return ReadOp(*s, true, ctx, body);
   });

@@ -61,6 +61,8 @@ struct PageSpec {
   // The wall time (ms since the epoch) against which items' TTL is checked: expired items are
   // hidden when the table's TTL is enabled.
   int64_t now_ms = 0;
+  // Contributor Insights: keep the key of every item read (PageOutput::read_keys).
+  bool keep_read_keys = false;
 };
 
 struct PageOutput {
@@ -77,6 +79,7 @@ struct PageOutput {
   std::optional<model::Item> last_key;  // set when the page ended before the range did
   std::string index_name;               // the index read (empty: the table)
   bool index_is_global = false;
+  std::vector<model::Item> read_keys;  // PageSpec::keep_read_keys: each item's (PageKeyOf)
 };
 
 // Adds to `c` the read units of a page, by DynamoDB's documented rules: the entries read (the

@@ -25,6 +25,7 @@ class VectorGraphs;
 namespace fdyno::api {
 
 class CapacityGovernor;
+class KeyInsights;
 
 struct Services {
   kv::Database* db = nullptr;
@@ -61,6 +62,9 @@ struct Services {
   // --enforce-capacity: tables and indexes throttle at their capacity (api/capacity_governor.h);
   // null: they never do.
   CapacityGovernor* capacity = nullptr;
+  // Contributor Insights' counts of the keys accessed and throttled (api/key_insights.h); null:
+  // nothing is counted (insights settings are still kept and described).
+  KeyInsights* insights = nullptr;
   // The directory standing for Amazon S3 in exports and imports (api/export_ops.h): a bucket is
   // a subdirectory of it. Empty: exports and imports are refused.
   std::string export_root;

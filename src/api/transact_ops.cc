@@ -17,6 +17,7 @@
 #include "api/capacity_governor.h"
 #include "api/item_keys.h"
 #include "api/json_util.h"
+#include "api/key_insights.h"
 #include "api/partiql_ops.h"
 #include "api/run_options.h"
 #include "api/transact_request.h"
@@ -64,6 +65,7 @@ struct TransactServices {
   Counter* token_fail_closed = nullptr;
   Counter* receipt_replays = nullptr;
   CapacityGovernor* capacity = nullptr;  // --enforce-capacity (Services::capacity)
+  KeyInsights* insights = nullptr;       // Contributor Insights (Services::insights)
 };
 
 // ---- the replayable result (result schema v1) ----------------------------------------------
@@ -287,6 +289,7 @@ Status AdmitActions(const TransactServices& s, std::string_view region, const Ta
     Status admitted = s.capacity->Admit(
         region, table, access == Access::kRead ? Draw::Read(partition) : Draw::Write(partition));
     if (admitted.ok()) continue;
+    CountThrottle(s.insights, table, "", *keys[i]);
     std::vector<CancellationReason> reasons(keys.size());
     reasons[i] = {"ThrottlingError", admitted.error().message, std::nullopt};
     return TransactionCanceled(reasons);
@@ -554,6 +557,12 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
   if (run->source == Source::kTokenReplay) s.token_replays->Add();
   if (run->source == Source::kOwnReplay) (tokened ? s.token_replays : s.receipt_replays)->Add();
   ChargeTables(s, run->infos, TransactWriteUnits(*run), Access::kWrite);
+  for (const std::shared_ptr<const store::TableInfo>& info : run->infos) {
+    if (!info) continue;
+    for (const TransactWriteAction& a : r.actions) {
+      if (a.table_name == info->name) CountAccess(s.insights, *info, "", a.item);
+    }
+  }
   return run;
 }
 
@@ -665,6 +674,9 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   };
   FDYNO_ASSIGN_OR_RETURN(TransactRead read, kv::Run(*s.db, RunOptionsFor(ctx, s, true), body_fn));
   ChargeRead(s, read);
+  for (size_t i = 0; i < n; ++i) {
+    if (read.items[i]) CountAccess(s.insights, *read.infos[read.table_of[i]], "", r.actions[i].key);
+  }
 
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -963,6 +975,7 @@ void RegisterTransactOperations(OperationRegistry& registry, const Services& ser
   s->max_attempts = options.max_attempts;
   s->item_collection_limit = services.item_collection_size_limit_bytes;
   s->capacity = services.capacity;
+  s->insights = services.insights;
   Metrics& m = Metrics::Global();
   s->token_replays = &m.GetCounter("txn_token_replays");
   s->token_mismatches = &m.GetCounter("txn_token_mismatches");

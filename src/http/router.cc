@@ -467,6 +467,12 @@ HttpResponse Router::Local(const HttpRequest& request, std::string_view path) co
     r.body = RenderMetricsJson(*metrics_);
     return r;
   }
+  if (auto page = options_.metrics_pages.find(path);
+      get && options_.serve_metrics && page != options_.metrics_pages.end()) {
+    r.content_type = "application/json";
+    r.body = page->second();
+    return r;
+  }
   if (get && options_.serve_metrics && path == "/metrics/prometheus") {
     r.content_type = kPrometheusContentType;
     r.body = RenderMetricsPrometheus(*metrics_);

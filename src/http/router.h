@@ -56,6 +56,9 @@ struct RouterOptions {
   const CredentialStore* credentials = nullptr;  // null or empty: open mode
   size_t max_body_bytes = 16 * 1024 * 1024;      // raw and after decompression
   bool serve_metrics = true;  // false when --admin-listen moves /metrics to its own listener
+  // JSON documents served by GET at their path wherever /metrics is served (the Contributor
+  // Insights report at /contributor-insights), each rendered by its function per request.
+  std::map<std::string, std::function<std::string()>, std::less<>> metrics_pages;
   std::chrono::milliseconds operation_timeout{30'000};
   Clock* clock = nullptr;      // null: Clock::Real()
   Metrics* metrics = nullptr;  // null: Metrics::Global()

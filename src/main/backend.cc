@@ -69,6 +69,10 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   deps.export_root = backup_options.export_root;
   // --enforce-capacity: tables and indexes throttle at their capacity.
   if (flags.enforce_capacity) deps.capacity = &capacity_.emplace(clock);
+  // Contributor Insights' counts, shown in /metrics and at the admin listener's
+  // /contributor-insights.
+  insights_ = std::make_unique<api::KeyInsights>(clock);
+  deps.insights = insights_.get();
   deps.db = db;
   deps.clock = clock;
   deps.catalog = catalog;

@@ -13,6 +13,7 @@
 
 #include "api/api.h"
 #include "api/capacity_governor.h"
+#include "api/key_insights.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "main/flags.h"
@@ -45,6 +46,8 @@ class Backend {
   const std::string& description() const { return engine_.description; }
   // The directory standing for Amazon S3: exports, imports, and the S3 API beside the endpoint.
   const std::string& export_root() const { return export_root_; }
+  // Contributor Insights' counts (api/key_insights.h).
+  const api::KeyInsights& insights() const { return *insights_; }
 
  private:
   Backend() = default;
@@ -58,6 +61,7 @@ class Backend {
   std::unique_ptr<store::VectorGraphs> vector_graphs_;
   std::unique_ptr<workers::PurgeWorker> purge_worker_;
   std::optional<api::CapacityGovernor> capacity_;
+  std::unique_ptr<api::KeyInsights> insights_;
   std::unique_ptr<api::OperationRegistry> registry_;
   std::unique_ptr<workers::IndexWorker> index_worker_;
   std::unique_ptr<workers::TtlWorker> ttl_worker_;

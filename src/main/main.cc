@@ -268,6 +268,13 @@ int Serve(const ServeFlags& flags) {
     s3::ObjectStore s3_store(backend->export_root());
     s3::Service s3_service(s3_store);
     router_options.s3 = &s3_service;
+    // Contributor Insights' most accessed and throttled keys: in /metrics and on their own page.
+    const api::KeyInsights& insights = backend->insights();
+    router_options.metrics_pages["/contributor-insights"] = [&insights] {
+      return insights.ReportJson();
+    };
+    const uint64_t insights_collector =
+        Metrics::Global().AddCollector([&insights] { insights.Publish(Metrics::Global()); });
     Result<std::unique_ptr<http::Server>> server =
         http::Server::Create(*config, registry, router_options, /*handle_signals=*/true);
     if (!server.ok()) {
@@ -291,6 +298,7 @@ int Serve(const ServeFlags& flags) {
       (*server)->Run();
       spdlog::info("all requests answered; closing the engine");
     }
+    Metrics::Global().RemoveCollector(insights_collector);
   }
   backend.reset();  // stops the workers, closes the engine (flushed, its lock released)
   spdlog::info("fdyno stopped");
