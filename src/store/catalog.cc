@@ -41,6 +41,7 @@ enum class CatalogPart : int64_t {
   kPendingPurge = 4,    // (1, 4, table_id) -> purge marker
   kTableByAccount = 5,  // (1, 5, account, name) -> table record
   kFormat = 6,          // (1, 6) -> catalog format version, one byte
+  kPolicies = 7,        // (1, 7, table_id, slot) -> resource policy (store/policies.h)
 };
 
 int64_t Part(CatalogPart p) { return static_cast<int64_t>(p); }
@@ -566,6 +567,10 @@ std::string EncodeTableInfo(const TableInfo& t) {
     w.EndObject();
   }
   WriteInsights(w, t.insights);
+  if (t.has_policies) {
+    w.Key("has_policies");
+    w.Bool(true);
+  }
   w.EndObject();
   const uint8_t version = t.vector_indexes.empty() ? kTableRecordVersion : kTableRecordVersion3;
   std::string out(1, static_cast<char>(version));
@@ -657,6 +662,7 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
     }
   }
   FDYNO_ASSIGN_OR_RETURN(t.insights, ReadInsights(d));
+  FDYNO_ASSIGN_OR_RETURN(t.has_policies, OptBool(d, "has_policies", false));
   return t;
 }
 
@@ -710,6 +716,9 @@ std::string Catalog::FormatKey() {
 }
 std::string Catalog::TagsKey(int64_t table_id) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTags), table_id});
+}
+std::string Catalog::PolicyKey(int64_t table_id, std::string_view slot) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kPolicies), table_id, slot});
 }
 std::string Catalog::PendingPurgeKey(int64_t table_id) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kPendingPurge), table_id});
@@ -900,6 +909,9 @@ Status Catalog::Update(kv::Transaction& txn, const TableInfo& info) {
 Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info) {
   txn.Clear(TableKey(info.account, info.name));
   txn.Clear(TagsKey(info.id));
+  auto [policies_begin, policies_end] =
+      layout::Catalog().Range(kv::Tuple{Part(CatalogPart::kPolicies), info.id});
+  txn.ClearRange(policies_begin, policies_end);
   txn.Set(PendingPurgeKey(info.id), std::string(1, static_cast<char>(kPurgeMarkerVersion)));
   BumpVersion(txn);
   return Status::Ok();

@@ -228,6 +228,9 @@ struct TableInfo {
   std::optional<RestoreSummary> restore;  // set on a table created by a restore
   PitrSettings pitr;
   InsightsSettings insights;
+  // Whether a resource policy is attached to the table or to one of its streams
+  // (store/policies.h): requests read the policies only then.
+  bool has_policies = false;
 
   // Whether the table or one of its global secondary indexes counts its keys' accesses.
   bool CountsKeyAccesses() const;
@@ -345,6 +348,9 @@ class Catalog {
   static std::string LegacyTableKey(std::string_view name);
   static std::string FormatKey();
   static std::string TagsKey(int64_t table_id);
+  // The resource policy of table `table_id` (slot empty) or of its stream labelled `slot`
+  // (store/policies.h). Drop removes every slot of the table.
+  static std::string PolicyKey(int64_t table_id, std::string_view slot);
   static std::string PendingPurgeKey(int64_t table_id);
   static std::string NextTableIdKey();
 
