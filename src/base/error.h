@@ -40,6 +40,7 @@ namespace fdyno {
   X(kExportConflict, "ExportConflictException", 400, false)                                   \
   X(kImportNotFound, "ImportNotFoundException", 400, false)                                   \
   X(kImportConflict, "ImportConflictException", 400, false)                                   \
+  X(kPolicyNotFound, "PolicyNotFoundException", 400, false)                                   \
   X(kTransactionCanceled, "TransactionCanceledException", 400, false)                         \
   X(kTransactionConflict, "TransactionConflictException", 400, false)                         \
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                     \
