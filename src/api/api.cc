@@ -7,6 +7,8 @@
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
 #include "api/pitr_ops.h"
+#include "api/policy_guard.h"
+#include "api/policy_ops.h"
 #include "api/query_ops.h"
 #include "api/stream_ops.h"
 #include "api/table_ops.h"
@@ -31,6 +33,9 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     if (deps.ttl_update_interval_ms >= 0) {
       services.ttl_update_interval_ms = deps.ttl_update_interval_ms;
     }
+    if (deps.policy_update_interval_ms >= 0) {
+      services.policy_update_interval_ms = deps.policy_update_interval_ms;
+    }
     services.wake_backups = deps.wake_backups;
     services.wake_purge = deps.wake_purge;
     services.vector_graphs = deps.vector_graphs;
@@ -53,6 +58,16 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterPitrOperations(registry, services);
     RegisterExportOperations(registry, services);
     RegisterImportOperations(registry, services);
+    RegisterPolicyOperations(registry, services);
+    if (deps.enforce_policies) {
+      registry.WrapAll(
+          [&services](const std::string& name, Handler inner) {
+            return GuardHandler(services, name, std::move(inner));
+          },
+          [&services](const std::string& name, AsyncHandler inner) {
+            return GuardAsyncHandler(services, name, std::move(inner));
+          });
+    }
   }
   return registry;
 }

@@ -33,6 +33,8 @@ struct ApiDeps {
   uint64_t item_collection_size_limit_bytes = 0;
   // Services::ttl_update_interval_ms (negative: the default).
   int64_t ttl_update_interval_ms = -1;
+  // Services::policy_update_interval_ms (negative: the default).
+  int64_t policy_update_interval_ms = -1;
   // Services::stream_slots (0: 1).
   int stream_slots = 0;
   // Services::wake_backups.
@@ -47,6 +49,9 @@ struct ApiDeps {
   CapacityGovernor* capacity = nullptr;
   // Services::insights.
   KeyInsights* insights = nullptr;
+  // Resource-based policies decide who may run each operation (api/policy_guard.h): with
+  // --credentials. Without, they are stored and validated only.
+  bool enforce_policies = false;
 };
 
 // Service-level operations that need no table: DescribeEndpoints, DescribeLimits.

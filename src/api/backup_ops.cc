@@ -62,12 +62,7 @@ Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn
   rest.remove_prefix(prefix.size());
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos) return BackupNotFound(arn);
-  if (rest.substr(0, colon) != ctx.account_id) {
-    return Error::Make(ErrorType::kAccessDenied,
-                       "User: arn:aws:iam::" + ctx.account_id +
-                           ":root is not authorized to perform: dynamodb:" +
-                           std::string(operation) + " on resource: " + std::string(arn));
-  }
+  if (rest.substr(0, colon) != ctx.account_id) return NotAuthorized(ctx, operation, arn);
   rest.remove_prefix(colon + 1);
   constexpr std::string_view kTable = "table/", kBackup = "/backup/";
   const size_t at = rest.find(kBackup);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/policy_ops.h"
 #include "api/projection_request.h"
 #include "api/table_handlers.h"
 #include "api/table_ops.h"
@@ -69,6 +70,7 @@ struct CreateTableRequest {
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
   std::optional<std::vector<VectorIndexIn>> vector_indexes;
+  std::optional<std::string> resource_policy;
 };
 
 Result<CreateTableRequest> ParseCreateTable(const Value& body) {
@@ -89,6 +91,7 @@ Result<CreateTableRequest> ParseCreateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   FDYNO_ASSIGN_OR_RETURN(r.vector_indexes, ParseVectorIndexes(body));
+  FDYNO_ASSIGN_OR_RETURN(r.resource_policy, GetOwnedString(body, "ResourcePolicy"));
   return r;
 }
 
@@ -289,6 +292,12 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
   plan.first.account = ctx.account_id;
+  // ResourcePolicy: validated as PutResourcePolicy validates it, written with the table.
+  std::optional<PolicyDocument> policy;
+  if (r.resource_policy) {
+    FDYNO_ASSIGN_OR_RETURN(policy, ParsePolicy(*r.resource_policy, PolicyTarget::kTable));
+    plan.first.has_policies = true;
+  }
   const std::string uuid = store::NewTableUuid();
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const TableInfo> created,
@@ -303,6 +312,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Create(txn, plan.first, plan.second, uuid));
+                if (policy) WriteTablePolicy(txn, t->id, *policy, t->creation_ms);
                 if (!t->stream.enabled) return t;
                 // The table's stream, created with it (its id is in the table record).
                 TableInfo with_stream = *t;

@@ -36,6 +36,13 @@ const Handler* OperationRegistry::Find(Service service, std::string_view name) c
   return it == handlers.end() ? nullptr : &it->second;
 }
 
+void OperationRegistry::WrapAll(
+    const std::function<Handler(const std::string& name, Handler)>& wrap,
+    const std::function<AsyncHandler(const std::string& name, AsyncHandler)>& wrap_async) {
+  for (auto& [name, handler] : handlers_) handler = wrap(name, std::move(handler));
+  for (auto& [name, handler] : async_handlers_) handler = wrap_async(name, std::move(handler));
+}
+
 std::vector<std::string> OperationRegistry::Names(Service service) const {
   const auto& handlers = service == Service::kStreams ? streams_handlers_ : handlers_;
   std::vector<std::string> out;

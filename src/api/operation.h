@@ -78,6 +78,11 @@ class OperationRegistry {
   const AsyncHandler* FindAsync(std::string_view name) const;
   // Registered operation names of a service, sorted.
   std::vector<std::string> Names(Service service) const;
+  // Replaces every DynamoDB handler by wrap(name, handler) and every asynchronous form by
+  // wrap_async(name, handler): what runs before every operation (api/policy_guard.h).
+  void WrapAll(
+      const std::function<Handler(const std::string& name, Handler)>& wrap,
+      const std::function<AsyncHandler(const std::string& name, AsyncHandler)>& wrap_async);
 
  private:
   std::map<std::string, Handler, std::less<>> handlers_;

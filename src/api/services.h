@@ -49,6 +49,10 @@ struct Services {
   // refuses it (about 30 minutes there): --ttl-update-interval. 0 allows any.
   int64_t ttl_update_interval_ms = 30 * 60 * 1000;
 
+  // A resource policy changed less than this long ago is not changed again
+  // (ThrottlingException), as DynamoDB's 15 seconds: --policy-update-interval. 0 allows any.
+  int64_t policy_update_interval_ms = 15 * 1000;
+
   // Shards open at once in a new stream (store/streams.h "slots"): --stream-shards.
   int stream_slots = 1;
 

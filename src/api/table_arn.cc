@@ -27,6 +27,20 @@ std::string BackupArn(const RequestContext& ctx, std::string_view table,
   return TableArn(ctx, table) + "/backup/" + std::string(backup_id);
 }
 
+Error NotAuthorized(const RequestContext& ctx, std::string_view operation, std::string_view arn,
+                    std::string_view why) {
+  return Error::Make(ErrorType::kAccessDenied,
+                     "User: arn:aws:iam::" + ctx.account_id +
+                         ":root is not authorized to perform: dynamodb:" + std::string(operation) +
+                         " on resource: " + std::string(arn) +
+                         (why.empty() ? "" : " " + std::string(why)));
+}
+
+std::string NoPolicyAllows(std::string_view operation) {
+  return "because no resource-based policy allows the dynamodb:" + std::string(operation) +
+         " action";
+}
+
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation) {
   std::string a(arn);
@@ -57,14 +71,8 @@ Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
   if (parts[1] != "aws" || parts[3] != ctx.region) {
     return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
   }
-  if (parts[4] != ctx.account_id) {
-    return Error::Make(
-        ErrorType::kAccessDenied,
-        "User: arn:aws:iam::" + ctx.account_id + ":root is not authorized to perform: dynamodb:" +
-            std::string(operation) + " on resource: " + a +
-            " because no resource-based policy allows the dynamodb:" + std::string(operation) +
-            " action");
-  }
+  if (parts[4] != ctx.account_id)
+    return NotAuthorized(ctx, operation, a, NoPolicyAllows(operation));
   return ArnTarget{a, resource.substr(6)};
 }
 

@@ -22,6 +22,15 @@ std::string TableArn(std::string_view region, std::string_view account, std::str
 std::string BackupArn(const RequestContext& ctx, std::string_view table,
                       std::string_view backup_id);
 
+// AccessDeniedException "User: arn:aws:iam::<caller>:root is not authorized to perform:
+// dynamodb:<operation> on resource: <arn>", then " " and `why` when not empty ("because no
+// resource-based policy allows the dynamodb:<operation> action", "with an explicit deny in a
+// resource-based policy").
+Error NotAuthorized(const RequestContext& ctx, std::string_view operation, std::string_view arn,
+                    std::string_view why = {});
+// NotAuthorized's reason for a table of another account whose policy does not allow the action.
+std::string NoPolicyAllows(std::string_view operation);
+
 struct ArnTarget {
   std::string arn;
   std::string table;

@@ -73,12 +73,14 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   // /contributor-insights.
   insights_ = std::make_unique<api::KeyInsights>(clock);
   deps.insights = insights_.get();
+  deps.enforce_policies = !flags.credentials_file.empty();
   deps.db = db;
   deps.clock = clock;
   deps.catalog = catalog;
   deps.item_collection_size_limit_bytes = flags.item_collection_size_limit;
   deps.stream_slots = flags.stream_shards;
   deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
+  deps.policy_update_interval_ms = std::llround(flags.policy_update_interval_s * 1000);
   registry_ = std::make_unique<api::OperationRegistry>(api::BuildOperationRegistry(deps));
 
   // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).

@@ -84,6 +84,12 @@ void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
       ->envname("DYNODB_TTL_UPDATE_INTERVAL")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--policy-update-interval", f.policy_update_interval_s,
+                 "Seconds after a change of a resource policy during which another one is "
+                 "refused with ThrottlingException, as DynamoDB refuses it (0: never refused)")
+      ->envname("DYNODB_POLICY_UPDATE_INTERVAL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--stream-shards", f.stream_shards,
                  "Shards a new DynamoDB stream keeps open at once (each item's changes stay in "
                  "one shard, in order)")

@@ -58,6 +58,7 @@ struct ServeFlags {
   uint64_t item_collection_size_limit = uint64_t{10} << 30;  // bytes (DynamoDB's 10 GB)
   double ttl_sweep_interval_s = 30;
   double ttl_update_interval_s = 1800;
+  double policy_update_interval_s = 15;
   int stream_shards = 1;
   double stream_shard_rotation_s = 4 * 3600;
   int64_t vector_search_threshold = 10'000;  // entries; 0: SearchVectors is always exact
