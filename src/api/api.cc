@@ -1,5 +1,6 @@
 #include "api/api.h"
 
+#include "api/autoscaling_ops.h"
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
 #include "api/export_ops.h"
@@ -59,6 +60,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterExportOperations(registry, services);
     RegisterImportOperations(registry, services);
     RegisterPolicyOperations(registry, services);
+    RegisterAutoScalingOperations(registry, services);
     if (deps.enforce_policies) {
       registry.WrapAll(
           [&services](const std::string& name, Handler inner) {
