@@ -4,6 +4,7 @@
 #include "api/backup_ops.h"
 #include "api/batch_ops.h"
 #include "api/export_ops.h"
+#include "api/global_table_ops.h"
 #include "api/insights_ops.h"
 #include "api/item_ops.h"
 #include "api/partiql_ops.h"
@@ -61,6 +62,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterImportOperations(registry, services);
     RegisterPolicyOperations(registry, services);
     RegisterAutoScalingOperations(registry, services);
+    RegisterGlobalTableOperations(registry, services);
     if (deps.enforce_policies) {
       registry.WrapAll(
           [&services](const std::string& name, Handler inner) {

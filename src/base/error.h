@@ -41,6 +41,7 @@ namespace fdyno {
   X(kImportNotFound, "ImportNotFoundException", 400, false)                                   \
   X(kImportConflict, "ImportConflictException", 400, false)                                   \
   X(kPolicyNotFound, "PolicyNotFoundException", 400, false)                                   \
+  X(kGlobalTableNotFound, "GlobalTableNotFoundException", 400, false)                         \
   X(kTransactionCanceled, "TransactionCanceledException", 400, false)                         \
   X(kTransactionConflict, "TransactionConflictException", 400, false)                         \
   X(kTransactionInProgress, "TransactionInProgressException", 400, false)                     \
