@@ -392,6 +392,11 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
   }
   if (type) e.Enum("backupType", *type, {"USER", "SYSTEM", "AWS_BACKUP", "ALL"});
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  if (r.lower_ms && r.upper_ms && *r.lower_ms > *r.upper_ms) {
+    return Error::Validation(
+        "One or more parameter values were invalid: Time range lower bound must be less than or "
+        "equal to upper bound");
+  }
   if (limit) r.limit = static_cast<int>(*limit);
   if (type) r.type = *type;
   if (start) {

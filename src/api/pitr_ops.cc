@@ -116,6 +116,11 @@ Result<UpdateRequest> ParseUpdate(const RequestContext& ctx, const Value& body) 
   }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   r.enabled = *enabled;
+  if (!r.enabled && r.days) {
+    return Error::Validation(
+        "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
+        "recovery.");
+  }
   return r;
 }
 

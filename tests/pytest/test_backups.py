@@ -141,6 +141,11 @@ def test_backup_lifecycle_and_descriptions(server):
     assert listed_between(TimeRangeLowerBound=second_s + 1) == []
     assert listed_between(TimeRangeUpperBound=first_s) == []
     assert listed_between(TimeRangeUpperBound=second_s + 1) == both
+    assert listed_between(TimeRangeLowerBound=first_s, TimeRangeUpperBound=first_s) == []
+    assert error(lambda: listed_between(TimeRangeLowerBound=second_s + 1,
+                                        TimeRangeUpperBound=first_s)) == (
+        "ValidationException", "One or more parameter values were invalid: Time range lower bound "
+                               "must be less than or equal to upper bound")
 
     deleted = ddb.delete_backup(BackupArn=arn)["BackupDescription"]
     assert deleted["BackupDetails"]["BackupStatus"] == "DELETED"

@@ -104,6 +104,11 @@ def test_recovery_period_in_days(module_server, ddb):
             f"1 validation error detected: Value '{days}' at "
             f"'pointInTimeRecoverySpecification.recoveryPeriodInDays' failed to satisfy "
             f"constraint: Member must have value {bound}")
+    # A period with a disable: any period, even a valid one, is refused.
+    r = update({"PointInTimeRecoveryEnabled": False, "RecoveryPeriodInDays": 35})
+    assert r.status_code == 400
+    assert r.json()["message"] == ("Invalid Request: Cannot specify RecoveryPeriodInDays when "
+                                   "disabling point-in-time recovery.")
 
 
 def test_update_errors(ddb):
