@@ -120,6 +120,16 @@ Result<int> RulesInUse(const Services& s, kv::Transaction& txn, std::string_view
   }
 }
 
+// TableName, and IndexName for an index, as every answer starts.
+void WriteTarget(Writer& w, const Target& t) {
+  w.Key("TableName");
+  Str(w, t.table);
+  if (!t.index.empty()) {
+    w.Key("IndexName");
+    Str(w, t.index);
+  }
+}
+
 // ---- UpdateContributorInsights ---------------------------------------------------------------
 
 struct UpdateRequest {
@@ -203,12 +213,7 @@ std::string RenderUpdate(const Target& t, const Change& c) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  w.Key("TableName");
-  Str(w, t.table);
-  if (!t.index.empty()) {
-    w.Key("IndexName");
-    Str(w, t.index);
-  }
+  WriteTarget(w, t);
   w.Key("ContributorInsightsStatus");
   Str(w, c.answer);
   if (c.show_mode) {
@@ -261,12 +266,7 @@ std::string RenderDescription(store::TableInfo& table, const Target& t,
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
-  w.Key("TableName");
-  Str(w, t.table);
-  if (!t.index.empty()) {
-    w.Key("IndexName");
-    Str(w, t.index);
-  }
+  WriteTarget(w, t);
   if (settings.enabled()) {
     w.Key("ContributorInsightsRuleList");
     w.StartArray();
@@ -416,12 +416,7 @@ std::string RenderList(std::vector<Summary> listed, int64_t limit) {
   if (more) listed.resize(limit);
   for (const Summary& e : listed) {
     w.StartObject();
-    w.Key("TableName");
-    Str(w, e.target.table);
-    if (!e.target.index.empty()) {
-      w.Key("IndexName");
-      Str(w, e.target.index);
-    }
+    WriteTarget(w, e.target);
     w.Key("ContributorInsightsStatus");
     Str(w, StatusText(e.settings.status));
     w.Key("ContributorInsightsMode");

@@ -162,6 +162,16 @@ def module_server(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def capacity_server(request, tmp_path_factory):
+    """One ready server with --enforce-capacity (credentials on) shared by a module's tests."""
+    s = Server(tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_")),
+               ["--enforce-capacity"])
+    s.wait_ready()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
 def ddb(request):
     """A boto3 DynamoDB client for the module's server, or for FDYNO_TEST_ENDPOINT when set
     (so the DynamoDB-behaviour tests can be pointed at another endpoint, e.g. DynamoDB)."""

@@ -20,12 +20,8 @@ KB = "x" * 1000  # with the key, a 1 KB item: one write unit
 
 
 @pytest.fixture(scope="module")
-def cs(tmp_path_factory):
-    from conftest import Server
-    s = Server(tmp_path_factory.mktemp("capacity"), ["--enforce-capacity"])
-    s.wait_ready()
-    yield s
-    s.stop()
+def cs(capacity_server):
+    return capacity_server
 
 
 @pytest.fixture

@@ -12,12 +12,8 @@ from signing import call
 
 
 @pytest.fixture(scope="module")
-def cs(tmp_path_factory):
-    from conftest import Server
-    s = Server(tmp_path_factory.mktemp("insights"), ["--enforce-capacity"])
-    s.wait_ready()
-    yield s
-    s.stop()
+def cs(capacity_server):
+    return capacity_server
 
 
 @pytest.fixture
