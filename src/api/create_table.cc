@@ -274,7 +274,10 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
     t.table_class_set = true;
   }
   t.deletion_protection = r.deletion_protection.value_or(false);
-  if (r.on_demand) ApplyOnDemand(*r.on_demand, t.on_demand);
+  if (r.on_demand) {
+    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, on_demand, false));
+    ApplyOnDemand(*r.on_demand, t.on_demand);
+  }
 
   std::vector<store::Tag> tags;
   if (r.tags) {

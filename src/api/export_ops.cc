@@ -359,7 +359,7 @@ Result<std::string> ListExports(Services& s, const RequestContext& ctx, const Va
   }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   if (token && !store::IsBackupId(*token)) {
-    return Error::Validation("Invalid NextToken: " + *token);
+    return Error::Validation("Invalid Request: Provided nextToken is invalid: " + *token);
   }
   const int limit = static_cast<int>(max.value_or(kMaxListExports));
   using Page = std::pair<std::vector<ExportJob>, bool>;

@@ -362,7 +362,7 @@ Result<std::string> ListImports(Services& s, const RequestContext& ctx, const Va
   std::string after;
   if (token) {
     std::optional<std::string> id = DecodeNextToken(*token);
-    if (!id) return Error::Validation("Invalid NextToken: " + *token);
+    if (!id) return Error::Validation("Invalid Request: Provided nextToken is invalid: " + *token);
     after = *id;
   }
   const int limit = static_cast<int>(size.value_or(kMaxListImports));

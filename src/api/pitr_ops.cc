@@ -192,17 +192,13 @@ Result<PitrRestoreRequest> ParsePitrRestore(const RequestContext& ctx, const Val
   CheckOverrideConstraints(e, r.restore);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   if (name.has_value() == arn.has_value()) {
-    return Error::Validation(std::string(kInvalid) +
-                             (name
-                                  ? "Only one of SourceTableName or SourceTableArn can be specified"
-                                  : "Either SourceTableName or SourceTableArn must be specified"));
+    return Error::Validation("Must provide exactly one of: sourceTableArn, sourceTableName");
   }
   r.latest = latest.value_or(false);
   if (r.latest == r.time_ms.has_value()) {
     return Error::Validation(
-        std::string(kInvalid) +
-        (r.latest ? "Only one of RestoreDateTime or UseLatestRestorableTime can be specified"
-                  : "Either RestoreDateTime or UseLatestRestorableTime must be specified"));
+        "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be "
+        "specified, but not both");
   }
   if (arn) {
     FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "RestoreTableToPointInTime"));

@@ -220,6 +220,27 @@ Status CheckSse(const SseIn& sse) {
     return Invalid("KMSMasterKeyId can not be specified if Enabled is false");
   }
   if (sse.sse_type && *sse.sse_type == "AES256") return Invalid("SSEType AES256 is not supported");
+  if (sse.kms_key && !sse.sse_type)
+    return Invalid("SSEType KMS is required if KMSMasterKeyId is specified");
+  return Status::Ok();
+}
+
+Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update) {
+  const std::pair<const char*, std::optional<int64_t>> maximums[] = {
+      {"MaxReadRequestUnits", in.max_read}, {"MaxWriteRequestUnits", in.max_write}};
+  for (const auto& [name, value] : maximums) {
+    if (value && !on_demand) {
+      return Invalid(std::string(name) +
+                     " for OnDemandThroughput cannot be specified when the table BillingMode is "
+                     "PROVISIONED");
+    }
+  }
+  for (const auto& [name, value] : maximums) {
+    if (value && *value < 1 && !(update && *value == -1)) {
+      return Invalid("Requested " + std::string(name) +
+                     " for OnDemandThroughput for table is outside of valid range");
+    }
+  }
   return Status::Ok();
 }
 

@@ -75,6 +75,10 @@ Error InvalidTableClass();
 // SSESpecification rules shared by CreateTable and UpdateTable: no SSEType or KMSMasterKeyId
 // when disabled, no AES256.
 Status CheckSse(const SseIn& sse);
+// OnDemandThroughput's rules for a table that is on-demand (`on_demand`) once the request is
+// applied: its maximums only for an on-demand table, each at least 1 (-1, which clears one, only
+// in an UpdateTable: `update`).
+Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update);
 
 // DynamoDB's LatestStreamLabel: the stream's creation time, ISO 8601 with milliseconds, UTC.
 std::string StreamLabel(int64_t wall_ms);

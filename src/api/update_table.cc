@@ -230,6 +230,12 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
         "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
         "OnDemandThroughput, WarmThroughput or TableClass is required");
   }
+  if (r.on_demand && (r.throughput || r.stream || gsi || r.sse || r.replica_updates ||
+                      r.deletion_protection || r.table_class || vector_changes != 0)) {
+    return Invalid(
+        "OnDemandThroughput can only be combined with BillingMode in an UpdateTable "
+        "request");
+  }
   if (r.billing_mode && *r.billing_mode == "PROVISIONED" && !r.throughput) {
     return Invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
   }
@@ -479,7 +485,10 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   }
   FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
   if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
-  if (r.on_demand) ApplyOnDemand(*r.on_demand, t.on_demand);
+  if (r.on_demand) {
+    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, on_demand, true));
+    ApplyOnDemand(*r.on_demand, t.on_demand);
+  }
   return std::make_pair(std::move(t), updating);
 }
 

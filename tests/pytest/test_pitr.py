@@ -136,9 +136,12 @@ def test_restore_errors(ddb):
         RestoreDateTime=datetime(2020, 1, 1, tzinfo=timezone.utc)))[0] == (
         "InvalidRestoreTimeException")
     assert error(lambda: ddb.restore_table_to_point_in_time(
-        SourceTableName="pitr_err", TargetTableName="pitr_err_x"))[0] == "ValidationException"
+        SourceTableName="pitr_err", TargetTableName="pitr_err_x")) == (
+        "ValidationException", "Invalid Request: Either one of RestoreDateTime or "
+                               "UseLatestRestorableTime must be specified, but not both")
     assert error(lambda: ddb.restore_table_to_point_in_time(
-        TargetTableName="pitr_err_x", UseLatestRestorableTime=True))[0] == "ValidationException"
+        TargetTableName="pitr_err_x", UseLatestRestorableTime=True)) == (
+        "ValidationException", "Must provide exactly one of: sourceTableArn, sourceTableName")
     assert "pitr_err_x" not in ddb.list_tables()["TableNames"]
 
 

@@ -704,6 +704,29 @@ def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
     r = call(server, "CreateTable", json.dumps(on_demand(plain)))
     assert "OnDemandThroughput" not in r.json()["TableDescription"]
 
+    def refused(operation, request):
+        r = call(server, operation, json.dumps(request))
+        assert r.status_code == 400, r.text
+        return r.json()["message"]
+
+    # Only alone (or with BillingMode), only at least 1 (-1 clears), only for on-demand tables.
+    assert refused("UpdateTable", {"TableName": name, "DeletionProtectionEnabled": True,
+                                   "OnDemandThroughput": {"MaxReadRequestUnits": 10}}) == (
+        INVALID + "OnDemandThroughput can only be combined with BillingMode in an UpdateTable "
+        "request")
+    assert refused("UpdateTable", {"TableName": name,
+                                   "OnDemandThroughput": {"MaxReadRequestUnits": 0}}) == (
+        INVALID + "Requested MaxReadRequestUnits for OnDemandThroughput for table is outside of "
+        "valid range")
+    assert refused("CreateTable", dict(on_demand(unique()), OnDemandThroughput={
+        "MaxWriteRequestUnits": -1})) == (
+        INVALID + "Requested MaxWriteRequestUnits for OnDemandThroughput for table is outside of "
+        "valid range")
+    provisioned = dict(simple(unique()), OnDemandThroughput={"MaxReadRequestUnits": 10})
+    assert refused("CreateTable", provisioned) == (
+        INVALID + "MaxReadRequestUnits for OnDemandThroughput cannot be specified when the table "
+        "BillingMode is PROVISIONED")
+
 
 def test_update_table_gsi_creation_rules(ddb):
     name = unique()
@@ -773,3 +796,17 @@ def test_describe_time_to_live(ddb):
         ddb.describe_time_to_live(TableName="no_such_table")
     assert error(e) == ("ResourceNotFoundException",
                         "Requested resource not found: Table: no_such_table not found")
+
+
+@pytest.mark.parametrize("sse, message", [
+    ({"Enabled": False, "SSEType": "KMS"}, "SSEType can not be specified if Enabled is false"),
+    ({"Enabled": False, "KMSMasterKeyId": "k"},
+     "KMSMasterKeyId can not be specified if Enabled is false"),
+    ({"Enabled": True, "SSEType": "AES256"}, "SSEType AES256 is not supported"),
+    ({"Enabled": True, "KMSMasterKeyId": "k"}, "SSEType KMS is required if KMSMasterKeyId is "
+                                                "specified"),
+])
+def test_sse_specification_rules(server, sse, message):
+    r = call(server, "CreateTable", json.dumps(simple(unique(), SSESpecification=sse)))
+    assert r.status_code == 400
+    assert r.json()["message"] == INVALID + message
