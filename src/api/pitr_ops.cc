@@ -22,7 +22,6 @@ using rapidjson::Value;
 using store::TableInfo;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
 constexpr int64_t kMaxRecoveryDays = 35;
 
 Error NotFound(std::string_view name) {

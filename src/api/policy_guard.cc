@@ -238,15 +238,14 @@ bool NamesTablesByArn(const Value& body) {
 void TableNamesFromArns(const RequestContext& ctx, Value& body,
                         rapidjson::Document::AllocatorType& alloc) {
   auto rename = [&](Value& obj) {
-    auto it = obj.FindMember("TableName");
-    if (it == obj.MemberEnd() || !IsArn(&it->value)) return;
-    const std::string table = Owner(ctx, View(it->value)).second;
-    it->value.SetString(table.data(), static_cast<rapidjson::SizeType>(table.size()), alloc);
+    if (!IsArn(Member(obj, "TableName"))) return;
+    Value& name = obj["TableName"];
+    const std::string table = Owner(ctx, View(name)).second;
+    name.SetString(table.data(), static_cast<rapidjson::SizeType>(table.size()), alloc);
   };
   rename(body);
-  auto actions = body.FindMember("TransactItems");
-  if (actions == body.MemberEnd() || !actions->value.IsArray()) return;
-  for (Value& a : actions->value.GetArray()) {
+  if (const Value* actions = Member(body, "TransactItems"); !actions || !actions->IsArray()) return;
+  for (Value& a : body["TransactItems"].GetArray()) {
     if (a.IsObject() && a.MemberCount() == 1 && a.MemberBegin()->value.IsObject()) {
       rename(a.MemberBegin()->value);
     }

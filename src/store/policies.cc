@@ -42,9 +42,10 @@ Result<PolicyRecord> DecodePolicy(std::string_view bytes) {
   rapidjson::Document d;
   d.Parse(bytes.data() + 1, bytes.size() - 1);
   if (d.HasParseError() || !d.IsObject()) return Corrupt("not a JSON object");
+  const rapidjson::Value& doc = d;
   auto member = [&](const char* name) -> const rapidjson::Value* {
-    auto it = d.FindMember(name);
-    return it == d.MemberEnd() ? nullptr : &it->value;
+    auto it = doc.FindMember(name);
+    return it == doc.MemberEnd() ? nullptr : &it->value;
   };
   const rapidjson::Value* document = member("document");
   const rapidjson::Value* given = member("version_given");
