@@ -7,6 +7,7 @@
 #include "api/global_table_ops.h"
 #include "api/insights_ops.h"
 #include "api/item_ops.h"
+#include "api/kinesis_destination_ops.h"
 #include "api/partiql_ops.h"
 #include "api/pitr_ops.h"
 #include "api/policy_guard.h"
@@ -63,6 +64,7 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     RegisterPolicyOperations(registry, services);
     RegisterAutoScalingOperations(registry, services);
     RegisterGlobalTableOperations(registry, services);
+    RegisterKinesisDestinationOperations(registry, services);
     if (deps.enforce_policies) {
       registry.WrapAll(
           [&services](const std::string& name, Handler inner) {

@@ -571,6 +571,23 @@ std::string EncodeTableInfo(const TableInfo& t) {
     w.Key("has_policies");
     w.Bool(true);
   }
+  if (!t.kinesis.empty()) {
+    w.Key("kinesis");
+    w.StartArray();
+    for (const KinesisDestination& k : t.kinesis) {
+      w.StartObject();
+      w.Key("stream_arn");
+      WriteStr(w, k.stream_arn);
+      w.Key("status");
+      WriteStr(w, k.status);
+      w.Key("description");
+      WriteStr(w, k.description);
+      w.Key("precision");
+      WriteStr(w, k.precision);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
   const uint8_t version = t.vector_indexes.empty() ? kTableRecordVersion : kTableRecordVersion3;
   std::string out(1, static_cast<char>(version));
@@ -663,6 +680,17 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   }
   FDYNO_ASSIGN_OR_RETURN(t.insights, ReadInsights(d));
   FDYNO_ASSIGN_OR_RETURN(t.has_policies, OptBool(d, "has_policies", false));
+  if (d.HasMember("kinesis")) {
+    if (!d["kinesis"].IsArray()) return Corrupt("kinesis is not a list");
+    for (const auto& k : d["kinesis"].GetArray()) {
+      KinesisDestination dest;
+      FDYNO_ASSIGN_OR_RETURN(dest.stream_arn, Str(k, "stream_arn"));
+      FDYNO_ASSIGN_OR_RETURN(dest.status, Str(k, "status"));
+      FDYNO_ASSIGN_OR_RETURN(dest.description, Str(k, "description"));
+      FDYNO_ASSIGN_OR_RETURN(dest.precision, Str(k, "precision"));
+      t.kinesis.push_back(std::move(dest));
+    }
+  }
   return t;
 }
 

@@ -93,6 +93,16 @@ struct InsightsSettings {
   bool operator==(const InsightsSettings&) const = default;
 };
 
+// A Kinesis Data Streams destination of the table's changes (EnableKinesisStreamingDestination;
+// api/kinesis_destination_ops.h), with DynamoDB's DestinationStatus.
+struct KinesisDestination {
+  std::string stream_arn;
+  std::string status;       // ENABLING, ACTIVE, UPDATING, DISABLING, DISABLED or ENABLE_FAILED
+  std::string description;  // DestinationStatusDescription (ENABLE_FAILED's reason); may be empty
+  std::string precision;    // ApproximateCreationDateTimePrecision; empty: not set (MILLISECOND)
+  bool operator==(const KinesisDestination&) const = default;
+};
+
 struct SecondaryIndex {
   std::string name;
   int64_t id = 0;  // unique within the table, never reused: keys layout::Index(table, id)
@@ -228,6 +238,8 @@ struct TableInfo {
   std::optional<RestoreSummary> restore;  // set on a table created by a restore
   PitrSettings pitr;
   InsightsSettings insights;
+  // Kinesis Data Streams destinations, the latest first (api/kinesis_destination_ops.h).
+  std::vector<KinesisDestination> kinesis;
   // Whether a resource policy is attached to the table or to one of its streams
   // (store/policies.h): requests read the policies only then.
   bool has_policies = false;
