@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "api/json_util.h"
-#include "api/run_options.h"
 #include "api/table_arn.h"
-#include "kv/run.h"
+#include "api/table_read.h"
 #include "store/catalog.h"
 
 namespace fdyno::api {
@@ -272,21 +271,10 @@ Status CheckUpdate(const RequestContext& ctx, const store::TableInfo& t,
 
 // ---- the operations --------------------------------------------------------------------------
 
-Result<std::shared_ptr<const store::TableInfo>> FindTable(Services& s, const RequestContext& ctx,
-                                                          const std::string& name) {
-  FDYNO_ASSIGN_OR_RETURN(
-      std::shared_ptr<const store::TableInfo> t,
-      kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Find(txn, ctx.account_id, name);
-      }));
-  if (!t) return TableNotFound(name);
-  return t;
-}
-
 Result<std::string> DescribeTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
                                                     const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
-  FDYNO_ASSIGN_OR_RETURN(auto t, FindTable(s, ctx, std::string(name)));
+  FDYNO_ASSIGN_OR_RETURN(auto t, ReadTable(s, ctx, std::string(name)));
   return Describe(ctx, *t);
 }
 
@@ -295,7 +283,7 @@ Result<std::string> UpdateTableReplicaAutoScaling(Services& s, const RequestCont
   FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
   std::vector<std::string> regions;
   FDYNO_ASSIGN_OR_RETURN(std::vector<SettingsUpdate> updates, ReadUpdates(body, &regions));
-  FDYNO_ASSIGN_OR_RETURN(auto t, FindTable(s, ctx, std::string(name)));
+  FDYNO_ASSIGN_OR_RETURN(auto t, ReadTable(s, ctx, std::string(name)));
   FDYNO_RETURN_IF_ERROR(CheckUpdate(ctx, *t, updates, regions));
   return Describe(ctx, *t);
 }

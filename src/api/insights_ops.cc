@@ -13,6 +13,7 @@
 #include "api/key_insights.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
+#include "api/table_read.h"
 #include "api/table_render.h"
 #include "kv/run.h"
 #include "model/base64.h"
@@ -302,12 +303,8 @@ std::string RenderDescription(store::TableInfo& table, const Target& t,
 Result<std::string> DescribeContributorInsights(Services& s, const RequestContext& ctx,
                                                 const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(Target target, ReadTarget(ctx, body, "DescribeContributorInsights"));
-  FDYNO_ASSIGN_OR_RETURN(
-      std::shared_ptr<const store::TableInfo> t,
-      kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Find(txn, ctx.account_id, target.table);
-      }));
-  if (!t) return TableNotFound(target.table);
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
+                         ReadTable(s, ctx, target.table));
   store::TableInfo table = *t;
   FDYNO_ASSIGN_OR_RETURN(InsightsSettings * settings, SettingsOf(table, target));
   return RenderDescription(table, target, *settings);

@@ -10,6 +10,7 @@
 #include "api/json_util.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
+#include "api/table_read.h"
 #include "kv/run.h"
 #include "store/catalog.h"
 #include "store/ttl.h"
@@ -138,12 +139,7 @@ std::string_view StatusName(store::TtlStatus status) {
 
 Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTimeToLive"));
-  FDYNO_ASSIGN_OR_RETURN(
-      std::shared_ptr<const store::TableInfo> t,
-      kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Find(txn, ctx.account_id, name);
-      }));
-  if (!t) return TableNotFound(name);
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t, ReadTable(s, ctx, name));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
