@@ -59,6 +59,10 @@ Cause TableCause(const store::TableInfo& t) {
   return Provisioned(t) ? Cause{"ProvisionedThroughputExceeded", kTableMessage}
                         : Cause{"MaxOnDemandThroughputExceeded", kOnDemandMessage};
 }
+Cause IndexCause(const store::TableInfo& t) {
+  return Provisioned(t) ? Cause{"ProvisionedThroughputExceeded", kIndexMessage}
+                        : Cause{"MaxOnDemandThroughputExceeded", kOnDemandMessage};
+}
 
 Error Throttled(std::string_view region, const store::TableInfo& table,
                 const store::SecondaryIndex* index, Access access, const Cause& cause) {
@@ -113,7 +117,11 @@ Rate TableRate(const store::TableInfo& t, Access access) {
 }
 
 Rate IndexRate(const store::TableInfo& t, const store::SecondaryIndex& index, Access access) {
-  if (!Provisioned(t)) return {};
+  if (!Provisioned(t)) {
+    return {static_cast<double>(access == Access::kRead ? index.on_demand.max_read_request_units
+                                                        : index.on_demand.max_write_request_units),
+            1};
+  }
   return {static_cast<double>(access == Access::kRead ? index.throughput.read_capacity_units
                                                       : index.throughput.write_capacity_units),
           kProvisionedBurstSeconds};
@@ -178,8 +186,7 @@ Status CapacityGovernor::Admit(std::string_view region, const store::TableInfo& 
       access == Access::kRead && !draw.index.empty() ? FindGlobal(table, draw.index) : nullptr;
   if (read_index != nullptr) {
     if (spent(IndexKey(table, *read_index, access), IndexRate(table, *read_index, access))) {
-      return Throttled(region, table, read_index, access,
-                       {"ProvisionedThroughputExceeded", kIndexMessage});
+      return Throttled(region, table, read_index, access, IndexCause(table));
     }
     return Status::Ok();
   }
@@ -194,8 +201,7 @@ Status CapacityGovernor::Admit(std::string_view region, const store::TableInfo& 
   if (access == Access::kWrite) {
     for (const store::SecondaryIndex& index : table.global_indexes) {
       if (spent(IndexKey(table, index, access), IndexRate(table, index, access))) {
-        return Throttled(region, table, &index, access,
-                         {"ProvisionedThroughputExceeded", kIndexMessage});
+        return Throttled(region, table, &index, access, IndexCause(table));
       }
     }
   }

@@ -6,8 +6,9 @@
 //   their capacity units per second, banking up to 300 seconds of unused capacity (DynamoDB's
 //   burst capacity); a new bucket starts with one second's worth. Local secondary indexes draw on
 //   the table's capacity;
-// * an on-demand table with OnDemandThroughput at its maximum request units per second (no
-//   banking); without a maximum it never throttles on its own;
+// * an on-demand table, and each of its global secondary indexes, with OnDemandThroughput at its
+//   maximum request units per second (no banking); without a maximum it never throttles on its
+//   own (nor below its WarmThroughput: fdyno has no partitions to warm up);
 // * each partition key value of any table at DynamoDB's per-partition limits, 3,000 read and
 //   1,000 write units per second (no banking).
 // A request is admitted while every bucket it draws on holds more than nothing (less what the

@@ -20,6 +20,7 @@
 #include "api/table_request.h"
 #include "api/table_rules.h"
 #include "api/vector_table_ops.h"
+#include "api/warm_throughput.h"
 #include "kv/run.h"
 #include "store/streams.h"
 
@@ -69,6 +70,7 @@ struct CreateTableRequest {
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
+  std::optional<WarmIn> warm;
   std::optional<std::vector<VectorIndexIn>> vector_indexes;
   std::optional<std::string> resource_policy;
 };
@@ -90,6 +92,7 @@ Result<CreateTableRequest> ParseCreateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.table_class, GetOwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
+  FDYNO_ASSIGN_OR_RETURN(r.warm, ParseWarm(body));
   FDYNO_ASSIGN_OR_RETURN(r.vector_indexes, ParseVectorIndexes(body));
   FDYNO_ASSIGN_OR_RETURN(r.resource_policy, GetOwnedString(body, "ResourcePolicy"));
   return r;
@@ -107,7 +110,6 @@ Status CheckCreateTableConstraints(const CreateTableRequest& r) {
   CheckVectorIndexConstraints(e, r.vector_indexes);
   CheckStreamConstraints(e, r.stream);
   CheckSseConstraints(e, r.sse);
-  CheckTagConstraints(e, r.tags);
   return e.ToStatus();
 }
 
@@ -217,6 +219,12 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
         index.throughput.read_capacity_units = *in.throughput->read;
         index.throughput.write_capacity_units = *in.throughput->write;
       }
+      if (in.on_demand) {
+        FDYNO_RETURN_IF_ERROR(CheckOnDemand(*in.on_demand, on_demand, false, *in.name));
+        ApplyOnDemand(*in.on_demand, index.on_demand);
+      }
+      FDYNO_ASSIGN_OR_RETURN(
+          index.warm, InitialWarm(in.warm, on_demand, index.throughput, "index " + *in.name));
       if (!index_names.insert(*in.name).second) {
         return Invalid("Duplicate index name: " + *in.name);
       }
@@ -278,6 +286,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
     FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, on_demand, false));
     ApplyOnDemand(*r.on_demand, t.on_demand);
   }
+  FDYNO_ASSIGN_OR_RETURN(t.warm, InitialWarm(r.warm, on_demand, t.throughput, "table"));
 
   std::vector<store::Tag> tags;
   if (r.tags) {
@@ -325,7 +334,14 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
                 return std::make_shared<const TableInfo>(std::move(with_stream));
               }));
   spdlog::info("created table {} (id {}, account {})", created->name, created->id, ctx.account_id);
-  return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating);
+  // DynamoDB's response has the table's warm throughput only when the request gave it (being
+  // raised), and no index's.
+  WarmShown warm;
+  warm.table = r.warm.has_value();
+  warm.indexes = false;
+  warm.table_raised = true;
+  return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating,
+                             nullptr, warm);
 }
 
 }  // namespace fdyno::api::tables

@@ -37,23 +37,17 @@ struct Target {
 };
 
 // A TableName or ResourceArn: its account (another one's only through an ARN) and table name.
-// An ARN fdyno cannot read is left to the operation, which answers its own error.
+// An ARN fdyno cannot read, or of another partition or region, is left to the operation, which
+// answers its own error.
 std::pair<std::string, std::string> Owner(const RequestContext& ctx, std::string_view name) {
   if (!name.starts_with("arn:")) return {ctx.account_id, std::string(name)};
-  std::vector<std::string_view> parts;
-  size_t pos = 0;
-  for (int i = 0; i < 5 && pos <= name.size(); ++i) {
-    const size_t colon = name.find(':', pos);
-    if (colon == std::string_view::npos) return {ctx.account_id, std::string(name)};
-    parts.push_back(name.substr(pos, colon - pos));
-    pos = colon + 1;
-  }
-  std::string_view resource = name.substr(pos);
-  if (parts.size() != 5 || parts[2] != "dynamodb" || !resource.starts_with("table/")) {
+  const std::optional<std::array<std::string, 6>> parts = SplitArn(name);
+  if (!parts || (*parts)[1] != "aws" || (*parts)[2] != "dynamodb" || (*parts)[3] != ctx.region ||
+      !(*parts)[5].starts_with("table/")) {
     return {ctx.account_id, std::string(name)};
   }
-  resource.remove_prefix(6);
-  return {std::string(parts[4]), std::string(resource.substr(0, resource.find('/')))};
+  const std::string& resource = (*parts)[5];
+  return {(*parts)[4], resource.substr(6, resource.find('/', 6) - 6)};
 }
 
 void AddTarget(const RequestContext& ctx, const Value& named_by, std::string_view name,

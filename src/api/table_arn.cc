@@ -1,5 +1,7 @@
 #include "api/table_arn.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "api/json_util.h"
@@ -41,21 +43,40 @@ std::string NoPolicyAllows(std::string_view operation) {
          " action";
 }
 
+std::optional<std::array<std::string, 6>> SplitArn(std::string_view arn) {
+  std::array<std::string, 6> parts;
+  size_t pos = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    const size_t colon = arn.find(':', pos);
+    if (colon == std::string_view::npos) return std::nullopt;
+    parts[i] = std::string(arn.substr(pos, colon - pos));
+    pos = colon + 1;
+  }
+  parts[5] = std::string(arn.substr(pos));
+  return parts;
+}
+
+bool IsKnownRegion(const RequestContext& ctx, std::string_view region) {
+  static constexpr std::string_view kRegions[] = {
+      "af-south-1",     "ap-east-1",      "ap-east-2",      "ap-northeast-1", "ap-northeast-2",
+      "ap-northeast-3", "ap-south-1",     "ap-south-2",     "ap-southeast-1", "ap-southeast-2",
+      "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7",
+      "ca-central-1",   "ca-west-1",      "eu-central-1",   "eu-central-2",   "eu-north-1",
+      "eu-south-1",     "eu-south-2",     "eu-west-1",      "eu-west-2",      "eu-west-3",
+      "il-central-1",   "me-central-1",   "me-south-1",     "mx-central-1",   "sa-east-1",
+      "us-east-1",      "us-east-2",      "us-west-1",      "us-west-2"};
+  return region == ctx.region ||
+         std::find(std::begin(kRegions), std::end(kRegions), region) != std::end(kRegions);
+}
+
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation) {
   std::string a(arn);
   if (a.rfind("arn:", 0) != 0) return Invalid("ARNs must start with 'arn:': " + a);
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  for (int i = 0; i < 5; ++i) {
-    size_t colon = a.find(':', pos);
-    if (colon == std::string::npos) {
-      return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
-    }
-    parts.push_back(a.substr(pos, colon - pos));
-    pos = colon + 1;
-  }
-  parts.push_back(a.substr(pos));
+  const std::optional<std::array<std::string, 6>> split = SplitArn(a);
+  if (!split)
+    return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
+  const std::array<std::string, 6>& parts = *split;
   // parts: arn, partition, service, region, account, resource
   if (parts[2] != "dynamodb") {
     return Invalid("Provided Arn is not a DynamoDB resource arn: " + a);
@@ -83,6 +104,14 @@ Result<std::string> ResolveTableName(const RequestContext& ctx,
     ConstraintErrors e;
     e.MaxLength("tableName", *name_or_arn, 1024);
     FDYNO_RETURN_IF_ERROR(e.ToStatus());
+    const std::optional<std::array<std::string, 6>> parts = SplitArn(*name_or_arn);
+    const std::string quoted = "'" + std::string(*name_or_arn) + "'";
+    if (parts && (*parts)[1] != "aws") {
+      return Error::EnvelopedValidation("Invalid AWS partition in " + quoted);
+    }
+    if (parts && (*parts)[3] != ctx.region) {
+      return Error::EnvelopedValidation("Invalid AWS region in " + quoted);
+    }
     FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *name_or_arn, operation));
     return target.table;
   }
@@ -93,6 +122,10 @@ Result<std::string> ResolveTableName(const RequestContext& ctx,
 Error TableNotFound(std::string_view name) {
   return Error::ResourceNotFound("Requested resource not found: Table: " + std::string(name) +
                                  " not found");
+}
+
+bool Settled(const std::shared_ptr<const store::TableInfo>& t) {
+  return t != nullptr && t->status != store::TableStatus::kCreating;
 }
 
 Result<std::string> ReadExistingTableName(const RequestContext& ctx, const rapidjson::Value& body,

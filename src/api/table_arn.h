@@ -4,12 +4,15 @@
 
 #include <rapidjson/document.h>
 
+#include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "api/operation.h"
 #include "base/result.h"
+#include "store/catalog.h"
 
 namespace fdyno::api {
 
@@ -31,6 +34,12 @@ Error NotAuthorized(const RequestContext& ctx, std::string_view operation, std::
 // NotAuthorized's reason for a table of another account whose policy does not allow the action.
 std::string NoPolicyAllows(std::string_view operation);
 
+// The six parts of an ARN: "arn", partition, service, region, account, resource (which may hold
+// colons); nullopt when it has fewer.
+std::optional<std::array<std::string, 6>> SplitArn(std::string_view arn);
+// Whether `region` is a region of AWS's commercial partition or the caller's own region.
+bool IsKnownRegion(const RequestContext& ctx, std::string_view region);
+
 struct ArnTarget {
   std::string arn;
   std::string table;
@@ -41,13 +50,21 @@ struct ArnTarget {
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation);
 
-// A table name or ARN naming an existing table (not for CreateTable), validated.
+// A table name or ARN naming an existing table (not for CreateTable), validated. An ARN of
+// another partition or region is DynamoDB's enveloped "Invalid AWS partition in '<arn>'" /
+// "Invalid AWS region in '<arn>'"; other malformed ARNs get ParseTableArn's errors.
 Result<std::string> ResolveTableName(const RequestContext& ctx,
                                      std::optional<std::string_view> name_or_arn,
                                      std::string_view operation);
 
 // ResourceNotFoundException "Requested resource not found: Table: <name> not found".
 Error TableNotFound(std::string_view name);
+// Whether the operations on a table's settings (UpdateTable, tags, TTL, backups, point-in-time
+// recovery, policies, Contributor Insights, Kinesis destinations) find table `t`: not when it is
+// null or being created (a restore's or an import's target is CREATING until it holds every item).
+// As in DynamoDB, they answer not found for it, while DescribeTable shows it and DeleteTable
+// refuses it as in use.
+bool Settled(const std::shared_ptr<const store::TableInfo>& t);
 
 // The TableName member of an operation on an existing table: a name or an ARN.
 Result<std::string> ReadExistingTableName(const RequestContext& ctx, const rapidjson::Value& body,

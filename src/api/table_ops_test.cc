@@ -339,8 +339,8 @@ TEST_F(TableOpsTest, UpdateTable) {
   EXPECT_EQ(ErrorOf("UpdateTable",
                     R"({"TableName":"tb1","BillingMode":"PAY_PER_REQUEST",)"
                     R"("ProvisionedThroughput":{"ReadCapacityUnits":5,"WriteCapacityUnits":5}})"),
-            "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
-            "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+            "One or more parameter values were invalid: ProvisionedThroughput cannot be "
+            "specified when BillingMode is PAY_PER_REQUEST");
   ASSERT_TRUE(Call("UpdateTable", R"({"TableName":"tb1","BillingMode":"PAY_PER_REQUEST"})").ok());
   d = Call("DescribeTable", R"({"TableName":"tb1"})");
   EXPECT_STREQ((*d)["Table"]["BillingModeSummary"]["BillingMode"].GetString(), "PAY_PER_REQUEST");

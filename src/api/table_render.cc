@@ -3,12 +3,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <string>
 
 #include "api/json_util.h"
 #include "api/table_arn.h"
+#include "api/warm_throughput.h"
 
 namespace fdyno::api {
 
@@ -53,6 +55,58 @@ void WriteThroughput(Writer& w, const store::Throughput& t) {
   w.Key("WriteCapacityUnits");
   w.Int64(t.write_capacity_units);
   w.EndObject();
+}
+
+// OnDemandThroughput, when either maximum is set.
+void WriteOnDemand(Writer& w, const store::OnDemandLimits& limits) {
+  if (!limits.set()) return;
+  w.Key("OnDemandThroughput");
+  w.StartObject();
+  if (limits.max_read_request_units != 0) {
+    w.Key("MaxReadRequestUnits");
+    w.Int64(limits.max_read_request_units);
+  }
+  if (limits.max_write_request_units != 0) {
+    w.Key("MaxWriteRequestUnits");
+    w.Int64(limits.max_write_request_units);
+  }
+  w.EndObject();
+}
+
+void WriteWarm(Writer& w, const store::WarmThroughput& warm, bool updating) {
+  w.Key("WarmThroughput");
+  w.StartObject();
+  w.Key("ReadUnitsPerSecond");
+  w.Int64(warm.read_units_per_second);
+  w.Key("WriteUnitsPerSecond");
+  w.Int64(warm.write_units_per_second);
+  w.Key("Status");
+  w.String(updating ? "UPDATING" : "ACTIVE");
+  w.EndObject();
+}
+
+// The table's WarmThroughput as `shown` asks.
+void WriteTableWarm(Writer& w, const TableInfo& t, store::TableStatus status,
+                    const WarmShown& shown) {
+  if (!shown.table || status == store::TableStatus::kDeleting) return;
+  if (shown.table_raised) {
+    WriteWarm(w, tables::EffectiveWarm(shown.raised_from ? *shown.raised_from : t), true);
+    return;
+  }
+  WriteWarm(w, tables::EffectiveWarm(t), status == store::TableStatus::kCreating);
+}
+
+// A global index's WarmThroughput as `shown` asks: UPDATING while the index is being created.
+void WriteIndexWarm(Writer& w, const TableInfo& t, const store::SecondaryIndex& i, bool creating,
+                    const WarmShown& shown) {
+  if (!shown.indexes) return;
+  const auto& raised = shown.indexes_raised;
+  if (shown.raised_from && std::find(raised.begin(), raised.end(), i.name) != raised.end()) {
+    for (const store::SecondaryIndex& old : shown.raised_from->global_indexes) {
+      if (old.id == i.id) return WriteWarm(w, tables::EffectiveWarm(*shown.raised_from, old), true);
+    }
+  }
+  WriteWarm(w, tables::EffectiveWarm(t, i), creating);
 }
 
 }  // namespace
@@ -190,7 +244,8 @@ void WriteVectorIndexes(Writer& w, const std::string& table_arn, const TableInfo
 // DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
 void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
-                           store::TableStatus status, const store::ItemCounts* counts) {
+                           store::TableStatus status, const store::ItemCounts* counts,
+                           const WarmShown& warm) {
   auto index_count = [&](const store::SecondaryIndex& i) -> int64_t {
     return counts ? counts->Index(i.id) : 0;
   };
@@ -247,19 +302,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     }
     w.EndObject();
   }
-  if (t.on_demand.set()) {
-    w.Key("OnDemandThroughput");
-    w.StartObject();
-    if (t.on_demand.max_read_request_units != 0) {
-      w.Key("MaxReadRequestUnits");
-      w.Int64(t.on_demand.max_read_request_units);
-    }
-    if (t.on_demand.max_write_request_units != 0) {
-      w.Key("MaxWriteRequestUnits");
-      w.Int64(t.on_demand.max_write_request_units);
-    }
-    w.EndObject();
-  }
+  WriteOnDemand(w, t.on_demand);
   if (!t.local_indexes.empty()) {
     w.Key("LocalSecondaryIndexes");
     w.StartArray();
@@ -292,6 +335,8 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
       WriteKeySchema(w, i.key_schema);
       w.Key("Projection");
       WriteProjection(w, i.projection);
+      const bool creating =
+          status == store::TableStatus::kCreating || i.status == store::IndexStatus::kCreating;
       w.Key("IndexStatus");
       Str(w, status == store::TableStatus::kCreating ? "CREATING" : IndexStatusText(i.status));
       if (i.backfilling) {
@@ -300,12 +345,14 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
       }
       w.Key("ProvisionedThroughput");
       WriteThroughput(w, i.throughput);
+      WriteOnDemand(w, i.on_demand);
       w.Key("IndexSizeBytes");
       w.Int64(0);
       w.Key("ItemCount");
       w.Int64(index_count(i));
       w.Key("IndexArn");
       Str(w, arn + "/index/" + i.name);
+      if (!deleting) WriteIndexWarm(w, t, i, creating, warm);
       w.EndObject();
     }
     w.EndArray();
@@ -358,6 +405,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
   }
   w.Key("DeletionProtectionEnabled");
   w.Bool(t.deletion_protection);
+  WriteTableWarm(w, t, status, warm);
   w.EndObject();
 }
 
@@ -375,12 +423,13 @@ void WriteSseDescription(Writer& w, const RequestContext& ctx, const store::SseS
 }
 
 std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
-                                store::TableStatus status, const store::ItemCounts* counts) {
+                                store::TableStatus status, const store::ItemCounts* counts,
+                                const WarmShown& warm) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   w.Key(member);
-  WriteTableDescription(w, ctx, t, status, counts);
+  WriteTableDescription(w, ctx, t, status, counts, warm);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

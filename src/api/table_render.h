@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/operation.h"
 #include "store/catalog.h"
@@ -28,12 +29,25 @@ void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store:
 void WriteSseDescription(rapidjson::Writer<rapidjson::StringBuffer>& w, const RequestContext& ctx,
                          const store::SseSettings& sse);
 
+// What a TableDescription says of warm throughput (api/warm_throughput.h).
+struct WarmShown {
+  bool table = true;    // the table's WarmThroughput
+  bool indexes = true;  // each global index's
+  // Raised by the request, so shown as UPDATING with the values of `raised_from` (the table as
+  // it was; null: the table described): the table's, and the global indexes named.
+  bool table_raised = false;
+  std::vector<std::string> indexes_raised;
+  const store::TableInfo* raised_from = nullptr;
+};
+
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports
 // (CreateTable says CREATING, DeleteTable DELETING); index statuses follow it while the table
 // is CREATING. `counts` gives ItemCount of the table and of each index (store/item_counts.h:
-// exact, where DynamoDB's are refreshed about every six hours); null reports 0.
+// exact, where DynamoDB's are refreshed about every six hours); null reports 0. DeleteTable's
+// description (DELETING) has no warm throughput.
 std::string DescriptionResponse(const char* member, const RequestContext& ctx,
                                 const store::TableInfo& t, store::TableStatus status,
-                                const store::ItemCounts* counts = nullptr);
+                                const store::ItemCounts* counts = nullptr,
+                                const WarmShown& warm = {});
 
 }  // namespace fdyno::api

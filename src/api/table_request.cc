@@ -58,6 +58,15 @@ Result<std::optional<OnDemandIn>> ParseOnDemand(const Value& obj) {
   return std::optional<OnDemandIn>(o);
 }
 
+Result<std::optional<WarmIn>> ParseWarm(const Value& obj) {
+  FDYNO_ASSIGN_OR_RETURN(const Value* v, GetStruct(obj, "WarmThroughput", "WarmThroughput"));
+  if (v == nullptr) return std::optional<WarmIn>();
+  WarmIn w;
+  FDYNO_ASSIGN_OR_RETURN(w.read, GetLong(*v, "ReadUnitsPerSecond"));
+  FDYNO_ASSIGN_OR_RETURN(w.write, GetLong(*v, "WriteUnitsPerSecond"));
+  return std::optional<WarmIn>(w);
+}
+
 void ApplyOnDemand(const OnDemandIn& in, store::OnDemandLimits& limits) {
   auto apply = [](std::optional<int64_t> v, int64_t& stored) {
     if (v) stored = *v == -1 ? 0 : *v;
@@ -79,6 +88,8 @@ Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const Value& body, std:
       FDYNO_ASSIGN_OR_RETURN(index.projection, ParseProjection(*e));
       if (global) {
         FDYNO_ASSIGN_OR_RETURN(index.throughput, ParseThroughput(*e, "ProvisionedThroughput"));
+        FDYNO_ASSIGN_OR_RETURN(index.on_demand, ParseOnDemand(*e));
+        FDYNO_ASSIGN_OR_RETURN(index.warm, ParseWarm(*e));
       }
     }
     out.push_back(std::move(index));
@@ -193,21 +204,6 @@ void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<
     e.NotNull(Path(p, "projection"), index.projection.has_value());
     if (index.projection) CheckProjectionConstraints(e, *index.projection, Path(p, "projection"));
     if (global) CheckThroughputConstraints(e, index.throughput, Path(p, "provisionedThroughput"));
-  }
-}
-
-void CheckTagConstraints(ConstraintErrors& e, const std::optional<std::vector<TagIn>>& tags) {
-  if (!tags) return;
-  for (size_t i = 0; i < tags->size(); ++i) {
-    const TagIn& t = (*tags)[i];
-    std::string p = MemberPath("tags", i);
-    e.NotNull(Path(p, "key"), t.key.has_value());
-    if (t.key) {
-      e.MinLength(Path(p, "key"), *t.key, 1);
-      e.MaxLength(Path(p, "key"), *t.key, 128);
-    }
-    e.NotNull(Path(p, "value"), t.value.has_value());
-    if (t.value) e.MaxLength(Path(p, "value"), *t.value, 256);
   }
 }
 

@@ -46,12 +46,19 @@ struct OnDemandIn {
   std::optional<int64_t> max_read;
   std::optional<int64_t> max_write;
 };
-// One LocalSecondaryIndex or GlobalSecondaryIndex (only a global one has a throughput).
+struct WarmIn {
+  std::optional<int64_t> read;
+  std::optional<int64_t> write;
+  bool empty() const { return !read && !write; }
+};
+// One LocalSecondaryIndex or GlobalSecondaryIndex (only a global one has throughputs).
 struct IndexIn {
   std::optional<std::string> name;
   std::optional<std::vector<KeyElementIn>> key_schema;
   std::optional<ProjectionIn> projection;
   std::optional<ThroughputIn> throughput;
+  std::optional<OnDemandIn> on_demand;
+  std::optional<WarmIn> warm;
 };
 struct StreamIn {
   std::optional<bool> enabled;
@@ -76,8 +83,10 @@ Result<std::optional<ThroughputIn>> ParseThroughput(const rapidjson::Value& obj,
                                                     std::string_view name);
 // The "OnDemandThroughput" member of `obj`.
 Result<std::optional<OnDemandIn>> ParseOnDemand(const rapidjson::Value& obj);
+// The "WarmThroughput" member of `obj`.
+Result<std::optional<WarmIn>> ParseWarm(const rapidjson::Value& obj);
 // The index list `name` of `body`, each element of type `type_name` (named in shape errors);
-// a `global` index's ProvisionedThroughput is read too.
+// a `global` index's ProvisionedThroughput, OnDemandThroughput and WarmThroughput are read too.
 Result<std::optional<std::vector<IndexIn>>> ParseIndexes(const rapidjson::Value& body,
                                                          std::string_view name,
                                                          std::string_view type_name, bool global);
@@ -128,7 +137,5 @@ void CheckAttributeDefinitionConstraints(ConstraintErrors& e,
 void CheckStreamConstraints(ConstraintErrors& e, const std::optional<StreamIn>& stream);
 // A present SSEType: AES256 or KMS.
 void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse);
-// Each tag at "tags": a key of 1 to 128 characters, a value of at most 256.
-void CheckTagConstraints(ConstraintErrors& e, const std::optional<std::vector<TagIn>>& tags);
 
 }  // namespace fdyno::api::tables

@@ -163,18 +163,25 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
   return out;
 }
 
+Status CheckNotAwsTagKey(std::string_view key) {
+  const bool aws = key.size() >= 4 && std::tolower(static_cast<unsigned char>(key[0])) == 'a' &&
+                   std::tolower(static_cast<unsigned char>(key[1])) == 'w' &&
+                   std::tolower(static_cast<unsigned char>(key[2])) == 's' && key[3] == ':';
+  if (!aws) return Status::Ok();
+  return Error::Validation("Tag Key cannot be prefixed with aws:, Key: " + std::string(key));
+}
+
 Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
   std::vector<store::Tag> out;
   std::set<std::string> seen;
   for (const TagIn& t : in) {
+    if (!t.key) return Error::Validation("The Tag Key provided is invalid, Key: null");
     const std::string& key = *t.key;
     if (key.empty() || Utf16Length(key) > 128 ||
         !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
       return Error::Validation("The Tag Key provided is invalid, Key: " + key);
     }
-    if (key.rfind("aws:", 0) == 0) {
-      return Error::Validation("Tag Key cannot be prefixed with aws:, Key: " + key);
-    }
+    FDYNO_RETURN_IF_ERROR(CheckNotAwsTagKey(key));
     if (!t.value || Utf16Length(*t.value) > 256 ||
         !std::all_of(t.value->begin(), t.value->end(), [](char c) { return IsValidTagChar(c); })) {
       return Error::Validation("The Tag Value provided is invalid, Value: " +
@@ -225,20 +232,24 @@ Status CheckSse(const SseIn& sse) {
   return Status::Ok();
 }
 
-Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update) {
+Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update, std::string_view index) {
   const std::pair<const char*, std::optional<int64_t>> maximums[] = {
       {"MaxReadRequestUnits", in.max_read}, {"MaxWriteRequestUnits", in.max_write}};
+  // DynamoDB's wording differs between CreateTable and UpdateTable.
+  const std::string of_index =
+      index.empty() ? "" : (update ? "for index : " : "for index: ") + std::string(index) + " ";
   for (const auto& [name, value] : maximums) {
     if (value && !on_demand) {
-      return Invalid(std::string(name) +
-                     " for OnDemandThroughput cannot be specified when the table BillingMode is "
-                     "PROVISIONED");
+      return Invalid(
+          std::string(name) + " for OnDemandThroughput " + of_index + "cannot be specified when " +
+          (update ? "the table BillingMode is PROVISIONED" : "table BillingMode is PROVISIONED."));
     }
   }
+  const std::string subject = index.empty() ? "table" : "index : " + std::string(index);
   for (const auto& [name, value] : maximums) {
     if (value && *value < 1 && !(update && *value == -1)) {
-      return Invalid("Requested " + std::string(name) +
-                     " for OnDemandThroughput for table is outside of valid range");
+      return Invalid("Requested " + std::string(name) + " for OnDemandThroughput for " + subject +
+                     " is outside of valid range");
     }
   }
   return Status::Ok();

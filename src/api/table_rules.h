@@ -61,6 +61,8 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
 // The tags of TagResource and CreateTable: keys and values of DynamoDB's characters and
 // lengths, no "aws:" prefix, no key twice. Their count is the caller's (TooManyTags).
 Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in);
+// A tag key may not start with "aws:" (in any case), in TagResource as in UntagResource.
+Status CheckNotAwsTagKey(std::string_view key);
 // The error of a resource with more than kMaxTags tags.
 Error TooManyTags();
 
@@ -77,8 +79,10 @@ Error InvalidTableClass();
 Status CheckSse(const SseIn& sse);
 // OnDemandThroughput's rules for a table that is on-demand (`on_demand`) once the request is
 // applied: its maximums only for an on-demand table, each at least 1 (-1, which clears one, only
-// in an UpdateTable: `update`).
-Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update);
+// in an UpdateTable: `update`). `index` names the global index they are given for (empty: the
+// table).
+Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update,
+                     std::string_view index = {});
 
 // DynamoDB's LatestStreamLabel: the stream's creation time, ISO 8601 with milliseconds, UTC.
 std::string StreamLabel(int64_t wall_ms);

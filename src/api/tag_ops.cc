@@ -58,7 +58,6 @@ Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<TagIn>> tags, ParseTags(body));
   e.NotNull("tags", tags.has_value());
-  CheckTagConstraints(e, tags);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "TagResource"));
   if (tags->empty()) return Error::Validation("Atleast one Tag needs to be provided as Input.");
@@ -67,7 +66,7 @@ Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Va
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                s.catalog->Find(txn, ctx.account_id, target.table));
-        if (!t) return ArnNotFound(target.arn);
+        if (!Settled(t)) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         for (const store::Tag& tag : add) {
           auto it = std::find_if(current.begin(), current.end(),
@@ -99,11 +98,15 @@ Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const 
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "UntagResource"));
   if (keys->empty()) return Error::Validation("Atleast one Tag Key needs to be provided as Input.");
+  for (const std::string& key : *keys) {
+    FDYNO_RETURN_IF_ERROR(CheckNotAwsTagKey(key));
+  }
+  if (keys->size() > kMaxTags) return TooManyTags();
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                s.catalog->Find(txn, ctx.account_id, target.table));
-        if (!t) return ArnNotFound(target.arn);
+        if (!Settled(t)) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         std::erase_if(current, [&](const store::Tag& c) {
           return std::find(keys->begin(), keys->end(), c.key) != keys->end();
@@ -128,7 +131,7 @@ Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, c
               [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<store::Tag>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, ctx.account_id, target.table));
-                if (!t) return ArnNotFound(target.arn);
+                if (!Settled(t)) return ArnNotFound(target.arn);
                 return s.catalog->GetTags(txn, t->id);
               }));
   // At most 50 tags: one page, no NextToken.

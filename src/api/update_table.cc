@@ -20,6 +20,7 @@
 #include "api/table_request.h"
 #include "api/table_rules.h"
 #include "api/vector_table_ops.h"
+#include "api/warm_throughput.h"
 #include "kv/run.h"
 #include "store/streams.h"
 
@@ -32,10 +33,12 @@ using store::TableInfo;
 struct GsiUpdateIn {
   std::optional<std::string> update_name;
   std::optional<ThroughputIn> update_throughput;
+  std::optional<OnDemandIn> update_on_demand;
+  std::optional<WarmIn> update_warm;
   bool has_update = false;
   bool has_create = false;
   std::optional<std::string> create_name;
-  IndexIn create;  // KeySchema, Projection, ProvisionedThroughput of a Create
+  IndexIn create;  // KeySchema, Projection and the throughputs of a Create
   bool has_delete = false;
   std::optional<std::string> delete_name;
 };
@@ -52,6 +55,10 @@ struct UpdateTableRequest {
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
+  // WarmThroughput: an empty one is left out, as DynamoDB drops it.
+  std::optional<WarmIn> warm;
+  // MultiRegionConsistency was given (it changes nothing without ReplicaUpdates).
+  bool multi_region_consistency = false;
   std::optional<std::vector<VectorIndexUpdateIn>> vector_updates;
 };
 
@@ -75,6 +82,8 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
           FDYNO_ASSIGN_OR_RETURN(g.update_name, GetOwnedString(*up, "IndexName"));
           FDYNO_ASSIGN_OR_RETURN(g.update_throughput,
                                  ParseThroughput(*up, "ProvisionedThroughput"));
+          FDYNO_ASSIGN_OR_RETURN(g.update_on_demand, ParseOnDemand(*up));
+          FDYNO_ASSIGN_OR_RETURN(g.update_warm, ParseWarm(*up));
         }
         FDYNO_ASSIGN_OR_RETURN(const Value* cr,
                                GetStruct(*u, "Create", "CreateGlobalSecondaryIndexAction"));
@@ -86,6 +95,8 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
           FDYNO_ASSIGN_OR_RETURN(g.create.projection, ParseProjection(*cr));
           FDYNO_ASSIGN_OR_RETURN(g.create.throughput,
                                  ParseThroughput(*cr, "ProvisionedThroughput"));
+          FDYNO_ASSIGN_OR_RETURN(g.create.on_demand, ParseOnDemand(*cr));
+          FDYNO_ASSIGN_OR_RETURN(g.create.warm, ParseWarm(*cr));
         }
         FDYNO_ASSIGN_OR_RETURN(const Value* de,
                                GetStruct(*u, "Delete", "DeleteGlobalSecondaryIndexAction"));
@@ -103,6 +114,10 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.table_class, GetOwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
+  FDYNO_ASSIGN_OR_RETURN(r.warm, ParseWarm(body));
+  if (r.warm && r.warm->empty()) r.warm.reset();
+  FDYNO_ASSIGN_OR_RETURN(auto consistency, GetString(body, "MultiRegionConsistency"));
+  r.multi_region_consistency = consistency.has_value();
   FDYNO_ASSIGN_OR_RETURN(r.vector_updates, ParseVectorIndexUpdates(body));
   return r;
 }
@@ -119,7 +134,6 @@ Status CheckUpdateTableConstraints(const UpdateTableRequest& r) {
       std::string p = MemberPath("globalSecondaryIndexUpdates", i);
       if (g.has_update) {
         CheckIndexNameConstraints(e, g.update_name, p + ".update.indexName");
-        e.NotNull(p + ".update.provisionedThroughput", g.update_throughput.has_value());
         CheckThroughputConstraints(e, g.update_throughput, p + ".update.provisionedThroughput");
       }
       if (g.has_create) {
@@ -159,6 +173,12 @@ Status CheckGsiUpdateActions(const std::vector<GsiUpdateIn>& updates) {
     const std::string& name = g.has_update   ? *g.update_name
                               : g.has_create ? *g.create_name
                                              : *g.delete_name;
+    if (g.has_update && g.update_warm && g.update_warm->empty()) {
+      return Invalid(
+          "WarmThroughput must have at least one of ReadUnitsPerSecond or WriteUnitsPerSecond "
+          "specified for index: " +
+          name);
+    }
     if (!names.insert(name).second) {
       return Invalid(
           "Only one global secondary index update per index is allowed "
@@ -177,7 +197,8 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   const bool iops = r.throughput || r.billing_mode;
   const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi || vector_changes > 0} +
                     int{r.sse.has_value()} + int{r.table_class.has_value()} +
-                    int{r.deletion_protection.has_value()} + int{r.replica_updates != nullptr};
+                    int{r.deletion_protection.has_value()} + int{r.replica_updates != nullptr} +
+                    int{r.warm.has_value()};
   if (r.sse && kinds > 1) {
     return Invalid("Server-Side Encryption modification must be the only operation in the request");
   }
@@ -186,6 +207,18 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   }
   if (r.deletion_protection && kinds > 1) {
     return Invalid("DeletionProtection modification must be the only operation in the request");
+  }
+  if (r.warm && gsi_create_delete &&
+      std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
+                  [](const GsiUpdateIn& g) { return g.has_create; })) {
+    return Invalid(
+        "Create global secondary index cannot be specified when updating WarmThroughput");
+  }
+  if (r.warm && kinds > 1) {
+    return Invalid("WarmThroughput must be the only operation in the request");
+  }
+  if (r.replica_updates && kinds > 1) {
+    return Invalid("Replica modification must be the only operation in the request");
   }
   if (iops && r.stream) return Invalid("You cannot modify stream status while updating table IOPS");
   if (iops && gsi_create_delete) {
@@ -222,16 +255,22 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableConstraints(r));
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
   const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
+  if (r.gsi_updates && r.gsi_updates->empty()) {
+    return Invalid("List of GlobalSecondaryIndexUpdates is empty");
+  }
   if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
-      !r.deletion_protection && !r.table_class && !r.on_demand && vector_changes == 0) {
+      !r.deletion_protection && !r.table_class && !r.on_demand && !r.warm && vector_changes == 0) {
+    // DynamoDB leaves out of the list a member the request has (MultiRegionConsistency changes
+    // nothing on its own).
     return Error::Validation(
-        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-        "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
-        "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
-        "OnDemandThroughput, WarmThroughput or TableClass is required");
+        std::string("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+                    "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, "
+                    "MultiAccountReplicaReady, ReplicaTransitRoleArn, ") +
+        (r.multi_region_consistency ? "" : "MultiRegionConsistency, ") +
+        "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required");
   }
   if (r.on_demand && (r.throughput || r.stream || gsi || r.sse || r.replica_updates ||
-                      r.deletion_protection || r.table_class || vector_changes != 0)) {
+                      r.deletion_protection || r.table_class || r.warm || vector_changes != 0)) {
     return Invalid(
         "OnDemandThroughput can only be combined with BillingMode in an UpdateTable "
         "request");
@@ -281,50 +320,75 @@ void ChangeThroughput(store::Throughput& t, int64_t read, int64_t write, int64_t
   t.write_capacity_units = write;
 }
 
-std::string ThroughputUnchanged(std::string_view what, const store::Throughput& cur,
+// `subject`: "table" or "index <name>".
+std::string ThroughputUnchanged(std::string_view subject, const store::Throughput& cur,
                                 const ThroughputIn& req) {
-  std::string r = std::to_string(*req.read), w = std::to_string(*req.write);
-  std::string cr = std::to_string(cur.read_capacity_units);
-  std::string cw = std::to_string(cur.write_capacity_units);
-  return "The provisioned throughput for the " + std::string(what) +
+  const std::string of = subject == "table" ? "the table" : std::string(subject);
+  return "The provisioned throughput for the " + std::string(subject) +
          " will not change. The requested value equals the current value. Current "
-         "ReadCapacityUnits provisioned for the " +
-         std::string(what == "table" ? "table" : "index") + ": " + cr +
-         ". Requested ReadCapacityUnits: " + r +
-         ". Current WriteCapacityUnits provisioned for the " +
-         std::string(what == "table" ? "table" : "index") + ": " + cw +
-         ". Requested WriteCapacityUnits: " + w +
+         "ReadCapacityUnits provisioned for " +
+         of + ": " + std::to_string(cur.read_capacity_units) +
+         ". Requested ReadCapacityUnits: " + std::to_string(*req.read) +
+         ". Current WriteCapacityUnits provisioned for " + of + ": " +
+         std::to_string(cur.write_capacity_units) +
+         ". Requested WriteCapacityUnits: " + std::to_string(*req.write) +
          ". Refer to the Amazon DynamoDB Developer Guide for current limits and how to request "
          "higher limits.";
 }
 
-// The new table, or the error DynamoDB gives for this change of `current`.
-Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
-                                                   const TableInfo& current, int64_t now_ms) {
-  TableInfo t = current;
+// One UpdateTable being planned: the request, the table as it is, and the table it becomes.
+struct Plan {
+  const UpdateTableRequest& r;
+  const TableInfo& current;
+  int64_t now_ms;
+  TableInfo t;            // the new table
+  bool on_demand;         // the billing mode once the request is applied
   bool updating = false;  // the response reports UPDATING
-  const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
-  const bool on_demand = r.billing_mode ? *r.billing_mode == "PAY_PER_REQUEST" : was_on_demand;
-  if (r.throughput && on_demand) {
+
+  bool WasOnDemand() const { return current.billing_mode == store::BillingMode::kPayPerRequest; }
+  store::SecondaryIndex* FindGlobal(const std::string& name) {
+    auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
+                           [&](const auto& g) { return g.name == name; });
+    return it == t.global_indexes.end() ? nullptr : &*it;
+  }
+  Error IndexNotFound(const std::string& name) const {
+    return Error::ResourceNotFound("Requested resource not found: Index " + name + " for table " +
+                                   current.name);
+  }
+};
+
+// Whether the request updates global index `name`'s provisioned throughput.
+bool GivesIndexThroughput(const UpdateTableRequest& r, const std::string& name) {
+  return r.gsi_updates &&
+         std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(), [&](const GsiUpdateIn& u) {
+           return u.has_update && *u.update_name == name && u.update_throughput;
+         });
+}
+
+// BillingMode and the table's ProvisionedThroughput.
+Status PlanBilling(Plan& p) {
+  const UpdateTableRequest& r = p.r;
+  if (r.throughput && p.on_demand) {
+    if (r.billing_mode && !p.WasOnDemand()) {
+      return Invalid(
+          "ProvisionedThroughput cannot be specified when BillingMode is PAY_PER_REQUEST");
+    }
     return Invalid(
         "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
         "BillingMode is PAY_PER_REQUEST");
   }
-  if (on_demand && !was_on_demand) {
+  TableInfo& t = p.t;
+  if (p.on_demand && !p.WasOnDemand()) {
     t.billing_mode = store::BillingMode::kPayPerRequest;
-    t.last_update_to_pay_per_request_ms = now_ms;
-    ChangeThroughput(t.throughput, 0, 0, now_ms);
-    for (auto& g : t.global_indexes) ChangeThroughput(g.throughput, 0, 0, now_ms);
-    updating = true;
-  } else if (!on_demand && was_on_demand) {
+    t.last_update_to_pay_per_request_ms = p.now_ms;
+    ChangeThroughput(t.throughput, 0, 0, p.now_ms);
+    for (auto& g : t.global_indexes) ChangeThroughput(g.throughput, 0, 0, p.now_ms);
+    p.updating = true;
+  } else if (!p.on_demand && p.WasOnDemand()) {
     // Every GSI needs its throughput in GlobalSecondaryIndexUpdates.
     std::vector<std::string> missing;
-    for (const auto& g : current.global_indexes) {
-      bool given = r.gsi_updates &&
-                   std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(), [&](const auto& u) {
-                     return u.has_update && *u.update_name == g.name;
-                   });
-      if (!given) missing.push_back(g.name);
+    for (const auto& g : p.current.global_indexes) {
+      if (!GivesIndexThroughput(r, g.name)) missing.push_back(g.name);
     }
     if (!missing.empty()) {
       std::string names;
@@ -334,162 +398,243 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
     t.billing_mode = store::BillingMode::kProvisioned;
     t.throughput.read_capacity_units = *r.throughput->read;
     t.throughput.write_capacity_units = *r.throughput->write;
-    updating = true;
+    // OnDemandThroughput is an on-demand setting: the indexes' go with the switch.
+    for (auto& g : t.global_indexes) g.on_demand = {};
+    p.updating = true;
   } else if (r.throughput) {
-    if (*r.throughput->read == current.throughput.read_capacity_units &&
-        *r.throughput->write == current.throughput.write_capacity_units) {
-      return Error::Validation(ThroughputUnchanged("table", current.throughput, *r.throughput));
+    if (*r.throughput->read == p.current.throughput.read_capacity_units &&
+        *r.throughput->write == p.current.throughput.write_capacity_units) {
+      return Error::Validation(ThroughputUnchanged("table", p.current.throughput, *r.throughput));
     }
-    ChangeThroughput(t.throughput, *r.throughput->read, *r.throughput->write, now_ms);
-    updating = true;
+    ChangeThroughput(t.throughput, *r.throughput->read, *r.throughput->write, p.now_ms);
+    p.updating = true;
   }
-  if (r.gsi_updates) {
-    for (const GsiUpdateIn& u : *r.gsi_updates) {
-      if (u.has_create) {
-        // A new GSI: CREATING and backfilling; the index worker fills it, then marks it ACTIVE.
-        const std::string& name = *u.create_name;
-        if (current.FindIndex(name) != nullptr) {
-          return Invalid("Attempting to create an index which already exists");
-        }
-        // The new index's key attributes must be defined in this request, even those the
-        // table already defines. An attribute the table already defines keeps its type, as in
-        // DynamoDB, whatever type the request gives it.
-        std::vector<AttributeIn> defs;
-        if (r.attribute_definitions) defs = *r.attribute_definitions;
-        for (AttributeIn& d : defs) {
-          for (const auto& known : current.attribute_definitions) {
-            if (known.name == *d.name) d.type = std::string(store::ScalarTypeName(known.type));
-          }
-        }
-        FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks,
-                               ResolveKeySchema(*u.create.key_schema, defs, true));
-        FDYNO_ASSIGN_OR_RETURN(store::Projection projection,
-                               ResolveProjection(*u.create.projection));
-        if (on_demand && u.create.throughput) {
-          return Invalid("ProvisionedThroughput should not be specified for index: " + name +
-                         " when BillingMode is PAY_PER_REQUEST");
-        }
-        if (!on_demand && !u.create.throughput) {
-          return Invalid("ProvisionedThroughput is not specified for index: " + name);
-        }
-        store::SecondaryIndex index;
-        index.name = name;
-        index.id = t.next_index_id++;
-        for (const model::KeyAttribute& k : iks.Attributes()) {
-          bool known = std::any_of(t.attribute_definitions.begin(), t.attribute_definitions.end(),
-                                   [&](const auto& d) { return d.name == k.name; });
-          if (!known) t.attribute_definitions.push_back(k);
-        }
-        index.key_schema = std::move(iks);
-        index.projection = std::move(projection);
-        if (u.create.throughput) {
-          index.throughput.read_capacity_units = *u.create.throughput->read;
-          index.throughput.write_capacity_units = *u.create.throughput->write;
-        }
-        index.status = store::IndexStatus::kCreating;
-        index.backfilling = true;
-        t.global_indexes.push_back(std::move(index));
-        updating = true;
-        continue;
-      }
-      if (u.has_delete) {
-        const std::string& name = *u.delete_name;
-        auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
-                               [&](const auto& g) { return g.name == name; });
-        if (it == t.global_indexes.end()) {
-          return Error::ResourceNotFound("Requested resource not found: Index: " + name +
-                                         " not found");
-        }
-        it->status = store::IndexStatus::kDeleting;  // removed by the index worker
-        updating = true;
-        continue;
-      }
-      const std::string& name = *u.update_name;
-      auto it = std::find_if(t.global_indexes.begin(), t.global_indexes.end(),
-                             [&](const auto& g) { return g.name == name; });
-      if (it == t.global_indexes.end()) {
-        if (current.FindIndex(name) != nullptr) {
-          return Error::Validation("Cannot update an index that is not a GlobalSecondaryIndex: " +
-                                   name);
-        }
-        return Error::ResourceNotFound("Requested resource not found: Index: " + name +
-                                       " not found");
-      }
-      if (on_demand) {
-        return Invalid("The only Updates for index: " + name +
-                       " when TableThroughputMode is PAY_PER_REQUEST can be to "
-                       "OnDemandThroughput, WarmThroughput");
-      }
-      if (!was_on_demand && *u.update_throughput->read == it->throughput.read_capacity_units &&
-          *u.update_throughput->write == it->throughput.write_capacity_units) {
-        return Error::Validation(
-            ThroughputUnchanged("index " + name, it->throughput, *u.update_throughput));
-      }
-      if (was_on_demand) {
-        it->throughput.read_capacity_units = *u.update_throughput->read;
-        it->throughput.write_capacity_units = *u.update_throughput->write;
-      } else {
-        ChangeThroughput(it->throughput, *u.update_throughput->read, *u.update_throughput->write,
-                         now_ms);
-      }
-      updating = true;
+  return Status::Ok();
+}
+
+// A new global index: CREATING and backfilling; the index worker fills it, then marks it ACTIVE.
+Status PlanCreateIndex(Plan& p, const GsiUpdateIn& u) {
+  const std::string& name = *u.create_name;
+  if (p.current.FindIndex(name) != nullptr) {
+    return Invalid("Attempting to create an index which already exists");
+  }
+  if (!p.r.attribute_definitions) {
+    return Invalid("AttributeDefinitions is not specified for index: " + name);
+  }
+  // The new index's key attributes must be defined in this request, even those the table
+  // already defines. An attribute the table already defines keeps its type, as in DynamoDB,
+  // whatever type the request gives it.
+  std::vector<AttributeIn> defs = *p.r.attribute_definitions;
+  for (AttributeIn& d : defs) {
+    for (const auto& known : p.current.attribute_definitions) {
+      if (known.name == *d.name) d.type = std::string(store::ScalarTypeName(known.type));
     }
   }
-  if (r.stream) {
-    if (*r.stream->enabled) {
-      if (current.stream.enabled) {
-        return Error::Validation("Table already has an enabled stream: TableName: " + current.name);
-      }
-      t.stream.enabled = true;
-      t.stream.view_type = *ParseViewType(*r.stream->view_type);
-      // Each stream has its own label (its ARN): one enabled again within the same millisecond
-      // as the last one gets the next millisecond.
-      t.stream.label = StreamLabel(now_ms);
-      if (t.stream.label <= current.stream.label) {
-        t.stream.label = StreamLabel(std::max(now_ms, LabelMillis(current.stream.label)) + 1);
-      }
+  FDYNO_ASSIGN_OR_RETURN(store::KeySchema iks, ResolveKeySchema(*u.create.key_schema, defs, true));
+  FDYNO_ASSIGN_OR_RETURN(store::Projection projection, ResolveProjection(*u.create.projection));
+  if (p.on_demand && u.create.throughput) {
+    return Invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified for index: " +
+                   name + " when BillingMode is PAY_PER_REQUEST");
+  }
+  if (!p.on_demand && !u.create.throughput) {
+    return Invalid("Both ReadCapacityUnits and WriteCapacityUnits must be specified for index: " +
+                   name);
+  }
+  store::SecondaryIndex index;
+  index.name = name;
+  index.id = p.t.next_index_id++;
+  if (u.create.throughput) {
+    index.throughput.read_capacity_units = *u.create.throughput->read;
+    index.throughput.write_capacity_units = *u.create.throughput->write;
+  }
+  if (u.create.on_demand) {
+    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*u.create.on_demand, p.on_demand, true, name));
+    ApplyOnDemand(*u.create.on_demand, index.on_demand);
+  }
+  FDYNO_ASSIGN_OR_RETURN(
+      index.warm, InitialWarm(u.create.warm, p.on_demand, index.throughput, "index " + name));
+  for (const model::KeyAttribute& k : iks.Attributes()) {
+    bool known = std::any_of(p.t.attribute_definitions.begin(), p.t.attribute_definitions.end(),
+                             [&](const auto& d) { return d.name == k.name; });
+    if (!known) p.t.attribute_definitions.push_back(k);
+  }
+  index.key_schema = std::move(iks);
+  index.projection = std::move(projection);
+  index.status = store::IndexStatus::kCreating;
+  index.backfilling = true;
+  p.t.global_indexes.push_back(std::move(index));
+  p.updating = true;
+  return Status::Ok();
+}
+
+// The global index `name` an Update or Delete names, or DynamoDB's error.
+Result<store::SecondaryIndex*> NamedGlobalIndex(Plan& p, const std::string& name,
+                                                const char* action) {
+  store::SecondaryIndex* index = p.FindGlobal(name);
+  if (index != nullptr) return index;
+  if (p.current.FindIndex(name) != nullptr) {
+    return Error::Validation(std::string("Cannot ") + action +
+                             " an index that is not a GlobalSecondaryIndex: " + name);
+  }
+  return p.IndexNotFound(name);
+}
+
+// An index's ProvisionedThroughput, as GlobalSecondaryIndexUpdates' Update gives it.
+Status PlanIndexThroughput(Plan& p, store::SecondaryIndex& index, const ThroughputIn& given) {
+  if (!p.WasOnDemand() && *given.read == index.throughput.read_capacity_units &&
+      *given.write == index.throughput.write_capacity_units) {
+    return Error::Validation(ThroughputUnchanged("index " + index.name, index.throughput, given));
+  }
+  if (p.WasOnDemand()) {
+    index.throughput.read_capacity_units = *given.read;
+    index.throughput.write_capacity_units = *given.write;
+  } else {
+    ChangeThroughput(index.throughput, *given.read, *given.write, p.now_ms);
+  }
+  p.updating = true;
+  return Status::Ok();
+}
+
+// An Update of a global index: its ProvisionedThroughput (provisioned tables), its
+// OnDemandThroughput (on-demand tables) and its WarmThroughput.
+Status PlanUpdateIndex(Plan& p, const GsiUpdateIn& u) {
+  const std::string& name = *u.update_name;
+  FDYNO_ASSIGN_OR_RETURN(store::SecondaryIndex * index, NamedGlobalIndex(p, name, "update"));
+  const bool has_on_demand =
+      u.update_on_demand && (u.update_on_demand->max_read || u.update_on_demand->max_write);
+  if (p.on_demand && (u.update_throughput || (!has_on_demand && !u.update_warm))) {
+    return Invalid("The only Updates for index: " + name +
+                   " when TableThroughputMode is PAY_PER_REQUEST can be to "
+                   "OnDemandThroughput, WarmThroughput");
+  }
+  if (has_on_demand) {
+    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*u.update_on_demand, p.on_demand, true, name));
+    ApplyOnDemand(*u.update_on_demand, index->on_demand);
+  }
+  if (u.update_warm) {
+    const store::SecondaryIndex* before = p.current.FindIndex(name);
+    FDYNO_ASSIGN_OR_RETURN(
+        index->warm,
+        RaisedWarm(*u.update_warm, EffectiveWarm(p.current, *before), "index " + name));
+  }
+  if (u.update_throughput) return PlanIndexThroughput(p, *index, *u.update_throughput);
+  if (!p.on_demand && !u.update_warm) {
+    return Invalid("ProvisionedThroughput must be specified for index: " + name);
+  }
+  return Status::Ok();
+}
+
+Status PlanIndexUpdates(Plan& p) {
+  if (!p.r.gsi_updates) return Status::Ok();
+  for (const GsiUpdateIn& u : *p.r.gsi_updates) {
+    if (u.has_create) {
+      FDYNO_RETURN_IF_ERROR(PlanCreateIndex(p, u));
+    } else if (u.has_delete) {
+      FDYNO_ASSIGN_OR_RETURN(store::SecondaryIndex * index,
+                             NamedGlobalIndex(p, *u.delete_name, "delete"));
+      index->status = store::IndexStatus::kDeleting;  // removed by the index worker
+      p.updating = true;
     } else {
-      if (!current.stream.enabled) {
-        return Error::Validation("Table has no stream to disable: TableName: " + current.name);
-      }
-      t.stream.enabled = false;
+      FDYNO_RETURN_IF_ERROR(PlanUpdateIndex(p, u));
     }
-    updating = true;
   }
-  if (r.sse) {
-    bool enable = r.sse->enabled.value_or(false);
-    if (!enable) {
-      if (!current.sse.enabled) return Invalid("Table is already encrypted by default");
-      t.sse = {};
-    } else {
-      std::string key = r.sse->kms_key.value_or("");
-      if (current.sse.enabled && current.sse.kms_master_key_id == key) {
-        return Invalid(
-            "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId "
-            "parameter if you want to change Master Key");
-      }
-      t.sse = {true, key};
+  return Status::Ok();
+}
+
+Status PlanStream(Plan& p) {
+  const StreamIn& stream = *p.r.stream;
+  const TableInfo& current = p.current;
+  TableInfo& t = p.t;
+  if (*stream.enabled) {
+    if (current.stream.enabled) {
+      return Error::Validation("Table already has an enabled stream: TableName: " + current.name);
     }
-    updating = true;
+    t.stream.enabled = true;
+    t.stream.view_type = *ParseViewType(*stream.view_type);
+    // Each stream has its own label (its ARN): one enabled again within the same millisecond
+    // as the last one gets the next millisecond.
+    t.stream.label = StreamLabel(p.now_ms);
+    if (t.stream.label <= current.stream.label) {
+      t.stream.label = StreamLabel(std::max(p.now_ms, LabelMillis(current.stream.label)) + 1);
+    }
+  } else {
+    if (!current.stream.enabled) {
+      return Error::Validation("Table has no stream to disable: TableName: " + current.name);
+    }
+    t.stream.enabled = false;
   }
+  p.updating = true;
+  return Status::Ok();
+}
+
+Status PlanSse(Plan& p) {
+  const SseIn& sse = *p.r.sse;
+  if (!sse.enabled.value_or(false)) {
+    if (!p.current.sse.enabled) return Invalid("Table is already encrypted by default");
+    p.t.sse = {};
+  } else {
+    std::string key = sse.kms_key.value_or("");
+    if (p.current.sse.enabled && p.current.sse.kms_master_key_id == key) {
+      return Invalid(
+          "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId "
+          "parameter if you want to change Master Key");
+    }
+    p.t.sse = {true, key};
+  }
+  p.updating = true;
+  return Status::Ok();
+}
+
+// The new table, or the error DynamoDB gives for this change of `current`.
+Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
+                                                   const TableInfo& current, int64_t now_ms) {
+  const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
+  Plan p{r,
+         current,
+         now_ms,
+         current,
+         r.billing_mode ? *r.billing_mode == "PAY_PER_REQUEST" : was_on_demand,
+         false};
+  FDYNO_RETURN_IF_ERROR(PlanBilling(p));
+  FDYNO_RETURN_IF_ERROR(PlanIndexUpdates(p));
+  if (r.stream) FDYNO_RETURN_IF_ERROR(PlanStream(p));
+  if (r.sse) FDYNO_RETURN_IF_ERROR(PlanSse(p));
+  TableInfo& t = p.t;
   if (r.table_class) {
     t.table_class = *ParseTableClass(*r.table_class);
     t.table_class_set = true;
-    updating = true;
+    p.updating = true;
   }
   if (r.vector_updates) {
     std::vector<store::AttributeDefinition> defs;
     if (r.attribute_definitions) defs = TypedDefinitions(*r.attribute_definitions);
     FDYNO_RETURN_IF_ERROR(ApplyVectorIndexUpdates(*r.vector_updates, defs, t));
-    updating = true;
+    p.updating = true;
   }
   FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
   if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
   if (r.on_demand) {
-    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, on_demand, true));
+    FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, p.on_demand, true));
     ApplyOnDemand(*r.on_demand, t.on_demand);
   }
-  return std::make_pair(std::move(t), updating);
+  if (r.warm) {
+    FDYNO_ASSIGN_OR_RETURN(t.warm, RaisedWarm(*r.warm, EffectiveWarm(current), "table"));
+  }
+  SettleWarm(current, t);
+  return std::make_pair(std::move(t), p.updating);
+}
+
+// DynamoDB's response shows a warm throughput the request raises with its old values, UPDATING.
+WarmShown RaisedWarmShown(const UpdateTableRequest& r, const TableInfo& before) {
+  WarmShown shown;
+  shown.raised_from = &before;
+  shown.table_raised = r.warm.has_value();
+  if (r.gsi_updates) {
+    for (const GsiUpdateIn& u : *r.gsi_updates) {
+      if (u.has_update && u.update_warm) shown.indexes_raised.push_back(*u.update_name);
+    }
+  }
+  return shown;
 }
 
 }  // namespace
@@ -500,6 +645,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
   const int64_t now_ms = s.clock->WallMillis();
   std::optional<std::pair<TableInfo, bool>> written;  // what the latest attempt wrote
+  std::shared_ptr<const TableInfo> before;            // the table it changed
   FDYNO_ASSIGN_OR_RETURN(
       auto updated,
       kv::Run(*s.db, RunOptionsFor(ctx, s),
@@ -507,23 +653,24 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
                   const kv::Attempt& attempt) -> Result<std::pair<TableInfo, bool>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(txn, ctx.account_id, name));
-                if (!t) return TableNotFound(name);
+                if (!Settled(t)) return TableNotFound(name);
                 // After an ambiguous commit, the record the earlier attempt wrote is its
                 // success (applying the request again would fail on its own effect).
                 if (attempt.maybe_committed && written &&
                     store::EncodeTableInfo(*t) == store::EncodeTableInfo(written->first)) {
                   return *written;
                 }
-                FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
                 FDYNO_RETURN_IF_ERROR(
                     store::SyncStream(txn, t.get(), &plan.first, s.stream_slots, now_ms));
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));
                 written = plan;
+                before = t;
                 return plan;
               }));
   return DescriptionResponse("TableDescription", ctx, updated.first,
-                             updated.second ? store::TableStatus::kUpdating : updated.first.status);
+                             updated.second ? store::TableStatus::kUpdating : updated.first.status,
+                             nullptr, RaisedWarmShown(r, *before));
 }
 
 }  // namespace fdyno::api::tables

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "base/stop_flag.h"
 #include "kv/run.h"
@@ -152,6 +153,24 @@ void WriteThroughput(Writer& w, const Throughput& t) {
   w.EndObject();
 }
 
+// A pair of units (OnDemandThroughput, WarmThroughput) as the optional member `key`,
+// {"read": integer, "write": integer}; absent when both are 0.
+void WriteUnits(Writer& w, const char* key, int64_t read, int64_t write) {
+  if (read == 0 && write == 0) return;
+  w.Key(key);
+  w.StartObject();
+  w.Key("read");
+  w.Int64(read);
+  w.Key("write");
+  w.Int64(write);
+  w.EndObject();
+}
+
+void WriteCapacitySettings(Writer& w, const OnDemandLimits& on_demand, const WarmThroughput& warm) {
+  WriteUnits(w, "on_demand", on_demand.max_read_request_units, on_demand.max_write_request_units);
+  WriteUnits(w, "warm", warm.read_units_per_second, warm.write_units_per_second);
+}
+
 constexpr std::array<std::pair<std::string_view, InsightsStatus>, 3> kInsightsStatuses = {{
     {"DISABLED", InsightsStatus::kDisabled},
     {"ENABLED", InsightsStatus::kEnabled},
@@ -202,6 +221,7 @@ void WriteIndex(Writer& w, const SecondaryIndex& i) {
   w.EndArray();
   w.Key("throughput");
   WriteThroughput(w, i.throughput);
+  WriteCapacitySettings(w, i.on_demand, i.warm);
   w.Key("status");
   WriteStr(w, IndexStatusName(i.status));
   w.Key("backfilling");
@@ -352,6 +372,23 @@ Result<Throughput> ReadThroughput(const rapidjson::Value& v) {
   return t;
 }
 
+// The optional member `key` WriteUnits wrote: {0, 0} when absent.
+Result<std::pair<int64_t, int64_t>> ReadUnits(const rapidjson::Value& obj, const char* key) {
+  if (!obj.HasMember(key)) return std::pair<int64_t, int64_t>{0, 0};
+  FDYNO_ASSIGN_OR_RETURN(int64_t read, Int(obj[key], "read"));
+  FDYNO_ASSIGN_OR_RETURN(int64_t write, Int(obj[key], "write"));
+  return std::pair{read, write};
+}
+
+Status ReadCapacitySettings(const rapidjson::Value& obj, OnDemandLimits& on_demand,
+                            WarmThroughput& warm) {
+  FDYNO_ASSIGN_OR_RETURN(auto limits, ReadUnits(obj, "on_demand"));
+  on_demand = {limits.first, limits.second};
+  FDYNO_ASSIGN_OR_RETURN(auto units, ReadUnits(obj, "warm"));
+  warm = {units.first, units.second};
+  return Status::Ok();
+}
+
 Result<InsightsSettings> ReadInsights(const rapidjson::Value& obj) {
   InsightsSettings i;
   if (!obj.HasMember("insights")) return i;
@@ -379,6 +416,7 @@ Result<SecondaryIndex> ReadIndex(const rapidjson::Value& v) {
   }
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* tp, Field(v, "throughput"));
   FDYNO_ASSIGN_OR_RETURN(i.throughput, ReadThroughput(*tp));
+  FDYNO_RETURN_IF_ERROR(ReadCapacitySettings(v, i.on_demand, i.warm));
   FDYNO_ASSIGN_OR_RETURN(i.status, EnumFrom(v, "status", kIndexStatuses));
   FDYNO_ASSIGN_OR_RETURN(i.backfilling, OptBool(v, "backfilling", false));
   FDYNO_ASSIGN_OR_RETURN(i.insights, ReadInsights(v));
@@ -529,15 +567,7 @@ std::string EncodeTableInfo(const TableInfo& t) {
   w.Bool(t.table_class_set);
   w.Key("deletion_protection");
   w.Bool(t.deletion_protection);
-  if (t.on_demand.set()) {
-    w.Key("on_demand");
-    w.StartObject();
-    w.Key("read");
-    w.Int64(t.on_demand.max_read_request_units);
-    w.Key("write");
-    w.Int64(t.on_demand.max_write_request_units);
-    w.EndObject();
-  }
+  WriteCapacitySettings(w, t.on_demand, t.warm);
   w.Key("next_index_id");
   w.Int64(t.next_index_id);
   if (t.restore) {
@@ -654,10 +684,7 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.table_class, EnumFrom(d, "table_class", kTableClasses));
   FDYNO_ASSIGN_OR_RETURN(t.table_class_set, OptBool(d, "table_class_set", false));
   FDYNO_ASSIGN_OR_RETURN(t.deletion_protection, OptBool(d, "deletion_protection", false));
-  if (d.HasMember("on_demand")) {
-    FDYNO_ASSIGN_OR_RETURN(t.on_demand.max_read_request_units, Int(d["on_demand"], "read"));
-    FDYNO_ASSIGN_OR_RETURN(t.on_demand.max_write_request_units, Int(d["on_demand"], "write"));
-  }
+  FDYNO_RETURN_IF_ERROR(ReadCapacitySettings(d, t.on_demand, t.warm));
   FDYNO_ASSIGN_OR_RETURN(t.next_index_id, Int(d, "next_index_id"));
   if (d.HasMember("restore")) {
     const rapidjson::Value& r = d["restore"];

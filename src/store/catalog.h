@@ -74,6 +74,15 @@ struct Throughput {
   bool operator==(const Throughput&) const = default;
 };
 
+// WarmThroughput: the read and write units per second a table or global secondary index can
+// serve at once, as last raised (api/warm_throughput.h computes what DescribeTable shows from
+// these and the current throughput). 0: never stored.
+struct WarmThroughput {
+  int64_t read_units_per_second = 0;
+  int64_t write_units_per_second = 0;
+  bool operator==(const WarmThroughput&) const = default;
+};
+
 enum class TableStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
 enum class IndexStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
 
@@ -103,12 +112,24 @@ struct KinesisDestination {
   bool operator==(const KinesisDestination&) const = default;
 };
 
+// OnDemandThroughput: the most read and write request units of an on-demand table or global
+// secondary index, as given (enforced under --enforce-capacity: api/capacity_governor.h).
+// 0: not set.
+struct OnDemandLimits {
+  int64_t max_read_request_units = 0;
+  int64_t max_write_request_units = 0;
+  bool set() const { return max_read_request_units != 0 || max_write_request_units != 0; }
+  bool operator==(const OnDemandLimits&) const = default;
+};
+
 struct SecondaryIndex {
   std::string name;
   int64_t id = 0;  // unique within the table, never reused: keys layout::Index(table, id)
   KeySchema key_schema;
   Projection projection;
-  Throughput throughput;  // global indexes only
+  Throughput throughput;     // global indexes only
+  OnDemandLimits on_demand;  // global indexes only
+  WarmThroughput warm;       // global indexes only
   IndexStatus status = IndexStatus::kActive;
   bool backfilling = false;   // global indexes being built
   InsightsSettings insights;  // global indexes only
@@ -169,15 +190,6 @@ struct TtlSettings {
   bool operator==(const TtlSettings&) const = default;
 };
 
-// OnDemandThroughput: the most read and write request units of an on-demand table, as given
-// (enforced under --enforce-capacity: api/capacity_governor.h). 0: not set.
-struct OnDemandLimits {
-  int64_t max_read_request_units = 0;
-  int64_t max_write_request_units = 0;
-  bool set() const { return max_read_request_units != 0 || max_write_request_units != 0; }
-  bool operator==(const OnDemandLimits&) const = default;
-};
-
 struct SseSettings {
   bool enabled = false;  // true: KMS (SSEDescription shown); false: AWS-owned key
   std::string kms_master_key_id;
@@ -225,6 +237,7 @@ struct TableInfo {
   int64_t last_update_to_pay_per_request_ms = 0;  // 0: never on-demand
   Throughput throughput;
   OnDemandLimits on_demand = {};
+  WarmThroughput warm;
   std::vector<SecondaryIndex> local_indexes;
   std::vector<SecondaryIndex> global_indexes;
   std::vector<VectorIndex> vector_indexes;

@@ -180,6 +180,31 @@ def test_on_demand_maximum(ddb, cs):
     assert reasons(body)[0][0] == "TableWriteMaxOnDemandThroughputExceeded"
 
 
+def test_an_on_demand_global_index_throttles_at_its_maximum(ddb, cs):
+    t = "c" + uuid.uuid4().hex[:10]
+    r = call(cs, "CreateTable", json.dumps({
+        "TableName": t, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"},
+                                 {"AttributeName": "g", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [{
+            "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "OnDemandThroughput": {"MaxWriteRequestUnits": 3}}]}))
+    assert r.status_code == 200, r.text
+    written = 0
+    while try_put(ddb, t, f"i{written}", g="v"):
+        written += 1
+        assert written < 50
+    assert 2 <= written <= 5, written
+    status, body = raw_put(cs, t, "next")  # no index entry, but the index is out of writes
+    assert status == 400
+    assert reasons(body) == [("IndexWriteMaxOnDemandThroughputExceeded",
+                              f"arn:aws:dynamodb:us-east-1:123456789012:table/{t}/index/gsi")]
+    assert body["message"] == ("Throughput exceeds the maximum OnDemandThroughput configured on "
+                               "table or index")
+
+
 def test_a_global_index_out_of_write_capacity_throttles_the_table(ddb, cs):
     t = provisioned(ddb, 100, 100, gsi=(100, 2))
     written = 0

@@ -7,8 +7,8 @@ Each file in tests/pytest/cases/ holds blocks of this shape:
     PutItem {"TableName": "$hash", ...}                          (the request)
     ValidationException: <the exact message>                     (or: ok)
 
-Lines starting with '#' are comments. `$hash`, `$composite` and `$indexed` name the module's
-tables (see `tables`). Requests are sent as raw signed JSON, so a case can hold what an SDK would
+Lines starting with '#' are comments. `$hash`, `$composite`, `$indexed` and `$provisioned` name
+the module's tables (see `tables`), in requests and answers. Requests are sent as raw signed JSON, so a case can hold what an SDK would
 refuse to send. Like the other DynamoDB-behaviour modules it can be pointed at DynamoDB itself
 with FDYNO_TEST_ENDPOINT.
 """
@@ -76,16 +76,42 @@ def tables(ddb):
     ddb.get_waiter("table_exists").wait(TableName="cases_idx_" + suffix,
                                         WaiterConfig={"Delay": 1})
     names["indexed"] = "cases_idx_" + suffix
+    names["provisioned"] = _create_provisioned(ddb, "cases_prov_" + suffix)
     yield names
     for name in names.values():
         ddb.delete_table(TableName=name)
 
 
+def _create_provisioned(ddb, name):
+    """PROVISIONED 5/5, with a global index `gsi1` (5/5) and a local index `lsi1`."""
+    five = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    ddb.create_table(
+        TableName=name, ProvisionedThroughput=five,
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
+                              for n, t in (("pk", "S"), ("sk", "N"), ("gpk", "N"), ("lsk", "S"))],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi1",
+                                 "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"},
+                                 "ProvisionedThroughput": five}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi1",
+                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                              {"AttributeName": "lsk", "KeyType": "RANGE"}],
+                                "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1})
+    return name
+
+
+def _with_tables(text, tables):
+    for key, name in tables.items():
+        text = text.replace("$" + key, name)
+    return text
+
+
 def _send(ddb, tables, request):
     operation, body = request
-    for key, name in tables.items():
-        body = body.replace("$" + key, name)
-    return raw_call(ddb, operation, json.loads(body))
+    return raw_call(ddb, operation, json.loads(_with_tables(body, tables)))
 
 
 @pytest.mark.parametrize("case", list(_all_cases()))
@@ -98,7 +124,7 @@ def test_request_case(ddb, tables, case):
     if case["answer"] == "ok":
         assert response.status_code == 200, (case["where"], body)
         return
-    error_type, _, message = case["answer"].partition(": ")
+    error_type, _, message = _with_tables(case["answer"], tables).partition(": ")
     assert response.status_code == 400, (case["where"], body)
     assert body["__type"].rsplit("#", 1)[-1] == error_type, (case["where"], body)
     assert body.get("message", body.get("Message")) == message, case["where"]
