@@ -42,6 +42,13 @@ Error BackupNotFound(std::string_view arn) {
   return Error::Make(ErrorType::kBackupNotFound, "Backup not found: " + std::string(arn));
 }
 
+// Whether a table is being restored from backup `b`.
+Result<bool> BeingRestored(kv::Transaction& tx, const BackupInfo& b) {
+  FDYNO_ASSIGN_OR_RETURN(std::vector<store::RestoreJob> jobs, store::ListRestoreJobs(tx));
+  return std::any_of(jobs.begin(), jobs.end(),
+                     [&](const store::RestoreJob& job) { return job.backup_id == b.id; });
+}
+
 // ---- backup ARNs ----------------------------------------------------------------------------
 
 struct BackupRef {
@@ -52,39 +59,41 @@ struct BackupRef {
 };
 
 // The backup an ARN names: arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<id> in the
-// caller's account (another account's is AccessDeniedException, as DynamoDB authorizes on the
-// ARN's account first). Anything else names no backup.
+// caller's account, as DynamoDB reads it: "Invalid Backup ARN" when it is not a backup ARN at all,
+// "Invalid Request: BackupArn is not valid" for another partition or service or a region that
+// does not exist, AccessDeniedException for another account's (DynamoDB authorizes on the ARN's
+// account first). The region of a valid ARN is not compared with the caller's, as DynamoDB does
+// not compare it.
 Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn,
                                  std::string_view operation) {
-  const std::string prefix = "arn:aws:dynamodb:" + ctx.region + ":";
-  std::string_view rest = arn;
-  if (!rest.starts_with(prefix)) return BackupNotFound(arn);
-  rest.remove_prefix(prefix.size());
-  const size_t colon = rest.find(':');
-  if (colon == std::string_view::npos) return BackupNotFound(arn);
-  if (rest.substr(0, colon) != ctx.account_id) return NotAuthorized(ctx, operation, arn);
-  rest.remove_prefix(colon + 1);
+  const std::optional<std::array<std::string, 6>> parts = SplitArn(arn);
   constexpr std::string_view kTable = "table/", kBackup = "/backup/";
-  const size_t at = rest.find(kBackup);
-  if (!rest.starts_with(kTable) || at == std::string_view::npos || at <= kTable.size()) {
-    return BackupNotFound(arn);
+  const std::string_view resource = parts ? std::string_view((*parts)[5]) : std::string_view();
+  const size_t at = resource.find(kBackup);
+  if (!parts || (*parts)[0] != "arn" || !resource.starts_with(kTable) ||
+      at == std::string_view::npos || at <= kTable.size() ||
+      at + kBackup.size() == resource.size()) {
+    return Error::Validation("Invalid Backup ARN");
   }
-  BackupRef ref{std::string(arn), std::string(rest.substr(kTable.size(), at - kTable.size())),
-                std::string(rest.substr(at + kBackup.size())), ctx.account_id};
+  const std::string& region = (*parts)[3];
+  if (region.empty()) return NotAuthorized(ctx, operation, arn);
+  if ((*parts)[1] != "aws" || (*parts)[2] != "dynamodb" || !IsKnownRegion(ctx, region)) {
+    return Error::Validation("Invalid Request: BackupArn is not valid");
+  }
+  if ((*parts)[4] != ctx.account_id) return NotAuthorized(ctx, operation, arn);
+  BackupRef ref{std::string(arn), std::string(resource.substr(kTable.size(), at - kTable.size())),
+                std::string(resource.substr(at + kBackup.size())), ctx.account_id};
   if (!store::IsBackupId(ref.id)) return BackupNotFound(arn);
   return ref;
 }
 
-// The BackupArn member, checked against the API model (required, 37..1024 characters).
+// The BackupArn member: required (DynamoDB reads any other string as an ARN first, so a short
+// one is "Invalid Backup ARN", not a length error).
 Result<BackupRef> ReadBackupArn(const RequestContext& ctx, const Value& body,
                                 std::string_view operation) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> arn, GetOwnedString(body, "BackupArn"));
   ConstraintErrors e;
   e.NotNull("backupArn", arn.has_value());
-  if (arn) {
-    e.MinLength("backupArn", *arn, 37);
-    e.MaxLength("backupArn", *arn, 1024);
-  }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   return ParseBackupArn(ctx, *arn, operation);
 }
@@ -275,13 +284,8 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Find(tx, ctx.account_id, table_name));
-                if (!t) {
+                if (!Settled(t)) {
                   return Error::Make(ErrorType::kTableNotFound, "Table not found: " + table_name);
-                }
-                if (t->status == store::TableStatus::kCreating) {
-                  return Error::Make(ErrorType::kContinuousBackupsUnavailable,
-                                     "Backups are being enabled for the table: " + table_name +
-                                         ". Please retry later");
                 }
                 FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(tx, *t));
                 BackupInfo b;
@@ -329,30 +333,28 @@ Result<std::string> DeleteBackup(Services& s, const RequestContext& ctx, const V
   std::optional<Found> deleted;  // what the latest attempt deleted
   FDYNO_ASSIGN_OR_RETURN(
       Found found,
-      kv::Run(
-          *s.db, RunOptionsFor(ctx, s),
-          [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Found> {
-            if (attempt.maybe_committed && deleted) {  // the earlier attempt's delete applied?
-              FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> still,
-                                     store::ReadBackup(tx, ref.id));
-              if (!still) return *deleted;
-            }
-            FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
-            if (b.status == store::BackupStatus::kCreating) {
-              return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
-            }
-            FDYNO_ASSIGN_OR_RETURN(std::vector<store::RestoreJob> jobs, store::ListRestoreJobs(tx));
-            for (const store::RestoreJob& job : jobs) {
-              if (job.backup_id == b.id) {
-                return Error::Make(ErrorType::kBackupInUse,
-                                   "Backup is being restored to table: " + job.table_name);
-              }
-            }
-            FDYNO_ASSIGN_OR_RETURN(TableInfo t, store::ReadBackupTable(tx, b.id));
-            store::DeleteBackupRecord(tx, b.id);
-            deleted = Found{std::move(b), std::move(t)};
-            return *deleted;
-          }));
+      kv::Run(*s.db, RunOptionsFor(ctx, s),
+              [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<Found> {
+                if (attempt.maybe_committed && deleted) {  // the earlier attempt's delete applied?
+                  FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> still,
+                                         store::ReadBackup(tx, ref.id));
+                  if (!still) return *deleted;
+                }
+                FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+                if (b.status == store::BackupStatus::kCreating) {
+                  return Error::Make(ErrorType::kBackupInUse,
+                                     "Backup is being created: " + ref.arn);
+                }
+                FDYNO_ASSIGN_OR_RETURN(bool restoring, BeingRestored(tx, b));
+                if (restoring) {
+                  return Error::Make(ErrorType::kBackupInUse,
+                                     "Backup is being used to restore table: " + ref.arn);
+                }
+                FDYNO_ASSIGN_OR_RETURN(TableInfo t, store::ReadBackupTable(tx, b.id));
+                store::DeleteBackupRecord(tx, b.id);
+                deleted = Found{std::move(b), std::move(t)};
+                return *deleted;
+              }));
   Wake(s);  // the worker removes the chunks
   return BackupDescriptionResponse(ctx, found.first, found.second, "DELETED");
 }
@@ -401,6 +403,10 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
   if (type) r.type = *type;
   if (start) {
     FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *start, "ListBackups"));
+    if ((*SplitArn(*start))[3] != ctx.region) {
+      return Error::Validation(
+          "Invalid Request: The supplied ExclusiveStartBackupArn does not match the region");
+    }
     r.after = ref.id;
   }
   return r;
@@ -458,6 +464,14 @@ Result<std::string> ListBackups(Services& s, const RequestContext& ctx, const Va
 
 // ==== RestoreTableFromBackup ================================================================
 
+// DynamoDB restores one table from a backup at a time.
+Status CheckNotRestoring(kv::Transaction& tx, const BackupInfo& b, const BackupRef& ref) {
+  FDYNO_ASSIGN_OR_RETURN(bool restoring, BeingRestored(tx, b));
+  if (!restoring) return Status::Ok();
+  return Error::Make(ErrorType::kBackupInUse,
+                     "Backup is being used to restore another table: " + ref.arn);
+}
+
 Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ctx,
                                            const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(RestoreRequest r, ParseRestoreRequest(body));
@@ -465,10 +479,6 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
   ConstraintErrors e;
   CheckName(e, "targetTableName", r.target);
   e.NotNull("backupArn", backup_arn.has_value());
-  if (backup_arn) {
-    e.MinLength("backupArn", *backup_arn, 37);
-    e.MaxLength("backupArn", *backup_arn, 1024);
-  }
   CheckOverrideConstraints(e, r);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *backup_arn, "RestoreTableFromBackup"));
@@ -489,6 +499,7 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
             if (b.status == store::BackupStatus::kCreating) {
               return Error::Make(ErrorType::kBackupInUse, "Backup is being created: " + ref.arn);
             }
+            FDYNO_RETURN_IF_ERROR(CheckNotRestoring(tx, b, ref));
             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
                                    s.catalog->Find(tx, ctx.account_id, *r.target));
             if (existing) {

@@ -68,6 +68,30 @@ Error ExportNotFound(std::string_view arn) {
   return Error::Make(ErrorType::kExportNotFound, "Export not found: " + std::string(arn));
 }
 
+// ExportTableToPointInTime's TableArn, with DynamoDB's answers: "Invalid TableArn: Invalid Table
+// ARN" for what is not an ARN, "Invalid Request: Table ARN is invalid." for an ARN that names no
+// table (an index, another service), TableNotFoundException naming the ARN for another region's,
+// AccessDeniedException for another account's.
+Result<ArnTarget> ParseExportTableArn(const RequestContext& ctx, const std::string& arn) {
+  const std::optional<std::array<std::string, 6>> parts = SplitArn(arn);
+  if (!parts || (*parts)[0] != "arn") {
+    return Error::Validation("Invalid TableArn: Invalid Table ARN");
+  }
+  const std::string& resource = (*parts)[5];
+  if ((*parts)[1] != "aws" || (*parts)[2] != "dynamodb" || !resource.starts_with("table/") ||
+      resource.size() <= 6 || resource.find('/', 6) != std::string::npos) {
+    return Error::Validation("Invalid Request: Table ARN is invalid.");
+  }
+  if ((*parts)[3] != ctx.region) {
+    return Error::Make(ErrorType::kTableNotFound, "Table not found: " + arn);
+  }
+  if ((*parts)[4] != ctx.account_id) {
+    return NotAuthorized(ctx, "ExportTableToPointInTime", arn,
+                         NoPolicyAllows("ExportTableToPointInTime"));
+  }
+  return ArnTarget{arn, resource.substr(6)};
+}
+
 Error InvalidExportTime(std::string message) {
   return Error::Make(ErrorType::kInvalidExportTime, std::move(message));
 }
@@ -208,7 +232,7 @@ Result<ExportRequest> ParseExport(const RequestContext& ctx, const Value& body) 
            {"NEW_IMAGE", "NEW_AND_OLD_IMAGES"});
   }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "ExportTableToPointInTime"));
+  FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseExportTableArn(ctx, *arn));
   ExportJob& j = r.job;
   j.table_arn = target.arn;
   j.table_name = target.table;

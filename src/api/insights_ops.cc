@@ -237,7 +237,7 @@ Result<std::string> UpdateContributorInsights(Services& s, const RequestContext&
         written.reset();
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
                                s.catalog->Find(txn, ctx.account_id, r.target.table));
-        if (!t) return TableNotFound(r.target.table);
+        if (!Settled(t)) return TableNotFound(r.target.table);
         store::TableInfo updated = *t;
         FDYNO_ASSIGN_OR_RETURN(InsightsSettings * settings, SettingsOf(updated, r.target));
         // After an ambiguous commit, settings stamped with this request's time are its own.

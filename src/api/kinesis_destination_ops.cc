@@ -103,7 +103,7 @@ Status ChangeTable(Services& s, const RequestContext& ctx, const std::string& na
                  [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
                    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
                                           s.catalog->Find(txn, ctx.account_id, name));
-                   if (!t) return TableNotFound(name);
+                   if (!Settled(t)) return TableNotFound(name);
                    store::TableInfo updated = *t;
                    FDYNO_RETURN_IF_ERROR(change(updated));
                    return s.catalog->Update(txn, updated);

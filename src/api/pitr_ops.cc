@@ -82,7 +82,7 @@ Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext&
                            [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
                              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                                     s.catalog->Find(tx, ctx.account_id, name));
-                             if (!t) return NotFound(name);
+                             if (!Settled(t)) return NotFound(name);
                              return Describe(tx, *t, s.clock->WallMillis());
                            }));
   return DescriptionResponse(d);
@@ -133,12 +133,7 @@ Result<std::string> UpdateContinuousBackups(Services& s, const RequestContext& c
                            [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
                              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                                     s.catalog->Find(tx, ctx.account_id, r.table));
-                             if (!t) return NotFound(r.table);
-                             if (t->status == store::TableStatus::kCreating) {
-                               return Error::Make(ErrorType::kContinuousBackupsUnavailable,
-                                                  "Backups are being enabled for the table: " +
-                                                      r.table + ". Please retry later");
-                             }
+                             if (!Settled(t)) return NotFound(r.table);
                              const int64_t now_ms = s.clock->WallMillis();
                              store::PitrSettings next = t->pitr;
                              if (r.enabled) {

@@ -130,7 +130,7 @@ Result<std::shared_ptr<const store::TableInfo>> FindResource(const Services& s,
                                                              const PolicyResource& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
                          s.catalog->Find(txn, ctx.account_id, r.table));
-  if (!t) return TableNotFound(r.table);
+  if (!Settled(t)) return TableNotFound(r.table);
   if (!r.slot.empty() && r.slot != t->stream.label) {
     return Error::ResourceNotFound("Requested resource not found: Stream: " + r.slot +
                                    " not found for Table: " + r.table);

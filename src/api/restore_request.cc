@@ -105,6 +105,12 @@ Result<RestoreRequest> ParseRestoreRequest(const Value& body) {
     FDYNO_ASSIGN_OR_RETURN(r.read, GetLong(*t, "ReadCapacityUnits"));
     FDYNO_ASSIGN_OR_RETURN(r.write, GetLong(*t, "WriteCapacityUnits"));
   }
+  FDYNO_ASSIGN_OR_RETURN(const Value* od,
+                         GetStruct(body, "OnDemandThroughputOverride", "OnDemandThroughput"));
+  if (od != nullptr) {
+    FDYNO_ASSIGN_OR_RETURN(r.max_read, GetLong(*od, "MaxReadRequestUnits"));
+    FDYNO_ASSIGN_OR_RETURN(r.max_write, GetLong(*od, "MaxWriteRequestUnits"));
+  }
   FDYNO_ASSIGN_OR_RETURN(r.vector, ParseVectorIndexOverride(body));
   FDYNO_ASSIGN_OR_RETURN(r.sse, GetStruct(body, "SSESpecificationOverride", "SSESpecification"));
   if (r.sse != nullptr) {
@@ -169,64 +175,141 @@ namespace {
 Error Invalid(std::string_view detail) {
   return Error::Validation(std::string(kInvalid) + std::string(detail));
 }
+Error InvalidRequest(std::string_view detail) {
+  return Error::Validation("Invalid Request: " + std::string(detail));
+}
 
-// The indexes the restored table keeps: the override's, each one of the source's indexes with
-// its key schema, taking the override's projection (and throughput for a global index).
+// Whether override `o` describes index `i`: the same key schema (attributes and roles, in order)
+// and the same projection (non-key attributes in any order).
+bool Describes(const IndexOverride& o, const store::SecondaryIndex& i) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const model::KeyAttribute& a : i.key_schema.HashAttributes())
+    keys.emplace_back(a.name, "HASH");
+  for (const model::KeyAttribute& a : i.key_schema.RangeAttributes()) {
+    keys.emplace_back(a.name, "RANGE");
+  }
+  if (keys.size() != o.key_schema.size()) return false;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (keys[k].first != *o.key_schema[k].first || keys[k].second != *o.key_schema[k].second) {
+      return false;
+    }
+  }
+  const std::string type = o.projection_type.value_or("");
+  const store::ProjectionType wanted = type == "ALL"         ? store::ProjectionType::kAll
+                                       : type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
+                                                             : store::ProjectionType::kInclude;
+  if (wanted != i.projection.type) return false;
+  std::vector<std::string> given = o.non_key.value_or(std::vector<std::string>());
+  std::vector<std::string> kept = i.projection.non_key_attributes;
+  std::sort(given.begin(), given.end());
+  std::sort(kept.begin(), kept.end());
+  return given == kept;
+}
+
+// The indexes the restored table keeps: for each override, the source's index it describes (key
+// schema and projection), under the override's name (DynamoDB lets a restore rename an index,
+// not change it), with the override's throughput for a global index.
 Result<std::vector<store::SecondaryIndex>> OverrideIndexes(
-    const std::vector<store::SecondaryIndex>& source, const std::vector<IndexOverride>& overrides,
-    bool global, std::string_view source_kind) {
+    const std::vector<store::SecondaryIndex>& source, const std::vector<IndexOverride>& overrides) {
   std::vector<store::SecondaryIndex> out;
-  std::set<std::string> seen;
+  std::set<std::string> names;
+  std::set<int64_t> taken;
   for (const IndexOverride& o : overrides) {
-    auto it = std::find_if(source.begin(), source.end(),
-                           [&](const store::SecondaryIndex& i) { return i.name == *o.name; });
+    auto it = std::find_if(source.begin(), source.end(), [&](const store::SecondaryIndex& i) {
+      return !taken.contains(i.id) && Describes(o, i);
+    });
     if (it == source.end()) {
-      return Invalid(std::string(global ? "Global" : "Local") +
-                     " secondary index override does not match an index of the " +
-                     std::string(source_kind) + ": " + *o.name);
+      return InvalidRequest("Index " + *o.name +
+                            " does not match a secondary index that existed in the source table "
+                            "and cannot be created during the restore operation");
     }
-    if (!seen.insert(*o.name).second) return Invalid("Duplicate index name: " + *o.name);
-    std::string hash, range;
-    for (const auto& [attr, key_type] : o.key_schema) (*key_type == "HASH" ? hash : range) = *attr;
-    if (hash != it->key_schema.hash.name ||
-        range != (it->key_schema.range ? it->key_schema.range->name : std::string())) {
-      return Invalid("The key schema of index " + *o.name +
-                     " does not match the index's key schema in the " + std::string(source_kind));
-    }
+    if (!names.insert(*o.name).second) return Invalid("Duplicate index name: " + *o.name);
+    taken.insert(it->id);
     store::SecondaryIndex index = *it;
-    index.status = store::IndexStatus::kActive;
-    index.backfilling = false;
-    const std::string type = o.projection_type.value_or("");
-    index.projection.type = type == "ALL"         ? store::ProjectionType::kAll
-                            : type == "KEYS_ONLY" ? store::ProjectionType::kKeysOnly
-                                                  : store::ProjectionType::kInclude;
-    index.projection.non_key_attributes.clear();
-    if (index.projection.type == store::ProjectionType::kInclude) {
-      if (!o.non_key || o.non_key->empty()) {
-        return Invalid("NonKeyAttributes must be specified when ProjectionType is INCLUDE");
-      }
-      index.projection.non_key_attributes = *o.non_key;
-    } else if (o.non_key) {
-      return Invalid("NonKeyAttributes can only be specified when ProjectionType is INCLUDE");
-    }
-    if (o.has_throughput) {
-      index.throughput.read_capacity_units = *o.read;
-      index.throughput.write_capacity_units = *o.write;
-    }
+    index.name = *o.name;
+    if (o.has_throughput) index.throughput = {*o.read, *o.write};
     out.push_back(std::move(index));
   }
   return out;
 }
 
-// The table a restore creates from the backup's table record `source`.
+// The restored table's billing mode (the override's, else the source's) and its throughputs,
+// with DynamoDB's rules on the overrides that go with each mode.
+Status PlanRestoredBilling(const TableInfo& source, const RestoreRequest& r, int64_t now_ms,
+                           TableInfo& t) {
+  const bool to_on_demand = r.billing && *r.billing == "PAY_PER_REQUEST";
+  const bool to_provisioned = r.billing && *r.billing == "PROVISIONED";
+  const bool on_demand =
+      to_on_demand ||
+      (!to_provisioned && source.billing_mode == store::BillingMode::kPayPerRequest);
+  const std::vector<IndexOverride> none;
+  const std::vector<IndexOverride>& gsi = r.gsi ? *r.gsi : none;
+  if (on_demand) {
+    if (r.has_throughput) {
+      return InvalidRequest(to_on_demand ? "Cannot override ProvisionedThroughput if BillingMode "
+                                           "is overridden to PAY_PER_REQUEST"
+                                         : "Cannot override ProvisionedThroughput unless "
+                                           "BillingMode is PROVISIONED");
+    }
+    for (const IndexOverride& o : gsi) {
+      if (o.has_throughput) {
+        return InvalidRequest(
+            "Cannot override ProvisionedThroughput if BillingMode is overridden to "
+            "PAY_PER_REQUEST for index " +
+            *o.name);
+      }
+    }
+    const std::pair<const char*, std::optional<int64_t>> maximums[] = {
+        {"MaxReadRequestUnits", r.max_read}, {"MaxWriteRequestUnits", r.max_write}};
+    for (const auto& [member, value] : maximums) {
+      if (value && *value < 1) {
+        return InvalidRequest("Requested " + std::string(member) +
+                              " for OnDemandThroughput is outside of valid range");
+      }
+    }
+    t.billing_mode = store::BillingMode::kPayPerRequest;
+    t.last_update_to_pay_per_request_ms = now_ms;
+    t.throughput = {};
+    if (source.billing_mode == store::BillingMode::kPayPerRequest) t.on_demand = source.on_demand;
+    if (r.max_read) t.on_demand.max_read_request_units = *r.max_read;
+    if (r.max_write) t.on_demand.max_write_request_units = *r.max_write;
+    for (store::SecondaryIndex& i : t.global_indexes) i.throughput = {};
+    return Status::Ok();
+  }
+  if (to_provisioned && !r.has_throughput) {
+    return InvalidRequest(
+        "Must override ProvisionedThroughput if BillingMode is overridden to PROVISIONED");
+  }
+  if (r.max_read || r.max_write) {
+    return InvalidRequest(std::string("Cannot override ") +
+                          (r.max_read ? "MaxReadRequestUnits" : "MaxWriteRequestUnits") +
+                          " for OnDemandThroughput unless BillingModeOverride is PAY_PER_REQUEST");
+  }
+  for (const IndexOverride& o : gsi) {
+    if (!o.has_throughput) {
+      return InvalidRequest("Must specify provisioned throughput for index " + *o.name);
+    }
+  }
+  t.billing_mode = store::BillingMode::kProvisioned;
+  if (r.has_throughput) t.throughput = {*r.read, *r.write};
+  for (store::SecondaryIndex& i : t.global_indexes) {
+    i.on_demand = {};
+    if (i.throughput.read_capacity_units == 0) {  // from an on-demand source
+      i.throughput = {t.throughput.read_capacity_units, t.throughput.write_capacity_units};
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+// The table a restore creates from the backup's table record `source`.
 Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreRequest& r,
                                     int64_t now_ms, std::string_view source_kind) {
   TableInfo t;
   t.name = *r.target;
   t.status = store::TableStatus::kCreating;
   t.key_schema = source.key_schema;
-  t.billing_mode = source.billing_mode;
   t.throughput = {source.throughput.read_capacity_units, source.throughput.write_capacity_units};
   t.local_indexes = source.local_indexes;
   t.global_indexes = source.global_indexes;
@@ -237,54 +320,31 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
     });
   }
   if (r.gsi) {
-    FDYNO_ASSIGN_OR_RETURN(t.global_indexes,
-                           OverrideIndexes(source.global_indexes, *r.gsi, true, source_kind));
+    FDYNO_ASSIGN_OR_RETURN(t.global_indexes, OverrideIndexes(t.global_indexes, *r.gsi));
   }
   if (r.lsi) {
-    FDYNO_ASSIGN_OR_RETURN(t.local_indexes,
-                           OverrideIndexes(source.local_indexes, *r.lsi, false, source_kind));
+    FDYNO_ASSIGN_OR_RETURN(t.local_indexes, OverrideIndexes(t.local_indexes, *r.lsi));
   }
   FDYNO_ASSIGN_OR_RETURN(t.vector_indexes,
                          PlanRestoredVectorIndexes(source, r.vector, source_kind));
-  if (r.billing) {
-    t.billing_mode = *r.billing == "PAY_PER_REQUEST" ? store::BillingMode::kPayPerRequest
-                                                     : store::BillingMode::kProvisioned;
-  }
+  FDYNO_RETURN_IF_ERROR(PlanRestoredBilling(source, r, now_ms, t));
   FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
-  if (t.billing_mode == store::BillingMode::kPayPerRequest) {
-    if (r.has_throughput) {
-      return Invalid(
-          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
-          "PAY_PER_REQUEST");
-    }
-    t.throughput = {};
-    for (store::SecondaryIndex& i : t.global_indexes) i.throughput = {};
-    t.last_update_to_pay_per_request_ms = now_ms;
-  } else {
-    if (r.has_throughput) t.throughput = {*r.read, *r.write};
-    if (t.throughput.read_capacity_units == 0) {
-      return Invalid(
-          "ProvisionedThroughputOverride must be specified when restoring a PAY_PER_REQUEST "
-          "backup with BillingModeOverride PROVISIONED");
-    }
-    for (store::SecondaryIndex& i : t.global_indexes) {
-      if (i.throughput.read_capacity_units == 0)
-        i.throughput = {t.throughput.read_capacity_units, t.throughput.write_capacity_units};
-    }
-  }
   for (auto* list : {&t.local_indexes, &t.global_indexes}) {
     for (store::SecondaryIndex& i : *list) {
       i.status = store::IndexStatus::kActive;
       i.backfilling = false;
       i.throughput.last_increase_ms = i.throughput.last_decrease_ms = 0;
       i.throughput.number_of_decreases_today = 0;
+      i.warm = {};  // a new table's: what its throughput gives
     }
   }
   // The attribute definitions the key schemas and search schemas that remain use, in the
   // source's order.
   auto used = [&](const std::string& name) {
     auto in = [&](const store::KeySchema& k) {
-      return k.hash.name == name || (k.range && k.range->name == name);
+      const auto attributes = k.Attributes();
+      return std::any_of(attributes.begin(), attributes.end(),
+                         [&](const model::KeyAttribute& a) { return a.name == name; });
     };
     if (in(t.key_schema)) return true;
     for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
@@ -310,8 +370,8 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
     }
     t.sse = {kms, kms ? r.sse_key.value_or("") : ""};
   }
-  t.table_class = source.table_class;
-  t.table_class_set = source.table_class_set;
+  // Streams, TTL, point-in-time recovery, tags, deletion protection, resource policies and the
+  // table class are not restored, as in DynamoDB.
   return t;
 }
 

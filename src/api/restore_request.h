@@ -1,8 +1,8 @@
 // What the two restores (RestoreTableFromBackup, RestoreTableToPointInTime) share: the target
 // table's name and the overrides of the source's settings (GlobalSecondaryIndexOverride,
 // LocalSecondaryIndexOverride, BillingModeOverride, ProvisionedThroughputOverride,
-// SSESpecificationOverride, VectorIndexOverride), parsed and checked as DynamoDB does, and the
-// plan of the table a restore creates.
+// OnDemandThroughputOverride, SSESpecificationOverride, VectorIndexOverride), parsed and checked
+// as DynamoDB does, and the plan of the table a restore creates.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -41,6 +41,7 @@ struct RestoreRequest {
   std::optional<std::vector<IndexOverride>> lsi;
   std::optional<int64_t> read, write;
   bool has_throughput = false;
+  std::optional<int64_t> max_read, max_write;  // OnDemandThroughputOverride
   const rapidjson::Value* sse = nullptr;
   std::optional<bool> sse_enabled;
   std::optional<std::string> sse_type, sse_key;

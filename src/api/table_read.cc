@@ -14,7 +14,7 @@ Result<std::shared_ptr<const store::TableInfo>> ReadTable(const Services& s,
       kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
         return s.catalog->Find(txn, ctx.account_id, name);
       }));
-  if (!t) return TableNotFound(name);
+  if (!Settled(t)) return TableNotFound(name);
   return t;
 }
 

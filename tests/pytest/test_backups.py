@@ -14,6 +14,7 @@ import botocore.exceptions
 import pytest
 
 from conftest import ACCOUNT_ID, REGION, Server, scan_by_pk_sk as scan
+from test_items import raw_call
 
 
 def error(call):
@@ -191,44 +192,94 @@ def test_restore_equals_the_source_and_is_unusable_until_active(server):
         "TableAlreadyExistsException", "Table already exists: rs_copy")
 
 
+def raw_restore(ddb, **body):
+    """RestoreTableFromBackup sent raw (OnDemandThroughputOverride is newer than Debian's
+    botocore): (status, body)."""
+    r = raw_call(ddb, "RestoreTableFromBackup", body)
+    return r.status_code, r.json()
+
+
 def test_restore_overrides(server):
     ddb = server.client()
     create(ddb, "ov_src", billing="PROVISIONED")
     load(ddb, "ov_src", 40)
     b = backup(ddb, "ov_src")
+    # An override may rename an index (same key schema and projection), not change it.
     r = ddb.restore_table_from_backup(
         TargetTableName="ov_copy", BackupArn=b["BackupArn"], BillingModeOverride="PAY_PER_REQUEST",
         GlobalSecondaryIndexOverride=[{
-            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+            "IndexName": "by_g2", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}],
         LocalSecondaryIndexOverride=[],
         SSESpecificationOverride={"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "k1"})
     desc = r["TableDescription"]
     assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by_g"]
+    assert [i["IndexName"] for i in desc["GlobalSecondaryIndexes"]] == ["by_g2"]
     assert "LocalSecondaryIndexes" not in desc
     assert sorted(a["AttributeName"] for a in desc["AttributeDefinitions"]) == ["g", "pk", "sk"]
     assert desc["SSEDescription"]["KMSMasterKeyArn"].endswith(":key/k1")
     wait(lambda: table_status(ddb, "ov_copy") == "ACTIVE", "the restore")
     assert len(scan(ddb, "ov_copy")) == 40
-    assert scan(ddb, "ov_copy", "by_g") == sorted(
-        [{k: v for k, v in item(i).items() if k in ("pk", "sk", "g")}
-         for i in range(40) if "g" in item(i)], key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+    assert scan(ddb, "ov_copy", "by_g2") == sorted(
+        [item(i) for i in range(40) if "g" in item(i)],
+        key=lambda x: (x["pk"]["S"], int(x["sk"]["N"])))
+    # The throughput override is the table's; indexes keep the backup's unless overridden.
+    # The ARN of another real region names the same backup, as in DynamoDB.
     prov = ddb.restore_table_from_backup(
-        TargetTableName="ov_prov", BackupArn=b["BackupArn"],
+        TargetTableName="ov_prov", BackupArn=b["BackupArn"].replace(REGION, "eu-west-1"),
         ProvisionedThroughputOverride={"ReadCapacityUnits": 9, "WriteCapacityUnits": 8})
     assert prov["TableDescription"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 9
+    assert {i["IndexName"]: i["ProvisionedThroughput"]["ReadCapacityUnits"]
+            for i in prov["TableDescription"]["GlobalSecondaryIndexes"]} == {"by_g": 3,
+                                                                            "by_g_sk": 3}
     wait(lambda: table_status(ddb, "ov_prov") == "ACTIVE", "the restore")
-    code, message = error(lambda: ddb.restore_table_from_backup(
-        TargetTableName="ov_bad", BackupArn=b["BackupArn"], BillingModeOverride="PAY_PER_REQUEST",
-        ProvisionedThroughputOverride={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}))
-    assert code == "ValidationException"
-    code, message = error(lambda: ddb.restore_table_from_backup(
-        TargetTableName="ov_bad", BackupArn=b["BackupArn"], GlobalSecondaryIndexOverride=[{
-            "IndexName": "nope", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"}}]))
-    assert code == "ValidationException" and "nope" in message
+    # OnDemandThroughputOverride on a switch to on-demand.
+    status, body = raw_restore(ddb, TargetTableName="ov_od", BackupArn=b["BackupArn"],
+                               BillingModeOverride="PAY_PER_REQUEST",
+                               OnDemandThroughputOverride={"MaxReadRequestUnits": 50,
+                                                           "MaxWriteRequestUnits": 40})
+    assert status == 200, body
+    wait(lambda: table_status(ddb, "ov_od") == "ACTIVE", "the restore")
+    described = raw_call(ddb, "DescribeTable", {"TableName": "ov_od"}).json()["Table"]
+    assert described["OnDemandThroughput"] == {"MaxReadRequestUnits": 50,
+                                               "MaxWriteRequestUnits": 40}
+    by_g = {"IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}
+    units = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+    bad = [
+        (dict(BillingModeOverride="PAY_PER_REQUEST", ProvisionedThroughputOverride=units),
+         "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST"),
+        (dict(BillingModeOverride="PAY_PER_REQUEST",
+              GlobalSecondaryIndexOverride=[dict(by_g, ProvisionedThroughput=units)]),
+         "Cannot override ProvisionedThroughput if BillingMode is overridden to PAY_PER_REQUEST "
+         "for index by_g"),
+        (dict(BillingModeOverride="PROVISIONED"),
+         "Must override ProvisionedThroughput if BillingMode is overridden to PROVISIONED"),
+        (dict(GlobalSecondaryIndexOverride=[by_g]), "Must specify provisioned throughput for index by_g"),
+        (dict(OnDemandThroughputOverride={"MaxReadRequestUnits": 5}),
+         "Cannot override MaxReadRequestUnits for OnDemandThroughput unless BillingModeOverride is "
+         "PAY_PER_REQUEST"),
+        (dict(BillingModeOverride="PAY_PER_REQUEST",
+              OnDemandThroughputOverride={"MaxReadRequestUnits": 0}),
+         "Requested MaxReadRequestUnits for OnDemandThroughput is outside of valid range"),
+        (dict(GlobalSecondaryIndexOverride=[dict(by_g, Projection={"ProjectionType": "KEYS_ONLY"},
+                                                 ProvisionedThroughput=units)]),
+         "Index by_g does not match a secondary index that existed in the source table and cannot "
+         "be created during the restore operation"),
+    ]
+    for overrides, message in bad:
+        status, body = raw_restore(ddb, TargetTableName="ov_bad", BackupArn=b["BackupArn"],
+                                   **overrides)
+        assert (status, body["__type"].rsplit("#")[-1], body["message"]) == (
+            400, "ValidationException", "Invalid Request: " + message), overrides
     assert error(lambda: ddb.describe_table(TableName="ov_bad"))[0] == "ResourceNotFoundException"
+    # An on-demand backup takes no throughput override without a switch.
+    create(ddb, "ov_src_od")
+    b = backup(ddb, "ov_src_od", "bk2")
+    status, body = raw_restore(ddb, TargetTableName="ov_bad", BackupArn=b["BackupArn"],
+                               ProvisionedThroughputOverride=units)
+    assert body["message"] == ("Invalid Request: Cannot override ProvisionedThroughput unless "
+                               "BillingMode is PROVISIONED")
 
 
 def test_errors(server):
@@ -246,8 +297,26 @@ def test_errors(server):
     code, message = error(lambda: raw.create_backup(TableName="er_src", BackupName="a b"))
     assert code == "ValidationException"
     assert "backupName" in message and "[a-zA-Z0-9_.-]+" in message
-    code, message = error(lambda: raw.describe_backup(BackupArn="short"))
-    assert code == "ValidationException" and "backupArn" in message
+    # What is not a backup ARN, and a backup ARN DynamoDB cannot place, as DynamoDB answers them.
+    table_arn = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/er_src"
+    for arn in ("", "short", "x" * 48, table_arn, table_arn + "/backup/"):
+        assert error(lambda: raw.describe_backup(BackupArn=arn)) == (
+            "ValidationException", "Invalid Backup ARN"), arn
+    assert error(lambda: raw.restore_table_from_backup(
+        TargetTableName="er_t", BackupArn=table_arn)) == ("ValidationException",
+                                                          "Invalid Backup ARN")
+    for arn in (missing.replace(REGION, "xx-fake-1"), missing.replace(":aws:", ":aws-cn:"),
+                missing.replace(":dynamodb:", ":s3:")):
+        assert error(lambda: raw.delete_backup(BackupArn=arn)) == (
+            "ValidationException", "Invalid Request: BackupArn is not valid"), arn
+    # Another real region's ARN names the same backup (DynamoDB does not compare it), except
+    # as a ListBackups cursor.
+    elsewhere = missing.replace(REGION, "eu-west-1")
+    assert error(lambda: ddb.describe_backup(BackupArn=elsewhere)) == (
+        "BackupNotFoundException", f"Backup not found: {elsewhere}")
+    assert error(lambda: ddb.list_backups(ExclusiveStartBackupArn=elsewhere)) == (
+        "ValidationException",
+        "Invalid Request: The supplied ExclusiveStartBackupArn does not match the region")
     code, message = error(lambda: raw.list_backups(Limit=0))
     assert code == "ValidationException" and "limit" in message
     other = missing.replace(ACCOUNT_ID, "999999999999")
@@ -294,7 +363,22 @@ def test_sigkill_during_backup_and_restore(tmp_path):
     assert error(lambda: ddb.delete_table(TableName="k_copy")) == (
         "ResourceInUseException",
         "Attempt to change a resource which is still in use: Table is being created: k_copy")
-    assert error(lambda: ddb.delete_backup(BackupArn=arn))[0] == "BackupInUseException"
+    assert error(lambda: ddb.delete_backup(BackupArn=arn)) == (
+        "BackupInUseException", f"Backup is being used to restore table: {arn}")
+    assert error(lambda: ddb.restore_table_from_backup(
+        TargetTableName="k_copy2", BackupArn=arn)) == (
+        "BackupInUseException", f"Backup is being used to restore another table: {arn}")
+    # The operations on its settings do not find it yet, as in DynamoDB.
+    not_found = ("ResourceNotFoundException", "Requested resource not found: Table: k_copy not found")
+    assert error(lambda: ddb.describe_time_to_live(TableName="k_copy")) == not_found
+    assert error(lambda: ddb.update_table(TableName="k_copy", TableClass="STANDARD")) == not_found
+    copy_arn = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/k_copy"
+    assert error(lambda: ddb.tag_resource(ResourceArn=copy_arn, Tags=[{"Key": "k", "Value": "v"}])) == (
+        "ResourceNotFoundException", f"Requested resource not found: ResourcArn: {copy_arn} not found")
+    assert error(lambda: ddb.create_backup(TableName="k_copy", BackupName="early")) == (
+        "TableNotFoundException", "Table not found: k_copy")
+    assert error(lambda: ddb.describe_continuous_backups(TableName="k_copy"))[0] == (
+        "TableNotFoundException")
     kill(third)
 
     fourth = Server(tmp_path, []).wait_ready()

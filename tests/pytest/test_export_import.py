@@ -225,6 +225,16 @@ def test_export_errors_and_client_tokens(s3_server):
     code, message = error(lambda: export(ddb, "nopitr"))
     assert code == "PointInTimeRecoveryUnavailableException" and "nopitr" in message
     assert error(lambda: export(ddb, "missing"))[0] == "TableNotFoundException"
+    # TableArn as DynamoDB reads it.
+    raw = s3_server.client(parameter_validation=False)
+    other_region = table_arn("okay").replace(f":{REGION}:", ":eu-west-1:")
+    for arn, answer in (
+            ("", ("ValidationException", "Invalid TableArn: Invalid Table ARN")),
+            (table_arn("okay") + "/index/gsi",
+             ("ValidationException", "Invalid Request: Table ARN is invalid.")),
+            (other_region, ("TableNotFoundException", f"Table not found: {other_region}"))):
+        assert error(lambda: raw.export_table_to_point_in_time(
+            TableArn=arn, S3Bucket="bkt")) == answer, arn
     for prefix in ("../escape", "a/../../b", "/abs"):
         assert error(lambda: export(ddb, "okay", prefix=prefix))[0] == "ValidationException", prefix
     code, message = error(lambda: ddb.export_table_to_point_in_time(
