@@ -121,12 +121,19 @@ class Resolver {
   Resolver(ResolveContext& ctx, ExpressionKind kind) : ctx_(ctx), kind_(kind) {}
 
   Status Finish() const {
+    // A key condition reports an operand's type before a later undefined placeholder.
+    if (kind_ == ExpressionKind::kKeyCondition && type_before_name_ && deferred_[kSlotType]) {
+      return Report(*deferred_[kSlotType]);
+    }
     for (const auto& d : deferred_) {
-      if (!d) continue;
-      if (ctx_.omit_expression_names_) return Error::Validation(*d);
-      return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + *d);
+      if (d) return Report(*d);
     }
     return Status::Ok();
+  }
+
+  Error Report(const std::string& problem) const {
+    if (ctx_.omit_expression_names_) return Error::Validation(problem);
+    return Error::Validation("Invalid " + std::string(KindName(kind_)) + ": " + problem);
   }
 
   Path ResolvePath(const parsed::Path& p) {
@@ -194,17 +201,22 @@ class Resolver {
     Condition out;
     out.kind = static_cast<Condition::Kind>(c.kind);
     out.op = c.op;
-    for (const parsed::Operand& o : c.operands) out.operands.push_back(ResolveOperand(o));
+    const bool ordering = out.kind == Condition::Kind::kBetween ||
+                          (out.kind == Condition::Kind::kCompare && out.op != CompareOp::kEq &&
+                           out.op != CompareOp::kNe);
+    const std::string_view op =
+        out.kind == Condition::Kind::kBetween ? "BETWEEN" : CompareOpText(out.op);
+    // Each operand is checked as it is resolved, so problems are found in the order they appear.
+    for (const parsed::Operand& o : c.operands) {
+      out.operands.push_back(ResolveOperand(o));
+      if (ordering && Defined(o)) CheckOrderable(op, out.operands.back());
+    }
     for (const parsed::Condition& ch : c.children) out.children.push_back(ResolveCond(ch));
     switch (out.kind) {
       case Condition::Kind::kCompare:
         CheckDistinct(std::string(CompareOpText(out.op)), out.operands[0], out.operands[1]);
-        if (out.op != CompareOp::kEq && out.op != CompareOp::kNe) {
-          CheckOrderable(CompareOpText(out.op), out.operands);
-        }
         break;
       case Condition::Kind::kBetween:
-        CheckOrderable("BETWEEN", out.operands);
         CheckBetween(out.operands[1], out.operands[2]);
         break;
       default:
@@ -298,7 +310,9 @@ class Resolver {
 
  private:
   void Note(Slot slot, std::string message) {
-    if (!deferred_[slot]) deferred_[slot] = std::move(message);
+    if (deferred_[slot]) return;
+    if (slot == kSlotType && !deferred_[kSlotName]) type_before_name_ = true;
+    deferred_[slot] = std::move(message);
   }
 
   // The type an operand is known to have before reading the item, if any.
@@ -385,18 +399,19 @@ class Resolver {
     }
   }
 
-  // An ordering comparison (<, <=, >, >=, BETWEEN) with a list or map value is a validation
-  // error, not a comparison that fails.
-  void CheckOrderable(std::string_view op, const std::vector<Operand>& operands) {
-    for (const Operand& o : operands) {
-      if (!o.is_value()) continue;
-      const model::Type t = o.value().type();
-      if (t == model::Type::kL || t == model::Type::kM) {
-        Note(kSlotType, "Incorrect operand type for operator or function; operator or function: " +
-                            std::string(op) + ", operand type: " + std::string(model::TypeName(t)));
-        return;
-      }
+  // An ordering comparison with a value it cannot order (Orderable).
+  void CheckOrderable(std::string_view op, const Operand& o) {
+    if (!o.is_value()) return;
+    const model::Type t = o.value().type();
+    if (!Orderable(t)) {
+      Note(kSlotType, "Incorrect operand type for operator or function; operator or function: " +
+                          std::string(op) + ", operand type: " + std::string(model::TypeName(t)));
     }
+  }
+
+  // Whether a placeholder operand has a value (an undefined one is noted, and stands as NULL).
+  bool Defined(const parsed::Operand& o) const {
+    return !o.is_value() || (ctx_.values_ != nullptr && ctx_.values_->contains(o.value().name));
   }
 
   void CheckDistinct(const std::string& op, const Operand& a, const Operand& b) {
@@ -428,6 +443,7 @@ class Resolver {
   ResolveContext& ctx_;
   ExpressionKind kind_;
   std::array<std::optional<std::string>, kSlotCount> deferred_;
+  bool type_before_name_ = false;  // an operand type problem was found before any undefined name
 };
 
 Result<Condition> ResolveContext::ResolveCondition(const parsed::Condition& tree,
@@ -507,6 +523,10 @@ bool ValidPlaceholder(const std::string& key, char sigil) {
 }
 
 }  // namespace
+
+bool Orderable(model::Type t) {
+  return t == model::Type::kS || t == model::Type::kN || t == model::Type::kB;
+}
 
 Status ValidateAttributeMaps(const AttributeNames* names, const AttributeValues* values) {
   if (names != nullptr) {

@@ -40,6 +40,11 @@ using AttributeValues = model::Map;                         // ":v" -> value
 // operation's check.
 Status ValidateAttributeMaps(const AttributeNames* names, const AttributeValues* values);
 
+// Whether an ordering comparison (<, <=, >, >=, BETWEEN) takes a value of type `t`: numbers,
+// strings and binaries only. Another is DynamoDB's "Incorrect operand type" validation error,
+// not a comparison that fails.
+bool Orderable(model::Type t);
+
 class ResolveContext {
  public:
   // Either map may be null when the request did not carry it.

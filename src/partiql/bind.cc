@@ -490,7 +490,7 @@ class Binder {
       for (const expr::Operand& o : c.operands) {
         if (!o.is_value()) continue;
         model::Type t = o.value().type();
-        if (t != model::Type::kS && t != model::Type::kN && t != model::Type::kB) {
+        if (!expr::Orderable(t)) {
           return Invalid("Incorrect operand type for operator or function; operator or function: " +
                          op + ", operand type: " + std::string(model::TypeName(t)));
         }
