@@ -336,10 +336,10 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   spdlog::info("created table {} (id {}, account {})", created->name, created->id, ctx.account_id);
   // DynamoDB's response has the table's warm throughput only when the request gave it (being
   // raised), and no index's.
-  WarmShown warm;
-  warm.table = r.warm.has_value();
-  warm.indexes = false;
-  warm.table_raised = true;
+  ResponseView warm;
+  warm.table_warm = r.warm.has_value();
+  warm.index_warm = false;
+  warm.table_warm_raised = true;
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating,
                              nullptr, warm);
 }

@@ -87,10 +87,10 @@ void WriteWarm(Writer& w, const store::WarmThroughput& warm, bool updating) {
 
 // The table's WarmThroughput as `shown` asks.
 void WriteTableWarm(Writer& w, const TableInfo& t, store::TableStatus status,
-                    const WarmShown& shown) {
-  if (!shown.table || status == store::TableStatus::kDeleting) return;
-  if (shown.table_raised) {
-    WriteWarm(w, tables::EffectiveWarm(shown.raised_from ? *shown.raised_from : t), true);
+                    const ResponseView& shown) {
+  if (!shown.table_warm || status == store::TableStatus::kDeleting) return;
+  if (shown.table_warm_raised) {
+    WriteWarm(w, tables::EffectiveWarm(shown.before ? *shown.before : t), true);
     return;
   }
   WriteWarm(w, tables::EffectiveWarm(t), status == store::TableStatus::kCreating);
@@ -98,12 +98,12 @@ void WriteTableWarm(Writer& w, const TableInfo& t, store::TableStatus status,
 
 // A global index's WarmThroughput as `shown` asks: UPDATING while the index is being created.
 void WriteIndexWarm(Writer& w, const TableInfo& t, const store::SecondaryIndex& i, bool creating,
-                    const WarmShown& shown) {
-  if (!shown.indexes) return;
-  const auto& raised = shown.indexes_raised;
-  if (shown.raised_from && std::find(raised.begin(), raised.end(), i.name) != raised.end()) {
-    for (const store::SecondaryIndex& old : shown.raised_from->global_indexes) {
-      if (old.id == i.id) return WriteWarm(w, tables::EffectiveWarm(*shown.raised_from, old), true);
+                    const ResponseView& shown) {
+  if (!shown.index_warm) return;
+  const auto& raised = shown.index_warm_raised;
+  if (shown.before && std::find(raised.begin(), raised.end(), i.name) != raised.end()) {
+    for (const store::SecondaryIndex& old : shown.before->global_indexes) {
+      if (old.id == i.id) return WriteWarm(w, tables::EffectiveWarm(*shown.before, old), true);
     }
   }
   WriteWarm(w, tables::EffectiveWarm(t, i), creating);
@@ -245,7 +245,7 @@ void WriteVectorIndexes(Writer& w, const std::string& table_arn, const TableInfo
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
 void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
                            store::TableStatus status, const store::ItemCounts* counts,
-                           const WarmShown& warm) {
+                           const ResponseView& view) {
   auto index_count = [&](const store::SecondaryIndex& i) -> int64_t {
     return counts ? counts->Index(i.id) : 0;
   };
@@ -352,7 +352,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
       w.Int64(index_count(i));
       w.Key("IndexArn");
       Str(w, arn + "/index/" + i.name);
-      if (!deleting) WriteIndexWarm(w, t, i, creating, warm);
+      if (!deleting) WriteIndexWarm(w, t, i, creating, view);
       w.EndObject();
     }
     w.EndArray();
@@ -391,7 +391,18 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Bool(t.restore->in_progress);
     w.EndObject();
   }
-  if (t.sse.enabled) {
+  if (view.sse_updating) {
+    const store::SseSettings& old = view.before ? view.before->sse : store::SseSettings{};
+    w.Key("SSEDescription");
+    if (old.enabled) {
+      WriteSseDescription(w, ctx, old, "UPDATING");
+    } else {
+      w.StartObject();
+      w.Key("Status");
+      w.String("UPDATING");
+      w.EndObject();
+    }
+  } else if (t.sse.enabled) {
     w.Key("SSEDescription");
     WriteSseDescription(w, ctx, t.sse);
   }
@@ -405,16 +416,17 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
   }
   w.Key("DeletionProtectionEnabled");
   w.Bool(t.deletion_protection);
-  WriteTableWarm(w, t, status, warm);
+  WriteTableWarm(w, t, status, view);
   w.EndObject();
 }
 
 }  // namespace
 
-void WriteSseDescription(Writer& w, const RequestContext& ctx, const store::SseSettings& sse) {
+void WriteSseDescription(Writer& w, const RequestContext& ctx, const store::SseSettings& sse,
+                         std::string_view status) {
   w.StartObject();
   w.Key("Status");
-  w.String("ENABLED");
+  Str(w, status);
   w.Key("SSEType");
   w.String("KMS");
   w.Key("KMSMasterKeyArn");
@@ -424,12 +436,12 @@ void WriteSseDescription(Writer& w, const RequestContext& ctx, const store::SseS
 
 std::string DescriptionResponse(const char* member, const RequestContext& ctx, const TableInfo& t,
                                 store::TableStatus status, const store::ItemCounts* counts,
-                                const WarmShown& warm) {
+                                const ResponseView& view) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   w.Key(member);
-  WriteTableDescription(w, ctx, t, status, counts, warm);
+  WriteTableDescription(w, ctx, t, status, counts, view);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

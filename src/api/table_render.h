@@ -25,19 +25,23 @@ void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::
 std::string_view StreamViewTypeText(store::StreamViewType v);
 // A projection as DynamoDB's Projection ({"ProjectionType": ..., "NonKeyAttributes": [...]}).
 void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::Projection& p);
-// DynamoDB's SSEDescription of a table whose SSE is enabled (KMS).
+// DynamoDB's SSEDescription of a table whose SSE is enabled (KMS), with `status`.
 void WriteSseDescription(rapidjson::Writer<rapidjson::StringBuffer>& w, const RequestContext& ctx,
-                         const store::SseSettings& sse);
+                         const store::SseSettings& sse, std::string_view status = "ENABLED");
 
-// What a TableDescription says of warm throughput (api/warm_throughput.h).
-struct WarmShown {
-  bool table = true;    // the table's WarmThroughput
-  bool indexes = true;  // each global index's
-  // Raised by the request, so shown as UPDATING with the values of `raised_from` (the table as
-  // it was; null: the table described): the table's, and the global indexes named.
-  bool table_raised = false;
-  std::vector<std::string> indexes_raised;
-  const store::TableInfo* raised_from = nullptr;
+// How a response shows the settings its request changes, as DynamoDB's responses show them.
+struct ResponseView {
+  // WarmThroughput (api/warm_throughput.h): the table's, each global index's.
+  bool table_warm = true;
+  bool index_warm = true;
+  // Raised by the request, so shown as UPDATING with the values of `before`: the table's, and
+  // those of the global indexes named.
+  bool table_warm_raised = false;
+  std::vector<std::string> index_warm_raised;
+  // SSEDescription with Status UPDATING: `before`'s KMS settings, or only the status when it had
+  // none (an SSE change in progress).
+  bool sse_updating = false;
+  const store::TableInfo* before = nullptr;  // the table as it was (null: the table described)
 };
 
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports
@@ -48,6 +52,6 @@ struct WarmShown {
 std::string DescriptionResponse(const char* member, const RequestContext& ctx,
                                 const store::TableInfo& t, store::TableStatus status,
                                 const store::ItemCounts* counts = nullptr,
-                                const WarmShown& warm = {});
+                                const ResponseView& view = {});
 
 }  // namespace fdyno::api

@@ -624,17 +624,35 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   return std::make_pair(std::move(t), p.updating);
 }
 
-// DynamoDB's response shows a warm throughput the request raises with its old values, UPDATING.
-WarmShown RaisedWarmShown(const UpdateTableRequest& r, const TableInfo& before) {
-  WarmShown shown;
-  shown.raised_from = &before;
-  shown.table_raised = r.warm.has_value();
-  if (r.gsi_updates) {
-    for (const GsiUpdateIn& u : *r.gsi_updates) {
-      if (u.has_update && u.update_warm) shown.indexes_raised.push_back(*u.update_name);
+// What DynamoDB's UpdateTable response shows of `after`, the table `before` became: the new
+// stream, deletion protection, OnDemandThroughput and new indexes, but the old billing mode and
+// provisioned throughputs (table and indexes) and table class; a raised warm throughput with its
+// old values, UPDATING; an SSE change as in progress.
+std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const TableInfo& before,
+                                              const TableInfo& after) {
+  TableInfo shown = after;
+  if (r.throughput || r.billing_mode) {
+    shown.billing_mode = before.billing_mode;
+    shown.last_update_to_pay_per_request_ms = before.last_update_to_pay_per_request_ms;
+    shown.throughput = before.throughput;
+  }
+  for (store::SecondaryIndex& index : shown.global_indexes) {
+    for (const store::SecondaryIndex& old : before.global_indexes) {
+      if (old.id == index.id) index.throughput = old.throughput;
     }
   }
-  return shown;
+  shown.table_class = before.table_class;
+  shown.table_class_set = before.table_class_set;
+  ResponseView view;
+  view.before = &before;
+  view.table_warm_raised = r.warm.has_value();
+  if (r.gsi_updates) {
+    for (const GsiUpdateIn& u : *r.gsi_updates) {
+      if (u.has_update && u.update_warm) view.index_warm_raised.push_back(*u.update_name);
+    }
+  }
+  view.sse_updating = r.sse.has_value();
+  return {std::move(shown), std::move(view)};
 }
 
 }  // namespace
@@ -668,9 +686,10 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
                 before = t;
                 return plan;
               }));
-  return DescriptionResponse("TableDescription", ctx, updated.first,
-                             updated.second ? store::TableStatus::kUpdating : updated.first.status,
-                             nullptr, RaisedWarmShown(r, *before));
+  const auto [shown, view] = ResponseOf(r, *before, updated.first);
+  return DescriptionResponse("TableDescription", ctx, shown,
+                             updated.second ? store::TableStatus::kUpdating : shown.status, nullptr,
+                             view);
 }
 
 }  // namespace fdyno::api::tables

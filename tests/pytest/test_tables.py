@@ -750,6 +750,44 @@ def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
         "BillingMode is PROVISIONED.")
 
 
+def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
+    # DynamoDB's UpdateTable response shows the old provisioned throughputs (table and indexes)
+    # and table class, and an SSE change as in progress; DescribeTable shows the new settings.
+    name = unique()
+    ddb.create_table(**simple(name, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    two = {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+    r = ddb.update_table(TableName=name, ProvisionedThroughput=two, GlobalSecondaryIndexUpdates=[
+        {"Update": {"IndexName": "gsi", "ProvisionedThroughput": two}}])["TableDescription"]
+    assert r["TableStatus"] == "UPDATING"
+    assert r["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
+    assert r["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+    assert t["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
+
+    r = ddb.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")["TableDescription"]
+    assert "TableClassSummary" not in r
+    assert ddb.describe_table(TableName=name)["Table"]["TableClassSummary"]["TableClass"] == (
+        "STANDARD_INFREQUENT_ACCESS")
+
+    r = ddb.update_table(TableName=name, SSESpecification={"Enabled": True})["TableDescription"]
+    assert r["SSEDescription"] == {"Status": "UPDATING"}
+    enabled = ddb.describe_table(TableName=name)["Table"]["SSEDescription"]
+    assert enabled["Status"] == "ENABLED"
+    r = ddb.update_table(TableName=name, SSESpecification={"Enabled": False})["TableDescription"]
+    assert r["SSEDescription"] == dict(enabled, Status="UPDATING")
+    assert "SSEDescription" not in ddb.describe_table(TableName=name)["Table"]
+
+    r = ddb.update_table(TableName=name, StreamSpecification={
+        "StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})["TableDescription"]
+    assert r["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+
+
 def test_update_table_gsi_creation_rules(ddb):
     name = unique()
     ddb.create_table(**simple(name))
