@@ -230,6 +230,20 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   return Status::Ok();
 }
 
+Error OnlineIndexLimit() {
+  return Error::Make(ErrorType::kLimitExceeded,
+                     "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+                     "simultaneously per table");
+}
+
+// Whether the request creates or deletes an index (secondary or vector).
+bool ChangesIndexesOnline(const UpdateTableRequest& r) {
+  return CountVectorIndexChanges(r.vector_updates) > 0 ||
+         (r.gsi_updates &&
+          std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
+                      [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; }));
+}
+
 // Online index changes (workers/backfill.h): a Create needs its key schema and projection, and
 // one index (secondary or vector) is created or deleted at a time.
 Status CheckOnlineIndexChanges(const UpdateTableRequest& r, size_t vector_changes) {
@@ -243,11 +257,7 @@ Status CheckOnlineIndexChanges(const UpdateTableRequest& r, size_t vector_change
       online += (g.has_create || g.has_delete) ? 1 : 0;
     }
   }
-  if (online > 1) {
-    return Error::Make(ErrorType::kLimitExceeded,
-                       "Subscriber limit exceeded: Only 1 online index can be created or "
-                       "deleted simultaneously per table");
-  }
+  if (online > 1) return OnlineIndexLimit();
   return Status::Ok();
 }
 
@@ -281,11 +291,7 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityBounds(*r.throughput));
   if (r.gsi_updates) FDYNO_RETURN_IF_ERROR(CheckGsiUpdateActions(*r.gsi_updates));
   if (r.vector_updates) FDYNO_RETURN_IF_ERROR(CheckVectorIndexUpdates(*r.vector_updates));
-  const bool gsi_create_delete =
-      vector_changes > 0 ||
-      (r.gsi_updates &&
-       std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
-                   [](const GsiUpdateIn& g) { return g.has_create || g.has_delete; }));
+  const bool gsi_create_delete = ChangesIndexesOnline(r);
   FDYNO_RETURN_IF_ERROR(CheckChangeKinds(r, vector_changes, gsi_create_delete));
   if (r.table_class && !ParseTableClass(*r.table_class)) return InvalidTableClass();
   if (r.sse) FDYNO_RETURN_IF_ERROR(CheckSse(*r.sse));
@@ -585,10 +591,46 @@ Status PlanSse(Plan& p) {
   return Status::Ok();
 }
 
+// DynamoDB's refusals of a change while an index is being built or deleted: another index
+// creation or deletion (one at a time per table), and, while one is deleted, a throughput change
+// or an update of that index.
+Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& current) {
+  std::vector<std::string> deleting;
+  bool in_flight = false;
+  for (const store::SecondaryIndex& g : current.global_indexes) {
+    if (g.status == store::IndexStatus::kDeleting) deleting.push_back(g.name);
+    in_flight = in_flight || g.status != store::IndexStatus::kActive;
+  }
+  for (const store::VectorIndex& v : current.vector_indexes) {
+    in_flight = in_flight || v.status != store::IndexStatus::kActive;
+  }
+  if (!deleting.empty() && (r.throughput || r.billing_mode)) {
+    std::string names;
+    for (const std::string& n : deleting) names += (names.empty() ? "" : ", ") + n;
+    return Error::ResourceInUse(
+        "Attempt to change a resource which is still in use: Can't change table IOPS when an "
+        "index is being deleted. Table: " +
+        current.name + " Indexes: [" + names + "]");
+  }
+  if (r.gsi_updates) {
+    for (const GsiUpdateIn& u : *r.gsi_updates) {
+      if (u.has_update &&
+          std::find(deleting.begin(), deleting.end(), *u.update_name) != deleting.end()) {
+        return Error::ResourceInUse(
+            "Attempt to change a resource which is still in use: Index is being deleted. Table: " +
+            current.name + " Index: " + *u.update_name);
+      }
+    }
+  }
+  if (in_flight && ChangesIndexesOnline(r)) return OnlineIndexLimit();
+  return Status::Ok();
+}
+
 // The new table, or the error DynamoDB gives for this change of `current`.
 Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
                                                    const TableInfo& current, int64_t now_ms) {
   const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
+  FDYNO_RETURN_IF_ERROR(CheckIndexesInFlight(r, current));
   Plan p{r,
          current,
          now_ms,

@@ -788,6 +788,48 @@ def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
     assert r["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
 
 
+def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
+    # Indexes held CREATING / DELETING (--index-status-delay), as DynamoDB's are for a while.
+    ddb = start_server("--index-status-delay", "120").client()
+    name = unique()
+    ddb.create_table(**simple(name, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "old", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    units = {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
+    new_index = {"Create": {"IndexName": "new", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+                            "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": units}}
+    ddb.update_table(TableName=name, AttributeDefinitions=[
+        {"AttributeName": "h", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[new_index])
+    assert ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"][1][
+        "IndexStatus"] == "CREATING"
+    limit = ("LimitExceededException", "Subscriber limit exceeded: Only 1 online index can be "
+             "created or deleted simultaneously per table")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
+    assert error(e) == limit
+    other = unique()
+    ddb.create_table(**simple(other, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "old", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=other, ProvisionedThroughput=units)
+    assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still in "
+                        f"use: Can't change table IOPS when an index is being deleted. Table: {other} "
+                        "Indexes: [old]")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[
+            {"Update": {"IndexName": "old", "ProvisionedThroughput": units}}])
+    assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still in "
+                        f"use: Index is being deleted. Table: {other} Index: old")
+
+
 def test_update_table_gsi_creation_rules(ddb):
     name = unique()
     ddb.create_table(**simple(name))
