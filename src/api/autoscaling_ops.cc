@@ -1,7 +1,6 @@
 #include "api/autoscaling_ops.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,72 +11,11 @@
 
 #include "api/json_util.h"
 #include "api/table_arn.h"
-#include "api/table_read.h"
-#include "store/catalog.h"
 
 namespace fdyno::api {
 namespace {
 
 using rapidjson::Value;
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// ---- rendering -------------------------------------------------------------------------------
-
-void WriteDisabled(Writer& w) {
-  w.StartObject();
-  w.Key("AutoScalingDisabled");
-  w.Bool(true);
-  w.Key("ScalingPolicies");
-  w.StartArray();
-  w.EndArray();
-  w.EndObject();
-}
-
-std::string Describe(const RequestContext& ctx, const store::TableInfo& t) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("TableAutoScalingDescription");
-  w.StartObject();
-  w.Key("TableName");
-  Str(w, t.name);
-  w.Key("TableStatus");
-  Str(w, t.status == store::TableStatus::kCreating ? "CREATING" : "ACTIVE");
-  w.Key("Replicas");
-  w.StartArray();
-  w.StartObject();
-  w.Key("RegionName");
-  Str(w, ctx.region);
-  w.Key("GlobalSecondaryIndexes");
-  w.StartArray();
-  if (t.billing_mode == store::BillingMode::kProvisioned) {
-    for (const store::SecondaryIndex& i : t.global_indexes) {
-      if (i.status != store::IndexStatus::kActive || i.backfilling) continue;
-      w.StartObject();
-      w.Key("IndexName");
-      Str(w, i.name);
-      w.Key("IndexStatus");
-      Str(w, "ACTIVE");
-      w.Key("ProvisionedReadCapacityAutoScalingSettings");
-      WriteDisabled(w);
-      w.Key("ProvisionedWriteCapacityAutoScalingSettings");
-      WriteDisabled(w);
-      w.EndObject();
-    }
-  }
-  w.EndArray();
-  w.Key("ReplicaProvisionedReadCapacityAutoScalingSettings");
-  WriteDisabled(w);
-  w.Key("ReplicaProvisionedWriteCapacityAutoScalingSettings");
-  WriteDisabled(w);
-  w.Key("ReplicaStatus");
-  Str(w, "ACTIVE");
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
 
 // ---- the update's request --------------------------------------------------------------------
 
@@ -207,85 +145,32 @@ Status CheckSettings(const std::string& table, const Value& s) {
       table, "Parameters " + list + " are required unless auto scaling is being disabled.");
 }
 
-bool Disabling(const SettingsUpdate& u) {
-  const Value& s = *u.value;
-  return s.HasMember("AutoScalingDisabled") && s["AutoScalingDisabled"].IsBool() &&
-         s["AutoScalingDisabled"].GetBool();
-}
-
-std::string Upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
-  return s;
-}
-
-Status CheckUpdate(const RequestContext& ctx, const store::TableInfo& t,
-                   const std::vector<SettingsUpdate>& updates,
-                   const std::vector<std::string>& regions) {
-  std::vector<std::string> strangers;
-  for (const std::string& r : regions) {
-    if (r != ctx.region) strangers.push_back(r);
-  }
-  if (!strangers.empty()) {
-    std::string list;
-    for (const std::string& r : strangers) list += (list.empty() ? "" : ", ") + r;
-    return Error::Validation(
-        "Update global table operation failed because one or more replicas were not part of the "
-        "global table. Please retry the request without these replicas: [" +
-        list + "].");
-  }
-  std::vector<std::string> unknown;
-  for (const SettingsUpdate& u : updates) {
-    if (u.index.empty()) continue;
-    const store::SecondaryIndex* i = t.FindIndex(u.index);
-    const bool gsi = i != nullptr && std::any_of(t.global_indexes.begin(), t.global_indexes.end(),
-                                                 [&](const auto& g) { return g.name == u.index; });
-    if (!gsi || i->status != store::IndexStatus::kActive || i->backfilling)
-      unknown.push_back(u.index);
-  }
-  if (!unknown.empty()) {
-    std::string list;
-    for (const std::string& n : unknown) list += (list.empty() ? "" : ", ") + n;
-    return Error::ResourceNotFound("Failed to update settings for global table with name: \u2018" +
-                                   t.name +
-                                   "\u2019 because the global secondary indexes with "
-                                   "names: \u2018[" +
-                                   list + "]\u2019 do not exist.");
-  }
-  for (const SettingsUpdate& u : updates) FDYNO_RETURN_IF_ERROR(CheckSettings(t.name, *u.value));
-  for (const SettingsUpdate& u : updates) {
-    if (Disabling(u)) continue;
-    if (t.billing_mode == store::BillingMode::kPayPerRequest) {
-      return Error::Validation("Failed to update global table with name \u2018" + t.name +
-                               "\u2018. Replicas '" + Upper(ctx.region) +
-                               "' BillingMode is PayPerRequest. You must convert table's "
-                               "BillingMode to PROVISIONED to set parameters: '" +
-                               u.parameter + "'.");
-    }
-    return SettingsError(t.name,
-                         "fdyno does not scale provisioned capacity automatically; set the "
-                         "capacity with UpdateTable instead of enabling auto scaling (" +
-                             u.parameter + ").");
-  }
-  return Status::Ok();
-}
-
 // ---- the operations --------------------------------------------------------------------------
 
-Result<std::string> DescribeTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
-                                                    const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
-  FDYNO_ASSIGN_OR_RETURN(auto t, ReadTable(s, ctx, std::string(name)));
-  return Describe(ctx, *t);
+// DynamoDB answers both operations only for a table of a global table (version 2019.11.21), and
+// answers a regional table as it answers a missing one. Every fdyno table is regional.
+Error GlobalTableNotFound(std::string_view name) {
+  return Error::ResourceNotFound("Global table with name: '" + std::string(name) +
+                                 "' does not exist.");
 }
 
-Result<std::string> UpdateTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
+Result<std::string> DescribeTableReplicaAutoScaling(Services&, const RequestContext& ctx,
+                                                    const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::string name,
+                         ReadExistingTableName(ctx, body, "DescribeTableReplicaAutoScaling"));
+  return GlobalTableNotFound(name);
+}
+
+Result<std::string> UpdateTableReplicaAutoScaling(Services&, const RequestContext& ctx,
                                                   const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::string_view name, ReadControlPlaneTableName(body));
+  FDYNO_ASSIGN_OR_RETURN(std::string name,
+                         ReadExistingTableName(ctx, body, "UpdateTableReplicaAutoScaling"));
   std::vector<std::string> regions;
   FDYNO_ASSIGN_OR_RETURN(std::vector<SettingsUpdate> updates, ReadUpdates(body, &regions));
-  FDYNO_ASSIGN_OR_RETURN(auto t, ReadTable(s, ctx, std::string(name)));
-  FDYNO_RETURN_IF_ERROR(CheckUpdate(ctx, *t, updates, regions));
-  return Describe(ctx, *t);
+  for (const SettingsUpdate& u : updates) {
+    FDYNO_RETURN_IF_ERROR(CheckSettings(name, *u.value));
+  }
+  return GlobalTableNotFound(name);
 }
 
 }  // namespace

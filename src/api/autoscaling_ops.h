@@ -1,14 +1,11 @@
 // Replica auto scaling: DescribeTableReplicaAutoScaling and UpdateTableReplicaAutoScaling.
 //
-// fdyno does not scale provisioned capacity by itself (there is no Application Auto Scaling
-// behind it), so every dimension reads as DynamoDB shows one without auto scaling:
-// {"AutoScalingDisabled": true, "ScalingPolicies": []}, for the table (its replica in the
-// table's region) and each active global secondary index (none listed for an on-demand table).
-// UpdateTableReplicaAutoScaling checks a request as DynamoDB does (its messages for settings
-// that are incomplete, settings with AutoScalingDisabled, an on-demand table, an index that does
-// not exist, a region the table has no replica in); disabling, which is what every dimension
-// already is, succeeds; enabling auto scaling is refused with a ValidationException saying so,
-// rather than kept and not honoured.
+// DynamoDB answers them only for a table of a global table (version 2019.11.21); for a regional
+// table, as for a missing one, both answer ResourceNotFoundException "Global table with name:
+// '<name>' does not exist." (recorded from DynamoDB, 2026). Every fdyno table is regional (global
+// tables are not built yet), so that is every answer, after the request's own checks: the
+// constraints of each AutoScalingSettingsUpdate and DynamoDB's rules on their members (disabling
+// with nothing else, enabling with MinimumUnits, MaximumUnits and ScalingPolicyUpdate).
 //
 // Thread-safety: the handlers are thread-safe.
 #pragma once

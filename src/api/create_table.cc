@@ -30,10 +30,6 @@ namespace {
 using rapidjson::Value;
 using store::TableInfo;
 
-// DynamoDB's per-table limits on indexes.
-constexpr size_t kMaxLocalIndexes = 5;
-constexpr size_t kMaxGlobalIndexes = 20;
-
 // Java's HashSet iteration order for strings (bucket of the spread String.hashCode, then
 // insertion order): DynamoDB prints some sets of attribute names in this order.
 std::vector<std::string> JavaHashSetOrder(const std::vector<std::string>& items) {
@@ -270,7 +266,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
   }
   if (r.sse) {
     FDYNO_RETURN_IF_ERROR(CheckSse(*r.sse));
-    if (r.sse->enabled.value_or(false)) {
+    if (SseEnabled(*r.sse)) {
       t.sse.enabled = true;
       t.sse.kms_master_key_id = r.sse->kms_key.value_or("");
     }
@@ -296,6 +292,16 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
   return std::make_pair(std::move(t), std::move(tags));
 }
 
+// The account's limits on the capacity units a request asks for.
+Status CheckCapacityLimits(const CreateTableRequest& r, std::string_view region) {
+  if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*r.throughput, region, {}));
+  if (!r.global_indexes) return Status::Ok();
+  for (const IndexIn& in : *r.global_indexes) {
+    if (in.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*in.throughput, region, *in.name));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Value& body) {
@@ -303,6 +309,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(ValidateControlPlaneTableName(r.table_name));
   FDYNO_RETURN_IF_ERROR(CheckCreateTableConstraints(r));
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
+  FDYNO_RETURN_IF_ERROR(CheckCapacityLimits(r, ctx.region));
   plan.first.account = ctx.account_id;
   // ResourcePolicy: validated as PutResourcePolicy validates it, written with the table.
   std::optional<PolicyDocument> policy;

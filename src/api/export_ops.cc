@@ -250,7 +250,7 @@ Result<ExportRequest> ParseExport(const RequestContext& ctx, const Value& body) 
     }
     if (!from_ms) {
       return Error::Validation(
-          "IncrementalExportSpecification.ExportFromTime is required for an incremental export");
+          "Invalid Request: ExportFromTime must be provided in IncrementalExportSpecification");
     }
     j.from_ms = *from_ms;
   } else if (spec != nullptr) {

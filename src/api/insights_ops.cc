@@ -15,6 +15,7 @@
 #include "api/table_arn.h"
 #include "api/table_read.h"
 #include "api/table_render.h"
+#include "base/utf8.h"
 #include "kv/run.h"
 #include "model/base64.h"
 #include "store/catalog.h"
@@ -43,9 +44,13 @@ Result<Target> ReadTarget(const RequestContext& ctx, const Value& body, std::str
   FDYNO_ASSIGN_OR_RETURN(t.table, ReadExistingTableName(ctx, body, op));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> index, GetString(body, "IndexName"));
   if (index) {
+    // DynamoDB's own text for the length (recorded for ""), then the model's pattern.
+    const size_t length = Utf16Length(*index);
+    if (length < 3 || length > 255) {
+      return Error::Validation(
+          "IndexName must be at least 3 characters long and at most 255 characters long");
+    }
     ConstraintErrors e;
-    e.MinLength("indexName", *index, 3);
-    e.MaxLength("indexName", *index, 255);
     e.Pattern("indexName", *index, IsValidTableNameChars(*index), "[a-zA-Z0-9_.-]+");
     FDYNO_RETURN_IF_ERROR(e.ToStatus());
     t.index = std::string(*index);
@@ -149,7 +154,7 @@ Result<UpdateRequest> ParseUpdate(const RequestContext& ctx, const Value& body) 
   ConstraintErrors e;
   e.NotNull("contributorInsightsAction", action.has_value());
   if (action) e.Enum("contributorInsightsAction", *action, {"ENABLE", "DISABLE"});
-  if (mode) e.Enum("contributorInsightsMode", *mode, {kAccessedAndThrottled, kThrottled});
+  if (mode) e.Enum("contributorInsightsMode", *mode, {kThrottled, kAccessedAndThrottled});
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   r.enable = *action == "ENABLE";
   if (mode && *mode == kThrottled) r.mode = InsightsMode::kThrottledKeys;

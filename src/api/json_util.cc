@@ -357,14 +357,9 @@ namespace {
 // constraint it breaks.
 void CheckTableNameConstraints(ConstraintErrors& errors, std::string_view path,
                                std::string_view name) {
-  const size_t length = Utf16Length(name);
-  if (length < 3) {
-    errors.MinLength(path, name, 3);
-  } else if (length > 255) {
-    errors.MaxLength(path, name, 255);
-  } else {
-    errors.Pattern(path, name, IsValidTableNameChars(name), "[a-zA-Z0-9_.-]+");
-  }
+  errors.MinLength(path, name, 3);
+  errors.MaxLength(path, name, 255);
+  errors.Pattern(path, name, IsValidTableNameChars(name), "[a-zA-Z0-9_.-]+");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/api.h"
+#include "api/table_rules.h"
 
 namespace fdyno::api {
 namespace {
@@ -11,7 +12,6 @@ namespace {
 constexpr int kEndpointCacheMinutes = 1440;
 // DynamoDB's default account and table quotas for provisioned capacity.
 constexpr int64_t kAccountMaxCapacityUnits = 80'000;
-constexpr int64_t kTableMaxCapacityUnits = 40'000;
 
 // {"Endpoints":[{"Address":"<host the client used>","CachePeriodInMinutes":1440}]}
 Result<std::string> DescribeEndpoints(const RequestContext& ctx, const rapidjson::Value&) {
@@ -42,9 +42,9 @@ Result<std::string> DescribeLimits(const RequestContext&, const rapidjson::Value
   w.Key("AccountMaxWriteCapacityUnits");
   w.Int64(kAccountMaxCapacityUnits);
   w.Key("TableMaxReadCapacityUnits");
-  w.Int64(kTableMaxCapacityUnits);
+  w.Int64(tables::kTableMaxCapacityUnits);
   w.Key("TableMaxWriteCapacityUnits");
-  w.Int64(kTableMaxCapacityUnits);
+  w.Int64(tables::kTableMaxCapacityUnits);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

@@ -323,8 +323,11 @@ Result<PolicyDocument> ParsePolicy(std::string_view text, PolicyTarget target) {
   }
   rapidjson::Document d;
   d.Parse(text.data(), text.size());
-  if (d.HasParseError() || !d.IsObject()) {
-    return InvalidDocument("This policy contains invalid Json");
+  if (d.HasParseError()) return InvalidDocument("This policy contains invalid Json");
+  if (!d.IsObject()) return InvalidDocument("This text appears not to be a policy");
+  // An empty object is a syntax error where it ends, as DynamoDB's parser reports it.
+  if (d.MemberCount() == 0) {
+    return InvalidDocument("Syntax error at position " + Position(text, text.size()));
   }
   PolicyDocument doc;
   doc.version_given = d.HasMember("Version");

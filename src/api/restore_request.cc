@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "store/attribute_usage.h"
+
 namespace fdyno::api {
 
 using rapidjson::Value;
@@ -21,9 +23,9 @@ constexpr std::string_view kNamePattern = "[a-zA-Z0-9_.-]+";
 void CheckName(ConstraintErrors& e, std::string_view path, const std::optional<std::string>& v) {
   e.NotNull(path, v.has_value());
   if (!v) return;
+  e.Pattern(path, *v, IsValidTableNameChars(*v), kNamePattern);
   e.MinLength(path, *v, 3);
   e.MaxLength(path, *v, 255);
-  e.Pattern(path, *v, IsValidTableNameChars(*v), kNamePattern);
 }
 
 // A timestamp member (seconds since the epoch, a JSON number) in ms.
@@ -340,28 +342,8 @@ Result<TableInfo> PlanRestoredTable(const TableInfo& source, const RestoreReques
   }
   // The attribute definitions the key schemas and search schemas that remain use, in the
   // source's order.
-  auto used = [&](const std::string& name) {
-    auto in = [&](const store::KeySchema& k) {
-      const auto attributes = k.Attributes();
-      return std::any_of(attributes.begin(), attributes.end(),
-                         [&](const model::KeyAttribute& a) { return a.name == name; });
-    };
-    if (in(t.key_schema)) return true;
-    for (const auto* list : {&t.local_indexes, &t.global_indexes}) {
-      for (const store::SecondaryIndex& i : *list) {
-        if (in(i.key_schema)) return true;
-      }
-    }
-    for (const store::VectorIndex& v : t.vector_indexes) {
-      for (const store::SearchSchemaElement& e : v.search_schema) {
-        if (e.attribute.name == name) return true;
-      }
-    }
-    return false;
-  };
-  for (const store::AttributeDefinition& a : source.attribute_definitions) {
-    if (used(a.name)) t.attribute_definitions.push_back(a);
-  }
+  t.attribute_definitions = source.attribute_definitions;
+  store::DropUnusedAttributeDefinitions(t);
   t.sse = source.sse;
   if (r.sse != nullptr) {
     const bool kms = r.sse_enabled.value_or(false) || (r.sse_type && *r.sse_type == "KMS");

@@ -414,7 +414,7 @@ TEST_F(TableOpsTest, Tags) {
   EXPECT_EQ(ErrorOf("ListTagsOfResource",
                     R"({"ResourceArn":"arn:aws:dynamodb:eu-west-1:123456789012:table/nope"})",
                     ErrorType::kResourceNotFound),
-            "Requested resource not found: ResourcArn: "
+            "Requested resource not found: ResourceArn: "
             "arn:aws:dynamodb:eu-west-1:123456789012:table/nope not found");
   auto other = ErrorOf("ListTagsOfResource",
                        R"({"ResourceArn":"arn:aws:dynamodb:eu-west-1:000000000000:table/tb1"})",

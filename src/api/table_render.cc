@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "api/json_util.h"
 #include "api/table_arn.h"
@@ -118,9 +119,12 @@ void WriteProjection(Writer& w, const store::Projection& p) {
            : p.type == store::ProjectionType::kKeysOnly ? "KEYS_ONLY"
                                                         : "INCLUDE");
   if (p.type == store::ProjectionType::kInclude) {
+    // DynamoDB lists them sorted by name, whatever the request's order.
+    std::vector<std::string> names = p.non_key_attributes;
+    std::sort(names.begin(), names.end());
     w.Key("NonKeyAttributes");
     w.StartArray();
-    for (const auto& a : p.non_key_attributes) Str(w, a);
+    for (const auto& a : names) Str(w, a);
     w.EndArray();
   }
   w.EndObject();
@@ -255,9 +259,13 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
   const bool deleting = status == store::TableStatus::kDeleting;
   w.StartObject();
   if (!deleting) {
+    // DynamoDB lists them sorted by name, whatever the request's order.
+    std::vector<store::AttributeDefinition> definitions = t.attribute_definitions;
+    std::sort(definitions.begin(), definitions.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
     w.Key("AttributeDefinitions");
     w.StartArray();
-    for (const auto& a : t.attribute_definitions) {
+    for (const auto& a : definitions) {
       w.StartObject();
       w.Key("AttributeName");
       Str(w, a.name);
@@ -339,9 +347,9 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
           status == store::TableStatus::kCreating || i.status == store::IndexStatus::kCreating;
       w.Key("IndexStatus");
       Str(w, status == store::TableStatus::kCreating ? "CREATING" : IndexStatusText(i.status));
-      if (i.backfilling) {
+      if (i.backfilling || i.status == store::IndexStatus::kCreating) {
         w.Key("Backfilling");
-        w.Bool(true);
+        w.Bool(i.backfilling);
       }
       w.Key("ProvisionedThroughput");
       WriteThroughput(w, i.throughput);

@@ -187,9 +187,9 @@ void CheckIndexNameConstraints(ConstraintErrors& e, const std::optional<std::str
                                const std::string& path) {
   e.NotNull(path, name.has_value());
   if (!name) return;
-  e.Pattern(path, *name, IsValidTableNameChars(*name), kNamePattern);
   e.MinLength(path, *name, 3);
   e.MaxLength(path, *name, 255);
+  e.Pattern(path, *name, IsValidTableNameChars(*name), kNamePattern);
 }
 
 void CheckIndexConstraints(ConstraintErrors& e, const std::optional<std::vector<IndexIn>>& indexes,
@@ -213,13 +213,14 @@ void CheckAttributeDefinitionConstraints(ConstraintErrors& e,
   for (size_t i = 0; i < defs->size(); ++i) {
     const AttributeIn& a = (*defs)[i];
     std::string p = MemberPath("attributeDefinitions", i);
+    // DynamoDB reports the type before the name.
+    e.NotNull(Path(p, "attributeType"), a.type.has_value());
+    if (a.type) e.Enum(Path(p, "attributeType"), *a.type, {"B", "N", "S"});
     e.NotNull(Path(p, "attributeName"), a.name.has_value());
     if (a.name) {
       e.MinLength(Path(p, "attributeName"), *a.name, 1);
       e.MaxLength(Path(p, "attributeName"), *a.name, 255);
     }
-    e.NotNull(Path(p, "attributeType"), a.type.has_value());
-    if (a.type) e.Enum(Path(p, "attributeType"), *a.type, {"B", "N", "S"});
   }
 }
 
@@ -228,12 +229,13 @@ void CheckStreamConstraints(ConstraintErrors& e, const std::optional<StreamIn>& 
   e.NotNull("streamSpecification.streamEnabled", stream->enabled.has_value());
   if (stream->view_type) {
     e.Enum("streamSpecification.streamViewType", *stream->view_type,
-           {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"});
+           {"OLD_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES", "NEW_IMAGE"});
   }
 }
 
 void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse) {
   if (sse && sse->sse_type) e.Enum("sSESpecification.sSEType", *sse->sse_type, {"AES256", "KMS"});
+  if (sse && sse->kms_key) e.MinLength("sSESpecification.kMSMasterKeyId", *sse->kms_key, 1);
 }
 
 }  // namespace fdyno::api::tables

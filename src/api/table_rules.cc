@@ -34,14 +34,12 @@ Status CheckMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
   size_t hashes = 0, ranges = 0;
   for (const KeyElementIn& k : ks) {
     if (!names.insert(*k.name).second) {
-      return Error::Validation("Invalid KeySchema: Duplicate attribute name in KeySchema: " +
-                               *k.name);
+      return Error::Validation("The KeySchema contains multiple key attributes with the same name");
     }
     if (*k.key_type == "HASH") {
       if (ranges > 0) {
-        return Error::Validation(
-            "Invalid KeySchema: All HASH KeySchemaElements must come before the RANGE "
-            "KeySchemaElements");
+        return Invalid(
+            "All HASH key attributes must precede RANGE key attributes in the KeySchema");
       }
       ++hashes;
     } else {
@@ -49,10 +47,10 @@ Status CheckMultiAttributeKey(const std::vector<KeyElementIn>& ks) {
     }
   }
   if (hashes > model::kMaxKeyAttributesPerRole) {
-    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 HASH elements");
+    return Invalid("The KeySchema exceeds the maximum allowed number of HASH key attributes");
   }
   if (ranges > model::kMaxKeyAttributesPerRole) {
-    return Error::Validation("Invalid KeySchema: A KeySchema can have at most 4 RANGE elements");
+    return Invalid("The KeySchema exceeds the maximum allowed number of RANGE key attributes");
   }
   return Status();
 }
@@ -83,6 +81,23 @@ Status CheckCapacityBounds(const ThroughputIn& t) {
   if (*t.write > kMaxCapacityUnits) {
     return Error::Validation("Given value " + std::to_string(*t.write) +
                              " for WriteCapacityUnits is out of bounds");
+  }
+  return Status::Ok();
+}
+
+Status CheckCapacityLimit(const ThroughputIn& t, std::string_view region, std::string_view index) {
+  const std::pair<const char*, int64_t> units[] = {{"ReadCapacityUnits", *t.read},
+                                                   {"WriteCapacityUnits", *t.write}};
+  for (const auto& [name, value] : units) {
+    if (value <= kTableMaxCapacityUnits) continue;
+    const std::string what = index.empty() ? "" : " for index " + std::string(index);
+    return Error::Make(ErrorType::kLimitExceeded,
+                       "The requested " + std::string(name) + what + ", " + std::to_string(value) +
+                           ", is above the per " + (index.empty() ? "table" : "index") +
+                           " maximum for the account in " + std::string(region) +
+                           ". Per table maximum: " + std::to_string(kTableMaxCapacityUnits) +
+                           ". Refer to the Amazon DynamoDB Developer Guide for current limits and "
+                           "how to request higher limits.");
   }
   return Status::Ok();
 }
@@ -220,10 +235,12 @@ Error InvalidTableClass() {
       "[STANDARD, STANDARD_INFREQUENT_ACCESS].");
 }
 
+bool SseEnabled(const SseIn& sse) { return sse.enabled ? *sse.enabled : sse.sse_type.has_value(); }
+
 Status CheckSse(const SseIn& sse) {
-  bool enabled = sse.enabled.value_or(false);
-  if (!enabled && sse.sse_type) return Invalid("SSEType can not be specified if Enabled is false");
-  if (!enabled && sse.kms_key) {
+  const bool disabled = sse.enabled && !*sse.enabled;
+  if (disabled && sse.sse_type) return Invalid("SSEType can not be specified if Enabled is false");
+  if (!SseEnabled(sse) && sse.kms_key) {
     return Invalid("KMSMasterKeyId can not be specified if Enabled is false");
   }
   if (sse.sse_type && *sse.sse_type == "AES256") return Invalid("SSEType AES256 is not supported");

@@ -27,6 +27,11 @@ namespace fdyno::api::tables {
 // DynamoDB's per-table limits shared by several operations.
 inline constexpr size_t kMaxTags = 50;
 inline constexpr int64_t kMaxCapacityUnits = 1'000'000'000'000;
+// DynamoDB's per-table limits on indexes.
+inline constexpr size_t kMaxLocalIndexes = 5;
+inline constexpr size_t kMaxGlobalIndexes = 20;
+// The account's most capacity units per table and per index (DescribeLimits' Table*CapacityUnits).
+inline constexpr int64_t kTableMaxCapacityUnits = 40'000;
 
 // ValidationException "One or more parameter values were invalid: <detail>".
 Error Invalid(std::string_view detail);
@@ -37,6 +42,9 @@ Status CheckNotCreating(const store::TableInfo& t);
 // Each capacity unit of a throughput at most kMaxCapacityUnits: "Given value <n> for
 // ReadCapacityUnits is out of bounds" (read first). REQUIRES: both units present.
 Status CheckCapacityBounds(const ThroughputIn& t);
+// The account's limit on a table's (`index` empty) or an index's capacity units in `region`:
+// DynamoDB's LimitExceededException above kTableMaxCapacityUnits.
+Status CheckCapacityLimit(const ThroughputIn& t, std::string_view region, std::string_view index);
 
 // ==== key schemas ===========================================================================
 
@@ -75,6 +83,9 @@ std::optional<store::TableClass> ParseTableClass(std::string_view s);
 Error InvalidTableClass();
 
 // SSESpecification rules shared by CreateTable and UpdateTable: no SSEType or KMSMasterKeyId
+// Whether an SSESpecification turns KMS encryption on: Enabled, or an SSEType without Enabled
+// (DynamoDB takes {SSEType: KMS} alone as enabling it).
+bool SseEnabled(const SseIn& sse);
 // when disabled, no AES256.
 Status CheckSse(const SseIn& sse);
 // OnDemandThroughput's rules for a table that is on-demand (`on_demand`) once the request is

@@ -37,7 +37,8 @@ Result<std::optional<std::vector<std::string>>> StringList(const Value& obj,
 }
 
 Error ArnNotFound(const std::string& arn) {
-  return Error::ResourceNotFound("Requested resource not found: ResourcArn: " + arn + " not found");
+  return Error::ResourceNotFound("Requested resource not found: ResourceArn: " + arn +
+                                 " not found");
 }
 
 // The ResourceArn member (type-checked); its constraints go to `e`.

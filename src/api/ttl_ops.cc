@@ -41,12 +41,13 @@ Result<TtlRequest> ParseUpdateTimeToLive(const RequestContext& ctx, const Value&
   ConstraintErrors e;
   e.NotNull("timeToLiveSpecification", spec != nullptr);
   if (spec != nullptr) {
-    e.NotNull("timeToLiveSpecification.enabled", enabled.has_value());
+    // DynamoDB reports the attribute name before Enabled.
     e.NotNull("timeToLiveSpecification.attributeName", attribute.has_value());
     if (attribute) {
       e.MinLength("timeToLiveSpecification.attributeName", *attribute, 1);
       e.MaxLength("timeToLiveSpecification.attributeName", *attribute, 255);
     }
+    e.NotNull("timeToLiveSpecification.enabled", enabled.has_value());
   }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   r.enabled = *enabled;

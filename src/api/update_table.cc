@@ -220,8 +220,12 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   if (r.replica_updates && kinds > 1) {
     return Invalid("Replica modification must be the only operation in the request");
   }
-  if (iops && r.stream) return Invalid("You cannot modify stream status while updating table IOPS");
-  if (iops && gsi_create_delete) {
+  // A billing mode switch is not an IOPS change here: DynamoDB takes one with a stream change or
+  // an index creation.
+  if (r.throughput && r.stream) {
+    return Invalid("You cannot modify stream status while updating table IOPS");
+  }
+  if (r.throughput && gsi_create_delete) {
     return Invalid("You cannot create or delete index while updating table IOPS");
   }
   if (r.stream && gsi_create_delete) {
@@ -265,9 +269,6 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableConstraints(r));
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
   const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
-  if (r.gsi_updates && r.gsi_updates->empty()) {
-    return Invalid("List of GlobalSecondaryIndexUpdates is empty");
-  }
   if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
       !r.deletion_protection && !r.table_class && !r.on_demand && !r.warm && vector_changes == 0) {
     // DynamoDB leaves out of the list a member the request has (MultiRegionConsistency changes
@@ -278,6 +279,9 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
                     "MultiAccountReplicaReady, ReplicaTransitRoleArn, ") +
         (r.multi_region_consistency ? "" : "MultiRegionConsistency, ") +
         "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required");
+  }
+  if (r.gsi_updates && r.gsi_updates->empty()) {
+    return Invalid("List of GlobalSecondaryIndexUpdates is empty");
   }
   if (r.on_demand && (r.throughput || r.stream || gsi || r.sse || r.replica_updates ||
                       r.deletion_protection || r.table_class || r.warm || vector_changes != 0)) {
@@ -384,6 +388,7 @@ Status PlanBilling(Plan& p) {
         "BillingMode is PAY_PER_REQUEST");
   }
   TableInfo& t = p.t;
+  if (r.billing_mode) p.updating = true;  // DynamoDB answers UPDATING, even to a re-send
   if (p.on_demand && !p.WasOnDemand()) {
     t.billing_mode = store::BillingMode::kPayPerRequest;
     t.last_update_to_pay_per_request_ms = p.now_ms;
@@ -426,6 +431,12 @@ Status PlanCreateIndex(Plan& p, const GsiUpdateIn& u) {
   }
   if (!p.r.attribute_definitions) {
     return Invalid("AttributeDefinitions is not specified for index: " + name);
+  }
+  if (p.t.global_indexes.size() >= kMaxGlobalIndexes) {
+    return Error::Make(ErrorType::kLimitExceeded,
+                       "Subscriber limit exceeded: Number of global secondary indexes exceeds "
+                       "per-table limit of " +
+                           std::to_string(kMaxGlobalIndexes));
   }
   // The new index's key attributes must be defined in this request, even those the table
   // already defines. An attribute the table already defines keeps its type, as in DynamoDB,
@@ -497,8 +508,7 @@ Status PlanIndexThroughput(Plan& p, store::SecondaryIndex& index, const Throughp
   } else {
     ChangeThroughput(index.throughput, *given.read, *given.write, p.now_ms);
   }
-  p.updating = true;
-  return Status::Ok();
+  return Status::Ok();  // the index is UPDATING, not the table (ResponseOf)
 }
 
 // An Update of a global index: its ProvisionedThroughput (provisioned tables), its
@@ -575,7 +585,7 @@ Status PlanStream(Plan& p) {
 
 Status PlanSse(Plan& p) {
   const SseIn& sse = *p.r.sse;
-  if (!sse.enabled.value_or(false)) {
+  if (!SseEnabled(sse)) {
     if (!p.current.sse.enabled) return Invalid("Table is already encrypted by default");
     p.t.sse = {};
   } else {
@@ -666,10 +676,26 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   return std::make_pair(std::move(t), p.updating);
 }
 
+// The account's limits on the capacity units a request asks for.
+Status CheckCapacityLimits(const UpdateTableRequest& r, std::string_view region) {
+  if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*r.throughput, region, {}));
+  if (!r.gsi_updates) return Status::Ok();
+  for (const GsiUpdateIn& u : *r.gsi_updates) {
+    if (u.has_update && u.update_throughput) {
+      FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*u.update_throughput, region, *u.update_name));
+    }
+    if (u.has_create && u.create.throughput) {
+      FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*u.create.throughput, region, *u.create_name));
+    }
+  }
+  return Status::Ok();
+}
+
 // What DynamoDB's UpdateTable response shows of `after`, the table `before` became: the new
-// stream, deletion protection, OnDemandThroughput and new indexes, but the old billing mode and
-// provisioned throughputs (table and indexes) and table class; a raised warm throughput with its
-// old values, UPDATING; an SSE change as in progress.
+// stream, deletion protection, OnDemandThroughput and new indexes (CREATING, Backfilling false),
+// but the old billing mode and provisioned throughputs (table and indexes; an index whose
+// throughput changes is UPDATING) and table class; a raised warm throughput with its old values,
+// UPDATING; an SSE change as in progress.
 std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const TableInfo& before,
                                               const TableInfo& after) {
   TableInfo shown = after;
@@ -679,9 +705,13 @@ std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const
     shown.throughput = before.throughput;
   }
   for (store::SecondaryIndex& index : shown.global_indexes) {
-    for (const store::SecondaryIndex& old : before.global_indexes) {
-      if (old.id == index.id) index.throughput = old.throughput;
+    const store::SecondaryIndex* old = before.FindIndex(index.name);
+    if (old == nullptr) {
+      index.backfilling = false;  // a new index: CREATING, its backfill not begun
+      continue;
     }
+    index.throughput = old->throughput;
+    if (GivesIndexThroughput(r, index.name)) index.status = store::IndexStatus::kUpdating;
   }
   shown.table_class = before.table_class;
   shown.table_class_set = before.table_class_set;
@@ -703,6 +733,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(UpdateTableRequest r, ParseUpdateTable(body));
   FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, r.table_name, "UpdateTable"));
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
+  FDYNO_RETURN_IF_ERROR(CheckCapacityLimits(r, ctx.region));
   const int64_t now_ms = s.clock->WallMillis();
   std::optional<std::pair<TableInfo, bool>> written;  // what the latest attempt wrote
   std::shared_ptr<const TableInfo> before;            // the table it changed

@@ -13,6 +13,7 @@
 #include "kv/run.h"
 #include "kv/tuple.h"
 #include "model/item_codec.h"
+#include "store/attribute_usage.h"
 #include "store/indexes.h"
 #include "store/item_counts.h"
 #include "store/items.h"
@@ -130,6 +131,7 @@ Result<StepResult> DeletePage(kv::Transaction& tx, store::Catalog& catalog, stor
     auto same = [index_id](const auto& i) { return i.id == index_id; };
     std::erase_if(info.global_indexes, same);
     std::erase_if(info.vector_indexes, same);
+    store::DropUnusedAttributeDefinitions(info);
     FDYNO_RETURN_IF_ERROR(catalog.Update(tx, info));
     tx.Clear(store::IndexBackfillCursorKey(info.id, index_id));
     store::ClearIndexCounts(tx, info.id, index_id);

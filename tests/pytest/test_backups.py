@@ -374,7 +374,7 @@ def test_sigkill_during_backup_and_restore(tmp_path):
     assert error(lambda: ddb.update_table(TableName="k_copy", TableClass="STANDARD")) == not_found
     copy_arn = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/k_copy"
     assert error(lambda: ddb.tag_resource(ResourceArn=copy_arn, Tags=[{"Key": "k", "Value": "v"}])) == (
-        "ResourceNotFoundException", f"Requested resource not found: ResourcArn: {copy_arn} not found")
+        "ResourceNotFoundException", f"Requested resource not found: ResourceArn: {copy_arn} not found")
     assert error(lambda: ddb.create_backup(TableName="k_copy", BackupName="early")) == (
         "TableNotFoundException", "Table not found: k_copy")
     assert error(lambda: ddb.describe_continuous_backups(TableName="k_copy"))[0] == (

@@ -21,6 +21,7 @@ import pytest
 import requests
 
 from conftest import ACCOUNT_ID, FDYNO_BIN, REGION, Server, scan_by_pk_sk as scan
+from test_items import raw_call
 
 
 def error(call):
@@ -227,6 +228,11 @@ def test_export_errors_and_client_tokens(s3_server):
     assert error(lambda: export(ddb, "missing"))[0] == "TableNotFoundException"
     # TableArn as DynamoDB reads it.
     raw = s3_server.client(parameter_validation=False)
+    r = raw_call(ddb, "ExportTableToPointInTime", {
+        "TableArn": table_arn("okay"), "S3Bucket": "bkt", "ExportType": "INCREMENTAL_EXPORT",
+        "IncrementalExportSpecification": {}})
+    assert (r.status_code, r.json()["message"]) == (
+        400, "Invalid Request: ExportFromTime must be provided in IncrementalExportSpecification")
     other_region = table_arn("okay").replace(f":{REGION}:", ":eu-west-1:")
     for arn, answer in (
             ("", ("ValidationException", "Invalid TableArn: Invalid Table ARN")),

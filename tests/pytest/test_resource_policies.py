@@ -112,6 +112,11 @@ def test_lifecycle_canonical_form_and_revisions(ps):
 @pytest.mark.parametrize("document, expected", [
     ("{", "One or more parameter values were invalid: Invalid policy document: This policy "
           "contains invalid Json"),
+    # DynamoDB's answers to an empty object and to JSON that is not an object.
+    ("{}", "One or more parameter values were invalid: Invalid policy document: Syntax error at "
+           "position (1,3)"),
+    ("null", "One or more parameter values were invalid: Invalid policy document: This text "
+             "appears not to be a policy"),
     ('{"Version":"2012-10-17","Statement":[]}',
      "One or more parameter values were invalid: Invalid policy document: Could not parse the "
      "policy: Statement is empty!"),

@@ -8,6 +8,7 @@ parameter validation off; members this botocore does not know (DeletionProtectio
 as raw signed JSON.
 """
 import json
+import time
 import uuid
 
 import botocore.exceptions
@@ -613,7 +614,7 @@ def test_tag_lengths_count_characters_not_bytes(ddb):
     ("tag_resource", {"ResourceArn": "not-a-valid-arn", "Tags": [{"Key": "a", "Value": "b"}]},
      "ValidationException", INVALID + "ARNs must start with 'arn:': not-a-valid-arn"),
     ("list_tags_of_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table"}, "ResourceNotFoundException",
-     f"Requested resource not found: ResourcArn: arn:aws:dynamodb:REGION:ACCT:table/no_such_table not found"),
+     f"Requested resource not found: ResourceArn: arn:aws:dynamodb:REGION:ACCT:table/no_such_table not found"),
     ("tag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table", "Tags": []}, "ValidationException",
      "Atleast one Tag needs to be provided as Input."),
     ("untag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table", "TagKeys": []},
@@ -770,6 +771,22 @@ def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
     assert t["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
     assert t["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 2
 
+    # An index's throughput alone: the index is UPDATING (old values), not the table.
+    three = {"ReadCapacityUnits": 3, "WriteCapacityUnits": 3}
+    r = ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[
+        {"Update": {"IndexName": "gsi", "ProvisionedThroughput": three}}])["TableDescription"]
+    assert r["TableStatus"] == "ACTIVE"
+    [index] = r["GlobalSecondaryIndexes"]
+    assert (index["IndexStatus"], index["ProvisionedThroughput"]["ReadCapacityUnits"]) == (
+        "UPDATING", 2)
+    # A new index is CREATING, its backfill not begun.
+    r = ddb.update_table(TableName=name, AttributeDefinitions=[
+        {"AttributeName": "h", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "gsi2", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": three}}])
+    new = [i for i in r["TableDescription"]["GlobalSecondaryIndexes"] if i["IndexName"] == "gsi2"]
+    assert (new[0]["IndexStatus"], new[0]["Backfilling"]) == ("CREATING", False)
+
     r = ddb.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")["TableDescription"]
     assert "TableClassSummary" not in r
     assert ddb.describe_table(TableName=name)["Table"]["TableClassSummary"]["TableClass"] == (
@@ -828,6 +845,67 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
             {"Update": {"IndexName": "old", "ProvisionedThroughput": units}}])
     assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still in "
                         f"use: Index is being deleted. Table: {other} Index: old")
+
+
+def test_attribute_definitions_are_listed_by_name_and_pruned_with_their_index(ddb):
+    name = unique()
+    index = lambda n, a, **p: {"IndexName": n, "KeySchema": [{"AttributeName": a, "KeyType": "HASH"}],
+                               "Projection": p or {"ProjectionType": "ALL"}}
+    r = ddb.create_table(**on_demand(name, AttributeDefinitions=[
+        {"AttributeName": n, "AttributeType": "S"} for n in ("z", "a", "m", "pk")],
+        GlobalSecondaryIndexes=[index("by_z", "z", ProjectionType="INCLUDE",
+                                      NonKeyAttributes=["zz", "aa", "mm"]),
+                                index("by_a", "a"), index("by_m", "m")]))
+    names = lambda t: [d["AttributeName"] for d in t["AttributeDefinitions"]]
+    assert names(r["TableDescription"]) == ["a", "m", "pk", "z"]
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert names(t) == ["a", "m", "pk", "z"]
+    assert t["GlobalSecondaryIndexes"][0]["Projection"]["NonKeyAttributes"] == ["aa", "mm", "zz"]
+    ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_m"}}])
+    deadline = time.time() + 30
+    while len(ddb.describe_table(TableName=name)["Table"]["GlobalSecondaryIndexes"]) > 2:
+        assert time.time() < deadline, "the index was not removed"
+        time.sleep(0.05)
+    assert names(ddb.describe_table(TableName=name)["Table"]) == ["a", "pk", "z"]
+
+
+def test_update_table_billing_switches_and_index_limits(ddb):
+    # A switch to on-demand goes with a stream change or a new index (not an IOPS change).
+    name = unique()
+    ddb.create_table(**simple(name))
+    r = ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST", StreamSpecification={
+        "StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})["TableDescription"]
+    assert r["StreamSpecification"]["StreamEnabled"]
+    # A re-send of the billing mode answers UPDATING, as DynamoDB does.
+    r = ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")["TableDescription"]
+    assert r["TableStatus"] == "UPDATING"
+    other = unique()
+    ddb.create_table(**simple(other))
+    ddb.update_table(TableName=other, BillingMode="PAY_PER_REQUEST", AttributeDefinitions=[
+        {"AttributeName": "g", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}}])
+    # At most 20 global secondary indexes, also through UpdateTable.
+    full = unique()
+    ddb.create_table(**on_demand(full, AttributeDefinitions=[
+        {"AttributeName": n, "AttributeType": "S"} for n in ["pk"] + [f"a{i}" for i in range(20)]],
+        GlobalSecondaryIndexes=[{"IndexName": f"g{i:02}", "KeySchema": [
+            {"AttributeName": f"a{i}", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}
+            for i in range(20)]))
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=full, AttributeDefinitions=[
+            {"AttributeName": "a20", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[{"Create": {
+                "IndexName": "g20", "KeySchema": [{"AttributeName": "a20", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}}}])
+    assert error(e) == ("LimitExceededException", "Subscriber limit exceeded: Number of global "
+                        "secondary indexes exceeds per-table limit of 20")
+
+
+def test_sse_type_without_enabled_turns_encryption_on(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name, SSESpecification={"SSEType": "KMS"}))
+    sse = ddb.describe_table(TableName=name)["Table"]["SSEDescription"]
+    assert (sse["Status"], sse["SSEType"]) == ("ENABLED", "KMS")
 
 
 def test_update_table_gsi_creation_rules(ddb):
