@@ -73,6 +73,12 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
           [&services](const std::string& name, AsyncHandler inner) {
             return GuardAsyncHandler(services, name, std::move(inner));
           });
+    } else {
+      registry.WrapAll(
+          [](const std::string&, Handler inner) { return OwnTableArnsHandler(std::move(inner)); },
+          [](const std::string&, AsyncHandler inner) {
+            return OwnTableArnsAsyncHandler(std::move(inner));
+          });
     }
   }
   return registry;

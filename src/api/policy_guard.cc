@@ -228,13 +228,15 @@ bool NamesTablesByArn(const Value& body) {
 }
 
 // DynamoDB takes a table's ARN wherever it takes its name; the operations read names, so an ARN
-// the guard resolved is replaced by the table's name (the operation runs in its account).
+// the guard resolved is replaced by the table's name (the operation runs in its account). With
+// `own_only`, only the ARNs of the caller's own tables are.
 void TableNamesFromArns(const RequestContext& ctx, Value& body,
-                        rapidjson::Document::AllocatorType& alloc) {
+                        rapidjson::Document::AllocatorType& alloc, bool own_only = false) {
   auto rename = [&](Value& obj) {
     if (!IsArn(Member(obj, "TableName"))) return;
     Value& name = obj["TableName"];
-    const std::string table = Owner(ctx, View(name)).second;
+    const auto [owner, table] = Owner(ctx, View(name));
+    if (own_only && owner != ctx.account_id) return;
     name.SetString(table.data(), static_cast<rapidjson::SizeType>(table.size()), alloc);
   };
   rename(body);
@@ -322,6 +324,34 @@ AsyncHandler GuardAsyncHandler(const Services& services, std::string operation,
     Result<Admission> admitted = Admit(*s, operation, ctx, body);
     if (!admitted.ok()) return respond(std::move(admitted).error());
     inner(admitted->ctx, admitted->Body(body), std::move(respond));
+  };
+}
+
+namespace {
+
+// The body with the caller's own tables named by name (nullopt: it names none by ARN).
+std::optional<rapidjson::Document> OwnTablesByName(const RequestContext& ctx, const Value& body) {
+  if (!NamesTablesByArn(body)) return std::nullopt;
+  std::optional<rapidjson::Document> renamed(std::in_place);
+  renamed->CopyFrom(body, renamed->GetAllocator());
+  TableNamesFromArns(ctx, *renamed, renamed->GetAllocator(), /*own_only=*/true);
+  return renamed;
+}
+
+}  // namespace
+
+Handler OwnTableArnsHandler(Handler inner) {
+  return [inner = std::move(inner)](const RequestContext& ctx,
+                                    const Value& body) -> Result<std::string> {
+    const std::optional<rapidjson::Document> renamed = OwnTablesByName(ctx, body);
+    return inner(ctx, renamed ? *renamed : body);
+  };
+}
+
+AsyncHandler OwnTableArnsAsyncHandler(AsyncHandler inner) {
+  return [inner = std::move(inner)](const RequestContext& ctx, const Value& body, Respond respond) {
+    const std::optional<rapidjson::Document> renamed = OwnTablesByName(ctx, body);
+    inner(ctx, renamed ? *renamed : body, std::move(respond));
   };
 }
 

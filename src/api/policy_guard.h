@@ -41,4 +41,10 @@ Handler GuardHandler(const Services& services, std::string operation, Handler in
 // The same for an operation's asynchronous form (the check itself runs on the calling thread).
 AsyncHandler GuardAsyncHandler(const Services& services, std::string operation, AsyncHandler inner);
 
+// Without policy enforcement (open mode): `inner` with the tables the request names by the ARN of
+// the caller's own table in its region named by name, as DynamoDB takes a table's ARN wherever it
+// takes its name (the guard does the same for the tables it admits).
+Handler OwnTableArnsHandler(Handler inner);
+AsyncHandler OwnTableArnsAsyncHandler(AsyncHandler inner);
+
 }  // namespace fdyno::api

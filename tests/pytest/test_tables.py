@@ -668,6 +668,26 @@ def test_tag_and_untag_answer_with_an_empty_body(server, ddb):
     assert (r.status_code, r.content) == (200, b"")
 
 
+def test_item_operations_take_a_table_arn_in_open_mode(start_server):
+    # DynamoDB takes a table's ARN wherever it takes its name, item operations included; with
+    # --credentials the policy guard resolves ARNs, in open mode the registry does.
+    ddb = start_server(credentials=False).client()
+    name = unique()
+    own = ddb.create_table(**on_demand(name))["TableDescription"]["TableArn"]
+    ddb.put_item(TableName=own, Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+    assert ddb.get_item(TableName=own, Key={"pk": {"S": "a"}})["Item"]["v"] == {"N": "1"}
+    ddb.transact_write_items(TransactItems=[{"Update": {
+        "TableName": own, "Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET v = :v",
+        "ExpressionAttributeValues": {":v": {"N": "2"}}}}])
+    assert ddb.query(TableName=own, KeyConditionExpression="pk = :p",
+                     ExpressionAttributeValues={":p": {"S": "a"}})["Items"][0]["v"] == {"N": "2"}
+    # Another account's ARN is not the caller's table.
+    other = own.replace(own.split(":")[4], "000000000000")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.get_item(TableName=other, Key={"pk": {"S": "a"}})
+    assert error(e)[0] == "ValidationException"
+
+
 def test_open_mode_account_is_not_the_all_zero_account(start_server):
     # Clients name DynamoDB Local's account 000000000000 as another account's: in open mode an
     # ARN naming it must not be the caller's.
