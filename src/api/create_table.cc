@@ -109,6 +109,37 @@ Status CheckCreateTableConstraints(const CreateTableRequest& r) {
   return e.ToStatus();
 }
 
+Error UnusedDefinitions(const std::vector<AttributeIn>& defs,
+                        const std::vector<std::string>& used) {
+  return Invalid("Some AttributeDefinitions are not used. AttributeDefinitions: " +
+                 JoinNames(DefinitionNames(defs)) +
+                 ", keys used: " + JoinNames(JavaHashSetOrder(used)));
+}
+
+// DynamoDB reports attribute definitions no key schema uses before the indexes' projections,
+// throughputs and names. Decided here from the key schemas as given, when every attribute they
+// name is defined (an undefined one is the index's own error); vector indexes' search schemas
+// are only known once planned, so a table with vector indexes is checked after them.
+Status CheckDefinitionsUsed(const CreateTableRequest& r, const std::vector<AttributeIn>& defs) {
+  if (r.vector_indexes || (!r.local_indexes && !r.global_indexes)) return Status::Ok();
+  std::vector<std::string> used = KeyNames(*r.key_schema);
+  for (const auto* list : {&r.local_indexes, &r.global_indexes}) {
+    if (!*list) continue;
+    if ((*list)->empty()) return Status::Ok();  // "List of ... is empty" comes first
+    for (const IndexIn& in : **list) {
+      for (const KeyElementIn& k : *in.key_schema) {
+        if (std::find(used.begin(), used.end(), *k.name) == used.end()) used.push_back(*k.name);
+      }
+    }
+  }
+  const std::vector<std::string> defined = DefinitionNames(defs);
+  for (const std::string& name : used) {
+    if (std::find(defined.begin(), defined.end(), name) == defined.end()) return Status::Ok();
+  }
+  if (used.size() != defs.size()) return UnusedDefinitions(defs, used);
+  return Status::Ok();
+}
+
 // Checks the semantic rules in DynamoDB's order and builds the table to create.
 Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const CreateTableRequest& r,
                                                                       int64_t now_ms) {
@@ -157,6 +188,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
         "defined in AttributeDefinitions");
   }
 
+  FDYNO_RETURN_IF_ERROR(CheckDefinitionsUsed(r, defs));
   std::set<std::string> index_names;
   std::vector<std::string> used = KeyNames(ks);
   auto note_used = [&](const store::KeySchema& k) {
@@ -239,11 +271,7 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
         t.vector_indexes,
         PlanCreateVectorIndexes(*r.vector_indexes, TypedDefinitions(defs), t, index_names, used));
   }
-  if (has_indexes && used.size() != defs.size()) {
-    return Invalid("Some AttributeDefinitions are not used. AttributeDefinitions: " +
-                   JoinNames(DefinitionNames(defs)) +
-                   ", keys used: " + JoinNames(JavaHashSetOrder(used)));
-  }
+  if (has_indexes && used.size() != defs.size()) return UnusedDefinitions(defs, used);
   for (const auto& d : defs) {
     t.attribute_definitions.push_back({*d.name, *store::ParseScalarType(*d.type)});
   }
