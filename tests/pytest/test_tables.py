@@ -771,16 +771,21 @@ def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
         "BillingMode is PROVISIONED.")
 
 
+def create_with_index(ddb, name, index):
+    """A PROVISIONED 5/5 table with a global secondary index `index` (1/1) on `g`."""
+    ddb.create_table(**simple(name, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": index, "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+
+
 def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
     # DynamoDB's UpdateTable response shows the old provisioned throughputs (table and indexes)
     # and table class, and an SSE change as in progress; DescribeTable shows the new settings.
     name = unique()
-    ddb.create_table(**simple(name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"},
-            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    create_with_index(ddb, name, "gsi")
     two = {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
     r = ddb.update_table(TableName=name, ProvisionedThroughput=two, GlobalSecondaryIndexUpdates=[
         {"Update": {"IndexName": "gsi", "ProvisionedThroughput": two}}])["TableDescription"]
@@ -829,12 +834,7 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
     # Indexes held CREATING / DELETING (--index-status-delay), as DynamoDB's are for a while.
     ddb = start_server("--index-status-delay", "120").client()
     name = unique()
-    ddb.create_table(**simple(name, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "old", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"},
-            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    create_with_index(ddb, name, "old")
     units = {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}
     new_index = {"Create": {"IndexName": "new", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
                             "Projection": {"ProjectionType": "ALL"}, "ProvisionedThroughput": units}}
@@ -848,12 +848,7 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
         ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
     assert error(e) == limit
     other = unique()
-    ddb.create_table(**simple(other, AttributeDefinitions=[
-        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "old", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"},
-            "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]))
+    create_with_index(ddb, other, "old")
     ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
     with pytest.raises(botocore.exceptions.ClientError) as e:
         ddb.update_table(TableName=other, ProvisionedThroughput=units)
