@@ -653,8 +653,12 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   if (r.sse) FDYNO_RETURN_IF_ERROR(PlanSse(p));
   TableInfo& t = p.t;
   if (r.table_class) {
-    t.table_class = *ParseTableClass(*r.table_class);
-    t.table_class_set = true;
+    // STANDARD on a table that never had a class changes nothing: no TableClassSummary appears.
+    const store::TableClass wanted = *ParseTableClass(*r.table_class);
+    if (current.table_class_set || wanted != store::TableClass::kStandard) {
+      t.table_class = wanted;
+      t.table_class_set = true;
+    }
     p.updating = true;
   }
   if (r.vector_updates) {

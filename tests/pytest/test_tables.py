@@ -812,6 +812,10 @@ def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
     new = [i for i in r["TableDescription"]["GlobalSecondaryIndexes"] if i["IndexName"] == "gsi2"]
     assert (new[0]["IndexStatus"], new[0]["Backfilling"]) == ("CREATING", False)
 
+    # STANDARD on a table that never had a class: nothing to show, as in DynamoDB.
+    r = ddb.update_table(TableName=name, TableClass="STANDARD")["TableDescription"]
+    assert r["TableStatus"] == "UPDATING" and "TableClassSummary" not in r
+    assert "TableClassSummary" not in ddb.describe_table(TableName=name)["Table"]
     r = ddb.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")["TableDescription"]
     assert "TableClassSummary" not in r
     assert ddb.describe_table(TableName=name)["Table"]["TableClassSummary"]["TableClass"] == (
