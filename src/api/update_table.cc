@@ -208,7 +208,7 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   if (r.deletion_protection && kinds > 1) {
     return Invalid("DeletionProtection modification must be the only operation in the request");
   }
-  if (r.warm && gsi_create_delete &&
+  if (r.warm && r.gsi_updates &&
       std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(),
                   [](const GsiUpdateIn& g) { return g.has_create; })) {
     return Invalid(
