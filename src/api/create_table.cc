@@ -374,7 +374,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   ResponseView warm;
   warm.table_warm = r.warm.has_value();
   warm.index_warm = false;
-  warm.table_warm_raised = true;
+  warm.table_warm_updating = true;
   return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating,
                              nullptr, warm);
 }

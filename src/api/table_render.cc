@@ -90,24 +90,17 @@ void WriteWarm(Writer& w, const store::WarmThroughput& warm, bool updating) {
 void WriteTableWarm(Writer& w, const TableInfo& t, store::TableStatus status,
                     const ResponseView& shown) {
   if (!shown.table_warm || status == store::TableStatus::kDeleting) return;
-  if (shown.table_warm_raised) {
-    WriteWarm(w, tables::EffectiveWarm(shown.before ? *shown.before : t), true);
-    return;
-  }
-  WriteWarm(w, tables::EffectiveWarm(t), status == store::TableStatus::kCreating);
+  WriteWarm(w, tables::EffectiveWarm(t),
+            shown.table_warm_updating || status == store::TableStatus::kCreating);
 }
 
 // A global index's WarmThroughput as `shown` asks: UPDATING while the index is being created.
 void WriteIndexWarm(Writer& w, const TableInfo& t, const store::SecondaryIndex& i, bool creating,
                     const ResponseView& shown) {
   if (!shown.index_warm) return;
-  const auto& raised = shown.index_warm_raised;
-  if (shown.before && std::find(raised.begin(), raised.end(), i.name) != raised.end()) {
-    for (const store::SecondaryIndex& old : shown.before->global_indexes) {
-      if (old.id == i.id) return WriteWarm(w, tables::EffectiveWarm(*shown.before, old), true);
-    }
-  }
-  WriteWarm(w, tables::EffectiveWarm(t, i), creating);
+  const auto& raised = shown.index_warm_updating;
+  WriteWarm(w, tables::EffectiveWarm(t, i),
+            creating || std::find(raised.begin(), raised.end(), i.name) != raised.end());
 }
 
 }  // namespace
@@ -400,10 +393,9 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.EndObject();
   }
   if (view.sse_updating) {
-    const store::SseSettings& old = view.before ? view.before->sse : store::SseSettings{};
     w.Key("SSEDescription");
-    if (old.enabled) {
-      WriteSseDescription(w, ctx, old, "UPDATING");
+    if (t.sse.enabled) {
+      WriteSseDescription(w, ctx, t.sse, "UPDATING");
     } else {
       w.StartObject();
       w.Key("Status");

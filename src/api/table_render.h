@@ -29,19 +29,19 @@ void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store:
 void WriteSseDescription(rapidjson::Writer<rapidjson::StringBuffer>& w, const RequestContext& ctx,
                          const store::SseSettings& sse, std::string_view status = "ENABLED");
 
-// How a response shows the settings its request changes, as DynamoDB's responses show them.
+// Which settings of the table described a response shows, and which as being changed (Status
+// UPDATING), as DynamoDB's responses show them. The values are the table's: a response that shows
+// a setting as it was describes a table holding the old value.
 struct ResponseView {
   // WarmThroughput (api/warm_throughput.h): the table's, each global index's.
   bool table_warm = true;
   bool index_warm = true;
-  // Raised by the request, so shown as UPDATING with the values of `before`: the table's, and
-  // those of the global indexes named.
-  bool table_warm_raised = false;
-  std::vector<std::string> index_warm_raised;
-  // SSEDescription with Status UPDATING: `before`'s KMS settings, or only the status when it had
-  // none (an SSE change in progress).
+  // Being raised: the table's, and those of the global indexes named.
+  bool table_warm_updating = false;
+  std::vector<std::string> index_warm_updating;
+  // An SSE change in progress: the SSEDescription with Status UPDATING, or only the status when
+  // the table shown has no KMS encryption.
   bool sse_updating = false;
-  const store::TableInfo* before = nullptr;  // the table as it was (null: the table described)
 };
 
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports

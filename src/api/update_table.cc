@@ -367,11 +367,14 @@ struct Plan {
   }
 };
 
-// Whether the request updates global index `name`'s provisioned throughput.
-bool GivesIndexThroughput(const UpdateTableRequest& r, const std::string& name) {
+// Whether the request's Update of global index `name` gives `member` (its ProvisionedThroughput,
+// its WarmThroughput).
+template <typename T>
+bool UpdateGives(const UpdateTableRequest& r, const std::string& name,
+                 std::optional<T> GsiUpdateIn::*member) {
   return r.gsi_updates &&
          std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(), [&](const GsiUpdateIn& u) {
-           return u.has_update && *u.update_name == name && u.update_throughput;
+           return u.has_update && *u.update_name == name && (u.*member).has_value();
          });
 }
 
@@ -399,7 +402,7 @@ Status PlanBilling(Plan& p) {
     // Every GSI needs its throughput in GlobalSecondaryIndexUpdates.
     std::vector<std::string> missing;
     for (const auto& g : p.current.global_indexes) {
-      if (!GivesIndexThroughput(r, g.name)) missing.push_back(g.name);
+      if (!UpdateGives(r, g.name, &GsiUpdateIn::update_throughput)) missing.push_back(g.name);
     }
     if (!missing.empty()) {
       std::string names;
@@ -703,6 +706,7 @@ Status CheckCapacityLimits(const UpdateTableRequest& r, std::string_view region)
 std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const TableInfo& before,
                                               const TableInfo& after) {
   TableInfo shown = after;
+  ResponseView view;
   if (r.throughput || r.billing_mode) {
     shown.billing_mode = before.billing_mode;
     shown.last_update_to_pay_per_request_ms = before.last_update_to_pay_per_request_ms;
@@ -715,19 +719,23 @@ std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const
       continue;
     }
     index.throughput = old->throughput;
-    if (GivesIndexThroughput(r, index.name)) index.status = store::IndexStatus::kUpdating;
+    if (UpdateGives(r, index.name, &GsiUpdateIn::update_throughput))
+      index.status = store::IndexStatus::kUpdating;
+    if (UpdateGives(r, index.name, &GsiUpdateIn::update_warm)) {
+      index.warm = old->warm;
+      view.index_warm_updating.push_back(index.name);
+    }
   }
   shown.table_class = before.table_class;
   shown.table_class_set = before.table_class_set;
-  ResponseView view;
-  view.before = &before;
-  view.table_warm_raised = r.warm.has_value();
-  if (r.gsi_updates) {
-    for (const GsiUpdateIn& u : *r.gsi_updates) {
-      if (u.has_update && u.update_warm) view.index_warm_raised.push_back(*u.update_name);
-    }
+  if (r.warm) {
+    shown.warm = before.warm;
+    view.table_warm_updating = true;
   }
-  view.sse_updating = r.sse.has_value();
+  if (r.sse) {
+    shown.sse = before.sse;
+    view.sse_updating = true;
+  }
   return {std::move(shown), std::move(view)};
 }
 
