@@ -56,6 +56,7 @@ struct BackupRef {
   std::string table;
   std::string id;
   std::string account;  // the ARN's: the caller's
+  std::string region;   // the ARN's (any region of AWS's; not compared with the caller's)
 };
 
 // The backup an ARN names: arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<id> in the
@@ -82,7 +83,7 @@ Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn
   }
   if ((*parts)[4] != ctx.account_id) return NotAuthorized(ctx, operation, arn);
   BackupRef ref{std::string(arn), std::string(resource.substr(kTable.size(), at - kTable.size())),
-                std::string(resource.substr(at + kBackup.size())), ctx.account_id};
+                std::string(resource.substr(at + kBackup.size())), ctx.account_id, region};
   if (!store::IsBackupId(ref.id)) return BackupNotFound(arn);
   return ref;
 }
@@ -403,7 +404,7 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
   if (type) r.type = *type;
   if (start) {
     FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *start, "ListBackups"));
-    if ((*SplitArn(*start))[3] != ctx.region) {
+    if (ref.region != ctx.region) {
       return Error::Validation(
           "Invalid Request: The supplied ExclusiveStartBackupArn does not match the region");
     }
