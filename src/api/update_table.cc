@@ -310,6 +310,12 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.replica_updates) {
     return Invalid("Replica modification is not supported: this server has one region");
   }
+  // MultiRegionConsistency goes only with replica creations (DynamoDB's text), never ignored.
+  if (r.multi_region_consistency) {
+    return Error::Validation(
+        "Only Replica Create actions are supported when MultiRegionConsistency parameter is "
+        "provided.");
+  }
   if (gsi_create_delete) FDYNO_RETURN_IF_ERROR(CheckOnlineIndexChanges(r, vector_changes));
   return Status::Ok();
 }
