@@ -153,24 +153,26 @@ Result<KeyCondition> ExtractMultiAttributeKeyCondition(const Condition& conditio
       out.more_hash_values.push_back(v);
     }
   }
-  size_t used = hash.size();
-  for (size_t i = 0; i < range.size(); ++i) {
-    const Condition* leaf = leaf_of(range[i].name);
-    if (leaf == nullptr) {
-      // A later sort key attribute constrained past this gap.
-      for (size_t j = i + 1; j < range.size(); ++j) {
-        if (leaf_of(range[j].name) != nullptr) {
-          return Invalid("Query condition missed key schema element: " + range[i].name);
-        }
+  // Every sort key attribute before a constrained one needs an equality condition: the first
+  // constrained attribute (in key order) with an earlier one that has none is named.
+  for (size_t j = 1; j < range.size(); ++j) {
+    if (leaf_of(range[j].name) == nullptr) continue;
+    for (size_t i = 0; i < j; ++i) {
+      const Condition* earlier = leaf_of(range[i].name);
+      if (earlier == nullptr || !IsEquality(*earlier)) {
+        return Invalid("RANGE key attributes " + range[i].name +
+                       " must have equality conditions specified in the query because a "
+                       "condition is present on key attribute " +
+                       range[j].name);
       }
-      break;
     }
+  }
+  size_t used = hash.size();
+  for (const KeySchema::Attribute& a : range) {
+    const Condition* leaf = leaf_of(a.name);
+    if (leaf == nullptr) break;
     ++used;
-    if (out.range) {
-      // Only the last constrained attribute may have a range condition.
-      if (out.range->op != KeyRange::Op::kEq) return unsupported;
-      out.range_prefix.push_back(out.range->value);
-    }
+    if (out.range) out.range_prefix.push_back(out.range->value);
     out.range = RangeOf(*leaf);
   }
   // A condition on an attribute that is not part of the key.

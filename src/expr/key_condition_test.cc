@@ -204,10 +204,18 @@ TEST(KeyConditionMultiAttribute, Extraction) {
       {"t1 = :s", "Query condition missed key schema element: t2"},
       {"t1 = :s AND t2 > :n", "Query key condition not supported"},
       {"begins_with(t1, :s) AND t2 = :n", "Query key condition not supported"},
-      {"t1 = :s AND t2 = :n AND r2 = :s", "Query condition missed key schema element: r1"},
-      {"t1 = :s AND t2 = :n AND r1 > :n AND r2 = :s", "Query key condition not supported"},
+      {"t1 = :s AND t2 = :n AND r2 = :s",
+       "RANGE key attributes r1 must have equality conditions specified in the query because a "
+       "condition is present on key attribute r2"},
+      {"t1 = :s AND t2 = :n AND r1 > :n AND r2 = :s",
+       "RANGE key attributes r1 must have equality conditions specified in the query because a "
+       "condition is present on key attribute r2"},
       {"t1 = :s AND t2 = :n AND r1 = :n AND r3 = :s",
-       "Query condition missed key schema element: r2"},
+       "RANGE key attributes r2 must have equality conditions specified in the query because a "
+       "condition is present on key attribute r3"},
+      {"t1 = :s AND t2 = :n AND r1 > :n AND r2 > :s AND r3 = :s",
+       "RANGE key attributes r1 must have equality conditions specified in the query because a "
+       "condition is present on key attribute r2"},
       {"t1 = :s AND t2 = :n AND x9 = :s", "Query condition missed key schema element: x9"},
       {"t1 = :s AND t2 = :s",
        "One or more parameter values were invalid: Condition parameter type does not match "

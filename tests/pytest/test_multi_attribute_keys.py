@@ -162,6 +162,31 @@ def test_query_invalid_key_conditions(ddb, table, kce, values):
     assert e["Code"] == "ValidationException"
 
 
+def _range_error(earlier, later):
+    return (f"RANGE key attributes {earlier} must have equality conditions specified in the query "
+            f"because a condition is present on key attribute {later}")
+
+
+@pytest.mark.parametrize("kce,values,message", [
+    # The first sort key attribute skipped.
+    ("tournament = :t AND area = :r AND bracket = :b", {**V, ":b": {"S": "lower"}},
+     _range_error("round", "bracket")),
+    # A gap between two constrained attributes.
+    ("tournament = :t AND area = :r AND round = :a AND game = :m",
+     {**V, ":a": {"N": "1"}, ":m": {"N": "1"}}, _range_error("bracket", "game")),
+    # A range condition before the last attribute named.
+    ("tournament = :t AND area = :r AND round > :a AND bracket = :b",
+     {**V, ":a": {"N": "1"}, ":b": {"S": "lower"}}, _range_error("round", "bracket")),
+    ("tournament = :t AND area = :r AND round BETWEEN :a AND :c AND bracket > :b",
+     {**V, ":a": {"N": "1"}, ":c": {"N": "2"}, ":b": {"S": "lower"}},
+     _range_error("round", "bracket")),
+])
+def test_query_sort_attributes_need_equality_before_a_later_condition(ddb, table, kce, values,
+                                                                      message):
+    e = _err(_query, ddb=ddb, table=table, kce=kce, values=values)
+    assert (e["Code"], e["Message"]) == ("ValidationException", message)
+
+
 def test_query_pagination_round_trips_every_limit(ddb, table):
     all_items = _query(ddb, table, "tournament = :t AND area = :r", V)["Items"]
     for forward in (True, False):
