@@ -39,6 +39,9 @@ OperationRegistry BuildOperationRegistry(const ApiDeps& deps) {
     if (deps.policy_update_interval_ms >= 0) {
       services.policy_update_interval_ms = deps.policy_update_interval_ms;
     }
+    if (deps.deletion_protection_interval_ms >= 0) {
+      services.deletion_protection_interval_ms = deps.deletion_protection_interval_ms;
+    }
     services.wake_backups = deps.wake_backups;
     services.wake_purge = deps.wake_purge;
     services.vector_graphs = deps.vector_graphs;

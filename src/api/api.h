@@ -35,6 +35,8 @@ struct ApiDeps {
   int64_t ttl_update_interval_ms = -1;
   // Services::policy_update_interval_ms (negative: the default).
   int64_t policy_update_interval_ms = -1;
+  // Services::deletion_protection_interval_ms (negative: the default).
+  int64_t deletion_protection_interval_ms = -1;
   // Services::stream_slots (0: 1).
   int stream_slots = 0;
   // Services::wake_backups.

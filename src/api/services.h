@@ -53,6 +53,10 @@ struct Services {
   // (ThrottlingException), as DynamoDB's 15 seconds: --policy-update-interval. 0 allows any.
   int64_t policy_update_interval_ms = 15 * 1000;
 
+  // Deletion protection changed less than this long ago is not set again (ThrottlingException),
+  // as DynamoDB's 15 seconds: --deletion-protection-interval. 0 allows any.
+  int64_t deletion_protection_interval_ms = 15 * 1000;
+
   // Shards open at once in a new stream (store/streams.h "slots"): --stream-shards.
   int stream_slots = 1;
 

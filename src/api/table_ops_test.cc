@@ -384,6 +384,59 @@ TEST_F(TableOpsTest, UpdateTable) {
             "value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
 }
 
+// DynamoDB's budget of throughput decreases (as recorded in 2026): four in a UTC day, then one
+// at most every 3600 s after the last accepted one, never later than the day's end; each global
+// index has its own; increases and refused attempts do not count.
+TEST_F(TableOpsTest, ThroughputDecreasesAreLimitedPerUtcDay) {
+  auto created = Call(
+      "CreateTable",
+      R"({"TableName":"dec","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},)"
+      R"({"AttributeName":"g","AttributeType":"S"}],)"
+      R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
+      R"("ProvisionedThroughput":{"ReadCapacityUnits":10,"WriteCapacityUnits":10},)"
+      R"("GlobalSecondaryIndexes":[{"IndexName":"gix","KeySchema":[{"AttributeName":"g",)"
+      R"("KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"},)"
+      R"("ProvisionedThroughput":{"ReadCapacityUnits":10,"WriteCapacityUnits":10}}]})");
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  auto table = [](int read, int write) {
+    return R"({"TableName":"dec","ProvisionedThroughput":{"ReadCapacityUnits":)" +
+           std::to_string(read) + R"(,"WriteCapacityUnits":)" + std::to_string(write) + "}}";
+  };
+  auto limited = [](int count, const std::string& last, const std::string& next) {
+    return "Subscriber limit exceeded: Provisioned throughput decreases are limited within a "
+           "given UTC day. After the first 4 decreases, each subsequent decrease in the same UTC "
+           "day can be performed at most once every 3600 seconds. Number of decreases today: " +
+           std::to_string(count) + ". Last decrease at " + last +
+           " Coordinated Universal Time. Next decrease can be made at " + next +
+           " Coordinated Universal Time";
+  };
+  for (int read = 9; read >= 6; --read) ASSERT_TRUE(Call("UpdateTable", table(read, 10)).ok());
+  // The clock reads Tuesday, 2023-11-14 22:13:20 UTC.
+  const std::string fifth = limited(4, "Tuesday, November 14, 2023 at 10:13:20 PM",
+                                    "Tuesday, November 14, 2023 at 11:13:20 PM");
+  EXPECT_EQ(ErrorOf("UpdateTable", table(5, 10), ErrorType::kLimitExceeded), fifth);
+  EXPECT_EQ(ErrorOf("UpdateTable", table(9, 5), ErrorType::kLimitExceeded), fifth);
+  ASSERT_TRUE(Call("UpdateTable", table(6, 20)).ok());  // an increase
+  clock_.Advance(std::chrono::seconds(3599));
+  EXPECT_EQ(ErrorOf("UpdateTable", table(5, 20), ErrorType::kLimitExceeded), fifth);
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(Call("UpdateTable", table(5, 20)).ok());
+  // The sixth: an hour after the fifth would be past midnight, when the count starts again.
+  EXPECT_EQ(ErrorOf("UpdateTable", table(4, 20), ErrorType::kLimitExceeded),
+            limited(5, "Tuesday, November 14, 2023 at 11:13:20 PM",
+                    "Wednesday, November 15, 2023 at 12:00:00 AM"));
+  auto d = Call("DescribeTable", R"({"TableName":"dec"})");
+  EXPECT_EQ((*d)["Table"]["ProvisionedThroughput"]["NumberOfDecreasesToday"].GetInt64(), 5);
+  // The index's own budget is untouched.
+  ASSERT_TRUE(Call("UpdateTable",
+                   R"({"TableName":"dec","GlobalSecondaryIndexUpdates":[{"Update":{)"
+                   R"("IndexName":"gix","ProvisionedThroughput":{"ReadCapacityUnits":9,)"
+                   R"("WriteCapacityUnits":10}}}]})")
+                  .ok());
+  clock_.Advance(std::chrono::seconds(2800));  // 2023-11-15 00:00:00
+  ASSERT_TRUE(Call("UpdateTable", table(4, 20)).ok());
+}
+
 TEST_F(TableOpsTest, Tags) {
   ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
   const std::string arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/tb1";

@@ -137,6 +137,14 @@ std::string_view StreamViewTypeText(store::StreamViewType v) {
   return "NEW_AND_OLD_IMAGES";
 }
 
+std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
+  if (key_id.rfind("arn:", 0) == 0) return key_id;
+  std::string prefix = "arn:aws:kms:" + ctx.region + ":" + ctx.account_id + ":";
+  if (key_id.empty()) return prefix + "alias/aws/dynamodb";
+  if (key_id.rfind("alias/", 0) == 0) return prefix + key_id;
+  return prefix + "key/" + key_id;
+}
+
 namespace {
 
 std::string_view IndexStatusText(store::IndexStatus s) {
@@ -165,14 +173,6 @@ std::string_view TableStatusText(store::TableStatus s) {
       return "ACTIVE";
   }
   return "ACTIVE";
-}
-
-std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
-  if (key_id.rfind("arn:", 0) == 0) return key_id;
-  std::string prefix = "arn:aws:kms:" + ctx.region + ":" + ctx.account_id + ":";
-  if (key_id.empty()) return prefix + "alias/aws/dynamodb";
-  if (key_id.rfind("alias/", 0) == 0) return prefix + key_id;
-  return prefix + "key/" + key_id;
 }
 
 std::string_view DistanceText(store::DistanceFunction f) {
@@ -412,6 +412,10 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Key("TableClass");
     w.String(t.table_class == store::TableClass::kStandard ? "STANDARD"
                                                            : "STANDARD_INFREQUENT_ACCESS");
+    if (!t.table_class_changes_ms.empty()) {
+      w.Key("LastUpdateDateTime");
+      WriteSeconds(w, t.table_class_changes_ms.back());
+    }
     w.EndObject();
   }
   w.Key("DeletionProtectionEnabled");

@@ -25,6 +25,9 @@ void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::
 std::string_view StreamViewTypeText(store::StreamViewType v);
 // A projection as DynamoDB's Projection ({"ProjectionType": ..., "NonKeyAttributes": [...]}).
 void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::Projection& p);
+// The KMSMasterKeyArn DynamoDB shows for the KMS key `key_id` (an ARN, an alias, a key id, or
+// empty: DynamoDB's own key for the account).
+std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id);
 // DynamoDB's SSEDescription of a table whose SSE is enabled (KMS), with `status`.
 void WriteSseDescription(rapidjson::Writer<rapidjson::StringBuffer>& w, const RequestContext& ctx,
                          const store::SseSettings& sse, std::string_view status = "ENABLED");

@@ -21,6 +21,7 @@
 #include "api/table_rules.h"
 #include "api/vector_table_ops.h"
 #include "api/warm_throughput.h"
+#include "base/time_text.h"
 #include "kv/run.h"
 #include "store/streams.h"
 
@@ -336,6 +337,28 @@ void ChangeThroughput(store::Throughput& t, int64_t read, int64_t write, int64_t
   t.write_capacity_units = write;
 }
 
+// DynamoDB's budget of throughput decreases, per table and per global index: four in a UTC day,
+// then one at most every hour, counted from the last accepted one (failed attempts do not count).
+Status CheckDecreaseBudget(const store::Throughput& t, const ThroughputIn& wanted, int64_t now_ms) {
+  constexpr int64_t kFreeDecreases = 4;
+  constexpr int64_t kIntervalMs = 3'600'000;
+  const bool decrease =
+      *wanted.read < t.read_capacity_units || *wanted.write < t.write_capacity_units;
+  if (!decrease || t.last_decrease_ms == 0 || !SameUtcDay(t.last_decrease_ms, now_ms) ||
+      t.number_of_decreases_today < kFreeDecreases || now_ms >= t.last_decrease_ms + kIntervalMs) {
+    return Status::Ok();
+  }
+  const int64_t midnight = (t.last_decrease_ms / 86'400'000 + 1) * 86'400'000;
+  return Error::Make(
+      ErrorType::kLimitExceeded,
+      "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given UTC "
+      "day. After the first 4 decreases, each subsequent decrease in the same UTC day can be "
+      "performed at most once every 3600 seconds. Number of decreases today: " +
+          std::to_string(t.number_of_decreases_today) + ". Last decrease at " +
+          LongDateTimeText(t.last_decrease_ms) + ". Next decrease can be made at " +
+          LongDateTimeText(std::min(t.last_decrease_ms + kIntervalMs, midnight)));
+}
+
 // `subject`: "table" or "index <name>".
 std::string ThroughputUnchanged(std::string_view subject, const store::Throughput& cur,
                                 const ThroughputIn& req) {
@@ -356,6 +379,8 @@ std::string ThroughputUnchanged(std::string_view subject, const store::Throughpu
 struct Plan {
   const UpdateTableRequest& r;
   const TableInfo& current;
+  const RequestContext& ctx;
+  const Services& s;
   int64_t now_ms;
   TableInfo t;            // the new table
   bool on_demand;         // the billing mode once the request is applied
@@ -426,6 +451,7 @@ Status PlanBilling(Plan& p) {
         *r.throughput->write == p.current.throughput.write_capacity_units) {
       return Error::Validation(ThroughputUnchanged("table", p.current.throughput, *r.throughput));
     }
+    FDYNO_RETURN_IF_ERROR(CheckDecreaseBudget(p.current.throughput, *r.throughput, p.now_ms));
     ChangeThroughput(t.throughput, *r.throughput->read, *r.throughput->write, p.now_ms);
     p.updating = true;
   }
@@ -515,6 +541,7 @@ Status PlanIndexThroughput(Plan& p, store::SecondaryIndex& index, const Throughp
     index.throughput.read_capacity_units = *given.read;
     index.throughput.write_capacity_units = *given.write;
   } else {
+    FDYNO_RETURN_IF_ERROR(CheckDecreaseBudget(index.throughput, given, p.now_ms));
     ChangeThroughput(index.throughput, *given.read, *given.write, p.now_ms);
   }
   return Status::Ok();  // the index is UPDATING, not the table (ResponseOf)
@@ -599,7 +626,9 @@ Status PlanSse(Plan& p) {
     p.t.sse = {};
   } else {
     std::string key = sse.kms_key.value_or("");
-    if (p.current.sse.enabled && p.current.sse.kms_master_key_id == key) {
+    // Only the exact ARN of the current key changes nothing; DynamoDB takes any other re-send
+    // (its alias or id, no key at all) as a change and encrypts the table again.
+    if (p.current.sse.enabled && key == KmsKeyArn(p.ctx, p.current.sse.kms_master_key_id)) {
       return Invalid(
           "Table is already encrypted with given KMSMasterKeyId. Use KMSMasterKeyId "
           "parameter if you want to change Master Key");
@@ -613,6 +642,52 @@ Status PlanSse(Plan& p) {
 // DynamoDB's refusals of a change while an index is being built or deleted: another index
 // creation or deletion (one at a time per table), and, while one is deleted, a throughput change
 // or an update of that index.
+// TableClass. DynamoDB allows two changes in 30 days per table; once they are spent, even a
+// re-send of the current class is refused. STANDARD on a table that never had a class changes
+// nothing (no TableClassSummary appears, nothing is spent); the response says UPDATING anyway.
+Status PlanTableClass(Plan& p) {
+  constexpr int64_t kWindowMs = int64_t{30} * 86'400'000;
+  const store::TableClass wanted = *ParseTableClass(*p.r.table_class);
+  p.updating = true;
+  if (!p.current.table_class_set && wanted == store::TableClass::kStandard) return Status::Ok();
+  const std::vector<int64_t>& changes = p.current.table_class_changes_ms;
+  if (static_cast<size_t>(std::count_if(changes.begin(), changes.end(), [&](int64_t ms) {
+        return ms > p.now_ms - kWindowMs;
+      })) >= store::kTableClassChangesKept) {
+    return Error::Make(ErrorType::kLimitExceeded,
+                       "Subscriber limit exceeded: Updates to TableClass are limited to 2 times "
+                       "in 30 day(s).");
+  }
+  TableInfo& t = p.t;
+  t.table_class_set = true;
+  if (wanted == p.current.table_class) return Status::Ok();
+  t.table_class = wanted;
+  t.table_class_changes_ms.push_back(p.now_ms);
+  if (t.table_class_changes_ms.size() > store::kTableClassChangesKept) {
+    t.table_class_changes_ms.erase(t.table_class_changes_ms.begin());
+  }
+  return Status::Ok();
+}
+
+// DeletionProtectionEnabled. Within DynamoDB's interval after its last change every request to
+// set it is refused, a re-send too; otherwise a re-send changes nothing and starts no interval.
+Status PlanDeletionProtection(Plan& p) {
+  const int64_t interval_ms = p.s.deletion_protection_interval_ms;
+  const int64_t last = p.current.deletion_protection_ms;
+  if (last != 0 && p.now_ms < last + interval_ms) {
+    return Error::Make(ErrorType::kThrottling,
+                       "Deletion protection setting for table " + p.current.name +
+                           " modified within the previous " + std::to_string(interval_ms) +
+                           " milliseconds. Please try again after " +
+                           Iso8601Millis(last + interval_ms));
+  }
+  if (*p.r.deletion_protection != p.current.deletion_protection) {
+    p.t.deletion_protection = *p.r.deletion_protection;
+    p.t.deletion_protection_ms = p.now_ms;
+  }
+  return Status::Ok();
+}
+
 Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& current) {
   std::vector<std::string> deleting;
   bool in_flight = false;
@@ -647,11 +722,15 @@ Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& curren
 
 // The new table, or the error DynamoDB gives for this change of `current`.
 Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
-                                                   const TableInfo& current, int64_t now_ms) {
+                                                   const TableInfo& current,
+                                                   const RequestContext& ctx, const Services& s,
+                                                   int64_t now_ms) {
   const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
   FDYNO_RETURN_IF_ERROR(CheckIndexesInFlight(r, current));
   Plan p{r,
          current,
+         ctx,
+         s,
          now_ms,
          current,
          r.billing_mode ? *r.billing_mode == "PAY_PER_REQUEST" : was_on_demand,
@@ -660,16 +739,8 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
   FDYNO_RETURN_IF_ERROR(PlanIndexUpdates(p));
   if (r.stream) FDYNO_RETURN_IF_ERROR(PlanStream(p));
   if (r.sse) FDYNO_RETURN_IF_ERROR(PlanSse(p));
+  if (r.table_class) FDYNO_RETURN_IF_ERROR(PlanTableClass(p));
   TableInfo& t = p.t;
-  if (r.table_class) {
-    // STANDARD on a table that never had a class changes nothing: no TableClassSummary appears.
-    const store::TableClass wanted = *ParseTableClass(*r.table_class);
-    if (current.table_class_set || wanted != store::TableClass::kStandard) {
-      t.table_class = wanted;
-      t.table_class_set = true;
-    }
-    p.updating = true;
-  }
   if (r.vector_updates) {
     std::vector<store::AttributeDefinition> defs;
     if (r.attribute_definitions) defs = TypedDefinitions(*r.attribute_definitions);
@@ -677,7 +748,7 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
     p.updating = true;
   }
   FDYNO_RETURN_IF_ERROR(CheckVectorIndexBilling(t));
-  if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
+  if (r.deletion_protection) FDYNO_RETURN_IF_ERROR(PlanDeletionProtection(p));
   if (r.on_demand) {
     FDYNO_RETURN_IF_ERROR(CheckOnDemand(*r.on_demand, p.on_demand, true));
     ApplyOnDemand(*r.on_demand, t.on_demand);
@@ -734,6 +805,7 @@ std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const
   }
   shown.table_class = before.table_class;
   shown.table_class_set = before.table_class_set;
+  shown.table_class_changes_ms = before.table_class_changes_ms;
   if (r.warm) {
     shown.warm = before.warm;
     view.table_warm_updating = true;
@@ -769,7 +841,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
                     store::EncodeTableInfo(*t) == store::EncodeTableInfo(written->first)) {
                   return *written;
                 }
-                FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, now_ms));
+                FDYNO_ASSIGN_OR_RETURN(auto plan, PlanUpdateTable(r, *t, ctx, s, now_ms));
                 FDYNO_RETURN_IF_ERROR(
                     store::SyncStream(txn, t.get(), &plan.first, s.stream_slots, now_ms));
                 FDYNO_RETURN_IF_ERROR(s.catalog->Update(txn, plan.first));

@@ -25,4 +25,18 @@ std::string HttpDateText(int64_t epoch_s) {
   return std::string(buf, n);
 }
 
+std::string LongDateTimeText(int64_t epoch_ms) {
+  const std::time_t s = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char date[64];
+  const size_t n = std::strftime(date, sizeof date, "%A, %B ", &tm);
+  const int hour12 = tm.tm_hour % 12 == 0 ? 12 : tm.tm_hour % 12;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.*s%d, %d at %d:%02d:%02d %s Coordinated Universal Time",
+                static_cast<int>(n), date, tm.tm_mday, tm.tm_year + 1900, hour12, tm.tm_min,
+                tm.tm_sec, tm.tm_hour < 12 ? "AM" : "PM");
+  return buf;
+}
+
 }  // namespace fdyno

@@ -14,4 +14,8 @@ std::string Iso8601Millis(int64_t epoch_ms);
 // "Sun, 06 Dec 2026 23:30:00 GMT" (HTTP's date: the Date and Last-Modified headers).
 std::string HttpDateText(int64_t epoch_s);
 
+// "Friday, October 9, 2026 at 12:21:34 AM Coordinated Universal Time" (the long form Java's
+// US locale gives, which DynamoDB's throughput decrease quota message carries).
+std::string LongDateTimeText(int64_t epoch_ms);
+
 }  // namespace fdyno

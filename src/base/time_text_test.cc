@@ -15,6 +15,15 @@ TEST(TimeTextTest, Iso8601WithMillisecondsAndHttpDates) {
   EXPECT_EQ(HttpDateText(1796603678), "Mon, 07 Dec 2026 00:34:38 GMT");
 }
 
+// DynamoDB's text, as recorded: "Friday, October 9, 2026 at 12:21:34 AM Coordinated Universal
+// Time" (date -u -d @1791505294).
+TEST(TimeTextTest, LongDateTimeAsJavaWritesIt) {
+  EXPECT_EQ(LongDateTimeText(1791505294000),
+            "Friday, October 9, 2026 at 12:21:34 AM Coordinated Universal Time");
+  EXPECT_EQ(LongDateTimeText(1791548294999),
+            "Friday, October 9, 2026 at 12:18:14 PM Coordinated Universal Time");
+}
+
 TEST(Md5Test, KnownDigestsWholeAndInPieces) {
   EXPECT_EQ(HexLower(Md5Of("")), "d41d8cd98f00b204e9800998ecf8427e");
   Md5 md5;

@@ -81,6 +81,7 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   deps.stream_slots = flags.stream_shards;
   deps.ttl_update_interval_ms = std::llround(flags.ttl_update_interval_s * 1000);
   deps.policy_update_interval_ms = std::llround(flags.policy_update_interval_s * 1000);
+  deps.deletion_protection_interval_ms = std::llround(flags.deletion_protection_interval_s * 1000);
   registry_ = std::make_unique<api::OperationRegistry>(api::BuildOperationRegistry(deps));
 
   // Online GSI backfill and removal (UpdateTable GlobalSecondaryIndexUpdates).

@@ -90,6 +90,13 @@ void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
       ->envname("DYNODB_POLICY_UPDATE_INTERVAL")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--deletion-protection-interval", f.deletion_protection_interval_s,
+                 "Seconds after a change of a table's deletion protection during which setting "
+                 "it again is refused with ThrottlingException, as DynamoDB refuses it (0: never "
+                 "refused)")
+      ->envname("DYNODB_DELETION_PROTECTION_INTERVAL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--stream-shards", f.stream_shards,
                  "Shards a new DynamoDB stream keeps open at once (each item's changes stay in "
                  "one shard, in order)")

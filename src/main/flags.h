@@ -59,6 +59,7 @@ struct ServeFlags {
   double ttl_sweep_interval_s = 30;
   double ttl_update_interval_s = 1800;
   double policy_update_interval_s = 15;
+  double deletion_protection_interval_s = 15;
   int stream_shards = 1;
   double stream_shard_rotation_s = 4 * 3600;
   int64_t vector_search_threshold = 10'000;  // entries; 0: SearchVectors is always exact

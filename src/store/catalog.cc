@@ -272,6 +272,19 @@ Result<int64_t> OptInt(const rapidjson::Value& obj, const char* name, int64_t de
   return Int(obj, name);
 }
 
+// An optional array of times (ms), absent: none.
+Result<std::vector<int64_t>> OptTimes(const rapidjson::Value& obj, const char* name) {
+  std::vector<int64_t> out;
+  if (!obj.HasMember(name)) return out;
+  const rapidjson::Value& v = obj[name];
+  if (!v.IsArray()) return Corrupt(std::string(name) + " is not an array");
+  for (const rapidjson::Value& e : v.GetArray()) {
+    if (!e.IsInt64()) return Corrupt(std::string(name) + " holds a non-integer");
+    out.push_back(e.GetInt64());
+  }
+  return out;
+}
+
 template <typename E, size_t N>
 Result<E> EnumFrom(const rapidjson::Value& obj, const char* name,
                    const std::array<std::pair<std::string_view, E>, N>& table) {
@@ -565,8 +578,18 @@ std::string EncodeTableInfo(const TableInfo& t) {
   WriteStr(w, EnumName(t.table_class, kTableClasses));
   w.Key("table_class_set");
   w.Bool(t.table_class_set);
+  if (!t.table_class_changes_ms.empty()) {
+    w.Key("table_class_changes_ms");
+    w.StartArray();
+    for (int64_t ms : t.table_class_changes_ms) w.Int64(ms);
+    w.EndArray();
+  }
   w.Key("deletion_protection");
   w.Bool(t.deletion_protection);
+  if (t.deletion_protection_ms != 0) {
+    w.Key("deletion_protection_ms");
+    w.Int64(t.deletion_protection_ms);
+  }
   WriteCapacitySettings(w, t.on_demand, t.warm);
   w.Key("next_index_id");
   w.Int64(t.next_index_id);
@@ -683,7 +706,9 @@ Result<TableInfo> DecodeTableInfo(std::string_view bytes) {
   FDYNO_ASSIGN_OR_RETURN(t.sse.kms_master_key_id, Str(*sse, "kms_master_key_id"));
   FDYNO_ASSIGN_OR_RETURN(t.table_class, EnumFrom(d, "table_class", kTableClasses));
   FDYNO_ASSIGN_OR_RETURN(t.table_class_set, OptBool(d, "table_class_set", false));
+  FDYNO_ASSIGN_OR_RETURN(t.table_class_changes_ms, OptTimes(d, "table_class_changes_ms"));
   FDYNO_ASSIGN_OR_RETURN(t.deletion_protection, OptBool(d, "deletion_protection", false));
+  FDYNO_ASSIGN_OR_RETURN(t.deletion_protection_ms, OptInt(d, "deletion_protection_ms", 0));
   FDYNO_RETURN_IF_ERROR(ReadCapacitySettings(d, t.on_demand, t.warm));
   FDYNO_ASSIGN_OR_RETURN(t.next_index_id, Int(d, "next_index_id"));
   if (d.HasMember("restore")) {

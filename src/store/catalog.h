@@ -223,6 +223,9 @@ struct Tag {
   bool operator==(const Tag&) const = default;
 };
 
+// DynamoDB allows two TableClass changes in 30 days: the record keeps the times of as many.
+inline constexpr size_t kTableClassChangesKept = 2;
+
 // Everything the catalog knows about one table.
 struct TableInfo {
   std::string account = std::string(kSharedAccount);  // the owner: 12 digits
@@ -246,7 +249,11 @@ struct TableInfo {
   SseSettings sse;
   TableClass table_class = TableClass::kStandard;
   bool table_class_set = false;  // TableClassSummary is shown once a class was given
+  // The times of the latest accepted class changes, oldest first, at most
+  // kTableClassChangesKept (DynamoDB's quota counts them; the last is LastUpdateDateTime).
+  std::vector<int64_t> table_class_changes_ms;
   bool deletion_protection = false;
+  int64_t deletion_protection_ms = 0;  // its last change (DynamoDB's cooldown); 0: none
   int64_t next_index_id = 1;
   std::optional<RestoreSummary> restore;  // set on a table created by a restore
   PitrSettings pitr;

@@ -565,7 +565,9 @@ TEST(CatalogFormatTest, RoundTripAndFailClosed) {
   t.sse = {true, "alias/x"};
   t.table_class = TableClass::kStandardInfrequentAccess;
   t.table_class_set = true;
+  t.table_class_changes_ms = {1000, 2000};
   t.deletion_protection = true;
+  t.deletion_protection_ms = 3000;
   t.next_index_id = 4;
   std::string bytes = EncodeTableInfo(t);
   EXPECT_EQ(bytes[0], '\x02');
@@ -585,6 +587,9 @@ TEST(CatalogFormatTest, RoundTripAndFailClosed) {
   no_ttl.replace(no_ttl.find("\"ttl\""), 5, "\"xyz\"");
   EXPECT_FALSE(DecodeTableInfo(no_ttl).ok());
   EXPECT_FALSE(DecodeTableInfo(bytes.substr(0, bytes.size() - 1)).ok());
+  std::string bad_times = bytes;
+  bad_times.replace(bad_times.find("[1000,"), 6, "[\"x\",");
+  EXPECT_FALSE(DecodeTableInfo(bad_times).ok());
 
   std::vector<Tag> tags = {{"a", "1"}, {"b\"", "\xc3\xa9"}};
   auto tags_back = DecodeTags(EncodeTags(tags));

@@ -7,6 +7,7 @@ botocore would refuse to send (invalid enums, missing members) go through a clie
 parameter validation off; members this botocore does not know (DeletionProtectionEnabled) go
 as raw signed JSON.
 """
+import datetime
 import json
 import time
 import uuid
@@ -470,6 +471,126 @@ def test_deletion_protection(server, ddb):
              json.dumps({"TableName": name, "DeletionProtectionEnabled": False}))
     assert r.status_code == 200, r.text
     ddb.delete_table(TableName=name)
+
+
+def _dp(server, name, enabled):
+    return call(server, "UpdateTable",
+                json.dumps({"TableName": name, "DeletionProtectionEnabled": enabled}))
+
+
+def test_deletion_protection_changes_wait_fifteen_seconds(server, ddb, start_server):
+    # DynamoDB refuses any setting of deletion protection (a re-send too) within 15 s of its
+    # last change; a re-send with no recent change is accepted, and creation starts no wait.
+    name = unique()
+    assert call(server, "CreateTable", json.dumps(dict(
+        on_demand(name), DeletionProtectionEnabled=True))).status_code == 200
+    assert _dp(server, name, True).status_code == 200
+    before = time.time()
+    assert _dp(server, name, False).status_code == 200
+    after = time.time()
+    prefix = (f"Deletion protection setting for table {name} modified within the previous 15000 "
+              "milliseconds. Please try again after ")
+    for enabled in (False, True):
+        r = _dp(server, name, enabled)
+        assert (r.status_code, r.json()["__type"].split("#")[-1]) == (400, "ThrottlingException")
+        message = r.json()["message"]
+        assert message.startswith(prefix), message
+        again = datetime.datetime.strptime(message[len(prefix):], "%Y-%m-%dT%H:%M:%S.%fZ")
+        again = again.replace(tzinfo=datetime.timezone.utc).timestamp()
+        assert before + 15 - 0.01 <= again <= after + 15 + 0.01, message
+    described = call(server, "DescribeTable", json.dumps({"TableName": name})).json()
+    assert described["Table"]["DeletionProtectionEnabled"] is False
+    ddb.delete_table(TableName=name)  # the wait gates deletion protection only
+
+    quick = start_server("--deletion-protection-interval", "0.5")
+    assert call(quick, "CreateTable", json.dumps(on_demand(name))).status_code == 200
+    assert _dp(quick, name, True).status_code == 200
+    assert _dp(quick, name, False).status_code == 400
+    time.sleep(0.6)
+    assert _dp(quick, name, False).status_code == 200
+
+
+def _long_time(t):
+    """DynamoDB's long form of a time in its decrease quota message."""
+    return (f"{t:%A}, {t:%B} {t.day}, {t.year} at {t.hour % 12 or 12}:{t:%M:%S} "
+            f"{'AM' if t.hour < 12 else 'PM'} Coordinated Universal Time")
+
+
+def test_throughput_decreases_are_limited_to_four_then_one_an_hour(ddb):
+    name = unique()
+    ten = {"ReadCapacityUnits": 10, "WriteCapacityUnits": 10}
+    ddb.create_table(**simple(name, ProvisionedThroughput=ten))
+    for read in (9, 8, 7, 6):
+        ddb.update_table(TableName=name, ProvisionedThroughput=dict(ten, ReadCapacityUnits=read))
+    pt = ddb.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]
+    if pt["NumberOfDecreasesToday"] != 4:
+        pytest.skip("the decreases straddled midnight UTC")
+    last = pt["LastDecreaseDateTime"].astimezone(datetime.timezone.utc).replace(microsecond=0)
+    midnight = (last + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0)
+    expected = (
+        "Subscriber limit exceeded: Provisioned throughput decreases are limited within a given "
+        "UTC day. After the first 4 decreases, each subsequent decrease in the same UTC day can "
+        "be performed at most once every 3600 seconds. Number of decreases today: 4. Last "
+        f"decrease at {_long_time(last)}. Next decrease can be made at "
+        f"{_long_time(min(last + datetime.timedelta(hours=1), midnight))}")
+    for read, write in ((5, 10), (7, 9)):  # a decrease of either kind
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": read,
+                                                                   "WriteCapacityUnits": write})
+        assert error(e) == ("LimitExceededException", expected)
+    ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 7,
+                                                           "WriteCapacityUnits": 11})
+    pt = ddb.describe_table(TableName=name)["Table"]["ProvisionedThroughput"]
+    assert (pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]) == (7, 11)
+    assert pt["NumberOfDecreasesToday"] == 4
+
+
+def test_table_class_changes_twice_in_thirty_days(ddb):
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    before = time.time()
+    r = ddb.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")
+    assert "TableClassSummary" not in r["TableDescription"]  # the old summary: none
+    first = ddb.describe_table(TableName=name)["Table"]["TableClassSummary"]
+    assert first["TableClass"] == "STANDARD_INFREQUENT_ACCESS"
+    assert before - 1 <= first["LastUpdateDateTime"].timestamp() <= time.time() + 1
+    # A re-send of the current class changes nothing and spends nothing.
+    r = ddb.update_table(TableName=name, TableClass="STANDARD_INFREQUENT_ACCESS")
+    assert r["TableDescription"]["TableClassSummary"] == first
+    time.sleep(0.01)
+    r = ddb.update_table(TableName=name, TableClass="STANDARD")
+    assert r["TableDescription"]["TableClassSummary"] == first
+    second = ddb.describe_table(TableName=name)["Table"]["TableClassSummary"]
+    assert second["TableClass"] == "STANDARD"
+    assert second["LastUpdateDateTime"] > first["LastUpdateDateTime"]
+    # Both changes spent: a third, and even a re-send of the current class, are refused.
+    for table_class in ("STANDARD_INFREQUENT_ACCESS", "STANDARD"):
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            ddb.update_table(TableName=name, TableClass=table_class)
+        assert error(e) == ("LimitExceededException", "Subscriber limit exceeded: Updates to "
+                            "TableClass are limited to 2 times in 30 day(s).")
+    assert ddb.describe_table(TableName=name)["Table"]["TableClassSummary"] == second
+
+
+def test_sse_resend_changes_nothing_only_with_the_exact_key_arn(ddb):
+    # DynamoDB refuses only a re-send of the current key's exact ARN; its alias, or no key,
+    # is a change (the table is encrypted again).
+    name = unique()
+    ddb.create_table(**on_demand(name))
+    ddb.update_table(TableName=name, SSESpecification={
+        "Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "alias/mine"})
+    key_arn = ddb.describe_table(TableName=name)["Table"]["SSEDescription"]["KMSMasterKeyArn"]
+    for again in ({"Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": "alias/mine"},
+                  {"Enabled": True}):
+        r = ddb.update_table(TableName=name, SSESpecification=again)["TableDescription"]
+        assert r["SSEDescription"]["Status"] == "UPDATING"
+    key_arn = ddb.describe_table(TableName=name)["Table"]["SSEDescription"]["KMSMasterKeyArn"]
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.update_table(TableName=name, SSESpecification={
+            "Enabled": True, "SSEType": "KMS", "KMSMasterKeyId": key_arn})
+    assert error(e) == ("ValidationException", INVALID + "Table is already encrypted with given "
+                        "KMSMasterKeyId. Use KMSMasterKeyId parameter if you want to change "
+                        "Master Key")
 
 
 # ---- UpdateTable ---------------------------------------------------------------------------
