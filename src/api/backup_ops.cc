@@ -16,6 +16,7 @@
 #include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
+#include "base/time_text.h"
 #include "kv/run.h"
 #include "store/backups.h"
 #include "store/item_counts.h"
@@ -135,6 +136,10 @@ void WriteBackupMembers(Writer& w, const RequestContext& ctx, const BackupInfo& 
   Str(w, TypeText(b.type));
   w.Key("BackupCreationDateTime");
   WriteSeconds(w, b.created_ms);
+  if (b.type == store::BackupType::kSystem) {
+    w.Key("BackupExpiryDateTime");
+    WriteSeconds(w, b.created_ms + store::kSystemBackupRetentionMs);
+  }
 }
 
 void WriteBackupDetails(Writer& w, const RequestContext& ctx, const BackupInfo& b,
@@ -289,18 +294,9 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                   return Error::Make(ErrorType::kTableNotFound, "Table not found: " + table_name);
                 }
                 FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(tx, *t));
-                BackupInfo b;
-                b.account = t->account;
-                b.id = id;
-                b.name = *name;
-                b.created_ms = now_ms;
-                b.table_name = t->name;
-                b.table_id = t->id;
-                b.table_uuid = t->uuid;
-                b.table_created_ms = t->creation_ms;
-                b.table_item_count = counts.table;
-                store::WriteBackup(tx, b);
-                tx.Set(store::BackupTableKey(b.id), store::EncodeTableInfo(*t));
+                BackupInfo b = store::NewBackupRecord(*t, id, *name, store::BackupType::kUser,
+                                                      now_ms, counts.table);
+                store::StartBackup(tx, b, *t);
                 return b;
               }));
   Wake(s);
@@ -342,6 +338,13 @@ Result<std::string> DeleteBackup(Services& s, const RequestContext& ctx, const V
                   if (!still) return *deleted;
                 }
                 FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
+                if (b.type == store::BackupType::kSystem) {
+                  return Error::Validation(
+                      "Invalid Request: User is not allowed to delete the system backup with "
+                      "arn " +
+                      ref.arn + ". It will automatically expire on " +
+                      Iso8601Millis(b.created_ms + store::kSystemBackupRetentionMs));
+                }
                 if (b.status == store::BackupStatus::kCreating) {
                   return Error::Make(ErrorType::kBackupInUse,
                                      "Backup is being created: " + ref.arn);

@@ -18,6 +18,7 @@
 #include "api/table_request.h"
 #include "api/table_rules.h"
 #include "kv/run.h"
+#include "store/backups.h"
 #include "store/item_counts.h"
 #include "store/streams.h"
 
@@ -53,6 +54,21 @@ Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const 
   return DescriptionResponse("Table", ctx, *d.table, d.table->status, &d.counts);
 }
 
+// DynamoDB's backup of a deleted table with point-in-time recovery (store/backups.h): started in
+// the drop's transaction, which holds the table's data from the purge until the backup worker
+// has copied it (workers/backups.h).
+Status StartDeletedTableBackup(kv::Transaction& txn, const TableInfo& t, int64_t now_ms) {
+  FDYNO_ASSIGN_OR_RETURN(store::ItemCounts counts, store::ReadItemCounts(txn, t));
+  std::string id = store::SystemBackupId(now_ms);
+  FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> taken, store::ReadBackup(txn, id));
+  if (taken) id = store::NewBackupId(now_ms);  // another table's, deleted in the same ms
+  store::StartBackup(txn,
+                     store::NewBackupRecord(t, id, store::DeletedTableBackupName(t.name),
+                                            store::BackupType::kSystem, now_ms, counts.table),
+                     t);
+  return Status::Ok();
+}
+
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
   std::shared_ptr<const TableInfo> seen;  // what the latest attempt dropped
@@ -73,13 +89,17 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                       "Resource cannot be deleted as it is currently protected against deletion. "
                       "Disable deletion protection first.");
                 }
-                FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t));
+                FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t, /*hold=*/t->pitr.enabled));
+                if (t->pitr.enabled) {
+                  FDYNO_RETURN_IF_ERROR(StartDeletedTableBackup(txn, *t, s.clock->WallMillis()));
+                }
                 seen = t;
                 // Its stream stays readable for 24 hours, closed.
                 FDYNO_RETURN_IF_ERROR(store::SyncStream(txn, t.get(), nullptr, s.stream_slots,
                                                         s.clock->WallMillis()));
                 return t;
               }));
+  if (dropped->pitr.enabled && s.wake_backups) s.wake_backups();
   spdlog::info("deleted table {} (id {}, account {})", name, dropped->id, ctx.account_id);
   // The data goes in the background: the drop made it unreachable, removing it is housekeeping.
   if (s.wake_purge) s.wake_purge();

@@ -192,6 +192,37 @@ std::string NewBackupId(int64_t now_ms) {
   return buf;
 }
 
+std::string SystemBackupId(int64_t now_ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%014lld-00000000", static_cast<long long>(now_ms));
+  return buf;
+}
+
+std::string DeletedTableBackupName(std::string_view table) {
+  return std::string(table) + "$DeletedTableBackup";
+}
+
+BackupInfo NewBackupRecord(const TableInfo& t, std::string id, std::string name, BackupType type,
+                           int64_t now_ms, int64_t item_count) {
+  BackupInfo b;
+  b.account = t.account;
+  b.id = std::move(id);
+  b.name = std::move(name);
+  b.type = type;
+  b.created_ms = now_ms;
+  b.table_name = t.name;
+  b.table_id = t.id;
+  b.table_uuid = t.uuid;
+  b.table_created_ms = t.creation_ms;
+  b.table_item_count = item_count;
+  return b;
+}
+
+void StartBackup(kv::Transaction& tx, const BackupInfo& b, const TableInfo& t) {
+  WriteBackup(tx, b);
+  tx.Set(BackupTableKey(b.id), EncodeTableInfo(t));
+}
+
 bool IsBackupId(std::string_view id) {
   if (id.size() != 14 + 1 + 8 || id[14] != '-') return false;
   for (size_t i = 0; i < id.size(); ++i) {

@@ -76,6 +76,20 @@ Result<BackupInfo> DecodeBackupInfo(std::string_view bytes);
 
 // A new backup id for a backup created at `now_ms`, with 32 random bits.
 std::string NewBackupId(int64_t now_ms);
+// The id DynamoDB gives the backup it makes of a deleted table: "<ms>-00000000".
+std::string SystemBackupId(int64_t now_ms);
+
+// DynamoDB's backup of a table with point-in-time recovery that is deleted: a SYSTEM backup
+// named "<table>$DeletedTableBackup", kept 35 days (BackupExpiryDateTime), then removed.
+inline constexpr int64_t kSystemBackupRetentionMs = int64_t{35} * 86'400'000;
+std::string DeletedTableBackupName(std::string_view table);
+
+// The record of a new backup `id` of table `t` (CREATING), made at `now_ms` when the table held
+// `item_count` items.
+BackupInfo NewBackupRecord(const TableInfo& t, std::string id, std::string name, BackupType type,
+                           int64_t now_ms, int64_t item_count);
+// Stores `b` with its table's record `t`, for the backup worker to fill.
+void StartBackup(kv::Transaction& tx, const BackupInfo& b, const TableInfo& t);
 // Whether `id` has a backup id's shape.
 bool IsBackupId(std::string_view id);
 
@@ -150,7 +164,7 @@ struct RestoreJob {
   int64_t chunks = 0;      // chunks of the backup
   int64_t next_chunk = 0;  // the cursor: the first item not yet written
   int64_t next_item = 0;
-  int64_t items = 0;  // items written so far
+  int64_t items = 0;                                  // items written so far
   std::string account = std::string(kSharedAccount);  // the restored table's
   bool operator==(const RestoreJob&) const = default;
 };

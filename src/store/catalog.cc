@@ -43,6 +43,7 @@ enum class CatalogPart : int64_t {
   kTableByAccount = 5,  // (1, 5, account, name) -> table record
   kFormat = 6,          // (1, 6) -> catalog format version, one byte
   kPolicies = 7,        // (1, 7, table_id, slot) -> resource policy (store/policies.h)
+  kPurgeHold = 8,       // (1, 8, table_id) -> empty: the dropped table's purge waits
 };
 
 int64_t Part(CatalogPart p) { return static_cast<int64_t>(p); }
@@ -803,6 +804,9 @@ std::string Catalog::PolicyKey(int64_t table_id, std::string_view slot) {
 std::string Catalog::PendingPurgeKey(int64_t table_id) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kPendingPurge), table_id});
 }
+std::string Catalog::PurgeHoldKey(int64_t table_id) {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kPurgeHold), table_id});
+}
 std::string Catalog::NextTableIdKey() {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kNextTableId)});
 }
@@ -986,15 +990,20 @@ Status Catalog::Update(kv::Transaction& txn, const TableInfo& info) {
   return Status::Ok();
 }
 
-Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info) {
+Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info, bool hold) {
   txn.Clear(TableKey(info.account, info.name));
   txn.Clear(TagsKey(info.id));
   auto [policies_begin, policies_end] =
       layout::Catalog().Range(kv::Tuple{Part(CatalogPart::kPolicies), info.id});
   txn.ClearRange(policies_begin, policies_end);
   txn.Set(PendingPurgeKey(info.id), std::string(1, static_cast<char>(kPurgeMarkerVersion)));
+  if (hold) txn.Set(PurgeHoldKey(info.id), "");
   BumpVersion(txn);
   return Status::Ok();
+}
+
+void Catalog::ReleaseDropped(kv::Transaction& txn, int64_t table_id) {
+  txn.Clear(PurgeHoldKey(table_id));
 }
 
 Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view account,
@@ -1089,7 +1098,9 @@ Result<int> Catalog::PurgeDropped(kv::Database& db, const LeaseOptions& lease,
         for (const auto& kv : r.kvs) {
           FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, pending.Unpack(kv.key));
           FDYNO_ASSIGN_OR_RETURN(int64_t id, t.GetInt(0));
-          out.push_back(id);
+          // A held purge waits (written with the marker, so seen with it).
+          FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> held, txn.Get(PurgeHoldKey(id)));
+          if (!held) out.push_back(id);
         }
         return out;
       }));

@@ -344,7 +344,10 @@ class Catalog {
   Status Update(kv::Transaction& txn, const TableInfo& info);
   // Removes the table from the catalog, with its tags, and records its id as pending purge;
   // its data is removed afterwards by PurgeDropped. The name is free once this commits.
-  Status Drop(kv::Transaction& txn, const TableInfo& info);
+  // `hold`: the purge waits until ReleaseDropped (a backup is still to read the data).
+  Status Drop(kv::Transaction& txn, const TableInfo& info, bool hold = false);
+  // Lets PurgeDropped remove the data of dropped table `table_id` that Drop held.
+  static void ReleaseDropped(kv::Transaction& txn, int64_t table_id);
 
   // The table names of `account` in order after `exclusive_start` (all when empty), at most
   // `limit`.
@@ -384,6 +387,8 @@ class Catalog {
   // (store/policies.h). Drop removes every slot of the table.
   static std::string PolicyKey(int64_t table_id, std::string_view slot);
   static std::string PendingPurgeKey(int64_t table_id);
+  // Present while the purge of dropped table `table_id` is held (Drop's `hold`).
+  static std::string PurgeHoldKey(int64_t table_id);
   static std::string NextTableIdKey();
 
  private:

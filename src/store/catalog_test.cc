@@ -199,6 +199,32 @@ TEST_P(CatalogTest, DropFreesNameAndRecreateGetsFreshIdAndNoOldData) {
   EXPECT_EQ(*small_batches.PurgeDropped(*db_), 0);
 }
 
+// A drop that holds its data (a backup of the deleted table is still to read it) is left by the
+// purge until released.
+TEST_P(CatalogTest, HeldDropIsPurgedOnlyOnceReleased) {
+  Catalog catalog;
+  auto t = Create(catalog, SimpleTable("held"));
+  ASSERT_TRUE(t.ok());
+  const int64_t id = (*t)->id;
+  ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+                txn.Set(layout::Items(id).Pack(kv::Tuple{1}), "v");
+                return catalog.Drop(txn, **t, /*hold=*/true);
+              }).ok());
+  auto item = [&]() {
+    return *Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return txn.Get(layout::Items(id).Pack(kv::Tuple{1}));
+    });
+  };
+  EXPECT_EQ(*catalog.PurgeDropped(*db_), 0);
+  EXPECT_TRUE(item().has_value());
+  ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+                Catalog::ReleaseDropped(txn, id);
+                return Status::Ok();
+              }).ok());
+  EXPECT_EQ(*catalog.PurgeDropped(*db_), 1);
+  EXPECT_FALSE(item().has_value());
+}
+
 TEST_P(CatalogTest, CacheIsInvalidatedByAnotherCatalogsChange) {
   Catalog a;
   Catalog b;

@@ -84,6 +84,12 @@ Result<std::pair<Claim, store::BackupInfo>> ClaimBackup(kv::Database& db, const 
   });
 }
 
+// A backup of a deleted table (SYSTEM) holds the table's data from the purge until it is made
+// or abandoned.
+void ReleaseDeletedTable(kv::Transaction& tx, const store::BackupInfo& b) {
+  if (b.type == store::BackupType::kSystem) store::Catalog::ReleaseDropped(tx, b.table_id);
+}
+
 // Writes one chunk and the progress after it; `last` also marks the backup AVAILABLE. False when
 // this process no longer owns the backup (nothing written).
 Result<bool> WriteChunkStep(kv::Database& db, const store::BackupInfo& mine,
@@ -104,7 +110,10 @@ Result<bool> WriteChunkStep(kv::Database& db, const store::BackupInfo& mine,
     if (chunk.items() > 0) store::WriteChunk(tx, mine.id, after.chunks - 1, chunk);
     info->progress = after;
     info->progress.heartbeat_ms = ClockOf(options)->WallMillis();
-    if (last) info->status = store::BackupStatus::kAvailable;
+    if (last) {
+      info->status = store::BackupStatus::kAvailable;
+      ReleaseDeletedTable(tx, *info);
+    }
     store::WriteBackup(tx, *info);
     return true;
   });
@@ -115,6 +124,7 @@ Status AbandonBackup(kv::Database& db, const std::string& id, const BackupWorker
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
     FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> info, store::ReadBackup(tx, id));
     if (!info || info->progress.owner != options.owner) return Status::Ok();
+    ReleaseDeletedTable(tx, *info);
     store::DeleteBackupRecord(tx, id);
     return Status::Ok();
   });
@@ -127,11 +137,14 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
                                          const BackupWorkerOptions& options,
                                          std::optional<Unmakeable>* unmakeable) {
   SnapshotReader reader(db);
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         reader.FindTable(catalog, mine.account, mine.table_name));
-  if (!table || table->id != mine.table_id) {
-    *unmakeable = Unmakeable{"its table was deleted before it started"};
-    return std::optional<int64_t>();
+  // A SYSTEM backup is of a dropped table whose data its drop holds; nothing writes it.
+  if (mine.type != store::BackupType::kSystem) {
+    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
+                           reader.FindTable(catalog, mine.account, mine.table_name));
+    if (!table || table->id != mine.table_id) {
+      *unmakeable = Unmakeable{"its table was deleted before it started"};
+      return std::optional<int64_t>();
+    }
   }
   auto [begin, end] = store::layout::Items(mine.table_id).Range();
   store::BackupProgress progress = mine.progress;
@@ -366,7 +379,9 @@ Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
     std::vector<std::string> backups;
     std::vector<int64_t> restores;
     std::vector<std::string> purges;
+    std::vector<std::string> expired;  // SYSTEM backups past their retention
   };
+  const int64_t now_ms = ClockOf(options)->WallMillis();
   kv::RunOptions ro;
   ro.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(
@@ -376,6 +391,10 @@ Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
                                store::ListBackupRecords(tx, "", 0));
         for (const store::BackupInfo& b : backups) {
           if (b.status == store::BackupStatus::kCreating) w.backups.push_back(b.id);
+          if (b.type == store::BackupType::kSystem && b.status == store::BackupStatus::kAvailable &&
+              now_ms >= b.created_ms + store::kSystemBackupRetentionMs) {
+            w.expired.push_back(b.id);
+          }
         }
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::RestoreJob> jobs, store::ListRestoreJobs(tx));
         for (const store::RestoreJob& j : jobs) w.restores.push_back(j.table_id);
@@ -405,6 +424,15 @@ Result<BackupStats> RunBackupPass(kv::Database& db, store::Catalog& catalog,
       continue;
     }
     add(*r);
+  }
+  for (const std::string& id : work.expired) {
+    FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+      FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b, store::ReadBackup(tx, id));
+      if (b) store::DeleteBackupRecord(tx, id);
+      return Status::Ok();
+    }));
+    spdlog::info("system backup {} expired and was removed", id);
+    work.purges.push_back(id);
   }
   for (const std::string& id : work.purges) {
     for (bool finished = false; !finished && !StopRequested(options.stop);) {

@@ -156,15 +156,8 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
     const std::string id = store::NewBackupId(Clock::Real()->WallMillis());
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
       FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, table_name));
-      store::BackupInfo b;
-      b.id = id;
-      b.name = "b";
-      b.created_ms = 1;
-      b.table_name = t->name;
-      b.table_id = t->id;
-      b.table_uuid = t->uuid;
-      store::WriteBackup(tx, b);
-      tx.Set(store::BackupTableKey(id), store::EncodeTableInfo(*t));
+      store::StartBackup(tx, store::NewBackupRecord(*t, id, "b", store::BackupType::kUser, 1, 0),
+                         *t);
       return Status::Ok();
     });
     EXPECT_TRUE(st.ok()) << st.error().message;
@@ -259,6 +252,45 @@ TEST_P(BackupsTest, BackupThenRestoreEqualsTheSource) {
   EXPECT_FALSE(copy->restore->in_progress);
   EXPECT_EQ(Contents(copy->id), Contents(Table("src")->id));
   EXPECT_GT(Contents(copy->id).size(), 400u);
+}
+
+// What DeleteTable does to a table with point-in-time recovery: the drop holds the data for the
+// SYSTEM backup, which copies it from the dropped table, releases it to the purge, and is removed
+// once its 35 days are over.
+TEST_P(BackupsTest, ADeletedTablesSystemBackupHoldsItsDataThenExpires) {
+  SCOPED_TRACE("FDYNO_SEED=" + std::to_string(seed_));
+  CreateTable(SourceTable());
+  for (int i = 0; i < 100; ++i) Write("src", RandomItem(), false);
+  const auto source = Table("src");
+  const auto before = Contents(source->id);
+  const int64_t now_ms = Clock::Real()->WallMillis();
+  const std::string id = store::SystemBackupId(now_ms);
+  ASSERT_TRUE(kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
+                FDYNO_RETURN_IF_ERROR(catalog_.Drop(tx, *source, /*hold=*/true));
+                store::StartBackup(tx,
+                                   store::NewBackupRecord(*source, id, "src$DeletedTableBackup",
+                                                          store::BackupType::kSystem, now_ms, 0),
+                                   *source);
+                return Status::Ok();
+              }).ok());
+  EXPECT_EQ(*catalog_.PurgeDropped(*db_), 0);  // held
+  auto pass = RunBackupPass(*db_, catalog_, options_);
+  ASSERT_TRUE(pass.ok()) << pass.error().message;
+  EXPECT_EQ(pass->backups_completed, 1);
+  EXPECT_EQ(Backup(id)->status, store::BackupStatus::kAvailable);
+  EXPECT_EQ(*catalog_.PurgeDropped(*db_), 1);  // released by the backup
+  EXPECT_TRUE(Contents(source->id).empty());
+  StartRestore(id, "copy");
+  ASSERT_TRUE(RunBackupPass(*db_, catalog_, options_).ok());
+  EXPECT_EQ(Contents(Table("copy")->id), before);
+
+  ManualClock later(now_ms + store::kSystemBackupRetentionMs - 1);
+  options_.clock = &later;
+  ASSERT_TRUE(RunBackupPass(*db_, catalog_, options_).ok());
+  EXPECT_TRUE(Backup(id));
+  later.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(RunBackupPass(*db_, catalog_, options_).ok());
+  EXPECT_FALSE(Backup(id));
 }
 
 TEST_P(BackupsTest, BackupAndRestoreThroughInjectedFaultsAreExact) {

@@ -398,3 +398,77 @@ def test_sigkill_during_backup_and_restore(tmp_path):
     assert scan(ddb, "k_copy", "by_g") == scan(ddb, "k_src", "by_g")
     assert scan(ddb, "k_copy", "by_l") == scan(ddb, "k_src", "by_l")
     fourth.stop()
+
+
+def enable_pitr(ddb, name):
+    ddb.update_continuous_backups(
+        TableName=name,
+        PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+
+
+def system_backups(ddb, table):
+    return ddb.list_backups(TableName=table, BackupType="SYSTEM")["BackupSummaries"]
+
+
+def test_deleting_a_table_with_point_in_time_recovery_keeps_a_system_backup(server):
+    # DynamoDB keeps a SYSTEM backup "<table>$DeletedTableBackup" of a deleted table that had
+    # point-in-time recovery, for 35 days; it cannot be deleted, and restores like any backup.
+    ddb = server.client()
+    create(ddb, "sys_src")
+    load(ddb, "sys_src", 300)
+    enable_pitr(ddb, "sys_src")
+    items = scan(ddb, "sys_src")
+    create(ddb, "sys_plain")
+    for name in ("sys_src", "sys_plain"):
+        ddb.delete_table(TableName=name)
+    assert system_backups(ddb, "sys_plain") == []
+    [summary] = system_backups(ddb, "sys_src")
+    arn = summary["BackupArn"]
+    assert summary["BackupName"] == "sys_src$DeletedTableBackup"
+    assert summary["BackupType"] == "SYSTEM" and summary["TableName"] == "sys_src"
+    assert arn.endswith("-00000000")
+    created = summary["BackupCreationDateTime"].timestamp()
+    assert summary["BackupExpiryDateTime"].timestamp() == pytest.approx(created + 35 * 86400)
+    assert ddb.list_backups(TableName="sys_src")["BackupSummaries"] == []  # USER only
+    assert [b["BackupArn"] for b in
+            ddb.list_backups(TableName="sys_src", BackupType="ALL")["BackupSummaries"]] == [arn]
+    wait(lambda: backup_status(ddb, arn) == "AVAILABLE", "the system backup")
+    details = ddb.describe_backup(BackupArn=arn)["BackupDescription"]["BackupDetails"]
+    assert details["BackupType"] == "SYSTEM" and "BackupExpiryDateTime" in details
+    code, message = error(lambda: ddb.delete_backup(BackupArn=arn))
+    assert code == "ValidationException"
+    prefix = (f"Invalid Request: User is not allowed to delete the system backup with arn {arn}. "
+              "It will automatically expire on ")
+    assert message.startswith(prefix), message
+    ddb.restore_table_from_backup(TargetTableName="sys_back", BackupArn=arn)
+    wait(lambda: table_status(ddb, "sys_back") == "ACTIVE", "the restore")
+    assert scan(ddb, "sys_back") == items
+    assert len(scan(ddb, "sys_back", "by_g")) == sum("g" in i for i in items)
+
+
+def test_system_backup_survives_a_kill_while_the_table_data_waits(tmp_path):
+    # The deleted table's data is held from the purge until its SYSTEM backup is made, also
+    # across a kill in the middle of the backup.
+    first = Server(tmp_path, [], env={"FDYNO_TEST_BACKUP_PAUSE_AFTER": "1"}).wait_ready()
+    ddb = first.client()
+    create(ddb, "sk_src")
+    load(ddb, "sk_src", 2500, payload=1500)  # about 4 MB: several chunks
+    enable_pitr(ddb, "sk_src")
+    items = scan(ddb, "sk_src")
+    ddb.delete_table(TableName="sk_src")
+    wait(lambda: paused(first), "the worker to pause")
+    time.sleep(1.5)  # the purge worker runs meanwhile
+    [summary] = system_backups(ddb, "sk_src")
+    assert backup_status(ddb, summary["BackupArn"]) == "CREATING"
+    kill(first)
+
+    second = Server(tmp_path, []).wait_ready()
+    ddb = second.client()
+    arn = summary["BackupArn"]
+    wait(lambda: backup_status(ddb, arn) == "AVAILABLE", "the backup after a restart")
+    d = ddb.describe_backup(BackupArn=arn)["BackupDescription"]
+    assert d["SourceTableDetails"]["ItemCount"] == 2500
+    ddb.restore_table_from_backup(TargetTableName="sk_back", BackupArn=arn)
+    wait(lambda: table_status(ddb, "sk_back") == "ACTIVE", "the restore")
+    assert scan(ddb, "sk_back") == items
+    second.stop()
