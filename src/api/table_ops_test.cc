@@ -410,6 +410,10 @@ TEST_F(TableOpsTest, ThroughputDecreasesAreLimitedPerUtcDay) {
            " Coordinated Universal Time. Next decrease can be made at " + next +
            " Coordinated Universal Time";
   };
+  auto decreases = [&] {
+    auto t = Call("DescribeTable", R"({"TableName":"dec"})");
+    return (*t)["Table"]["ProvisionedThroughput"]["NumberOfDecreasesToday"].GetInt64();
+  };
   for (int read = 9; read >= 6; --read) ASSERT_TRUE(Call("UpdateTable", table(read, 10)).ok());
   // The clock reads Tuesday, 2023-11-14 22:13:20 UTC.
   const std::string fifth = limited(4, "Tuesday, November 14, 2023 at 10:13:20 PM",
@@ -425,16 +429,17 @@ TEST_F(TableOpsTest, ThroughputDecreasesAreLimitedPerUtcDay) {
   EXPECT_EQ(ErrorOf("UpdateTable", table(4, 20), ErrorType::kLimitExceeded),
             limited(5, "Tuesday, November 14, 2023 at 11:13:20 PM",
                     "Wednesday, November 15, 2023 at 12:00:00 AM"));
-  auto d = Call("DescribeTable", R"({"TableName":"dec"})");
-  EXPECT_EQ((*d)["Table"]["ProvisionedThroughput"]["NumberOfDecreasesToday"].GetInt64(), 5);
+  EXPECT_EQ(decreases(), 5);
   // The index's own budget is untouched.
   ASSERT_TRUE(Call("UpdateTable",
                    R"({"TableName":"dec","GlobalSecondaryIndexUpdates":[{"Update":{)"
                    R"("IndexName":"gix","ProvisionedThroughput":{"ReadCapacityUnits":9,)"
                    R"("WriteCapacityUnits":10}}}]})")
                   .ok());
-  clock_.Advance(std::chrono::seconds(2800));  // 2023-11-15 00:00:00
+  clock_.Advance(std::chrono::seconds(2800));  // 2023-11-15 00:00:00: the count starts again
+  EXPECT_EQ(decreases(), 0);
   ASSERT_TRUE(Call("UpdateTable", table(4, 20)).ok());
+  EXPECT_EQ(decreases(), 1);
 }
 
 TEST_F(TableOpsTest, Tags) {

@@ -37,28 +37,6 @@ void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
   w.EndArray();
 }
 
-namespace {
-
-void WriteThroughput(Writer& w, const store::Throughput& t) {
-  w.StartObject();
-  if (t.last_increase_ms != 0) {
-    w.Key("LastIncreaseDateTime");
-    WriteSeconds(w, t.last_increase_ms);
-  }
-  if (t.last_decrease_ms != 0) {
-    w.Key("LastDecreaseDateTime");
-    WriteSeconds(w, t.last_decrease_ms);
-  }
-  w.Key("NumberOfDecreasesToday");
-  w.Int64(t.number_of_decreases_today);
-  w.Key("ReadCapacityUnits");
-  w.Int64(t.read_capacity_units);
-  w.Key("WriteCapacityUnits");
-  w.Int64(t.write_capacity_units);
-  w.EndObject();
-}
-
-// OnDemandThroughput, when either maximum is set.
 void WriteOnDemand(Writer& w, const store::OnDemandLimits& limits) {
   if (!limits.set()) return;
   w.Key("OnDemandThroughput");
@@ -74,6 +52,34 @@ void WriteOnDemand(Writer& w, const store::OnDemandLimits& limits) {
   w.EndObject();
 }
 
+int64_t DecreasesToday(const store::Throughput& t, int64_t now_ms) {
+  constexpr int64_t kDayMs = 86'400'000;
+  const bool today = t.last_decrease_ms != 0 && t.last_decrease_ms / kDayMs == now_ms / kDayMs;
+  return today ? t.number_of_decreases_today : 0;
+}
+
+namespace {
+
+void WriteThroughput(Writer& w, const store::Throughput& t, int64_t now_ms) {
+  w.StartObject();
+  if (t.last_increase_ms != 0) {
+    w.Key("LastIncreaseDateTime");
+    WriteSeconds(w, t.last_increase_ms);
+  }
+  if (t.last_decrease_ms != 0) {
+    w.Key("LastDecreaseDateTime");
+    WriteSeconds(w, t.last_decrease_ms);
+  }
+  w.Key("NumberOfDecreasesToday");
+  w.Int64(DecreasesToday(t, now_ms));
+  w.Key("ReadCapacityUnits");
+  w.Int64(t.read_capacity_units);
+  w.Key("WriteCapacityUnits");
+  w.Int64(t.write_capacity_units);
+  w.EndObject();
+}
+
+// OnDemandThroughput, when either maximum is set.
 void WriteWarm(Writer& w, const store::WarmThroughput& warm, bool updating) {
   w.Key("WarmThroughput");
   w.StartObject();
@@ -281,7 +287,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     WriteSeconds(w, t.creation_ms);
   }
   w.Key("ProvisionedThroughput");
-  WriteThroughput(w, t.throughput);
+  WriteThroughput(w, t.throughput, ctx.clock->WallMillis());
   w.Key("TableSizeBytes");
   w.Int64(0);
   w.Key("ItemCount");
@@ -345,7 +351,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
         w.Bool(i.backfilling);
       }
       w.Key("ProvisionedThroughput");
-      WriteThroughput(w, i.throughput);
+      WriteThroughput(w, i.throughput, ctx.clock->WallMillis());
       WriteOnDemand(w, i.on_demand);
       w.Key("IndexSizeBytes");
       w.Int64(0);

@@ -25,6 +25,12 @@ void WriteKeySchema(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::
 std::string_view StreamViewTypeText(store::StreamViewType v);
 // A projection as DynamoDB's Projection ({"ProjectionType": ..., "NonKeyAttributes": [...]}).
 void WriteProjection(rapidjson::Writer<rapidjson::StringBuffer>& w, const store::Projection& p);
+// The member OnDemandThroughput of `limits`, when either is set.
+void WriteOnDemand(rapidjson::Writer<rapidjson::StringBuffer>& w,
+                   const store::OnDemandLimits& limits);
+// NumberOfDecreasesToday of throughput `t` at `now_ms`: the decreases of the current UTC day
+// (DynamoDB's count starts again at midnight).
+int64_t DecreasesToday(const store::Throughput& t, int64_t now_ms);
 // The KMSMasterKeyArn DynamoDB shows for the KMS key `key_id` (an ARN, an alias, a key id, or
 // empty: DynamoDB's own key for the account).
 std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id);

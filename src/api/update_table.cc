@@ -195,7 +195,7 @@ Status CheckGsiUpdateActions(const std::vector<GsiUpdateIn>& updates) {
 Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
                         bool gsi_create_delete) {
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
-  const bool iops = r.throughput || r.billing_mode;
+  const bool iops = r.throughput || r.billing_mode || r.on_demand;
   const int kinds = int{iops} + int{r.stream.has_value()} + int{gsi || vector_changes > 0} +
                     int{r.sse.has_value()} + int{r.table_class.has_value()} +
                     int{r.deletion_protection.has_value()} + int{r.replica_updates != nullptr} +
@@ -284,8 +284,9 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   if (r.gsi_updates && r.gsi_updates->empty()) {
     return Invalid("List of GlobalSecondaryIndexUpdates is empty");
   }
-  if (r.on_demand && (r.throughput || r.stream || gsi || r.sse || r.replica_updates ||
-                      r.deletion_protection || r.table_class || r.warm || vector_changes != 0)) {
+  // Beside SSE, TableClass or DeletionProtection, DynamoDB names those (CheckChangeKinds).
+  if (r.on_demand && !r.sse && !r.table_class && !r.deletion_protection &&
+      (r.throughput || r.stream || gsi || r.replica_updates || r.warm || vector_changes != 0)) {
     return Invalid(
         "OnDemandThroughput can only be combined with BillingMode in an UpdateTable "
         "request");
@@ -321,16 +322,11 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   return Status::Ok();
 }
 
-bool SameUtcDay(int64_t a_ms, int64_t b_ms) { return a_ms / 86'400'000 == b_ms / 86'400'000; }
-
 // Applies a throughput change, keeping DynamoDB's increase/decrease bookkeeping.
 void ChangeThroughput(store::Throughput& t, int64_t read, int64_t write, int64_t now_ms) {
   if (read > t.read_capacity_units || write > t.write_capacity_units) t.last_increase_ms = now_ms;
   if (read < t.read_capacity_units || write < t.write_capacity_units) {
-    t.number_of_decreases_today =
-        (t.last_decrease_ms != 0 && SameUtcDay(t.last_decrease_ms, now_ms))
-            ? t.number_of_decreases_today + 1
-            : 1;
+    t.number_of_decreases_today = DecreasesToday(t, now_ms) + 1;
     t.last_decrease_ms = now_ms;
   }
   t.read_capacity_units = read;
@@ -344,8 +340,8 @@ Status CheckDecreaseBudget(const store::Throughput& t, const ThroughputIn& wante
   constexpr int64_t kIntervalMs = 3'600'000;
   const bool decrease =
       *wanted.read < t.read_capacity_units || *wanted.write < t.write_capacity_units;
-  if (!decrease || t.last_decrease_ms == 0 || !SameUtcDay(t.last_decrease_ms, now_ms) ||
-      t.number_of_decreases_today < kFreeDecreases || now_ms >= t.last_decrease_ms + kIntervalMs) {
+  if (!decrease || DecreasesToday(t, now_ms) < kFreeDecreases ||
+      now_ms >= t.last_decrease_ms + kIntervalMs) {
     return Status::Ok();
   }
   const int64_t midnight = (t.last_decrease_ms / 86'400'000 + 1) * 86'400'000;
@@ -635,7 +631,7 @@ Status PlanSse(Plan& p) {
     }
     p.t.sse = {true, key};
   }
-  p.updating = true;
+  // The table stays ACTIVE: only its SSEDescription says UPDATING (ResponseOf).
   return Status::Ok();
 }
 
@@ -707,12 +703,14 @@ Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& curren
         current.name + " Indexes: [" + names + "]");
   }
   if (r.gsi_updates) {
+    // An Update, a second Delete, or a Create of the same name, of an index being deleted.
     for (const GsiUpdateIn& u : *r.gsi_updates) {
-      if (u.has_update &&
-          std::find(deleting.begin(), deleting.end(), *u.update_name) != deleting.end()) {
+      const std::optional<std::string>& name =
+          u.has_update ? u.update_name : (u.has_delete ? u.delete_name : u.create_name);
+      if (name && std::find(deleting.begin(), deleting.end(), *name) != deleting.end()) {
         return Error::ResourceInUse(
             "Attempt to change a resource which is still in use: Index is being deleted. Table: " +
-            current.name + " Index: " + *u.update_name);
+            current.name + " Index: " + *name);
       }
     }
   }

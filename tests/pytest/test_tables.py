@@ -874,10 +874,10 @@ def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
         return r.json()["message"]
 
     # Only alone (or with BillingMode), only at least 1 (-1 clears), only for on-demand tables.
+    # Beside deletion protection DynamoDB names the latter (recorded in 2026).
     assert refused("UpdateTable", {"TableName": name, "DeletionProtectionEnabled": True,
                                    "OnDemandThroughput": {"MaxReadRequestUnits": 10}}) == (
-        INVALID + "OnDemandThroughput can only be combined with BillingMode in an UpdateTable "
-        "request")
+        INVALID + "DeletionProtection modification must be the only operation in the request")
     assert refused("UpdateTable", {"TableName": name,
                                    "OnDemandThroughput": {"MaxReadRequestUnits": 0}}) == (
         INVALID + "Requested MaxReadRequestUnits for OnDemandThroughput for table is outside of "
@@ -943,11 +943,11 @@ def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
         "STANDARD_INFREQUENT_ACCESS")
 
     r = ddb.update_table(TableName=name, SSESpecification={"Enabled": True})["TableDescription"]
-    assert r["SSEDescription"] == {"Status": "UPDATING"}
+    assert r["SSEDescription"] == {"Status": "UPDATING"} and r["TableStatus"] == "ACTIVE"
     enabled = ddb.describe_table(TableName=name)["Table"]["SSEDescription"]
     assert enabled["Status"] == "ENABLED"
     r = ddb.update_table(TableName=name, SSESpecification={"Enabled": False})["TableDescription"]
-    assert r["SSEDescription"] == dict(enabled, Status="UPDATING")
+    assert r["SSEDescription"] == dict(enabled, Status="UPDATING") and r["TableStatus"] == "ACTIVE"
     assert "SSEDescription" not in ddb.describe_table(TableName=name)["Table"]
 
     r = ddb.update_table(TableName=name, StreamSpecification={
@@ -980,11 +980,15 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
     assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still in "
                         f"use: Can't change table IOPS when an index is being deleted. Table: {other} "
                         "Indexes: [old]")
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[
-            {"Update": {"IndexName": "old", "ProvisionedThroughput": units}}])
-    assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still in "
-                        f"use: Index is being deleted. Table: {other} Index: old")
+    # An Update, a second Delete, or a Create of the same name, of the index being deleted.
+    defs = {"AttributeDefinitions": [{"AttributeName": "h", "AttributeType": "S"}]}
+    for change, extra in (({"Update": {"IndexName": "old", "ProvisionedThroughput": units}}, {}),
+                          ({"Delete": {"IndexName": "old"}}, {}),
+                          ({"Create": dict(new_index["Create"], IndexName="old")}, defs)):
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[change], **extra)
+        assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still "
+                            f"in use: Index is being deleted. Table: {other} Index: old"), change
 
 
 def test_attribute_definitions_are_listed_by_name_and_pruned_with_their_index(ddb):
