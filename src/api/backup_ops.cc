@@ -16,6 +16,7 @@
 #include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
+#include "api/ttl_ops.h"
 #include "base/time_text.h"
 #include "kv/run.h"
 #include "store/backups.h"
@@ -190,6 +191,7 @@ void WriteSourceTableDetails(Writer& w, const RequestContext& ctx, const BackupI
   WriteSeconds(w, b.table_created_ms);
   w.Key("ProvisionedThroughput");
   WriteUnits(w, t.throughput);
+  WriteOnDemand(w, t.on_demand);
   w.Key("ItemCount");
   w.Int64(available ? b.progress.items : b.table_item_count);
   w.Key("BillingMode");
@@ -218,6 +220,7 @@ void WriteSourceTableFeatureDetails(Writer& w, const RequestContext& ctx, const 
       WriteIndexKeyAndProjection(w, i);
       w.Key("ProvisionedThroughput");
       WriteUnits(w, i.throughput);
+      WriteOnDemand(w, i.on_demand);
       w.EndObject();
     }
     w.EndArray();
@@ -234,11 +237,10 @@ void WriteSourceTableFeatureDetails(Writer& w, const RequestContext& ctx, const 
     w.EndObject();
   }
   if (t.ttl.status != store::TtlStatus::kDisabled) {
-    static constexpr std::string_view kTtl[] = {"DISABLED", "ENABLING", "ENABLED", "DISABLING"};
     w.Key("TimeToLiveDescription");
     w.StartObject();
     w.Key("TimeToLiveStatus");
-    Str(w, kTtl[static_cast<int>(t.ttl.status)]);
+    Str(w, TtlStatusText(t.ttl.status));
     w.Key("AttributeName");
     Str(w, t.ttl.attribute);
     w.EndObject();

@@ -16,6 +16,23 @@
 #include "store/ttl.h"
 
 namespace fdyno::api {
+
+std::string_view TtlStatusText(store::TtlStatus status) {
+  switch (status) {
+    case store::TtlStatus::kDisabled:
+      return "DISABLED";
+    case store::TtlStatus::kEnabling:
+      // DynamoDB reports ENABLED from the call on; fdyno's backfill of the expiry index for the
+      // items that existed (store/ttl.h) is its own affair.
+      return "ENABLED";
+    case store::TtlStatus::kEnabled:
+      return "ENABLED";
+    case store::TtlStatus::kDisabling:
+      return "DISABLING";
+  }
+  return "DISABLED";
+}
+
 namespace {
 
 using rapidjson::Value;
@@ -122,22 +139,6 @@ Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, con
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-std::string_view StatusName(store::TtlStatus status) {
-  switch (status) {
-    case store::TtlStatus::kDisabled:
-      return "DISABLED";
-    case store::TtlStatus::kEnabling:
-      // DynamoDB reports ENABLED from the call on; fdyno's backfill of the expiry index for the
-      // items that existed (store/ttl.h) is its own affair.
-      return "ENABLED";
-    case store::TtlStatus::kEnabled:
-      return "ENABLED";
-    case store::TtlStatus::kDisabling:
-      return "DISABLING";
-  }
-  return "DISABLED";
-}
-
 Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DescribeTimeToLive"));
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t, ReadTable(s, ctx, name));
@@ -146,7 +147,7 @@ Result<std::string> DescribeTimeToLive(Services& s, const RequestContext& ctx, c
   w.StartObject();
   w.Key("TimeToLiveDescription");
   w.StartObject();
-  const std::string_view status = StatusName(t->ttl.status);
+  const std::string_view status = TtlStatusText(t->ttl.status);
   w.Key("TimeToLiveStatus");
   w.String(status.data(), static_cast<rapidjson::SizeType>(status.size()));
   if (t->ttl.status != store::TtlStatus::kDisabled) {

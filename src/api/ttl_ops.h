@@ -11,11 +11,18 @@
 // Thread-safety: the handlers are thread-safe.
 #pragma once
 
+#include <string_view>
+
 #include "api/operation.h"
 #include "api/services.h"
+#include "store/catalog.h"
 
 namespace fdyno::api {
 
 void RegisterTtlOperations(OperationRegistry& registry, const Services& services);
+
+// The TimeToLiveStatus DynamoDB shows for `status` (DescribeTimeToLive, a backup's
+// TimeToLiveDescription).
+std::string_view TtlStatusText(store::TtlStatus status);
 
 }  // namespace fdyno::api

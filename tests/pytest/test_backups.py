@@ -472,3 +472,30 @@ def test_system_backup_survives_a_kill_while_the_table_data_waits(tmp_path):
     wait(lambda: table_status(ddb, "sk_back") == "ACTIVE", "the restore")
     assert scan(ddb, "sk_back") == items
     second.stop()
+
+
+def test_backup_records_on_demand_throughput_and_ttl_as_described(server):
+    # A backup's SourceTableDetails carries the table's OnDemandThroughput (and its indexes'),
+    # and its TimeToLiveDescription says what DescribeTimeToLive says.
+    ddb = server.client()
+    limits = {"MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 50}
+    r = raw_call(ddb, "CreateTable", {
+        "TableName": "odt_src", "BillingMode": "PAY_PER_REQUEST", "OnDemandThroughput": limits,
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "g", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [{
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"},
+            "OnDemandThroughput": {"MaxReadRequestUnits": 7}}]})
+    assert r.status_code == 200, r.text
+    ddb.update_time_to_live(TableName="odt_src", TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": "expires"})
+    ttl = ddb.describe_time_to_live(TableName="odt_src")["TimeToLiveDescription"]
+    arn = backup(ddb, "odt_src")["BackupArn"]
+    d = raw_call(ddb, "DescribeBackup", {"BackupArn": arn}).json()["BackupDescription"]
+    assert d["SourceTableDetails"]["OnDemandThroughput"] == limits
+    features = d["SourceTableFeatureDetails"]
+    assert features["GlobalSecondaryIndexes"][0]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 7}
+    assert features["TimeToLiveDescription"] == ttl
