@@ -635,9 +635,6 @@ Status PlanSse(Plan& p) {
   return Status::Ok();
 }
 
-// DynamoDB's refusals of a change while an index is being built or deleted: another index
-// creation or deletion (one at a time per table), and, while one is deleted, a throughput change
-// or an update of that index.
 // TableClass. DynamoDB allows two changes in 30 days per table; once they are spent, even a
 // re-send of the current class is refused. STANDARD on a table that never had a class changes
 // nothing (no TableClassSummary appears, nothing is spent); the response says UPDATING anyway.
@@ -684,6 +681,9 @@ Status PlanDeletionProtection(Plan& p) {
   return Status::Ok();
 }
 
+// DynamoDB's refusals of a change while an index is being built or deleted: another index
+// creation or deletion (one at a time per table), and, while one is deleted, a throughput change
+// or an update, a second deletion or a creation of the same name.
 Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& current) {
   std::vector<std::string> deleting;
   bool in_flight = false;
