@@ -323,9 +323,11 @@ Result<std::pair<TableInfo, std::vector<store::Tag>>> PlanCreateTable(const Crea
 // The account's limits on the capacity units a request asks for.
 Status CheckCapacityLimits(const CreateTableRequest& r, std::string_view region) {
   if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*r.throughput, region, {}));
+  if (r.on_demand) FDYNO_RETURN_IF_ERROR(CheckOnDemandLimit(*r.on_demand, region, {}));
   if (!r.global_indexes) return Status::Ok();
   for (const IndexIn& in : *r.global_indexes) {
     if (in.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*in.throughput, region, *in.name));
+    if (in.on_demand) FDYNO_RETURN_IF_ERROR(CheckOnDemandLimit(*in.on_demand, region, *in.name));
   }
   return Status::Ok();
 }
@@ -375,8 +377,11 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   warm.table_warm = r.warm.has_value();
   warm.index_warm = false;
   warm.table_warm_updating = true;
-  return DescriptionResponse("TableDescription", ctx, *created, store::TableStatus::kCreating,
-                             nullptr, warm);
+  // BillingModeSummary says the mode alone, without the time of the switch to on-demand.
+  TableInfo shown = *created;
+  shown.last_update_to_pay_per_request_ms = 0;
+  return DescriptionResponse("TableDescription", ctx, shown, store::TableStatus::kCreating, nullptr,
+                             warm);
 }
 
 }  // namespace fdyno::api::tables

@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -69,6 +70,20 @@ Status StartDeletedTableBackup(kv::Transaction& txn, const TableInfo& t, int64_t
   return Status::Ok();
 }
 
+// DynamoDB refuses to delete a table while one of its indexes is being created or deleted.
+Status CheckNoIndexInFlight(const TableInfo& t) {
+  const bool global = std::any_of(
+      t.global_indexes.begin(), t.global_indexes.end(),
+      [](const store::SecondaryIndex& i) { return i.status != store::IndexStatus::kActive; });
+  const bool vector = std::any_of(
+      t.vector_indexes.begin(), t.vector_indexes.end(),
+      [](const store::VectorIndex& i) { return i.status != store::IndexStatus::kActive; });
+  if (!global && !vector) return Status::Ok();
+  return Error::ResourceInUse(
+      "Attempt to change a resource which is still in use: Cannot delete table while indexes are "
+      "being created, updated, or deleted.");
+}
+
 Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadExistingTableName(ctx, body, "DeleteTable"));
   std::shared_ptr<const TableInfo> seen;  // what the latest attempt dropped
@@ -84,6 +99,7 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                 if (attempt.maybe_committed && seen && (!t || t->uuid != seen->uuid)) return seen;
                 if (!t) return TableNotFound(name);
                 FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
+                FDYNO_RETURN_IF_ERROR(CheckNoIndexInFlight(*t));
                 if (t->deletion_protection) {
                   return Error::Validation(
                       "Resource cannot be deleted as it is currently protected against deletion. "

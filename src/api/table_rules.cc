@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "base/utf8.h"
 
@@ -98,6 +100,21 @@ Status CheckCapacityLimit(const ThroughputIn& t, std::string_view region, std::s
                            ". Per table maximum: " + std::to_string(kTableMaxCapacityUnits) +
                            ". Refer to the Amazon DynamoDB Developer Guide for current limits and "
                            "how to request higher limits.");
+  }
+  return Status::Ok();
+}
+
+Status CheckOnDemandLimit(const OnDemandIn& in, std::string_view region, std::string_view index) {
+  const std::tuple<const char*, const char*, std::optional<int64_t>> maximums[] = {
+      {"MaxReadRequestUnits", "TableMaxReadCapacityUnits", in.max_read},
+      {"MaxWriteRequestUnits", "TableMaxWriteCapacityUnits", in.max_write}};
+  for (const auto& [name, quota, value] : maximums) {
+    if (!value || *value <= kTableMaxCapacityUnits) continue;
+    const std::string subject = index.empty() ? "table" : "index : " + std::string(index);
+    return Error::Make(ErrorType::kLimitExceeded,
+                       "Subscriber limit exceeded: Requested " + std::string(name) +
+                           " for OnDemandThroughput for " + subject + " exceeds " + quota +
+                           " of the account in region " + std::string(region));
   }
   return Status::Ok();
 }

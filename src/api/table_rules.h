@@ -45,6 +45,9 @@ Status CheckCapacityBounds(const ThroughputIn& t);
 // The account's limit on a table's (`index` empty) or an index's capacity units in `region`:
 // DynamoDB's LimitExceededException above kTableMaxCapacityUnits.
 Status CheckCapacityLimit(const ThroughputIn& t, std::string_view region, std::string_view index);
+// DynamoDB's LimitExceededException for an OnDemandThroughput above kTableMaxCapacityUnits, of
+// the table (`index` empty) or of global index `index`.
+Status CheckOnDemandLimit(const OnDemandIn& in, std::string_view region, std::string_view index);
 
 // ==== key schemas ===========================================================================
 

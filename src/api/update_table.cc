@@ -422,7 +422,8 @@ Status PlanBilling(Plan& p) {
   if (p.on_demand && !p.WasOnDemand()) {
     t.billing_mode = store::BillingMode::kPayPerRequest;
     t.last_update_to_pay_per_request_ms = p.now_ms;
-    ChangeThroughput(t.throughput, 0, 0, p.now_ms);
+    // Not a decrease of the table's throughput (DynamoDB's count stays), but of its indexes'.
+    t.throughput.read_capacity_units = t.throughput.write_capacity_units = 0;
     for (auto& g : t.global_indexes) ChangeThroughput(g.throughput, 0, 0, p.now_ms);
     p.updating = true;
   } else if (!p.on_demand && p.WasOnDemand()) {
@@ -439,7 +440,8 @@ Status PlanBilling(Plan& p) {
     t.billing_mode = store::BillingMode::kProvisioned;
     t.throughput.read_capacity_units = *r.throughput->read;
     t.throughput.write_capacity_units = *r.throughput->write;
-    // OnDemandThroughput is an on-demand setting: the indexes' go with the switch.
+    // OnDemandThroughput is an on-demand setting: the table's and the indexes' go with the switch.
+    t.on_demand = {};
     for (auto& g : t.global_indexes) g.on_demand = {};
     p.updating = true;
   } else if (r.throughput) {
@@ -761,31 +763,44 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
 // The account's limits on the capacity units a request asks for.
 Status CheckCapacityLimits(const UpdateTableRequest& r, std::string_view region) {
   if (r.throughput) FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*r.throughput, region, {}));
+  if (r.on_demand) FDYNO_RETURN_IF_ERROR(CheckOnDemandLimit(*r.on_demand, region, {}));
   if (!r.gsi_updates) return Status::Ok();
   for (const GsiUpdateIn& u : *r.gsi_updates) {
     if (u.has_update && u.update_throughput) {
       FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*u.update_throughput, region, *u.update_name));
     }
+    if (u.has_update && u.update_on_demand) {
+      FDYNO_RETURN_IF_ERROR(CheckOnDemandLimit(*u.update_on_demand, region, *u.update_name));
+    }
     if (u.has_create && u.create.throughput) {
       FDYNO_RETURN_IF_ERROR(CheckCapacityLimit(*u.create.throughput, region, *u.create_name));
+    }
+    if (u.has_create && u.create.on_demand) {
+      FDYNO_RETURN_IF_ERROR(CheckOnDemandLimit(*u.create.on_demand, region, *u.create_name));
     }
   }
   return Status::Ok();
 }
 
 // What DynamoDB's UpdateTable response shows of `after`, the table `before` became: the new
-// stream, deletion protection, OnDemandThroughput and new indexes (CREATING, Backfilling false),
-// but the old billing mode and provisioned throughputs (table and indexes; an index whose
-// throughput changes is UPDATING) and table class; a raised warm throughput with its old values,
-// UPDATING; an SSE change as in progress.
+// stream, deletion protection, OnDemandThroughput and new indexes (CREATING, Backfilling false);
+// a billing mode switch as made (throughputs of table and indexes too; a switch to on-demand
+// without its time); a throughput change with the old units and count of decreases but the new
+// increase or decrease time (an index whose throughput changes keeps its old throughput and is
+// UPDATING); the old table class; a raised warm throughput with its old values, UPDATING; an SSE
+// change as in progress.
 std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const TableInfo& before,
                                               const TableInfo& after) {
   TableInfo shown = after;
   ResponseView view;
-  if (r.throughput || r.billing_mode) {
-    shown.billing_mode = before.billing_mode;
-    shown.last_update_to_pay_per_request_ms = before.last_update_to_pay_per_request_ms;
-    shown.throughput = before.throughput;
+  const bool switched = before.billing_mode != after.billing_mode;
+  if (switched && after.billing_mode == store::BillingMode::kPayPerRequest) {
+    shown.last_update_to_pay_per_request_ms = 0;
+  }
+  if (!switched && r.throughput) {
+    shown.throughput.read_capacity_units = before.throughput.read_capacity_units;
+    shown.throughput.write_capacity_units = before.throughput.write_capacity_units;
+    shown.throughput.number_of_decreases_today = before.throughput.number_of_decreases_today;
   }
   for (store::SecondaryIndex& index : shown.global_indexes) {
     const store::SecondaryIndex* old = before.FindIndex(index.name);
@@ -793,8 +808,8 @@ std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const
       index.backfilling = false;  // a new index: CREATING, its backfill not begun
       continue;
     }
-    index.throughput = old->throughput;
-    if (UpdateGives(r, index.name, &GsiUpdateIn::update_throughput))
+    if (!switched) index.throughput = old->throughput;
+    if (!switched && UpdateGives(r, index.name, &GsiUpdateIn::update_throughput))
       index.status = store::IndexStatus::kUpdating;
     if (UpdateGives(r, index.name, &GsiUpdateIn::update_warm)) {
       index.warm = old->warm;

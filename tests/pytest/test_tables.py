@@ -955,6 +955,42 @@ def test_update_table_answers_with_what_dynamodb_shows_of_each_change(ddb):
     assert r["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
 
 
+def test_billing_mode_switches_answer_as_made_and_spend_no_table_decrease(server, ddb):
+    # DynamoDB's response to a switch shows the new mode and throughputs; a switch to on-demand
+    # is no decrease of the table's throughput (its indexes' count), and a switch to provisioned
+    # drops OnDemandThroughput.
+    name = unique()
+    create_with_index(ddb, name, "gsi")
+    r = ddb.update_table(TableName=name, BillingMode="PAY_PER_REQUEST")["TableDescription"]
+    assert r["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
+    assert r["ProvisionedThroughput"]["ReadCapacityUnits"] == 0
+    t = ddb.describe_table(TableName=name)["Table"]
+    assert t["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 0
+    assert "LastDecreaseDateTime" not in t["ProvisionedThroughput"]
+    assert t["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["NumberOfDecreasesToday"] == 1
+    assert "LastUpdateToPayPerRequestDateTime" in t["BillingModeSummary"]
+    r = call(server, "UpdateTable", json.dumps({"TableName": name, "OnDemandThroughput": {
+        "MaxReadRequestUnits": 100, "MaxWriteRequestUnits": 100}}))
+    assert r.status_code == 200, r.text
+    fifty = {"ReadCapacityUnits": 50, "WriteCapacityUnits": 50}
+    r = ddb.update_table(TableName=name, BillingMode="PROVISIONED", ProvisionedThroughput=fifty,
+                         GlobalSecondaryIndexUpdates=[{"Update": {
+                             "IndexName": "gsi", "ProvisionedThroughput": fifty}}])
+    shown = r["TableDescription"]
+    assert shown["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
+    assert shown["ProvisionedThroughput"]["ReadCapacityUnits"] == 50
+    assert shown["GlobalSecondaryIndexes"][0]["ProvisionedThroughput"]["ReadCapacityUnits"] == 50
+    described = call(server, "DescribeTable", json.dumps({"TableName": name})).json()["Table"]
+    assert "OnDemandThroughput" not in described
+    # A throughput change answers the old units with the new increase time.
+    r = ddb.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 60,
+                                                                "WriteCapacityUnits": 50})
+    pt = r["TableDescription"]["ProvisionedThroughput"]
+    assert pt["ReadCapacityUnits"] == 50 and "LastIncreaseDateTime" in pt
+    created = ddb.create_table(**on_demand(unique()))["TableDescription"]
+    assert created["BillingModeSummary"] == {"BillingMode": "PAY_PER_REQUEST"}
+
+
 def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
     # Indexes held CREATING / DELETING (--index-status-delay), as DynamoDB's are for a while.
     ddb = start_server("--index-status-delay", "120").client()
@@ -972,6 +1008,11 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
     with pytest.raises(botocore.exceptions.ClientError) as e:
         ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
     assert error(e) == limit
+    in_flight = ("ResourceInUseException", "Attempt to change a resource which is still in use: "
+                 "Cannot delete table while indexes are being created, updated, or deleted.")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.delete_table(TableName=name)
+    assert error(e) == in_flight
     other = unique()
     create_with_index(ddb, other, "old")
     ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
@@ -989,6 +1030,9 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
             ddb.update_table(TableName=other, GlobalSecondaryIndexUpdates=[change], **extra)
         assert error(e) == ("ResourceInUseException", "Attempt to change a resource which is still "
                             f"in use: Index is being deleted. Table: {other} Index: old"), change
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ddb.delete_table(TableName=other)
+    assert error(e) == in_flight
 
 
 def test_attribute_definitions_are_listed_by_name_and_pruned_with_their_index(ddb):
