@@ -320,7 +320,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                                        s.catalog->Find(tx, ctx.account_id, r.job.table_name));
                 if (!t) {
                   return Error::Make(ErrorType::kTableNotFound,
-                                     "Table not found: " + r.job.table_name);
+                                     "Table not found: " + r.job.table_arn);
                 }
                 if (!t->pitr.enabled) {
                   return Error::Make(

@@ -161,6 +161,7 @@ Result<std::string> UpdateContinuousBackups(Services& s, const RequestContext& c
 struct PitrRestoreRequest {
   RestoreRequest restore;  // target and overrides
   std::string source;      // the source table's name (from SourceTableName or SourceTableArn)
+  bool by_arn = false;     // named by SourceTableArn
   std::optional<int64_t> time_ms;
   bool latest = false;
 };
@@ -197,6 +198,7 @@ Result<PitrRestoreRequest> ParsePitrRestore(const RequestContext& ctx, const Val
   if (arn) {
     FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "RestoreTableToPointInTime"));
     r.source = std::move(target.table);
+    r.by_arn = true;
   } else {
     r.source = *name;
   }
@@ -221,6 +223,10 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> source,
                                        s.catalog->Find(tx, ctx.account_id, r.source));
+                // DynamoDB's text names the table only when given its name.
+                if (!source && r.by_arn) {
+                  return Error::Make(ErrorType::kTableNotFound, "Table not found");
+                }
                 if (!source) return NotFound(r.source);
                 if (!source->pitr.enabled) {
                   return Error::Make(

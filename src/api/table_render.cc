@@ -383,7 +383,8 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Key("LatestStreamArn");
     Str(w, arn + "/stream/" + t.stream.label);
   }
-  if (t.restore) {
+  // Only while the restore runs: DynamoDB leaves RestoreSummary out once the table is ACTIVE.
+  if (t.restore && t.restore->in_progress) {
     w.Key("RestoreSummary");
     w.StartObject();
     if (!t.restore->source_backup_id.empty()) {
