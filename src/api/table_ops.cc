@@ -4,7 +4,6 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -72,13 +71,7 @@ Status StartDeletedTableBackup(kv::Transaction& txn, const TableInfo& t, int64_t
 
 // DynamoDB refuses to delete a table while one of its indexes is being created or deleted.
 Status CheckNoIndexInFlight(const TableInfo& t) {
-  const bool global = std::any_of(
-      t.global_indexes.begin(), t.global_indexes.end(),
-      [](const store::SecondaryIndex& i) { return i.status != store::IndexStatus::kActive; });
-  const bool vector = std::any_of(
-      t.vector_indexes.begin(), t.vector_indexes.end(),
-      [](const store::VectorIndex& i) { return i.status != store::IndexStatus::kActive; });
-  if (!global && !vector) return Status::Ok();
+  if (!IndexesInFlight(t)) return Status::Ok();
   return Error::ResourceInUse(
       "Attempt to change a resource which is still in use: Cannot delete table while indexes are "
       "being created, updated, or deleted.");

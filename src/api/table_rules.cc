@@ -75,6 +75,12 @@ Status CheckNotCreating(const store::TableInfo& t) {
       "Attempt to change a resource which is still in use: Table is being created: " + t.name);
 }
 
+bool IndexesInFlight(const store::TableInfo& t) {
+  auto in_flight = [](const auto& i) { return i.status != store::IndexStatus::kActive; };
+  return std::any_of(t.global_indexes.begin(), t.global_indexes.end(), in_flight) ||
+         std::any_of(t.vector_indexes.begin(), t.vector_indexes.end(), in_flight);
+}
+
 Status CheckCapacityBounds(const ThroughputIn& t) {
   if (*t.read > kMaxCapacityUnits) {
     return Error::Validation("Given value " + std::to_string(*t.read) +

@@ -38,6 +38,8 @@ Error Invalid(std::string_view detail);
 
 // DeleteTable and UpdateTable of a table still CREATING (being restored): ResourceInUseException.
 Status CheckNotCreating(const store::TableInfo& t);
+// Whether an index of `t` (global or vector) is being created or deleted.
+bool IndexesInFlight(const store::TableInfo& t);
 
 // Each capacity unit of a throughput at most kMaxCapacityUnits: "Given value <n> for
 // ReadCapacityUnits is out of bounds" (read first). REQUIRES: both units present.

@@ -688,13 +688,8 @@ Status PlanDeletionProtection(Plan& p) {
 // or an update, a second deletion or a creation of the same name.
 Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& current) {
   std::vector<std::string> deleting;
-  bool in_flight = false;
   for (const store::SecondaryIndex& g : current.global_indexes) {
     if (g.status == store::IndexStatus::kDeleting) deleting.push_back(g.name);
-    in_flight = in_flight || g.status != store::IndexStatus::kActive;
-  }
-  for (const store::VectorIndex& v : current.vector_indexes) {
-    in_flight = in_flight || v.status != store::IndexStatus::kActive;
   }
   if (!deleting.empty() && (r.throughput || r.billing_mode)) {
     std::string names;
@@ -716,7 +711,7 @@ Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& curren
       }
     }
   }
-  if (in_flight && ChangesIndexesOnline(r)) return OnlineIndexLimit();
+  if (IndexesInFlight(current) && ChangesIndexesOnline(r)) return OnlineIndexLimit();
   return Status::Ok();
 }
 

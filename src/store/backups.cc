@@ -184,19 +184,24 @@ Result<BackupInfo> DecodeBackupInfo(std::string_view bytes) {
   return info;
 }
 
-std::string NewBackupId(int64_t now_ms) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+namespace {
+
+// "<now_ms, 14 digits>-<suffix, 8 hex digits>".
+std::string BackupIdOf(int64_t now_ms, uint32_t suffix) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%014lld-%08x", static_cast<long long>(now_ms),
-                static_cast<unsigned>(rng() & 0xFFFFFFFFu));
+                static_cast<unsigned>(suffix));
   return buf;
 }
 
-std::string SystemBackupId(int64_t now_ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%014lld-00000000", static_cast<long long>(now_ms));
-  return buf;
+}  // namespace
+
+std::string NewBackupId(int64_t now_ms) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return BackupIdOf(now_ms, static_cast<uint32_t>(rng() & 0xFFFFFFFFu));
 }
+
+std::string SystemBackupId(int64_t now_ms) { return BackupIdOf(now_ms, 0); }
 
 std::string DeletedTableBackupName(std::string_view table) {
   return std::string(table) + "$DeletedTableBackup";
