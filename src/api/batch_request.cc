@@ -9,6 +9,7 @@
 
 #include "api/json_util.h"
 #include "api/parameter_mix.h"
+#include "api/request_model.h"
 #include "expr/legacy.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
@@ -39,33 +40,59 @@ std::string RequestItemsTable(ConstraintErrors& errors, const rapidjson::Value& 
   return table;
 }
 
-// Phase 1 of BatchGetItem: every member's JSON type.
-Status CheckBatchGetShapes(const rapidjson::Value* items) {
-  if (items == nullptr) return Status::Ok();
-  for (const auto& e : items->GetObject()) {
-    if (e.value.IsNull()) continue;
-    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
-    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* keys, GetList(e.value, "Keys"));
-    if (keys) {
-      for (const auto& k : keys->GetArray()) {
-        FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
-        FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
-      }
-    }
-    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* atg, GetList(e.value, "AttributesToGet"));
-    if (atg) {
-      for (const auto& v : atg->GetArray())
-        FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-    }
-    FDYNO_ASSIGN_OR_RETURN(auto cr, GetBool(e.value, "ConsistentRead"));
-    (void)cr;
-    FDYNO_ASSIGN_OR_RETURN(auto pe, GetString(e.value, "ProjectionExpression"));
-    (void)pe;
-    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names, GetExpressionNames(e.value));
-    (void)names;
+using request::Read;
+using Value = rapidjson::Value;
+
+// The members of one table of BatchGetItem's RequestItems (KeysAndAttributes).
+struct KeysMembers {
+  const Value* keys = nullptr;
+  const Value* attributes_to_get = nullptr;
+  const Value* consistent_read = nullptr;
+  const Value* projection_expression = nullptr;
+  const Value* names = nullptr;
+};
+
+Status KeyMaps(const Value& list) {
+  for (const Value& k : list.GetArray()) {
+    FDYNO_RETURN_IF_ERROR(CheckShape(k, JsonShape::kMap, "AttributeValue"));
+    FDYNO_RETURN_IF_ERROR(model::CheckItemShape(k));
   }
   return Status::Ok();
 }
+
+constexpr Read<KeysMembers> kKeysAndAttributesReads[] = {
+    {"Keys", &KeysMembers::keys, JsonShape::kList, {}, KeyMaps},
+    {"AttributesToGet",
+     &KeysMembers::attributes_to_get,
+     JsonShape::kList,
+     {},
+     request::StringElements},
+    {"ConsistentRead", &KeysMembers::consistent_read, JsonShape::kBoolean},
+    {"ProjectionExpression", &KeysMembers::projection_expression, JsonShape::kString},
+    {"ExpressionAttributeNames", &KeysMembers::names, JsonShape::kMap, "String",
+     request::StringValues},
+};
+
+// Phase 1 of BatchGetItem's RequestItems: every table's members' JSON types.
+Status KeysAndAttributesEntries(const Value& items) {
+  for (const auto& e : items.GetObject()) {
+    if (e.value.IsNull()) continue;
+    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "KeysAndAttributes"));
+    KeysMembers m;
+    FDYNO_RETURN_IF_ERROR(request::ReadRows<KeysMembers>(e.value, kKeysAndAttributesReads, m));
+  }
+  return Status::Ok();
+}
+
+struct BatchGetMembers {
+  const Value* request_items = nullptr;
+  const Value* rcc = nullptr;
+};
+constexpr Read<BatchGetMembers> kBatchGetReads[] = {
+    {"RequestItems", &BatchGetMembers::request_items, JsonShape::kMap, "KeysAndAttributes",
+     KeysAndAttributesEntries},
+    {"ReturnConsumedCapacity", &BatchGetMembers::rcc, JsonShape::kString},
+};
 
 // Phase 2 of BatchGetItem: the API model's constraints, then the 100-key limit of the call.
 Result<ReturnConsumedCapacity> CheckBatchGetConstraints(const rapidjson::Value& items,
@@ -85,7 +112,7 @@ Result<ReturnConsumedCapacity> CheckBatchGetConstraints(const rapidjson::Value& 
     if (n < 1) errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
     if (n > 100) errors.AddWithoutValue(path, "Member must have length less than or equal to 100");
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   if (total > 100) {
     return Error::Validation("Too many items requested for the BatchGetItem call");
@@ -141,11 +168,10 @@ Result<BatchGetTable> DecodeBatchGetTable(const rapidjson::Value& name,
 }  // namespace
 
 Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items,
-                         GetMap(body, "RequestItems", "KeysAndAttributes"));
-  FDYNO_RETURN_IF_ERROR(CheckBatchGetShapes(items));
-  FDYNO_ASSIGN_OR_RETURN(auto rcc, GetString(body, "ReturnConsumedCapacity"));
+  BatchGetMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<BatchGetMembers>(body, kBatchGetReads, m));
+  const Value* items = m.request_items;
+  const std::optional<std::string_view> rcc = request::Text(m.rcc);
   // DynamoDB takes an empty RequestItems for an absent one.
   if (items == nullptr || items->ObjectEmpty()) {
     return Error::Validation("The requestItems parameter is required for BatchGetItem");
@@ -171,31 +197,38 @@ Result<BatchGetRequest> DecodeBatchGet(const rapidjson::Value& body) {
 
 namespace {
 
-// Phase 1 of BatchWriteItem: every member's JSON type.
-Status CheckBatchWriteShapes(const rapidjson::Value* items) {
-  if (items == nullptr) return Status::Ok();
-  for (const auto& e : items->GetObject()) {
+// Phase 1 of BatchWriteItem's RequestItems: every write request's members' JSON types.
+Status WriteRequestLists(const Value& items) {
+  for (const auto& e : items.GetObject()) {
     if (e.value.IsNull()) continue;
     FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kList));
     for (const auto& wr : e.value.GetArray()) {
       FDYNO_RETURN_IF_ERROR(CheckShape(wr, JsonShape::kValueStruct, "WriteRequest"));
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* put,
-                             GetStruct(wr, "PutRequest", "PutRequest"));
+      FDYNO_ASSIGN_OR_RETURN(const Value* put, GetStruct(wr, "PutRequest", "PutRequest"));
       if (put) {
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* item,
-                               GetMap(*put, "Item", "AttributeValue"));
-        if (item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*item));
+        FDYNO_RETURN_IF_ERROR(request::ReadMember(*put, "Item", JsonShape::kMap, "AttributeValue",
+                                                  request::AttributeValues));
       }
-      FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* del,
-                             GetStruct(wr, "DeleteRequest", "DeleteRequest"));
+      FDYNO_ASSIGN_OR_RETURN(const Value* del, GetStruct(wr, "DeleteRequest", "DeleteRequest"));
       if (del) {
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* key, GetMap(*del, "Key", "AttributeValue"));
-        if (key) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*key));
+        FDYNO_RETURN_IF_ERROR(request::ReadMember(*del, "Key", JsonShape::kMap, "AttributeValue",
+                                                  request::AttributeValues));
       }
     }
   }
   return Status::Ok();
 }
+
+struct BatchWriteMembers {
+  const Value* request_items = nullptr;
+  const Value* rcc = nullptr;
+  const Value* icm = nullptr;
+};
+constexpr Read<BatchWriteMembers> kBatchWriteReads[] = {
+    {"RequestItems", &BatchWriteMembers::request_items, JsonShape::kMap, "List", WriteRequestLists},
+    {"ReturnConsumedCapacity", &BatchWriteMembers::rcc, JsonShape::kString},
+    {"ReturnItemCollectionMetrics", &BatchWriteMembers::icm, JsonShape::kString},
+};
 
 // Phase 2 of BatchWriteItem: the API model's constraints, then the 25-request limit of the
 // call.
@@ -220,8 +253,8 @@ Result<ReturnConsumedCapacity> CheckBatchWriteConstraints(const rapidjson::Value
                  "equal to 1]");
     }
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
-  if (icm) errors.Enum("returnItemCollectionMetrics", *icm, {"SIZE", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
+  if (icm) errors.Enum("returnItemCollectionMetrics", *icm, request::kReturnItemCollectionMetrics);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   if (total > 25) {
     return Error::Validation("Too many items requested for the BatchWriteItem call");
@@ -258,11 +291,11 @@ Result<BatchWrite> DecodeWriteRequest(size_t table, const std::string& name,
 }  // namespace
 
 Result<BatchWriteRequest> DecodeBatchWrite(const rapidjson::Value& body) {
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* items, GetMap(body, "RequestItems", "List"));
-  FDYNO_RETURN_IF_ERROR(CheckBatchWriteShapes(items));
-  FDYNO_ASSIGN_OR_RETURN(auto rcc, GetString(body, "ReturnConsumedCapacity"));
-  FDYNO_ASSIGN_OR_RETURN(auto icm, GetString(body, "ReturnItemCollectionMetrics"));
+  BatchWriteMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<BatchWriteMembers>(body, kBatchWriteReads, m));
+  const Value* items = m.request_items;
+  const std::optional<std::string_view> rcc = request::Text(m.rcc);
+  const std::optional<std::string_view> icm = request::Text(m.icm);
   if (items == nullptr || items->ObjectEmpty()) {
     return Error::Validation("The requestItems parameter is required for BatchWriteItem");
   }

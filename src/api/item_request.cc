@@ -1,9 +1,11 @@
 #include "api/item_request.h"
 
-#include <cctype>
+#include <array>
+#include <span>
 
 #include "api/json_util.h"
 #include "api/parameter_mix.h"
+#include "api/request_model.h"
 #include "model/json.h"
 
 namespace fdyno::api {
@@ -24,172 +26,183 @@ std::string_view ItemOpName(ItemOp op) {
 
 namespace {
 
+using request::Check;
+using request::Read;
+using request::Rule;
+using Value = rapidjson::Value;
+
+// Every member of the four operations; each reads only its own.
 struct Members {
-  const rapidjson::Value* table_name = nullptr;
-  const rapidjson::Value* item = nullptr;  // Item or Key
-  std::optional<std::string_view> return_values;
-  std::optional<std::string_view> return_consumed_capacity;
-  std::optional<std::string_view> return_item_collection_metrics;
-  std::optional<std::string_view> return_values_on_ccf;
-  std::optional<std::string_view> conditional_operator;
-  std::optional<std::string_view> condition_expression;
-  std::optional<std::string_view> update_expression;
-  std::optional<std::string_view> projection_expression;
-  std::optional<bool> consistent_read;
-  const rapidjson::Value* names = nullptr;
-  const rapidjson::Value* values = nullptr;
-  const rapidjson::Value* expected = nullptr;
-  const rapidjson::Value* attribute_updates = nullptr;
-  const rapidjson::Value* attributes_to_get = nullptr;
+  const Value* table_name = nullptr;
+  const Value* item = nullptr;  // Item or Key
+  const Value* return_values = nullptr;
+  const Value* return_consumed_capacity = nullptr;
+  const Value* return_item_collection_metrics = nullptr;
+  const Value* return_values_on_ccf = nullptr;
+  const Value* conditional_operator = nullptr;
+  const Value* condition_expression = nullptr;
+  const Value* update_expression = nullptr;
+  const Value* projection_expression = nullptr;
+  const Value* consistent_read = nullptr;
+  const Value* names = nullptr;
+  const Value* values = nullptr;
+  const Value* expected = nullptr;
+  const Value* attribute_updates = nullptr;
+  const Value* attributes_to_get = nullptr;
+};
+using M = Members;
+
+// Phase 1: each operation's members in the order DynamoDB's deserializer meets them.
+constexpr Read<M> kTableName{"TableName", &M::table_name, JsonShape::kString};
+constexpr Read<M> kExpected{"Expected", &M::expected, JsonShape::kMap, "ExpectedAttributeValue",
+                            request::ExpectedEntries};
+constexpr Read<M> kConditionalOperator{"ConditionalOperator", &M::conditional_operator,
+                                       JsonShape::kString};
+constexpr Read<M> kReturnValues{"ReturnValues", &M::return_values, JsonShape::kString};
+constexpr Read<M> kReturnMetrics{"ReturnItemCollectionMetrics", &M::return_item_collection_metrics,
+                                 JsonShape::kString};
+constexpr Read<M> kConditionExpression{"ConditionExpression", &M::condition_expression,
+                                       JsonShape::kString};
+constexpr Read<M> kReturnOnFailure{"ReturnValuesOnConditionCheckFailure", &M::return_values_on_ccf,
+                                   JsonShape::kString};
+constexpr Read<M> kReturnCapacity{"ReturnConsumedCapacity", &M::return_consumed_capacity,
+                                  JsonShape::kString};
+constexpr Read<M> kNames{"ExpressionAttributeNames", &M::names, JsonShape::kMap, "String",
+                         request::StringValues};
+constexpr Read<M> kValues{"ExpressionAttributeValues", &M::values, JsonShape::kMap,
+                          "AttributeValue", request::AttributeValues};
+constexpr Read<M> kKey{"Key", &M::item, JsonShape::kMap, "AttributeValue",
+                       request::AttributeValues};
+
+constexpr Read<M> kPutItemReads[] = {
+    kTableName,
+    {"Item", &M::item, JsonShape::kMap, "AttributeValue", request::AttributeValues},
+    kExpected,
+    kConditionalOperator,
+    kReturnValues,
+    kReturnMetrics,
+    kConditionExpression,
+    kReturnOnFailure,
+    kReturnCapacity,
+    kNames,
+    kValues};
+constexpr Read<M> kGetItemReads[] = {
+    kTableName,
+    kKey,
+    {"AttributesToGet", &M::attributes_to_get, JsonShape::kList, {}, request::StringElements},
+    {"ConsistentRead", &M::consistent_read, JsonShape::kBoolean},
+    kReturnCapacity,
+    {"ProjectionExpression", &M::projection_expression, JsonShape::kString},
+    kNames};
+constexpr Read<M> kUpdateItemReads[] = {
+    kTableName,
+    kKey,
+    {"AttributeUpdates", &M::attribute_updates, JsonShape::kMap, "AttributeValueUpdate",
+     request::AttributeUpdateEntries},
+    kExpected,
+    kConditionalOperator,
+    kReturnValues,
+    kReturnMetrics,
+    kConditionExpression,
+    kReturnOnFailure,
+    kReturnCapacity,
+    {"UpdateExpression", &M::update_expression, JsonShape::kString},
+    kNames,
+    kValues};
+constexpr Read<M> kDeleteItemReads[] = {
+    kTableName,
+    kKey,
+    kExpected,
+    kConditionalOperator,
+    kReturnValues,
+    kReturnMetrics,
+    kConditionExpression,
+    kReturnOnFailure,
+    kReturnCapacity,
+    kNames,
+    kValues,
 };
 
-// Phase 1: every member's JSON type, in the order of the API model's members.
-Result<Members> ReadMembers(ItemOp op, const rapidjson::Value& body) {
-  Members m;
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  const bool writes = op != ItemOp::kGetItem;
-  m.table_name = Member(body, "TableName");
-  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
-  const char* item_name = op == ItemOp::kPutItem ? "Item" : "Key";
-  FDYNO_ASSIGN_OR_RETURN(m.item, GetMap(body, item_name, "AttributeValue"));
-  if (m.item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.item));
-  if (op == ItemOp::kGetItem) {
-    FDYNO_ASSIGN_OR_RETURN(m.attributes_to_get, GetList(body, "AttributesToGet"));
-    if (m.attributes_to_get) {
-      for (const auto& v : m.attributes_to_get->GetArray()) {
-        FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-      }
-    }
-    FDYNO_ASSIGN_OR_RETURN(m.consistent_read, GetBool(body, "ConsistentRead"));
+std::span<const Read<M>> ReadsOf(ItemOp op) {
+  switch (op) {
+    case ItemOp::kPutItem:
+      return kPutItemReads;
+    case ItemOp::kGetItem:
+      return kGetItemReads;
+    case ItemOp::kUpdateItem:
+      return kUpdateItemReads;
+    case ItemOp::kDeleteItem:
+      return kDeleteItemReads;
   }
-  if (op == ItemOp::kUpdateItem) {
-    FDYNO_ASSIGN_OR_RETURN(m.attribute_updates,
-                           GetMap(body, "AttributeUpdates", "AttributeValueUpdate"));
-    if (m.attribute_updates) {
-      for (const auto& e : m.attribute_updates->GetObject()) {
-        if (e.value.IsNull()) continue;
-        FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "AttributeValueUpdate"));
-        if (const rapidjson::Value* v = Member(e.value, "Value")) {
-          FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(*v));
-        }
-        if (const rapidjson::Value* a = Member(e.value, "Action")) {
-          FDYNO_RETURN_IF_ERROR(CheckShape(*a, JsonShape::kString));
-        }
-      }
-    }
-  }
-  if (writes) {
-    FDYNO_ASSIGN_OR_RETURN(m.expected, GetMap(body, "Expected", "ExpectedAttributeValue"));
-    if (m.expected) {
-      for (const auto& e : m.expected->GetObject()) {
-        if (e.value.IsNull()) continue;
-        FDYNO_RETURN_IF_ERROR(
-            CheckShape(e.value, JsonShape::kValueStruct, "ExpectedAttributeValue"));
-        if (const rapidjson::Value* v = Member(e.value, "Value")) {
-          FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(*v));
-        }
-        FDYNO_ASSIGN_OR_RETURN(auto exists, GetBool(e.value, "Exists"));
-        (void)exists;
-        FDYNO_ASSIGN_OR_RETURN(auto cmp, GetString(e.value, "ComparisonOperator"));
-        (void)cmp;
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list,
-                               GetList(e.value, "AttributeValueList"));
-        if (list) {
-          for (const auto& v : list->GetArray()) {
-            FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
-          }
-        }
-      }
-    }
-    FDYNO_ASSIGN_OR_RETURN(m.conditional_operator, GetString(body, "ConditionalOperator"));
-    FDYNO_ASSIGN_OR_RETURN(m.return_values, GetString(body, "ReturnValues"));
-    FDYNO_ASSIGN_OR_RETURN(m.return_item_collection_metrics,
-                           GetString(body, "ReturnItemCollectionMetrics"));
-    FDYNO_ASSIGN_OR_RETURN(m.condition_expression, GetString(body, "ConditionExpression"));
-    FDYNO_ASSIGN_OR_RETURN(m.return_values_on_ccf,
-                           GetString(body, "ReturnValuesOnConditionCheckFailure"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.return_consumed_capacity, GetString(body, "ReturnConsumedCapacity"));
-  if (op == ItemOp::kUpdateItem) {
-    FDYNO_ASSIGN_OR_RETURN(m.update_expression, GetString(body, "UpdateExpression"));
-  }
-  if (op == ItemOp::kGetItem) {
-    FDYNO_ASSIGN_OR_RETURN(m.projection_expression, GetString(body, "ProjectionExpression"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
-  if (writes) {
-    FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
-  }
-  return m;
+  return {};
 }
 
-// Phase 2: the API model's constraints, all reported together.
-Status CheckConstraints(ItemOp op, const Members& m) {
-  ConstraintErrors errors;
-  CheckDataPlaneTableName(errors, m.table_name);
-  errors.NotNull(op == ItemOp::kPutItem ? "item" : "key", m.item != nullptr);
-  if (m.attributes_to_get && m.attributes_to_get->GetArray().Empty()) {
-    errors.AddWithoutValue("attributesToGet", "Member must have length greater than or equal to 1");
+// Phase 2: the API model's constraints, in the order DynamoDB lists them.
+void AttributeUpdateActions(ConstraintErrors& errors, std::string_view path, const Value* map) {
+  static constexpr std::string_view kActions[] = {"ADD", "PUT", "DELETE"};
+  request::EntryEnums(errors, path, map, "Action", kActions, /*required=*/false);
+}
+
+// What PutItem, UpdateItem and DeleteItem check after the table name and the item or key.
+constexpr std::array<Check<M>, 7> kWriteChecks = {
+    request::Enum(&M::return_values, "returnValues", request::kReturnValues),
+    request::Enum(&M::return_consumed_capacity, "returnConsumedCapacity",
+                  request::kReturnConsumedCapacity),
+    request::Enum(&M::return_item_collection_metrics, "returnItemCollectionMetrics",
+                  request::kReturnItemCollectionMetrics),
+    request::Enum(&M::conditional_operator, "conditionalOperator", request::kConditionalOperator),
+    request::Enum(&M::return_values_on_ccf, "returnValuesOnConditionCheckFailure",
+                  request::kReturnValuesOnConditionCheckFailure),
+    request::Custom(&M::expected, "expected", request::OptionalOperators),
+    request::Custom(&M::attribute_updates, "attributeUpdates", AttributeUpdateActions)};
+constexpr auto kPutItemChecks = request::Join(
+    std::array{request::DataPlaneTableName(&M::table_name), request::NotNull(&M::item, "item")},
+    kWriteChecks);
+constexpr auto kKeyedChecks = request::Join(
+    std::array{request::DataPlaneTableName(&M::table_name), request::NotNull(&M::item, "key")},
+    kWriteChecks);
+constexpr Check<M> kGetItemChecks[] = {
+    request::DataPlaneTableName(&M::table_name), request::NotNull(&M::item, "key"),
+    request::NotEmptyList(&M::attributes_to_get, "attributesToGet"),
+    request::Enum(&M::return_consumed_capacity, "returnConsumedCapacity",
+                  request::kReturnConsumedCapacity)};
+
+std::span<const Check<M>> ChecksOf(ItemOp op) {
+  switch (op) {
+    case ItemOp::kPutItem:
+      return kPutItemChecks;
+    case ItemOp::kGetItem:
+      return kGetItemChecks;
+    case ItemOp::kUpdateItem:
+    case ItemOp::kDeleteItem:
+      return kKeyedChecks;
   }
-  if (m.return_values) {
-    errors.Enum("returnValues", *m.return_values,
-                {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"});
-  }
-  if (m.return_consumed_capacity) {
-    errors.Enum("returnConsumedCapacity", *m.return_consumed_capacity,
-                {"INDEXES", "TOTAL", "NONE"});
-  }
-  if (m.return_item_collection_metrics) {
-    errors.Enum("returnItemCollectionMetrics", *m.return_item_collection_metrics, {"SIZE", "NONE"});
-  }
-  if (m.conditional_operator) {
-    errors.Enum("conditionalOperator", *m.conditional_operator, {"AND", "OR"});
-  }
-  if (m.return_values_on_ccf) {
-    errors.Enum("returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
-                {"ALL_OLD", "NONE"});
-  }
-  auto each_entry = [&](const rapidjson::Value* map, const char* member, const char* field,
-                        std::initializer_list<std::string_view> allowed) {
-    if (map == nullptr) return;
-    for (const auto& e : map->GetObject()) {
-      if (e.value.IsNull()) continue;
-      if (const rapidjson::Value* v = Member(e.value, field)) {
-        errors.Enum(std::string(member) + "." + std::string(AsStringView(e.name)) + ".member." +
-                        static_cast<char>(std::tolower(field[0])) + (field + 1),
-                    AsStringView(*v), allowed);
-      }
-    }
-  };
-  each_entry(m.expected, "expected", "ComparisonOperator",
-             {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL", "CONTAINS",
-              "NOT_CONTAINS", "BEGINS_WITH"});
-  each_entry(m.attribute_updates, "attributeUpdates", "Action", {"ADD", "PUT", "DELETE"});
-  return errors.ToStatus();
+  return {};
 }
 
 // The simple members, copied.
 ItemRequest CopyMembers(ItemOp op, const Members& m) {
+  using request::Text;
   ItemRequest r;
   r.op = op;
   r.table_name = std::string(AsStringView(*m.table_name));
-  if (m.return_values) {
-    std::string_view v = *m.return_values;
+  if (auto v = Text(m.return_values)) {
     r.return_values = v == "ALL_OLD"       ? ReturnValues::kAllOld
                       : v == "UPDATED_OLD" ? ReturnValues::kUpdatedOld
                       : v == "ALL_NEW"     ? ReturnValues::kAllNew
                       : v == "UPDATED_NEW" ? ReturnValues::kUpdatedNew
                                            : ReturnValues::kNone;
   }
-  r.return_item_collection_metrics =
-      m.return_item_collection_metrics && *m.return_item_collection_metrics == "SIZE";
-  r.return_old_on_condition_failure =
-      m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
-  r.consistent_read = m.consistent_read.value_or(false);
-  if (m.condition_expression) r.condition_expression = std::string(*m.condition_expression);
-  if (m.update_expression) r.update_expression = std::string(*m.update_expression);
-  if (m.projection_expression) r.projection_expression = std::string(*m.projection_expression);
-  if (m.conditional_operator) r.conditional_operator = std::string(*m.conditional_operator);
+  r.return_item_collection_metrics = Text(m.return_item_collection_metrics) == "SIZE";
+  r.return_old_on_condition_failure = Text(m.return_values_on_ccf) == "ALL_OLD";
+  r.consistent_read = request::Flag(m.consistent_read).value_or(false);
+  auto copy = [](const Value* member, std::optional<std::string>& out) {
+    if (member) out = std::string(AsStringView(*member));
+  };
+  copy(m.condition_expression, r.condition_expression);
+  copy(m.update_expression, r.update_expression);
+  copy(m.projection_expression, r.projection_expression);
+  copy(m.conditional_operator, r.conditional_operator);
   return r;
 }
 
@@ -200,20 +213,20 @@ Status CheckParameterMix(ItemOp op, const Members& m) {
   switch (op) {
     case ItemOp::kGetItem:
       mix.Legacy("AttributesToGet", m.attributes_to_get != nullptr)
-          .Expression("ProjectionExpression", m.projection_expression.has_value());
+          .Expression("ProjectionExpression", m.projection_expression != nullptr);
       break;
     case ItemOp::kUpdateItem:
       mix.Legacy("AttributeUpdates", m.attribute_updates != nullptr)
           .Legacy("Expected", m.expected != nullptr)
-          .Legacy("ConditionalOperator", m.conditional_operator.has_value())
-          .Expression("UpdateExpression", m.update_expression.has_value())
-          .Expression("ConditionExpression", m.condition_expression.has_value());
+          .Legacy("ConditionalOperator", m.conditional_operator != nullptr)
+          .Expression("UpdateExpression", m.update_expression != nullptr)
+          .Expression("ConditionExpression", m.condition_expression != nullptr);
       break;
     case ItemOp::kPutItem:
     case ItemOp::kDeleteItem:
       mix.Legacy("Expected", m.expected != nullptr)
-          .Legacy("ConditionalOperator", m.conditional_operator.has_value())
-          .Expression("ConditionExpression", m.condition_expression.has_value());
+          .Legacy("ConditionalOperator", m.conditional_operator != nullptr)
+          .Expression("ConditionExpression", m.condition_expression != nullptr);
       break;
   }
   if (mix.mixed()) return mix.MixedError();
@@ -290,10 +303,10 @@ Status DecodeLegacy(const Members& m, ItemRequest& r) {
 
 // Phases 2 to 4 over the members phase 1 read.
 Result<ItemRequest> DecodeMembers(ItemOp op, const Members& m) {
-  FDYNO_RETURN_IF_ERROR(CheckConstraints(op, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(ChecksOf(op), m));
   ItemRequest r = CopyMembers(op, m);
   FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
-                         ParseReturnConsumedCapacity(m.return_consumed_capacity));
+                         ParseReturnConsumedCapacity(request::Text(m.return_consumed_capacity)));
   FDYNO_RETURN_IF_ERROR(CheckParameterMix(op, m));
   FDYNO_ASSIGN_OR_RETURN(r.item, model::DecodeItem(*m.item));
   if (m.names) {
@@ -320,7 +333,8 @@ Result<ItemRequest> DecodeMembers(ItemOp op, const Members& m) {
 }  // namespace
 
 Result<ItemRequest> DecodeItemRequest(ItemOp op, const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(op, body));
+  Members m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<M>(body, ReadsOf(op), m));
   Result<ItemRequest> r = DecodeMembers(op, m);
   if (!r.ok() && op != ItemOp::kGetItem) return Error::InEnvelope(std::move(r).error());
   return r;

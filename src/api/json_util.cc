@@ -163,10 +163,14 @@ Result<std::optional<bool>> GetBool(const rapidjson::Value& obj, std::string_vie
   const rapidjson::Value* v = Member(obj, name);
   if (v == nullptr) return std::optional<bool>();
   FDYNO_RETURN_IF_ERROR(CheckShape(*v, JsonShape::kBoolean));
-  if (v->IsBool()) return std::optional<bool>(v->GetBool());
+  return std::optional<bool>(BoolValue(*v));
+}
+
+bool BoolValue(const rapidjson::Value& value) {
+  if (value.IsBool()) return value.GetBool();
   // A string the deserializer coerces (CheckShape accepted it).
-  char c = static_cast<char>(std::toupper(static_cast<unsigned char>(AsStringView(*v)[0])));
-  return std::optional<bool>(c == 'T' || c == '1' || c == 'Y');
+  char c = static_cast<char>(std::toupper(static_cast<unsigned char>(AsStringView(value)[0])));
+  return c == 'T' || c == '1' || c == 'Y';
 }
 
 Result<std::optional<int64_t>> GetLong(const rapidjson::Value& obj, std::string_view name) {
@@ -200,24 +204,6 @@ Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
     out.push_back(&v);
   }
   return std::optional<std::vector<const rapidjson::Value*>>(std::move(out));
-}
-
-Result<const rapidjson::Value*> GetExpressionNames(const rapidjson::Value& obj) {
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* names,
-                         GetMap(obj, "ExpressionAttributeNames", "String"));
-  if (names != nullptr) {
-    for (const auto& e : names->GetObject()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kString));
-    }
-  }
-  return names;
-}
-
-Result<const rapidjson::Value*> GetExpressionValues(const rapidjson::Value& obj) {
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* values,
-                         GetMap(obj, "ExpressionAttributeValues", "AttributeValue"));
-  if (values != nullptr) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*values));
-  return values;
 }
 
 Result<const rapidjson::Value*> GetList(const rapidjson::Value& obj, std::string_view name) {
@@ -294,6 +280,11 @@ void ConstraintErrors::Pattern(std::string_view path, std::string_view value, bo
 
 void ConstraintErrors::Enum(std::string_view path, std::string_view value,
                             std::initializer_list<std::string_view> allowed) {
+  Enum(path, value, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+void ConstraintErrors::Enum(std::string_view path, std::string_view value,
+                            std::span<const std::string_view> allowed) {
   std::string set;
   for (std::string_view a : allowed) {
     if (a == value) return;

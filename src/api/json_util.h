@@ -20,6 +20,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,10 +68,6 @@ Result<std::optional<std::string>> GetOwnedString(const rapidjson::Value& obj,
 // A list member whose elements must each be a structure of `type_name`; the elements.
 Result<std::optional<std::vector<const rapidjson::Value*>>> GetStructList(
     const rapidjson::Value& obj, std::string_view name, std::string_view type_name);
-// ExpressionAttributeNames: a map of strings (each value shape-checked), or null when absent.
-Result<const rapidjson::Value*> GetExpressionNames(const rapidjson::Value& obj);
-// ExpressionAttributeValues: a map of attribute values (each shape-checked), or null.
-Result<const rapidjson::Value*> GetExpressionValues(const rapidjson::Value& obj);
 // A structure member (JSON object). `type_name` as for CheckShape.
 Result<const rapidjson::Value*> GetStruct(const rapidjson::Value& obj, std::string_view name,
                                           std::string_view type_name);
@@ -81,6 +78,9 @@ Result<const rapidjson::Value*> GetMap(const rapidjson::Value& obj, std::string_
 // The value's integer when it is a JSON number (truncated toward zero), else nullopt.
 std::optional<int64_t> AsInt64(const rapidjson::Value& value);
 std::string_view AsStringView(const rapidjson::Value& value);  // REQUIRES: IsString()
+// A Boolean member's value, with the deserializer's coercions of the strings it takes
+// ("true", "yes", "1", ...). REQUIRES: CheckShape(value, JsonShape::kBoolean) passed.
+bool BoolValue(const rapidjson::Value& value);
 
 // Collects constraint violations, then renders them as DynamoDB does. The path is the member
 // path with the first letter of each member lower-cased and list members as
@@ -103,6 +103,8 @@ class ConstraintErrors {
                std::string_view pattern);
   void Enum(std::string_view path, std::string_view value,
             std::initializer_list<std::string_view> allowed);
+  void Enum(std::string_view path, std::string_view value,
+            std::span<const std::string_view> allowed);
   void MinValue(std::string_view path, int64_t value, int64_t min);
   void MaxValue(std::string_view path, int64_t value, int64_t max);
 

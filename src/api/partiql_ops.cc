@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "api/json_util.h"
 #include "api/key_insights.h"
 #include "api/query_pages.h"
+#include "api/request_model.h"
 #include "expr/evaluate.h"
 #include "kv/run.h"
 #include "model/base64.h"
@@ -54,56 +56,82 @@ struct StatementRequest {
   bool return_old_on_condition_failure = false;
 };
 
-Result<StatementRequest> DecodeRequest(const rapidjson::Value& body) {
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  // Deserialization: member types first.
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(body, "Statement"));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(body, "Parameters"));
-  if (params) {
-    for (const auto& v : params->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(body, "ConsistentRead"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> token, GetString(body, "NextToken"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rcc,
-                         GetString(body, "ReturnConsumedCapacity"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
-                         GetString(body, "ReturnValuesOnConditionCheckFailure"));
+using request::Check;
+using request::Read;
+using request::Rule;
+using Value = rapidjson::Value;
 
-  // Constraints of the API model, reported together.
-  ConstraintErrors errors;
-  errors.NotNull("statement", statement.has_value());
-  if (statement) {
-    errors.MinLength("statement", *statement, 1);
-    errors.MaxLength("statement", *statement, partiql::kMaxStatementBytes);
-  }
-  if (params && params->GetArray().Empty()) {
-    errors.Add("parameters", "[]", "Member must have length greater than or equal to 1");
-  }
-  if (token) {
-    errors.MinLength("nextToken", *token, 1);
-    errors.MaxLength("nextToken", *token, kMaxNextTokenBytes);
-  }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
-  if (limit) errors.MinValue("limit", *limit, 1);
-  if (rvocf) errors.Enum("returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
-  FDYNO_RETURN_IF_ERROR(errors.ToStatus());
+// The members of ExecuteStatement and of one statement of BatchExecuteStatement and
+// ExecuteTransaction.
+struct StatementMembers {
+  const Value* statement = nullptr;
+  const Value* parameters = nullptr;
+  const Value* consistent_read = nullptr;
+  const Value* next_token = nullptr;
+  const Value* rcc = nullptr;
+  const Value* limit = nullptr;
+  const Value* rvocf = nullptr;
+};
+using M = StatementMembers;
 
+constexpr Read<M> kStatement{"Statement", &M::statement, JsonShape::kString};
+constexpr Read<M> kParameters{
+    "Parameters", &M::parameters, JsonShape::kList, {}, request::AttributeValueElements};
+constexpr Read<M> kConsistentRead{"ConsistentRead", &M::consistent_read, JsonShape::kBoolean};
+constexpr Read<M> kReturnOnFailure{"ReturnValuesOnConditionCheckFailure", &M::rvocf,
+                                   JsonShape::kString};
+constexpr Read<M> kExecuteStatementReads[] = {
+    kStatement,
+    kParameters,
+    kConsistentRead,
+    {"NextToken", &M::next_token, JsonShape::kString},
+    {"ReturnConsumedCapacity", &M::rcc, JsonShape::kString},
+    {"Limit", &M::limit, JsonShape::kInteger},
+    kReturnOnFailure};
+// BatchStatementRequest and ParameterizedStatement.
+constexpr Read<M> kListedStatementReads[] = {kStatement, kParameters, kConsistentRead,
+                                             kReturnOnFailure};
+
+constexpr std::array<Check<M>, 4> kStatementChecks = {
+    request::NotNull(&M::statement, "statement"),
+    request::Bound(&M::statement, "statement", Rule::kMinLength, 1),
+    request::Bound(&M::statement, "statement", Rule::kMaxLength, partiql::kMaxStatementBytes),
+    request::NotEmptyListQuoted(&M::parameters, "parameters")};
+constexpr Check<M> kReturnOnFailureCheck =
+    request::Enum(&M::rvocf, "returnValuesOnConditionCheckFailure",
+                  request::kReturnValuesOnConditionCheckFailure);
+constexpr auto kExecuteStatementChecks = request::Join(
+    kStatementChecks,
+    std::array{request::Bound(&M::next_token, "nextToken", Rule::kMinLength, 1),
+               request::Bound(&M::next_token, "nextToken", Rule::kMaxLength, kMaxNextTokenBytes),
+               request::Enum(&M::rcc, "returnConsumedCapacity", request::kReturnConsumedCapacity),
+               request::Bound(&M::limit, "limit", Rule::kMinValue, 1), kReturnOnFailureCheck});
+constexpr auto kListedStatementChecks =
+    request::Join(kStatementChecks, std::array{kReturnOnFailureCheck});
+
+Result<partiql::Parameters> DecodeParameters(const Value* params) {
+  partiql::Parameters out;
+  if (params == nullptr) return out;
+  for (const auto& v : params->GetArray()) {
+    FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
+    out.push_back(std::move(value));
+  }
+  return out;
+}
+
+Result<StatementRequest> DecodeRequest(const Value& body) {
+  StatementMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<M>(body, kExecuteStatementReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(kExecuteStatementChecks, m));
   StatementRequest r;
-  r.statement = std::string(*statement);
-  if (params) {
-    for (const auto& v : params->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
-      r.parameters.push_back(std::move(value));
-    }
-  }
-  r.consistent_read = consistent.value_or(false);
-  if (token) r.next_token = std::string(*token);
-  r.limit = limit.value_or(0);
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
-  r.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  r.statement = std::string(AsStringView(*m.statement));
+  FDYNO_ASSIGN_OR_RETURN(r.parameters, DecodeParameters(m.parameters));
+  r.consistent_read = request::Flag(m.consistent_read).value_or(false);
+  if (m.next_token) r.next_token = std::string(AsStringView(*m.next_token));
+  r.limit = request::Number(m.limit).value_or(0);
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity,
+                         ParseReturnConsumedCapacity(request::Text(m.rcc)));
+  r.return_old_on_condition_failure = request::Text(m.rvocf) == "ALL_OLD";
   return r;
 }
 
@@ -559,7 +587,7 @@ Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
       out.return_old_on_condition_failure = m.return_old_on_condition_failure;
     }
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   return r;
@@ -770,38 +798,14 @@ Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const Request
 Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
                              ConstraintErrors& errors, StatementMember& out) {
   FDYNO_RETURN_IF_ERROR(RequireObjectBody(v));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> statement, GetString(v, "Statement"));
-  FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* params, GetList(v, "Parameters"));
-  if (params) {
-    for (const auto& p : params->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(p));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<bool> consistent, GetBool(v, "ConsistentRead"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> rvocf,
-                         GetString(v, "ReturnValuesOnConditionCheckFailure"));
-  const std::string at = std::string(list) + "." + std::to_string(index + 1) + ".member.";
-  errors.NotNull(at + "statement", statement.has_value());
-  if (statement) {
-    errors.MinLength(at + "statement", *statement, 1);
-    errors.MaxLength(at + "statement", *statement, partiql::kMaxStatementBytes);
-    out.statement = std::string(*statement);
-  }
-  if (params && params->GetArray().Empty()) {
-    errors.Add(at + "parameters", "[]", "Member must have length greater than or equal to 1");
-  }
-  if (rvocf) {
-    errors.Enum(at + "returnValuesOnConditionCheckFailure", *rvocf, {"ALL_OLD", "NONE"});
-  }
-  if (params) {
-    out.has_parameters = true;
-    for (const auto& p : params->GetArray()) {
-      FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(p));
-      out.parameters.push_back(std::move(value));
-    }
-  }
-  out.consistent_read = consistent.value_or(false);
-  out.return_old_on_condition_failure = rvocf && *rvocf == "ALL_OLD";
+  StatementMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(v, kListedStatementReads, m));
+  request::CheckMembers<M>(errors, kListedStatementChecks, m, MemberPath(list, index));
+  if (m.statement) out.statement = std::string(AsStringView(*m.statement));
+  out.has_parameters = m.parameters != nullptr;
+  FDYNO_ASSIGN_OR_RETURN(out.parameters, DecodeParameters(m.parameters));
+  out.consistent_read = request::Flag(m.consistent_read).value_or(false);
+  out.return_old_on_condition_failure = request::Text(m.rvocf) == "ALL_OLD";
   return Status::Ok();
 }
 

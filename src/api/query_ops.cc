@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "api/key_insights.h"
 #include "api/parameter_mix.h"
 #include "api/query_pages.h"
+#include "api/request_model.h"
 #include "expr/evaluate.h"
 #include "expr/key_condition.h"
 #include "expr/legacy.h"
@@ -74,106 +76,128 @@ struct ReadRequest {
 
 // ---- decoding ------------------------------------------------------------------------------
 
+using request::Check;
+using request::Read;
+using request::Rule;
+using Value = rapidjson::Value;
+
+// Every member of Query and Scan; each reads only its own.
 struct Members {
-  const rapidjson::Value* table_name = nullptr;
-  std::optional<std::string_view> index_name, select, conditional_operator, rcc;
-  std::optional<std::string_view> kce, fe, pe;
-  const rapidjson::Value* attributes_to_get = nullptr;
-  std::optional<int64_t> limit, segment, total_segments;
-  std::optional<bool> consistent_read, forward;
-  const rapidjson::Value* key_conditions = nullptr;
-  const rapidjson::Value* filter = nullptr;
-  const rapidjson::Value* esk = nullptr;
-  const rapidjson::Value* names = nullptr;
-  const rapidjson::Value* values = nullptr;
+  const Value* table_name = nullptr;
+  const Value* index_name = nullptr;
+  const Value* select = nullptr;
+  const Value* conditional_operator = nullptr;
+  const Value* rcc = nullptr;
+  const Value* kce = nullptr;
+  const Value* fe = nullptr;
+  const Value* pe = nullptr;
+  const Value* attributes_to_get = nullptr;
+  const Value* limit = nullptr;
+  const Value* segment = nullptr;
+  const Value* total_segments = nullptr;
+  const Value* consistent_read = nullptr;
+  const Value* forward = nullptr;
+  const Value* key_conditions = nullptr;
+  const Value* filter = nullptr;
+  const Value* esk = nullptr;
+  const Value* names = nullptr;
+  const Value* values = nullptr;
 };
+using M = Members;
 
-Status CheckConditionsShape(const rapidjson::Value* map) {
-  if (map == nullptr) return Status();
-  for (const auto& e : map->GetObject()) {
-    if (e.value.IsNull()) continue;
-    FDYNO_RETURN_IF_ERROR(CheckShape(e.value, JsonShape::kValueStruct, "Condition"));
-    FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(e.value, "AttributeValueList"));
-    if (list) {
-      for (const auto& v : list->GetArray()) {
-        FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
-      }
-    }
-    FDYNO_ASSIGN_OR_RETURN(auto op, GetString(e.value, "ComparisonOperator"));
-    (void)op;
-  }
-  return Status();
-}
+// Phase 1: the members in the order DynamoDB's deserializer meets them.
+constexpr std::array<Read<M>, 6> kReadHead = {{
+    {"TableName", &M::table_name, JsonShape::kString},
+    {"IndexName", &M::index_name, JsonShape::kString},
+    {"Select", &M::select, JsonShape::kString},
+    {"AttributesToGet", &M::attributes_to_get, JsonShape::kList, {}, request::StringElements},
+    {"Limit", &M::limit, JsonShape::kInteger},
+    {"ConsistentRead", &M::consistent_read, JsonShape::kBoolean},
+}};
+constexpr Read<M> kConditionalOperator{"ConditionalOperator", &M::conditional_operator,
+                                       JsonShape::kString};
+constexpr Read<M> kStartKey{"ExclusiveStartKey", &M::esk, JsonShape::kMap, "AttributeValue",
+                            request::AttributeValues};
+constexpr Read<M> kReturnCapacity{"ReturnConsumedCapacity", &M::rcc, JsonShape::kString};
+constexpr Read<M> kProjection{"ProjectionExpression", &M::pe, JsonShape::kString};
+constexpr Read<M> kFilter{"FilterExpression", &M::fe, JsonShape::kString};
+constexpr std::array<Read<M>, 2> kReadTail = {{
+    {"ExpressionAttributeNames", &M::names, JsonShape::kMap, "String", request::StringValues},
+    {"ExpressionAttributeValues", &M::values, JsonShape::kMap, "AttributeValue",
+     request::AttributeValues},
+}};
+constexpr auto kQueryReads = request::Join(
+    request::Join(kReadHead, std::array<Read<M>, 9>{{
+                                 {"KeyConditions", &M::key_conditions, JsonShape::kMap, "Condition",
+                                  request::ConditionEntries},
+                                 {"QueryFilter", &M::filter, JsonShape::kMap, "Condition",
+                                  request::ConditionEntries},
+                                 kConditionalOperator,
+                                 {"ScanIndexForward", &M::forward, JsonShape::kBoolean},
+                                 kStartKey,
+                                 kReturnCapacity,
+                                 kProjection,
+                                 kFilter,
+                                 {"KeyConditionExpression", &M::kce, JsonShape::kString},
+                             }}),
+    kReadTail);
+constexpr auto kScanReads = request::Join(
+    request::Join(kReadHead, std::array<Read<M>, 8>{{
+                                 {"ScanFilter", &M::filter, JsonShape::kMap, "Condition",
+                                  request::ConditionEntries},
+                                 kConditionalOperator,
+                                 kStartKey,
+                                 kReturnCapacity,
+                                 {"TotalSegments", &M::total_segments, JsonShape::kInteger},
+                                 {"Segment", &M::segment, JsonShape::kInteger},
+                                 kProjection,
+                                 kFilter,
+                             }}),
+    kReadTail);
 
-Result<Members> ReadMembers(bool is_query, const rapidjson::Value& body) {
-  Members m;
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  m.table_name = Member(body, "TableName");
-  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
-  FDYNO_ASSIGN_OR_RETURN(m.index_name, GetString(body, "IndexName"));
-  FDYNO_ASSIGN_OR_RETURN(m.select, GetString(body, "Select"));
-  FDYNO_ASSIGN_OR_RETURN(m.attributes_to_get, GetList(body, "AttributesToGet"));
-  if (m.attributes_to_get) {
-    for (const auto& v : m.attributes_to_get->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kString));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.limit, GetInteger(body, "Limit"));
-  FDYNO_ASSIGN_OR_RETURN(m.consistent_read, GetBool(body, "ConsistentRead"));
-  if (is_query) {
-    FDYNO_ASSIGN_OR_RETURN(m.key_conditions, GetMap(body, "KeyConditions", "Condition"));
-    FDYNO_RETURN_IF_ERROR(CheckConditionsShape(m.key_conditions));
-    FDYNO_ASSIGN_OR_RETURN(m.filter, GetMap(body, "QueryFilter", "Condition"));
-  } else {
-    FDYNO_ASSIGN_OR_RETURN(m.filter, GetMap(body, "ScanFilter", "Condition"));
-  }
-  FDYNO_RETURN_IF_ERROR(CheckConditionsShape(m.filter));
-  FDYNO_ASSIGN_OR_RETURN(m.conditional_operator, GetString(body, "ConditionalOperator"));
-  if (is_query) {
-    FDYNO_ASSIGN_OR_RETURN(m.forward, GetBool(body, "ScanIndexForward"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.esk, GetMap(body, "ExclusiveStartKey", "AttributeValue"));
-  if (m.esk) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.esk));
-  FDYNO_ASSIGN_OR_RETURN(m.rcc, GetString(body, "ReturnConsumedCapacity"));
-  if (!is_query) {
-    FDYNO_ASSIGN_OR_RETURN(m.total_segments, GetInteger(body, "TotalSegments"));
-    FDYNO_ASSIGN_OR_RETURN(m.segment, GetInteger(body, "Segment"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.pe, GetString(body, "ProjectionExpression"));
-  FDYNO_ASSIGN_OR_RETURN(m.fe, GetString(body, "FilterExpression"));
-  if (is_query) {
-    FDYNO_ASSIGN_OR_RETURN(m.kce, GetString(body, "KeyConditionExpression"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
-  FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
-  return m;
-}
-
-void CheckConditionConstraints(ConstraintErrors& errors, const rapidjson::Value* map,
-                               std::string_view path) {
-  if (map == nullptr) return;
-  for (const auto& e : map->GetObject()) {
-    std::string p =
-        std::string(path) + "." + std::string(e.name.GetString()) + ".member.comparisonOperator";
-    const rapidjson::Value* op =
-        e.value.IsObject() ? Member(e.value, "ComparisonOperator") : nullptr;
-    if (op == nullptr) {
-      errors.NotNull(p, false);
-    } else {
-      errors.Enum(p, AsStringView(*op),
-                  {"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL",
-                   "CONTAINS", "NOT_CONTAINS", "BEGINS_WITH"});
-    }
+// Query's Limit message names the member with a capital letter and without its value, as
+// DynamoDB answers (Scan's is the usual form).
+void QueryLimit(ConstraintErrors& errors, std::string_view path, const Value* limit) {
+  if (limit != nullptr && *AsInt64(*limit) < 1) {
+    errors.AddWithoutValue(path, "Member must have value greater than or equal to 1");
   }
 }
 
-Result<LegacyConditions> DecodeConditions(const rapidjson::Value& map) {
+// Phase 2: the API model's constraints, in the order DynamoDB lists them.
+constexpr std::array<Check<M>, 6> kCheckHead = {
+    request::DataPlaneTableName(&M::table_name),
+    request::Bound(&M::index_name, "indexName", Rule::kMinLength, 3),
+    request::Bound(&M::index_name, "indexName", Rule::kMaxLength, 255),
+    request::NamePattern(&M::index_name, "indexName"),
+    request::Enum(&M::select, "select", request::kSelect),
+    request::NotEmptyList(&M::attributes_to_get, "attributesToGet")};
+constexpr auto kQueryChecks = request::Join(
+    kCheckHead,
+    std::array{request::Custom(&M::limit, "Limit", QueryLimit),
+               request::Custom(&M::key_conditions, "keyConditions", request::ConditionOperators),
+               request::Custom(&M::filter, "queryFilter", request::ConditionOperators),
+               request::Enum(&M::conditional_operator, "conditionalOperator",
+                             request::kConditionalOperator),
+               request::Enum(&M::rcc, "returnConsumedCapacity", request::kReturnConsumedCapacity)});
+constexpr auto kScanChecks = request::Join(
+    kCheckHead,
+    std::array{request::Bound(&M::limit, "limit", Rule::kMinValue, 1),
+               request::Custom(&M::filter, "scanFilter", request::ConditionOperators),
+               request::Enum(&M::conditional_operator, "conditionalOperator",
+                             request::kConditionalOperator),
+               request::Enum(&M::rcc, "returnConsumedCapacity", request::kReturnConsumedCapacity),
+               request::Bound(&M::total_segments, "totalSegments", Rule::kMinValue, 1),
+               request::Bound(&M::total_segments, "totalSegments", Rule::kMaxValue, 1000000),
+               request::Bound(&M::segment, "segment", Rule::kMinValue, 0),
+               request::Bound(&M::segment, "segment", Rule::kMaxValue, 999999)});
+
+Result<LegacyConditions> DecodeConditions(const Value& map) {
   LegacyConditions out;
   for (const auto& e : map.GetObject()) {
     expr::legacy::FilterCondition c;
-    const rapidjson::Value* op = Member(e.value, "ComparisonOperator");
+    const Value* op = Member(e.value, "ComparisonOperator");
     c.op = *expr::legacy::ParseComparisonOperator(AsStringView(*op));
-    if (const rapidjson::Value* list = Member(e.value, "AttributeValueList")) {
+    if (const Value* list = Member(e.value, "AttributeValueList")) {
       for (const auto& v : list->GetArray()) {
         FDYNO_ASSIGN_OR_RETURN(AttributeValue value, model::DecodeAttributeValue(v));
         c.values.push_back(std::move(value));
@@ -184,74 +208,34 @@ Result<LegacyConditions> DecodeConditions(const rapidjson::Value& map) {
   return out;
 }
 
-// Phase 2: the API model's constraints, all reported together.
-Status CheckConstraints(bool is_query, const Members& m) {
-  ConstraintErrors errors;
-  CheckDataPlaneTableName(errors, m.table_name);
-  if (m.index_name) {
-    errors.MinLength("indexName", *m.index_name, 3);
-    errors.MaxLength("indexName", *m.index_name, 255);
-    errors.Pattern("indexName", *m.index_name, IsValidTableNameChars(*m.index_name),
-                   "[a-zA-Z0-9_.-]+");
-  }
-  if (m.select) {
-    errors.Enum("select", *m.select,
-                {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"});
-  }
-  if (m.attributes_to_get && m.attributes_to_get->GetArray().Empty()) {
-    errors.AddWithoutValue("attributesToGet", "Member must have length greater than or equal to 1");
-  }
-  // Query's message names the member with a capital letter and without its value; Scan's is
-  // the usual form (both as DynamoDB answers).
-  if (m.limit && *m.limit < 1) {
-    if (is_query) {
-      errors.AddWithoutValue("Limit", "Member must have value greater than or equal to 1");
-    } else {
-      errors.MinValue("limit", *m.limit, 1);
-    }
-  }
-  CheckConditionConstraints(errors, m.key_conditions, "keyConditions");
-  CheckConditionConstraints(errors, m.filter, is_query ? "queryFilter" : "scanFilter");
-  if (m.conditional_operator) {
-    errors.Enum("conditionalOperator", *m.conditional_operator, {"AND", "OR"});
-  }
-  if (m.rcc) errors.Enum("returnConsumedCapacity", *m.rcc, {"INDEXES", "TOTAL", "NONE"});
-  if (m.total_segments) {
-    errors.MinValue("totalSegments", *m.total_segments, 1);
-    errors.MaxValue("totalSegments", *m.total_segments, 1000000);
-  }
-  if (m.segment) {
-    errors.MinValue("segment", *m.segment, 0);
-    errors.MaxValue("segment", *m.segment, 999999);
-  }
-  return errors.ToStatus();
-}
-
 // The simple members, copied.
 Result<ReadRequest> CopyMembers(bool is_query, const Members& m) {
+  using request::Text;
   ReadRequest r;
   r.is_query = is_query;
   r.table_name = std::string(AsStringView(*m.table_name));
-  if (m.index_name) r.index_name = std::string(*m.index_name);
-  if (m.select) {
-    std::string_view s = *m.select;
+  if (m.index_name) r.index_name = std::string(AsStringView(*m.index_name));
+  if (auto s = Text(m.select)) {
     r.select = s == "ALL_ATTRIBUTES"             ? Select::kAllAttributes
                : s == "ALL_PROJECTED_ATTRIBUTES" ? Select::kAllProjected
                : s == "COUNT"                    ? Select::kCount
                                                  : Select::kSpecific;
   }
-  r.limit = m.limit.value_or(0);
-  r.consistent_read = m.consistent_read.value_or(false);
-  r.forward = m.forward.value_or(true);
-  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(m.rcc));
-  if (m.conditional_operator && *m.conditional_operator == "OR") {
+  r.limit = request::Number(m.limit).value_or(0);
+  r.consistent_read = request::Flag(m.consistent_read).value_or(false);
+  r.forward = request::Flag(m.forward).value_or(true);
+  FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(Text(m.rcc)));
+  if (Text(m.conditional_operator) == "OR") {
     r.conditional_operator = expr::legacy::ConditionalOperator::kOr;
   }
-  r.segment = m.segment;
-  r.total_segments = m.total_segments;
-  if (m.kce) r.key_condition_expression = std::string(*m.kce);
-  if (m.fe) r.filter_expression = std::string(*m.fe);
-  if (m.pe) r.projection_expression = std::string(*m.pe);
+  r.segment = request::Number(m.segment);
+  r.total_segments = request::Number(m.total_segments);
+  auto copy = [](const Value* member, std::optional<std::string>& out) {
+    if (member) out = std::string(AsStringView(*member));
+  };
+  copy(m.kce, r.key_condition_expression);
+  copy(m.fe, r.filter_expression);
+  copy(m.pe, r.projection_expression);
   return r;
 }
 
@@ -267,12 +251,13 @@ Status CheckSegments(const Members& m) {
         "The Segment parameter is required but was not present in the request when parameter "
         "TotalSegments is present");
   }
-  if (m.segment && *m.segment >= *m.total_segments) {
+  const std::optional<int64_t> segment = request::Number(m.segment);
+  const std::optional<int64_t> total = request::Number(m.total_segments);
+  if (segment && *segment >= *total) {
     return Error::Validation(
         "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
         "Segment: " +
-        std::to_string(*m.segment) +
-        " is not less than TotalSegments: " + std::to_string(*m.total_segments));
+        std::to_string(*segment) + " is not less than TotalSegments: " + std::to_string(*total));
   }
   return Status::Ok();
 }
@@ -285,11 +270,11 @@ Status CheckParameterRules(bool is_query, const Members& m, const ReadRequest& r
   ParameterMix mix;
   mix.Legacy("AttributesToGet", m.attributes_to_get != nullptr)
       .Legacy(is_query ? "QueryFilter" : "ScanFilter", m.filter != nullptr)
-      .Legacy("ConditionalOperator", m.conditional_operator.has_value())
-      .Expression("ProjectionExpression", m.pe.has_value())
-      .Expression("FilterExpression", m.fe.has_value());
-  if (is_query) mix.Expression("KeyConditionExpression", m.kce.has_value());
-  if (is_query && m.key_conditions != nullptr && (mix.mixed() || m.kce.has_value())) {
+      .Legacy("ConditionalOperator", m.conditional_operator != nullptr)
+      .Expression("ProjectionExpression", m.pe != nullptr)
+      .Expression("FilterExpression", m.fe != nullptr);
+  if (is_query) mix.Expression("KeyConditionExpression", m.kce != nullptr);
+  if (is_query && m.key_conditions != nullptr && (mix.mixed() || m.kce != nullptr)) {
     mix.Legacy("KeyConditions", true);
   }
   FDYNO_RETURN_IF_ERROR(mix.Check(m.names != nullptr, m.values != nullptr));
@@ -302,9 +287,9 @@ Status CheckParameterRules(bool is_query, const Members& m, const ReadRequest& r
   }
   if (r.select && r.select != Select::kSpecific && (m.attributes_to_get || m.pe)) {
     std::string which = m.pe ? "ProjectionExpression" : "AttributesToGet";
-    return Error::Validation(
-        "Cannot specify the " + which + " when choosing to get " +
-        (r.select == Select::kCount ? std::string("only the Count") : std::string(*m.select)));
+    return Error::Validation("Cannot specify the " + which + " when choosing to get " +
+                             (r.select == Select::kCount ? std::string("only the Count")
+                                                         : std::string(AsStringView(*m.select))));
   }
   if (is_query && !m.kce && !m.key_conditions) {
     return Error::Validation(
@@ -349,8 +334,11 @@ Status DecodeValues(const Members& m, ReadRequest& r) {
 }
 
 Result<ReadRequest> DecodeReadRequest(bool is_query, const rapidjson::Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(is_query, body));
-  FDYNO_RETURN_IF_ERROR(CheckConstraints(is_query, m));
+  Members m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<M>(
+      body, is_query ? std::span<const Read<M>>(kQueryReads) : kScanReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(
+      is_query ? std::span<const Check<M>>(kQueryChecks) : kScanChecks, m));
   FDYNO_ASSIGN_OR_RETURN(ReadRequest r, CopyMembers(is_query, m));
   FDYNO_RETURN_IF_ERROR(CheckSegments(m));
   FDYNO_RETURN_IF_ERROR(CheckParameterRules(is_query, m, r));

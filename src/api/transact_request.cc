@@ -1,11 +1,13 @@
 #include "api/transact_request.h"
 
+#include <array>
 #include <cctype>
 #include <cstdio>
-#include <initializer_list>
+#include <span>
 
 #include "api/json_util.h"
 #include "api/parameter_mix.h"
+#include "api/request_model.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 #include "model/canonical.h"
@@ -33,24 +35,6 @@ namespace {
 
 using model::Item;
 
-// ---- closed schema -------------------------------------------------------------------------
-
-Status CheckKnownMembers(const rapidjson::Value& obj, std::string_view where,
-                         std::initializer_list<std::string_view> known) {
-  for (const auto& m : obj.GetObject()) {
-    std::string_view name(m.name.GetString(), m.name.GetStringLength());
-    bool found = false;
-    for (std::string_view k : known) found = found || k == name;
-    if (!found) {
-      return Error::Validation("The request contains the member '" + std::string(name) + "' in " +
-                               std::string(where) +
-                               ", which this request contract does not define; unknown members "
-                               "are rejected, not ignored");
-    }
-  }
-  return Status::Ok();
-}
-
 // "transactItems.3.member.put" style paths (1-based index, lower-camel member names).
 std::string MemberPath(size_t index, std::string_view action) {
   std::string a(action);
@@ -73,71 +57,104 @@ std::string ListDump(size_t n, std::string_view type) {
   return s + "]";
 }
 
-// The members of one Put/Update/Delete/ConditionCheck/Get, type-checked.
-struct ActionMembers {
-  const rapidjson::Value* table_name = nullptr;
-  const rapidjson::Value* item = nullptr;  // Item or Key
-  std::optional<std::string_view> condition_expression;
-  std::optional<std::string_view> update_expression;
-  std::optional<std::string_view> projection_expression;
-  std::optional<std::string_view> return_values_on_ccf;
-  const rapidjson::Value* names = nullptr;
-  const rapidjson::Value* values = nullptr;
-};
+using request::Check;
+using request::Read;
+using Value = rapidjson::Value;
 
-Result<ActionMembers> ReadActionMembers(const rapidjson::Value& obj, std::string_view kind) {
-  const bool put = kind == "Put";
-  const bool get = kind == "Get";
-  if (get) {
-    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
-        obj, kind, {"Key", "TableName", "ProjectionExpression", "ExpressionAttributeNames"}));
-  } else if (kind == "Update") {
-    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
-        obj, kind,
-        {"Key", "UpdateExpression", "TableName", "ConditionExpression", "ExpressionAttributeNames",
-         "ExpressionAttributeValues", "ReturnValuesOnConditionCheckFailure"}));
-  } else {
-    FDYNO_RETURN_IF_ERROR(CheckKnownMembers(
-        obj, kind,
-        {put ? "Item" : "Key", "TableName", "ConditionExpression", "ExpressionAttributeNames",
-         "ExpressionAttributeValues", "ReturnValuesOnConditionCheckFailure"}));
+// The members of one Put/Update/Delete/ConditionCheck/Get.
+struct ActionMembers {
+  const Value* table_name = nullptr;
+  const Value* item = nullptr;  // Item or Key
+  const Value* condition_expression = nullptr;
+  const Value* update_expression = nullptr;
+  const Value* projection_expression = nullptr;
+  const Value* return_values_on_ccf = nullptr;
+  const Value* names = nullptr;
+  const Value* values = nullptr;
+};
+using M = ActionMembers;
+
+// Phase 1: each action's members in the order DynamoDB's deserializer meets them. An action
+// is a closed schema: these are all the members it may have.
+constexpr Read<M> kKey{"Key", &M::item, JsonShape::kMap, "AttributeValue",
+                       request::AttributeValues};
+constexpr Read<M> kTableName{"TableName", &M::table_name, JsonShape::kString};
+constexpr Read<M> kNames{"ExpressionAttributeNames", &M::names, JsonShape::kMap, "String",
+                         request::StringValues};
+constexpr std::array<Read<M>, 4> kWriteTail = {{
+    {"ConditionExpression", &M::condition_expression, JsonShape::kString},
+    kNames,
+    {"ExpressionAttributeValues", &M::values, JsonShape::kMap, "AttributeValue",
+     request::AttributeValues},
+    {"ReturnValuesOnConditionCheckFailure", &M::return_values_on_ccf, JsonShape::kString},
+}};
+constexpr auto kPutReads = request::Join(
+    std::array<Read<M>, 2>{
+        {{"Item", &M::item, JsonShape::kMap, "AttributeValue", request::AttributeValues},
+         kTableName}},
+    kWriteTail);
+constexpr auto kUpdateReads = request::Join(
+    std::array<Read<M>, 3>{
+        {kKey, {"UpdateExpression", &M::update_expression, JsonShape::kString}, kTableName}},
+    kWriteTail);
+constexpr auto kKeyedReads = request::Join(std::array{kKey, kTableName}, kWriteTail);
+constexpr Read<M> kGetReads[] = {
+    kKey,
+    kTableName,
+    {"ProjectionExpression", &M::projection_expression, JsonShape::kString},
+    kNames};
+
+// Phase 2, under "transactItems.<n>.member.<action>".
+constexpr Check<M> kReturnOnFailure =
+    request::Enum(&M::return_values_on_ccf, "returnValuesOnConditionCheckFailure",
+                  request::kReturnValuesOnConditionCheckFailure);
+constexpr Check<M> kPutChecks[] = {request::DataPlaneTableName(&M::table_name),
+                                   request::NotNull(&M::item, "item"), kReturnOnFailure};
+constexpr Check<M> kDeleteChecks[] = {request::DataPlaneTableName(&M::table_name),
+                                      request::NotNull(&M::item, "key"), kReturnOnFailure};
+constexpr Check<M> kConditionCheckChecks[] = {
+    request::DataPlaneTableName(&M::table_name), request::NotNull(&M::item, "key"),
+    request::NotNull(&M::condition_expression, "conditionExpression"), kReturnOnFailure};
+constexpr Check<M> kUpdateChecks[] = {
+    request::DataPlaneTableName(&M::table_name), request::NotNull(&M::item, "key"),
+    request::NotNull(&M::update_expression, "updateExpression"), kReturnOnFailure};
+constexpr Check<M> kGetChecks[] = {request::DataPlaneTableName(&M::table_name),
+                                   request::NotNull(&M::item, "key")};
+
+std::span<const Read<M>> ReadsOf(TransactActionKind kind) {
+  switch (kind) {
+    case TransactActionKind::kPut:
+      return kPutReads;
+    case TransactActionKind::kUpdate:
+      return kUpdateReads;
+    case TransactActionKind::kDelete:
+    case TransactActionKind::kConditionCheck:
+      return kKeyedReads;
   }
-  ActionMembers m;
-  FDYNO_ASSIGN_OR_RETURN(m.item, GetMap(obj, put ? "Item" : "Key", "AttributeValue"));
-  if (m.item) FDYNO_RETURN_IF_ERROR(model::CheckItemShape(*m.item));
-  if (kind == "Update") {
-    FDYNO_ASSIGN_OR_RETURN(m.update_expression, GetString(obj, "UpdateExpression"));
-  }
-  m.table_name = Member(obj, "TableName");
-  if (m.table_name) FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
-  if (get) {
-    FDYNO_ASSIGN_OR_RETURN(m.projection_expression, GetString(obj, "ProjectionExpression"));
-  } else {
-    FDYNO_ASSIGN_OR_RETURN(m.condition_expression, GetString(obj, "ConditionExpression"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(obj));
-  if (!get) {
-    FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(obj));
-    FDYNO_ASSIGN_OR_RETURN(m.return_values_on_ccf,
-                           GetString(obj, "ReturnValuesOnConditionCheckFailure"));
-  }
-  return m;
+  return {};
 }
 
-void CheckActionConstraints(ConstraintErrors& errors, const ActionMembers& m,
-                            const std::string& path, std::string_view kind) {
-  CheckDataPlaneTableName(errors, m.table_name, path + ".tableName");
-  errors.NotNull(path + (kind == "Put" ? ".item" : ".key"), m.item != nullptr);
-  if (kind == "ConditionCheck") {
-    errors.NotNull(path + ".conditionExpression", m.condition_expression.has_value());
+std::span<const Check<M>> ChecksOf(TransactActionKind kind) {
+  switch (kind) {
+    case TransactActionKind::kPut:
+      return kPutChecks;
+    case TransactActionKind::kUpdate:
+      return kUpdateChecks;
+    case TransactActionKind::kDelete:
+      return kDeleteChecks;
+    case TransactActionKind::kConditionCheck:
+      return kConditionCheckChecks;
   }
-  if (kind == "Update") {
-    errors.NotNull(path + ".updateExpression", m.update_expression.has_value());
-  }
-  if (m.return_values_on_ccf) {
-    errors.Enum(path + ".returnValuesOnConditionCheckFailure", *m.return_values_on_ccf,
-                {"ALL_OLD", "NONE"});
-  }
+  return {};
+}
+
+// One action's members: the closed schema, then phase 1.
+Result<ActionMembers> ReadActionMembers(const Value& action, std::string_view where,
+                                        std::span<const Read<M>> rows) {
+  FDYNO_RETURN_IF_ERROR(request::CheckKnownMembers<M>(action, where, rows));
+  ActionMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(action, rows, m));
+  return m;
 }
 
 Result<model::Map> DecodeValues(const rapidjson::Value& values) {
@@ -204,14 +221,14 @@ Result<std::vector<WriteElement>> ReadWriteElements(const rapidjson::Value* list
     FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactWriteItem"));
     WriteElement e;
     if (!v.IsNull()) {
-      FDYNO_RETURN_IF_ERROR(
-          CheckKnownMembers(v, "TransactWriteItem", {"ConditionCheck", "Put", "Delete", "Update"}));
+      FDYNO_RETURN_IF_ERROR(request::CheckKnownNames(
+          v, "TransactWriteItem", {"ConditionCheck", "Put", "Delete", "Update"}));
       for (TransactActionKind kind : {TransactActionKind::kConditionCheck, TransactActionKind::kPut,
                                       TransactActionKind::kDelete, TransactActionKind::kUpdate}) {
         std::string_view name = TransactActionName(kind);
-        FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* a, GetStruct(v, name, name));
+        FDYNO_ASSIGN_OR_RETURN(const Value* a, GetStruct(v, name, name));
         if (a == nullptr) continue;
-        FDYNO_ASSIGN_OR_RETURN(e.members, ReadActionMembers(*a, name));
+        FDYNO_ASSIGN_OR_RETURN(e.members, ReadActionMembers(*a, name, ReadsOf(kind)));
         e.actions.emplace_back(kind, a);
       }
     }
@@ -229,10 +246,11 @@ Result<TransactWriteAction> DecodeWriteAction(const WriteElement& e) {
   TransactWriteAction a;
   a.kind = e.actions[0].first;
   a.table_name = std::string(AsStringView(*m.table_name));
-  if (m.condition_expression) a.condition_expression = std::string(*m.condition_expression);
-  if (m.update_expression) a.update_expression = std::string(*m.update_expression);
-  a.return_old_on_condition_failure =
-      m.return_values_on_ccf && *m.return_values_on_ccf == "ALL_OLD";
+  if (m.condition_expression) {
+    a.condition_expression = std::string(AsStringView(*m.condition_expression));
+  }
+  if (m.update_expression) a.update_expression = std::string(AsStringView(*m.update_expression));
+  a.return_old_on_condition_failure = request::Text(m.return_values_on_ccf) == "ALL_OLD";
   // An Update always has its UpdateExpression (a required member), so only a missing
   // ConditionExpression is ever named.
   ParameterMix mix;
@@ -256,9 +274,10 @@ Result<TransactWriteAction> DecodeWriteAction(const WriteElement& e) {
 
 Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& body) {
   FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_RETURN_IF_ERROR(CheckKnownMembers(body, "TransactWriteItems",
-                                          {"TransactItems", "ReturnConsumedCapacity",
-                                           "ReturnItemCollectionMetrics", "ClientRequestToken"}));
+  FDYNO_RETURN_IF_ERROR(
+      request::CheckKnownNames(body, "TransactWriteItems",
+                               {"TransactItems", "ReturnConsumedCapacity",
+                                "ReturnItemCollectionMetrics", "ClientRequestToken"}));
   // Phase 1: member types.
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));
   FDYNO_ASSIGN_OR_RETURN(std::vector<WriteElement> elements, ReadWriteElements(list));
@@ -273,8 +292,9 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
   if (list && list->GetArray().Size() <= kMaxTransactActions) {
     for (size_t i = 0; i < elements.size(); ++i) {
       if (elements[i].actions.size() != 1) continue;
-      std::string_view name = TransactActionName(elements[i].actions[0].first);
-      CheckActionConstraints(errors, elements[i].members, MemberPath(i, name), name);
+      TransactActionKind kind = elements[i].actions[0].first;
+      request::CheckMembers<M>(errors, ChecksOf(kind), elements[i].members,
+                               MemberPath(i, TransactActionName(kind)));
     }
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
@@ -306,8 +326,8 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
 
 Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) {
   FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  FDYNO_RETURN_IF_ERROR(
-      CheckKnownMembers(body, "TransactGetItems", {"TransactItems", "ReturnConsumedCapacity"}));
+  FDYNO_RETURN_IF_ERROR(request::CheckKnownNames(body, "TransactGetItems",
+                                                 {"TransactItems", "ReturnConsumedCapacity"}));
   FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* list, GetList(body, "TransactItems"));
   std::vector<std::optional<ActionMembers>> elements;
   if (list) {
@@ -315,10 +335,10 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
       FDYNO_RETURN_IF_ERROR(CheckShape(v, JsonShape::kValueStruct, "TransactGetItem"));
       std::optional<ActionMembers> m;
       if (!v.IsNull()) {
-        FDYNO_RETURN_IF_ERROR(CheckKnownMembers(v, "TransactGetItem", {"Get"}));
+        FDYNO_RETURN_IF_ERROR(request::CheckKnownNames(v, "TransactGetItem", {"Get"}));
         FDYNO_ASSIGN_OR_RETURN(const rapidjson::Value* get, GetStruct(v, "Get", "Get"));
         if (get) {
-          FDYNO_ASSIGN_OR_RETURN(ActionMembers members, ReadActionMembers(*get, "Get"));
+          FDYNO_ASSIGN_OR_RETURN(ActionMembers members, ReadActionMembers(*get, "Get", kGetReads));
           m = members;
         }
       }
@@ -335,9 +355,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
         errors.NotNull(MemberPath(i, "Get"), false);
         continue;
       }
-      const std::string path = MemberPath(i, "Get");
-      CheckDataPlaneTableName(errors, elements[i]->table_name, path + ".tableName");
-      errors.NotNull(path + ".key", elements[i]->item != nullptr);
+      request::CheckMembers<M>(errors, kGetChecks, *elements[i], MemberPath(i, "Get"));
     }
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
@@ -351,7 +369,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
     a.table_name = std::string(AsStringView(*m.table_name));
     FDYNO_RETURN_IF_ERROR(
         ParameterMix()
-            .Expression("ProjectionExpression", m.projection_expression.has_value())
+            .Expression("ProjectionExpression", m.projection_expression != nullptr)
             .CheckAttributeMaps(m.names != nullptr, false));
     FDYNO_ASSIGN_OR_RETURN(a.key, model::DecodeItem(*m.item));
     std::map<std::string, std::string> names;
@@ -360,7 +378,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
     }
     if (m.projection_expression) {
       FDYNO_ASSIGN_OR_RETURN(expr::parsed::Projection parsed,
-                             expr::ParseProjection(*m.projection_expression));
+                             expr::ParseProjection(AsStringView(*m.projection_expression)));
       FDYNO_ASSIGN_OR_RETURN(expr::ResolveContext ctx,
                              expr::ResolveContext::ForRequest(m.names ? &names : nullptr, nullptr));
       FDYNO_ASSIGN_OR_RETURN(a.projection, ctx.ResolveProjection(parsed));

@@ -8,6 +8,7 @@
 
 #include "api/json_util.h"
 #include "api/parameter_mix.h"
+#include "api/request_model.h"
 #include "expr/parser.h"
 #include "expr/resolver.h"
 #include "model/json.h"
@@ -21,53 +22,46 @@ using rapidjson::Value;
 
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
 
+using request::Check;
+using request::Read;
+using request::Rule;
+
 struct Members {
   const Value* table_name = nullptr;
-  std::optional<std::string_view> index_name, rcc, sce, pe;
+  const Value* index_name = nullptr;
   const Value* vector = nullptr;
-  std::optional<int64_t> top_k;
+  const Value* top_k = nullptr;
+  const Value* rcc = nullptr;
+  const Value* sce = nullptr;
+  const Value* pe = nullptr;
   const Value* names = nullptr;
   const Value* values = nullptr;
 };
+using M = Members;
 
-Result<Members> ReadMembers(const Value& body) {
-  Members m;
-  FDYNO_RETURN_IF_ERROR(RequireObjectBody(body));
-  auto it = body.FindMember("TableName");
-  if (it != body.MemberEnd() && !it->value.IsNull()) {
-    m.table_name = &it->value;
-    FDYNO_RETURN_IF_ERROR(CheckShape(*m.table_name, JsonShape::kString));
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.index_name, GetString(body, "IndexName"));
-  FDYNO_ASSIGN_OR_RETURN(m.vector, GetList(body, "SearchVector"));
-  if (m.vector) {
-    for (const Value& v : m.vector->GetArray()) {
-      FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(m.top_k, GetInteger(body, "TopK"));
-  FDYNO_ASSIGN_OR_RETURN(m.rcc, GetString(body, "ReturnConsumedCapacity"));
-  FDYNO_ASSIGN_OR_RETURN(m.sce, GetString(body, "SearchConditionExpression"));
-  FDYNO_ASSIGN_OR_RETURN(m.pe, GetString(body, "ProjectionExpression"));
-  FDYNO_ASSIGN_OR_RETURN(m.names, GetExpressionNames(body));
-  FDYNO_ASSIGN_OR_RETURN(m.values, GetExpressionValues(body));
-  return m;
-}
+constexpr Read<M> kReads[] = {
+    {"TableName", &M::table_name, JsonShape::kString},
+    {"IndexName", &M::index_name, JsonShape::kString},
+    {"SearchVector", &M::vector, JsonShape::kList, {}, request::AttributeValueElements},
+    {"TopK", &M::top_k, JsonShape::kInteger},
+    {"ReturnConsumedCapacity", &M::rcc, JsonShape::kString},
+    {"SearchConditionExpression", &M::sce, JsonShape::kString},
+    {"ProjectionExpression", &M::pe, JsonShape::kString},
+    {"ExpressionAttributeNames", &M::names, JsonShape::kMap, "String", request::StringValues},
+    {"ExpressionAttributeValues", &M::values, JsonShape::kMap, "AttributeValue",
+     request::AttributeValues},
+};
 
-Status CheckConstraints(const Members& m) {
-  ConstraintErrors e;
-  CheckDataPlaneTableName(e, m.table_name);
-  e.NotNull("indexName", m.index_name.has_value());
-  if (m.index_name) {
-    e.Pattern("indexName", *m.index_name, IsValidTableNameChars(*m.index_name), "[a-zA-Z0-9_.-]+");
-    e.MinLength("indexName", *m.index_name, 3);
-    e.MaxLength("indexName", *m.index_name, 255);
-  }
-  e.NotNull("searchVector", m.vector != nullptr);
-  e.NotNull("topK", m.top_k.has_value());
-  if (m.rcc) e.Enum("returnConsumedCapacity", *m.rcc, {"INDEXES", "TOTAL", "NONE"});
-  return e.ToStatus();
-}
+constexpr Check<M> kChecks[] = {
+    request::DataPlaneTableName(&M::table_name),
+    request::NotNull(&M::index_name, "indexName"),
+    request::NamePattern(&M::index_name, "indexName"),
+    request::Bound(&M::index_name, "indexName", Rule::kMinLength, 3),
+    request::Bound(&M::index_name, "indexName", Rule::kMaxLength, 255),
+    request::NotNull(&M::vector, "searchVector"),
+    request::NotNull(&M::top_k, "topK"),
+    request::Enum(&M::rcc, "returnConsumedCapacity", request::kReturnConsumedCapacity),
+};
 
 // The search vector as float32 values (each a number within the float32 range).
 Result<std::vector<float>> DecodeVector(const Value& list) {
@@ -133,8 +127,8 @@ Status CollectEqualities(const expr::Condition& c,
 
 Status PlanExpressions(const Members& m, SearchRequest& r) {
   FDYNO_RETURN_IF_ERROR(ParameterMix()
-                            .Expression("SearchConditionExpression", m.sce.has_value())
-                            .Expression("ProjectionExpression", m.pe.has_value())
+                            .Expression("SearchConditionExpression", m.sce != nullptr)
+                            .Expression("ProjectionExpression", m.pe != nullptr)
                             .CheckAttributeMaps(m.names != nullptr, m.values != nullptr));
   expr::AttributeNames names;
   if (m.names) {
@@ -147,11 +141,11 @@ Status PlanExpressions(const Members& m, SearchRequest& r) {
   std::optional<expr::parsed::Condition> condition;
   std::optional<expr::parsed::Projection> projection;
   if (m.sce) {
-    FDYNO_ASSIGN_OR_RETURN(condition,
-                           expr::ParseCondition(*m.sce, expr::ExpressionKind::kSearchCondition));
+    FDYNO_ASSIGN_OR_RETURN(condition, expr::ParseCondition(AsStringView(*m.sce),
+                                                           expr::ExpressionKind::kSearchCondition));
   }
   if (m.pe) {
-    FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(*m.pe));
+    FDYNO_ASSIGN_OR_RETURN(projection, expr::ParseProjection(AsStringView(*m.pe)));
   }
   FDYNO_ASSIGN_OR_RETURN(
       expr::ResolveContext ctx,
@@ -172,16 +166,17 @@ Status PlanExpressions(const Members& m, SearchRequest& r) {
 }  // namespace
 
 Result<SearchRequest> DecodeSearchRequest(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(Members m, ReadMembers(body));
-  FDYNO_RETURN_IF_ERROR(CheckConstraints(m));
+  Members m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<M>(body, kReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(kChecks, m));
   SearchRequest r;
   r.table_name = std::string(AsStringView(*m.table_name));
-  r.index_name = std::string(*m.index_name);
-  r.top_k = *m.top_k;
+  r.index_name = std::string(AsStringView(*m.index_name));
+  r.top_k = *AsInt64(*m.top_k);
   if (r.top_k < 1 || r.top_k > kMaxSearchTopK) {
     return Error::Validation("Provided TopK value is out of valid range");
   }
-  FDYNO_ASSIGN_OR_RETURN(r.rcc, ParseReturnConsumedCapacity(m.rcc));
+  FDYNO_ASSIGN_OR_RETURN(r.rcc, ParseReturnConsumedCapacity(request::Text(m.rcc)));
   FDYNO_ASSIGN_OR_RETURN(r.vector, DecodeVector(*m.vector));
   FDYNO_RETURN_IF_ERROR(PlanExpressions(m, r));
   return r;
