@@ -568,24 +568,15 @@ Result<BatchRequest> DecodeBatchRequest(const rapidjson::Value& body) {
                          GetString(body, "ReturnConsumedCapacity"));
   BatchRequest r;
   ConstraintErrors errors;
-  errors.NotNull("statements", statements != nullptr);
-  if (statements) {
-    const auto list = statements->GetArray();
-    if (list.Empty()) {
-      errors.AddWithoutValue("statements", "Member must have length greater than or equal to 1");
-    } else if (list.Size() > kMaxBatchStatements) {
-      errors.AddWithoutValue("statements", "Member must have length less than or equal to 25");
-    }
-    r.statements.resize(list.Size());
-    for (size_t i = 0; i < list.Size(); ++i) {
-      StatementMember m;
-      FDYNO_RETURN_IF_ERROR(DecodeStatementMember(list[i], "statements", i, errors, m));
-      StatementRequest& out = r.statements[i];
-      out.statement = std::move(m.statement);
-      out.parameters = std::move(m.parameters);
-      out.consistent_read = m.consistent_read;
-      out.return_old_on_condition_failure = m.return_old_on_condition_failure;
-    }
+  std::vector<StatementMember> members;
+  FDYNO_RETURN_IF_ERROR(
+      DecodeStatementList(statements, "statements", kMaxBatchStatements, errors, members));
+  for (StatementMember& m : members) {
+    StatementRequest& out = r.statements.emplace_back();
+    out.statement = std::move(m.statement);
+    out.parameters = std::move(m.parameters);
+    out.consistent_read = m.consistent_read;
+    out.return_old_on_condition_failure = m.return_old_on_condition_failure;
   }
   if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
@@ -795,6 +786,9 @@ Result<std::string> BatchExecuteStatementOp(const ReadServices& s, const Request
 
 }  // namespace
 
+namespace {
+
+// Element `index` of the list `list`.
 Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
                              ConstraintErrors& errors, StatementMember& out) {
   FDYNO_RETURN_IF_ERROR(RequireObjectBody(v));
@@ -806,6 +800,26 @@ Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, s
   FDYNO_ASSIGN_OR_RETURN(out.parameters, DecodeParameters(m.parameters));
   out.consistent_read = request::Flag(m.consistent_read).value_or(false);
   out.return_old_on_condition_failure = request::Text(m.rvocf) == "ALL_OLD";
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeStatementList(const rapidjson::Value* list, std::string_view path, size_t max_length,
+                           ConstraintErrors& errors, std::vector<StatementMember>& out) {
+  errors.NotNull(path, list != nullptr);
+  if (list == nullptr) return Status::Ok();
+  const auto elements = list->GetArray();
+  if (elements.Empty()) {
+    errors.AddWithoutValue(path, "Member must have length greater than or equal to 1");
+  } else if (elements.Size() > max_length) {
+    errors.AddWithoutValue(
+        path, "Member must have length less than or equal to " + std::to_string(max_length));
+  }
+  out.resize(elements.Size());
+  for (size_t i = 0; i < elements.Size(); ++i) {
+    FDYNO_RETURN_IF_ERROR(DecodeStatementMember(elements[i], path, i, errors, out[i]));
+  }
   return Status::Ok();
 }
 

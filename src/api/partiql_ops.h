@@ -47,11 +47,12 @@ struct StatementMember {
   bool return_old_on_condition_failure = false;  // ReturnValuesOnConditionCheckFailure ALL_OLD
 };
 
-// Decodes element `index` of the request's list `list` ("statements", "transactStatements"):
-// deserialization errors are returned, constraint violations added to `errors` with the
-// model's paths ("statements.1.member.statement").
-Status DecodeStatementMember(const rapidjson::Value& v, std::string_view list, size_t index,
-                             ConstraintErrors& errors, StatementMember& out);
+// Decodes the request's list of statements at `path` ("statements", "transactStatements"),
+// of 1 to `max_length` elements, into `out`: deserialization errors are returned, constraint
+// violations added to `errors` with the model's paths, the list's own (present, its length)
+// before its elements' ("statements.1.member.statement").
+Status DecodeStatementList(const rapidjson::Value* list, std::string_view path, size_t max_length,
+                           ConstraintErrors& errors, std::vector<StatementMember>& out);
 
 // The description of a table the planner works on.
 partiql::TableSchema SchemaOf(const store::TableInfo& table);

@@ -19,6 +19,7 @@
 #include "api/json_util.h"
 #include "api/key_insights.h"
 #include "api/partiql_ops.h"
+#include "api/request_model.h"
 #include "api/run_options.h"
 #include "api/transact_request.h"
 #include "api/write_executor.h"
@@ -725,28 +726,14 @@ Result<ExecuteTransactionRequest> DecodeExecuteTransaction(const rapidjson::Valu
                          GetString(body, "ReturnConsumedCapacity"));
   ExecuteTransactionRequest r;
   ConstraintErrors errors;
-  errors.NotNull("transactStatements", statements != nullptr);
-  if (statements) {
-    const auto list = statements->GetArray();
-    if (list.Empty()) {
-      errors.AddWithoutValue("transactStatements",
-                             "Member must have length greater than or equal to 1");
-    } else if (list.Size() > kMaxTransactActions) {
-      errors.AddWithoutValue("transactStatements",
-                             "Member must have length less than or equal to 100");
-    }
-    r.statements.resize(list.Size());
-    for (size_t i = 0; i < list.Size(); ++i) {
-      FDYNO_RETURN_IF_ERROR(
-          DecodeStatementMember(list[i], "transactStatements", i, errors, r.statements[i]));
-    }
-  }
+  FDYNO_RETURN_IF_ERROR(DecodeStatementList(statements, "transactStatements", kMaxTransactActions,
+                                            errors, r.statements));
   if (token) {
     errors.MinLength("clientRequestToken", *token, 1);
     errors.MaxLength("clientRequestToken", *token, kMaxClientRequestTokenLength);
     r.client_request_token = std::string(*token);
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(r.return_consumed_capacity, ParseReturnConsumedCapacity(rcc));
   return r;

@@ -297,8 +297,9 @@ Result<TransactWriteRequest> DecodeTransactWriteItems(const rapidjson::Value& bo
                                MemberPath(i, TransactActionName(kind)));
     }
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
-  if (ricm) errors.Enum("returnItemCollectionMetrics", *ricm, {"SIZE", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
+  if (ricm)
+    errors.Enum("returnItemCollectionMetrics", *ricm, request::kReturnItemCollectionMetrics);
   if (token) {
     errors.MinLength("clientRequestToken", *token, 1);
     errors.MaxLength("clientRequestToken", *token, kMaxClientRequestTokenLength);
@@ -358,7 +359,7 @@ Result<TransactGetRequest> DecodeTransactGetItems(const rapidjson::Value& body) 
       request::CheckMembers<M>(errors, kGetChecks, *elements[i], MemberPath(i, "Get"));
     }
   }
-  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, {"INDEXES", "TOTAL", "NONE"});
+  if (rcc) errors.Enum("returnConsumedCapacity", *rcc, request::kReturnConsumedCapacity);
   FDYNO_RETURN_IF_ERROR(errors.ToStatus());
 
   TransactGetRequest r;
