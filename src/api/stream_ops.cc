@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/request_model.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
 #include "base/bytes.h"
@@ -24,6 +25,7 @@ namespace fdyno::api {
 namespace {
 
 using rapidjson::Value;
+using request::Rule;
 using store::Position;
 using store::StreamView;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
@@ -326,25 +328,35 @@ struct ListStreamsRequest {
   std::optional<std::string_view> start;
 };
 
+struct ListStreamsMembers {
+  const Value* table = nullptr;
+  const Value* limit = nullptr;
+  const Value* start = nullptr;
+};
+using LM = ListStreamsMembers;
+constexpr request::Read<LM> kListStreamsReads[] = {
+    {"TableName", &LM::table, JsonShape::kString},
+    {"Limit", &LM::limit, JsonShape::kInteger},
+    {"ExclusiveStartStreamArn", &LM::start, JsonShape::kString},
+};
+constexpr request::Check<LM> kListStreamsChecks[] = {
+    request::Bound(&LM::table, "tableName", Rule::kMinLength, 3),
+    request::Bound(&LM::table, "tableName", Rule::kMaxLength, 255),
+    request::NamePattern(&LM::table, "tableName"),
+    request::Bound(&LM::limit, "limit", Rule::kMinValue, 1),
+    request::Bound(&LM::limit, "limit", Rule::kMaxValue, 100),
+    request::Bound(&LM::start, "exclusiveStartStreamArn", Rule::kMinLength, 37),
+    request::Bound(&LM::start, "exclusiveStartStreamArn", Rule::kMaxLength, 1024),
+};
+
 Result<ListStreamsRequest> ParseListStreams(const Value& body) {
+  ListStreamsMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<LM>(body, kListStreamsReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<LM>(kListStreamsChecks, m));
   ListStreamsRequest r;
-  FDYNO_ASSIGN_OR_RETURN(r.table, GetString(body, "TableName"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
-  FDYNO_ASSIGN_OR_RETURN(r.start, GetString(body, "ExclusiveStartStreamArn"));
-  ConstraintErrors e;
-  if (r.table) {
-    e.MinLength("tableName", *r.table, 3);
-    e.MaxLength("tableName", *r.table, 255);
-    e.Pattern("tableName", *r.table, IsValidTableNameChars(*r.table), "[a-zA-Z0-9_.-]+");
-  }
-  if (limit) e.MinValue("limit", *limit, 1);
-  if (limit) e.MaxValue("limit", *limit, 100);
-  if (r.start) {
-    e.MinLength("exclusiveStartStreamArn", *r.start, 37);
-    e.MaxLength("exclusiveStartStreamArn", *r.start, 1024);
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  r.max = static_cast<size_t>(limit.value_or(100));
+  r.table = request::Text(m.table);
+  r.start = request::Text(m.start);
+  r.max = static_cast<size_t>(request::Number(m.limit).value_or(100));
   return r;
 }
 
@@ -425,40 +437,49 @@ struct DescribeRequest {
   std::optional<std::string> child_of;  // ShardFilter CHILD_SHARDS
 };
 
+struct DescribeStreamMembers {
+  const Value* arn = nullptr;
+  const Value* limit = nullptr;
+  const Value* start = nullptr;
+  const Value* filter = nullptr;
+  const Value* filter_type = nullptr;   // ShardFilter.Type
+  const Value* filter_shard = nullptr;  // ShardFilter.ShardId
+};
+using DM = DescribeStreamMembers;
+constexpr request::Read<DM> kDescribeStreamReads[] = {
+    {"StreamArn", &DM::arn, JsonShape::kString},
+    {"Limit", &DM::limit, JsonShape::kInteger},
+    {"ExclusiveStartShardId", &DM::start, JsonShape::kString},
+    {"ShardFilter", &DM::filter, JsonShape::kStruct, "ShardFilter"},
+};
+constexpr request::Read<DM> kShardFilterReads[] = {
+    {"Type", &DM::filter_type, JsonShape::kString},
+    {"ShardId", &DM::filter_shard, JsonShape::kString},
+};
+constexpr std::string_view kShardFilterTypes[] = {"CHILD_SHARDS"};
+constexpr request::Check<DM> kDescribeStreamChecks[] = {
+    request::NotNull(&DM::arn, "streamArn"),
+    request::Bound(&DM::arn, "streamArn", Rule::kMinLength, 37),
+    request::Bound(&DM::arn, "streamArn", Rule::kMaxLength, 1024),
+    request::Bound(&DM::limit, "limit", Rule::kMinValue, 1),
+    request::Bound(&DM::limit, "limit", Rule::kMaxValue, 100),
+    request::Bound(&DM::start, "exclusiveStartShardId", Rule::kMinLength, 28),
+    request::Bound(&DM::start, "exclusiveStartShardId", Rule::kMaxLength, 65),
+    request::Enum(&DM::filter_type, "shardFilter.type", kShardFilterTypes),
+    request::Bound(&DM::filter_shard, "shardFilter.shardId", Rule::kMinLength, 28),
+    request::Bound(&DM::filter_shard, "shardFilter.shardId", Rule::kMaxLength, 65),
+};
+
 Result<DescribeRequest> ParseDescribeStream(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, GetString(body, "StreamArn"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> start,
-                         GetString(body, "ExclusiveStartShardId"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* filter, GetStruct(body, "ShardFilter", "ShardFilter"));
-  std::optional<std::string_view> filter_type, filter_shard;
-  if (filter) {
-    FDYNO_ASSIGN_OR_RETURN(filter_type, GetString(*filter, "Type"));
-    FDYNO_ASSIGN_OR_RETURN(filter_shard, GetString(*filter, "ShardId"));
-  }
-  ConstraintErrors e;
-  e.NotNull("streamArn", arn.has_value());
-  if (arn) {
-    e.MinLength("streamArn", *arn, 37);
-    e.MaxLength("streamArn", *arn, 1024);
-  }
-  if (limit) e.MinValue("limit", *limit, 1);
-  if (limit) e.MaxValue("limit", *limit, 100);
-  if (start) {
-    e.MinLength("exclusiveStartShardId", *start, 28);
-    e.MaxLength("exclusiveStartShardId", *start, 65);
-  }
-  if (filter_type) e.Enum("shardFilter.type", *filter_type, {"CHILD_SHARDS"});
-  if (filter_shard) {
-    e.MinLength("shardFilter.shardId", *filter_shard, 28);
-    e.MaxLength("shardFilter.shardId", *filter_shard, 65);
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  DescribeStreamMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<DM>(body, kDescribeStreamReads, m));
+  if (m.filter) FDYNO_RETURN_IF_ERROR(request::ReadRows<DM>(*m.filter, kShardFilterReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<DM>(kDescribeStreamChecks, m));
   DescribeRequest r;
-  r.arn = std::string(*arn);
-  r.limit = static_cast<size_t>(limit.value_or(100));
-  if (start) r.exclusive_start = std::string(*start);
-  if (filter_type && filter_shard) r.child_of = std::string(*filter_shard);
+  r.arn = std::string(AsStringView(*m.arn));
+  r.limit = static_cast<size_t>(request::Number(m.limit).value_or(100));
+  if (m.start) r.exclusive_start = std::string(AsStringView(*m.start));
+  if (m.filter_type && m.filter_shard) r.child_of = std::string(AsStringView(*m.filter_shard));
   return r;
 }
 
@@ -558,37 +579,43 @@ struct IteratorRequest {
   std::optional<Position> sequence;
 };
 
+struct IteratorMembers {
+  const Value* arn = nullptr;
+  const Value* shard = nullptr;
+  const Value* type = nullptr;
+  const Value* sequence = nullptr;
+};
+using IM = IteratorMembers;
+constexpr request::Read<IM> kGetShardIteratorReads[] = {
+    {"StreamArn", &IM::arn, JsonShape::kString},
+    {"ShardId", &IM::shard, JsonShape::kString},
+    {"ShardIteratorType", &IM::type, JsonShape::kString},
+    {"SequenceNumber", &IM::sequence, JsonShape::kString},
+};
+constexpr std::string_view kIteratorTypes[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER",
+                                               "AFTER_SEQUENCE_NUMBER"};
+constexpr request::Check<IM> kGetShardIteratorChecks[] = {
+    request::NotNull(&IM::arn, "streamArn"),
+    request::Bound(&IM::arn, "streamArn", Rule::kMinLength, 37),
+    request::Bound(&IM::arn, "streamArn", Rule::kMaxLength, 1024),
+    request::NotNull(&IM::shard, "shardId"),
+    request::Bound(&IM::shard, "shardId", Rule::kMinLength, 28),
+    request::Bound(&IM::shard, "shardId", Rule::kMaxLength, 65),
+    request::NotNull(&IM::type, "shardIteratorType"),
+    request::Enum(&IM::type, "shardIteratorType", kIteratorTypes),
+    request::Bound(&IM::sequence, "sequenceNumber", Rule::kMinLength, 21),
+    request::Bound(&IM::sequence, "sequenceNumber", Rule::kMaxLength, 40),
+};
+
 Result<IteratorRequest> ParseGetShardIterator(const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, GetString(body, "StreamArn"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> shard, GetString(body, "ShardId"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> type,
-                         GetString(body, "ShardIteratorType"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> seq, GetString(body, "SequenceNumber"));
-  ConstraintErrors e;
-  e.NotNull("streamArn", arn.has_value());
-  if (arn) {
-    e.MinLength("streamArn", *arn, 37);
-    e.MaxLength("streamArn", *arn, 1024);
-  }
-  e.NotNull("shardId", shard.has_value());
-  if (shard) {
-    e.MinLength("shardId", *shard, 28);
-    e.MaxLength("shardId", *shard, 65);
-  }
-  e.NotNull("shardIteratorType", type.has_value());
-  if (type) {
-    e.Enum("shardIteratorType", *type,
-           {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"});
-  }
-  if (seq) {
-    e.MinLength("sequenceNumber", *seq, 21);
-    e.MaxLength("sequenceNumber", *seq, 40);
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  IteratorMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<IM>(body, kGetShardIteratorReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<IM>(kGetShardIteratorChecks, m));
+  const std::optional<std::string_view> seq = request::Text(m.sequence);
   IteratorRequest r;
-  r.arn = std::string(*arn);
-  r.shard_id = std::string(*shard);
-  r.type = std::string(*type);
+  r.arn = std::string(AsStringView(*m.arn));
+  r.shard_id = std::string(AsStringView(*m.shard));
+  r.type = std::string(AsStringView(*m.type));
   const bool needs_sequence = r.type == "AT_SEQUENCE_NUMBER" || r.type == "AFTER_SEQUENCE_NUMBER";
   if (needs_sequence && !seq) {
     return Error::Validation("Must specify a sequence number for iterator type " + r.type);
@@ -728,19 +755,29 @@ Result<RecordsPage> ReadRecords(kv::Transaction& tx, const Iterator& it, size_t 
   return page;
 }
 
+struct RecordsMembers {
+  const Value* iterator = nullptr;
+  const Value* limit = nullptr;
+};
+using RM = RecordsMembers;
+constexpr request::Read<RM> kGetRecordsReads[] = {
+    {"ShardIterator", &RM::iterator, JsonShape::kString},
+    {"Limit", &RM::limit, JsonShape::kInteger},
+};
+constexpr request::Check<RM> kGetRecordsChecks[] = {
+    request::NotNull(&RM::iterator, "shardIterator"),
+    request::Bound(&RM::iterator, "shardIterator", Rule::kMinLength, 1),
+    request::Bound(&RM::iterator, "shardIterator", Rule::kMaxLength, 2048),
+    request::Bound(&RM::limit, "limit", Rule::kMinValue, 1),
+    request::Bound(&RM::limit, "limit", Rule::kMaxValue, 1000),
+};
+
 Result<std::string> GetRecords(Services& s, const RequestContext& ctx, const Value& body) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> text, GetString(body, "ShardIterator"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<int64_t> limit, GetInteger(body, "Limit"));
-  ConstraintErrors e;
-  e.NotNull("shardIterator", text.has_value());
-  if (text) {
-    e.MinLength("shardIterator", *text, 1);
-    e.MaxLength("shardIterator", *text, 2048);
-  }
-  if (limit) e.MinValue("limit", *limit, 1);
-  if (limit) e.MaxValue("limit", *limit, 1000);
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  FDYNO_ASSIGN_OR_RETURN(Iterator it, DecodeIterator(*text));
+  RecordsMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<RM>(body, kGetRecordsReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<RM>(kGetRecordsChecks, m));
+  const std::optional<int64_t> limit = request::Number(m.limit);
+  FDYNO_ASSIGN_OR_RETURN(Iterator it, DecodeIterator(AsStringView(*m.iterator)));
   if (it.account != ctx.account_id) return InvalidIterator();
   const int64_t now_ms = s.clock->WallMillis();
   // it.issued_ms is whatever the client sent: no subtraction of it, which could overflow.

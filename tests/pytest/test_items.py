@@ -50,14 +50,16 @@ def composite(ddb):
 
 
 def raw_call(ddb, operation, body):
-    """POSTs a signed JSON request with the client's endpoint and credentials."""
+    """POSTs a signed JSON request with the client's endpoint and credentials. `operation` is a
+    DynamoDB operation ("PutItem") or a whole target ("DynamoDBStreams_20120810.GetRecords")."""
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     import json
     import requests
     req = AWSRequest(method="POST", url=ddb.meta.endpoint_url + "/", data=json.dumps(body),
                      headers={"Content-Type": "application/x-amz-json-1.0",
-                              "X-Amz-Target": "DynamoDB_20120810." + operation})
+                              "X-Amz-Target": operation if "." in operation
+                              else "DynamoDB_20120810." + operation})
     SigV4Auth(ddb._request_signer._credentials, "dynamodb", ddb.meta.region_name).add_auth(req)
     return requests.post(req.url, data=req.body, headers=dict(req.headers))
 
