@@ -51,8 +51,7 @@ Result<PolicyResource> ParseResourceArn(const RequestContext& ctx, std::string_v
     pos = colon + 1;
   }
   const std::string resource = a.substr(pos);
-  if (parts[2] != "dynamodb" || !resource.starts_with("table/") ||
-      resource.find("/backup/") != std::string::npos) {
+  if (!IsDynamoDbResourceArn(parts[2], resource)) {
     return Error::Validation(std::string(kInvalid) +
                              "Provided Arn is not a DynamoDB resource arn: " + a);
   }

@@ -69,6 +69,11 @@ bool IsKnownRegion(const RequestContext& ctx, std::string_view region) {
          std::find(std::begin(kRegions), std::end(kRegions), region) != std::end(kRegions);
 }
 
+bool IsDynamoDbResourceArn(std::string_view service, std::string_view resource) {
+  return service == "dynamodb" && resource.starts_with("table/") &&
+         resource.find("/backup/") == std::string_view::npos;
+}
+
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation) {
   std::string a(arn);
@@ -78,12 +83,11 @@ Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
     return Error::Validation("Invalid TableArn: Invalid ResourceArn provided as input " + a);
   const std::array<std::string, 6>& parts = *split;
   // parts: arn, partition, service, region, account, resource
-  if (parts[2] != "dynamodb") {
+  const std::string& resource = parts[5];
+  if (!IsDynamoDbResourceArn(parts[2], resource)) {
     return Invalid("Provided Arn is not a DynamoDB resource arn: " + a);
   }
-  const std::string& resource = parts[5];
-  if (resource.rfind("table/", 0) != 0 || resource.size() <= 6 ||
-      resource.find('/', 6) != std::string::npos) {
+  if (resource.size() <= 6 || resource.find('/', 6) != std::string::npos) {
     return Invalid(
         "Invalid resource arn provided, only table or stream is accepted. Provided "
         "resource arn: " +

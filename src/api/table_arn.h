@@ -40,13 +40,19 @@ std::optional<std::array<std::string, 6>> SplitArn(std::string_view arn);
 // Whether `region` is a region of AWS's commercial partition or the caller's own region.
 bool IsKnownRegion(const RequestContext& ctx, std::string_view region);
 
+// Whether an ARN's service and resource name a DynamoDB resource at all: a table or something
+// of a table (table/<t>[/...]) but not a backup (table/<t>/backup/<id>). The others are
+// "Provided Arn is not a DynamoDB resource arn: <arn>" to the tag and policy operations.
+bool IsDynamoDbResourceArn(std::string_view service, std::string_view resource);
+
 struct ArnTarget {
   std::string arn;
   std::string table;
 };
 
 // Parses a resource ARN the tag operations accept: arn:aws:dynamodb:<region>:<account>:table/<t>
-// in the caller's region and account (another account's ARN is AccessDeniedException).
+// in the caller's region and account (another account's ARN is AccessDeniedException). A
+// backup's ARN is not a DynamoDB resource ARN to them; an index's is "only table or stream".
 Result<ArnTarget> ParseTableArn(const RequestContext& ctx, std::string_view arn,
                                 std::string_view operation);
 

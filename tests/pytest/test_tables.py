@@ -769,6 +769,14 @@ def test_tag_lengths_count_characters_not_bytes(ddb):
      {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/x/index/y"},
      "ValidationException", INVALID + "Invalid resource arn provided, only table or stream is "
      "accepted. Provided resource arn: arn:aws:dynamodb:REGION:ACCT:table/x/index/y"),
+] + [
+    # A backup's ARN is no resource to tag (DynamoDB, recorded in 2026).
+    (op, dict(args, ResourceArn="arn:aws:dynamodb:REGION:ACCT:table/x/backup/01700000000000-abcdefgh"),
+     "ValidationException", INVALID + "Provided Arn is not a DynamoDB resource arn: "
+     "arn:aws:dynamodb:REGION:ACCT:table/x/backup/01700000000000-abcdefgh")
+    for op, args in (("tag_resource", {"Tags": [{"Key": "k", "Value": "v"}]}),
+                     ("untag_resource", {"TagKeys": ["k"]}),
+                     ("list_tags_of_resource", {}))
 ])
 def test_tag_validation(raw, op, args, code, message):
     def fill(text):
