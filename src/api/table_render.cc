@@ -37,6 +37,7 @@ void WriteKeySchema(Writer& w, const store::KeySchema& ks) {
   w.EndArray();
 }
 
+// OnDemandThroughput, when either maximum is set (an UpdateTable response may show -1).
 void WriteOnDemand(Writer& w, const store::OnDemandLimits& limits) {
   if (!limits.set()) return;
   w.Key("OnDemandThroughput");
@@ -79,7 +80,6 @@ void WriteThroughput(Writer& w, const store::Throughput& t, int64_t now_ms) {
   w.EndObject();
 }
 
-// OnDemandThroughput, when either maximum is set.
 void WriteWarm(Writer& w, const store::WarmThroughput& warm, bool updating) {
   w.Key("WarmThroughput");
   w.StartObject();

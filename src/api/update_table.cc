@@ -394,15 +394,22 @@ struct Plan {
   }
 };
 
+// The request's Update of global index `name`, or null.
+const GsiUpdateIn* UpdateOf(const UpdateTableRequest& r, const std::string& name) {
+  if (!r.gsi_updates) return nullptr;
+  for (const GsiUpdateIn& u : *r.gsi_updates) {
+    if (u.has_update && *u.update_name == name) return &u;
+  }
+  return nullptr;
+}
+
 // Whether the request's Update of global index `name` gives `member` (its ProvisionedThroughput,
 // its WarmThroughput).
 template <typename T>
 bool UpdateGives(const UpdateTableRequest& r, const std::string& name,
                  std::optional<T> GsiUpdateIn::*member) {
-  return r.gsi_updates &&
-         std::any_of(r.gsi_updates->begin(), r.gsi_updates->end(), [&](const GsiUpdateIn& u) {
-           return u.has_update && *u.update_name == name && (u.*member).has_value();
-         });
+  const GsiUpdateIn* u = UpdateOf(r, name);
+  return u != nullptr && (u->*member).has_value();
 }
 
 // BillingMode and the table's ProvisionedThroughput.
@@ -777,8 +784,16 @@ Status CheckCapacityLimits(const UpdateTableRequest& r, std::string_view region)
   return Status::Ok();
 }
 
+// The members of `shown` the request cleared with -1, shown as -1: DynamoDB echoes them so in
+// its response (members cleared earlier stay absent).
+void EchoCleared(const OnDemandIn& in, store::OnDemandLimits& shown) {
+  if (in.max_read == -1) shown.max_read_request_units = -1;
+  if (in.max_write == -1) shown.max_write_request_units = -1;
+}
+
 // What DynamoDB's UpdateTable response shows of `after`, the table `before` became: the new
-// stream, deletion protection, OnDemandThroughput and new indexes (CREATING, Backfilling false);
+// stream, deletion protection, OnDemandThroughput (members cleared by the request as -1) and new
+// indexes (CREATING, Backfilling false);
 // a billing mode switch as made (throughputs of table and indexes too; a switch to on-demand
 // without its time); a throughput change with the old units and count of decreases but the new
 // increase or decrease time (an index whose throughput changes keeps its old throughput and is
@@ -810,7 +825,12 @@ std::pair<TableInfo, ResponseView> ResponseOf(const UpdateTableRequest& r, const
       index.warm = old->warm;
       view.index_warm_updating.push_back(index.name);
     }
+    const GsiUpdateIn* update = UpdateOf(r, index.name);
+    if (update != nullptr && update->update_on_demand) {
+      EchoCleared(*update->update_on_demand, index.on_demand);
+    }
   }
+  if (r.on_demand) EchoCleared(*r.on_demand, shown.on_demand);
   shown.table_class = before.table_class;
   shown.table_class_set = before.table_class_set;
   shown.table_class_changes_ms = before.table_class_changes_ms;

@@ -866,12 +866,27 @@ def test_on_demand_throughput_is_returned_and_updated_alone(server, ddb):
     r = call(server, "DescribeTable", json.dumps({"TableName": name}))
     assert r.json()["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 200,
                                                        "MaxWriteRequestUnits": 50}
-    # -1 removes a member.
+    # -1 removes a member; the response echoes it as -1, DescribeTable leaves it out, and a
+    # member cleared earlier is not echoed again (DynamoDB, recorded in 2026).
     r = call(server, "UpdateTable", json.dumps(
         {"TableName": name, "OnDemandThroughput": {"MaxWriteRequestUnits": -1}}))
     assert r.status_code == 200, r.text
+    assert r.json()["TableDescription"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": 200, "MaxWriteRequestUnits": -1}
     r = call(server, "DescribeTable", json.dumps({"TableName": name}))
     assert r.json()["Table"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 200}
+    r = call(server, "UpdateTable", json.dumps(
+        {"TableName": name, "OnDemandThroughput": {"MaxReadRequestUnits": 300}}))
+    assert r.json()["TableDescription"]["OnDemandThroughput"] == {"MaxReadRequestUnits": 300}
+    r = call(server, "UpdateTable", json.dumps({"TableName": name, "OnDemandThroughput": {
+        "MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}}))
+    assert r.json()["TableDescription"]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}
+    r = call(server, "DescribeTable", json.dumps({"TableName": name}))
+    assert "OnDemandThroughput" not in r.json()["Table"]
+    r = call(server, "UpdateTable", json.dumps(
+        {"TableName": name, "OnDemandThroughput": {"MaxReadRequestUnits": 200}}))
+    assert r.status_code == 200, r.text
     plain = unique()
     r = call(server, "CreateTable", json.dumps(on_demand(plain)))
     assert "OnDemandThroughput" not in r.json()["TableDescription"]

@@ -109,9 +109,11 @@ def test_raising_the_warm_throughput_of_a_table_and_an_index(ddb):
     index = describe(ddb, name)["GlobalSecondaryIndexes"][0]
     assert index["WarmThroughput"] == warm(12000, 4001)
     assert index["OnDemandThroughput"] == {"MaxReadRequestUnits": 50}
-    # -1 clears a maximum.
-    call(ddb, "UpdateTable", TableName=name, GlobalSecondaryIndexUpdates=[{"Update": {
+    # -1 clears a maximum (the response echoes it as -1, as the table's).
+    cleared = call(ddb, "UpdateTable", TableName=name, GlobalSecondaryIndexUpdates=[{"Update": {
         "IndexName": "gsi1", "OnDemandThroughput": {"MaxReadRequestUnits": -1}}}])
+    assert cleared["TableDescription"]["GlobalSecondaryIndexes"][0]["OnDemandThroughput"] == {
+        "MaxReadRequestUnits": -1}
     assert "OnDemandThroughput" not in describe(ddb, name)["GlobalSecondaryIndexes"][0]
 
 
