@@ -691,32 +691,41 @@ Status PlanDeletionProtection(Plan& p) {
 }
 
 // DynamoDB's refusals of a change while an index is being built or deleted: another index
-// creation or deletion (one at a time per table), and, while one is deleted, a throughput change
-// or an update, a second deletion or a creation of the same name.
+// creation or deletion (one at a time per table), and, while one is deleted, an update, a second
+// deletion or a creation of the same name (named first), a throughput change or a billing switch
+// (a re-send of the current billing mode passes), an OnDemandThroughput change.
 Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& current) {
   std::vector<std::string> deleting;
   for (const store::SecondaryIndex& g : current.global_indexes) {
     if (g.status == store::IndexStatus::kDeleting) deleting.push_back(g.name);
   }
-  if (!deleting.empty() && (r.throughput || r.billing_mode)) {
-    std::string names;
-    for (const std::string& n : deleting) names += (names.empty() ? "" : ", ") + n;
-    return Error::ResourceInUse(
-        "Attempt to change a resource which is still in use: Can't change table IOPS when an "
-        "index is being deleted. Table: " +
-        current.name + " Indexes: [" + names + "]");
-  }
+  const std::string in_use = "Attempt to change a resource which is still in use: ";
   if (r.gsi_updates) {
-    // An Update, a second Delete, or a Create of the same name, of an index being deleted.
     for (const GsiUpdateIn& u : *r.gsi_updates) {
       const std::optional<std::string>& name =
           u.has_update ? u.update_name : (u.has_delete ? u.delete_name : u.create_name);
       if (name && std::find(deleting.begin(), deleting.end(), *name) != deleting.end()) {
-        return Error::ResourceInUse(
-            "Attempt to change a resource which is still in use: Index is being deleted. Table: " +
-            current.name + " Index: " + *name);
+        return Error::ResourceInUse(in_use + "Index is being deleted. Table: " + current.name +
+                                    " Index: " + *name);
       }
     }
+  }
+  std::string names;
+  for (const std::string& n : deleting) names += (names.empty() ? "" : ", ") + n;
+  const bool switches =
+      r.billing_mode && (*r.billing_mode == "PAY_PER_REQUEST") !=
+                            (current.billing_mode == store::BillingMode::kPayPerRequest);
+  if (!deleting.empty() && (r.throughput || switches)) {
+    return Error::ResourceInUse(
+        in_use + "Can't change table IOPS when an index is being deleted. Table: " + current.name +
+        " Indexes: [" + names + "]");
+  }
+  if (!deleting.empty() && r.on_demand) {
+    return Error::ResourceInUse(
+        in_use +
+        "OnDemandThroughput cannot be updated while index deletion is in progress for "
+        "indexes: [" +
+        names + "]");
   }
   if (IndexesInFlight(current) && ChangesIndexesOnline(r)) return OnlineIndexLimit();
   return Status::Ok();

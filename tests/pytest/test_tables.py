@@ -1058,6 +1058,42 @@ def test_update_table_while_an_index_is_being_built_or_deleted(start_server):
     assert error(e) == in_flight
 
 
+def test_an_on_demand_table_while_an_index_is_being_deleted(start_server):
+    # DynamoDB, recorded in 2026: the dying index is named first when the request updates it; a
+    # billing switch is an IOPS change but a re-send of the current mode is not; an
+    # OnDemandThroughput change waits for the deletion.
+    server = start_server("--index-status-delay", "120")
+    ddb = server.client()
+    name = unique()
+    ddb.create_table(**on_demand(name, AttributeDefinitions=[
+        {"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "old",
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}]))
+    ddb.update_table(TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "old"}}])
+    units = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+    in_use = "Attempt to change a resource which is still in use: "
+
+    def answer(**request):
+        r = call(server, "UpdateTable", json.dumps(dict(TableName=name, **request)))
+        body = r.json()
+        return ("ok",) if r.status_code == 200 else (
+            body["__type"].rsplit("#", 1)[-1], body["message"])
+
+    assert answer(BillingMode="PROVISIONED", ProvisionedThroughput=units) == (
+        "ResourceInUseException",
+        in_use + f"Can't change table IOPS when an index is being deleted. Table: {name} "
+        "Indexes: [old]")
+    assert answer(BillingMode="PROVISIONED", ProvisionedThroughput=units,
+                  GlobalSecondaryIndexUpdates=[{"Update": {
+                      "IndexName": "old", "ProvisionedThroughput": units}}]) == (
+        "ResourceInUseException", in_use + f"Index is being deleted. Table: {name} Index: old")
+    assert answer(BillingMode="PAY_PER_REQUEST") == ("ok",)
+    assert answer(OnDemandThroughput={"MaxReadRequestUnits": 100}) == (
+        "ResourceInUseException", in_use + "OnDemandThroughput cannot be updated while index "
+        "deletion is in progress for indexes: [old]")
+
+
 def test_attribute_definitions_are_listed_by_name_and_pruned_with_their_index(ddb):
     name = unique()
     index = lambda n, a, **p: {"IndexName": n, "KeySchema": [{"AttributeName": a, "KeyType": "HASH"}],
