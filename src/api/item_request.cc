@@ -74,18 +74,17 @@ constexpr Read<M> kValues{"ExpressionAttributeValues", &M::values, JsonShape::kM
 constexpr Read<M> kKey{"Key", &M::item, JsonShape::kMap, "AttributeValue",
                        request::AttributeValues};
 
-constexpr Read<M> kPutItemReads[] = {
-    kTableName,
-    {"Item", &M::item, JsonShape::kMap, "AttributeValue", request::AttributeValues},
-    kExpected,
-    kConditionalOperator,
-    kReturnValues,
-    kReturnMetrics,
-    kConditionExpression,
-    kReturnOnFailure,
-    kReturnCapacity,
-    kNames,
-    kValues};
+// What PutItem, UpdateItem and DeleteItem read between their first members and their last.
+constexpr std::array<Read<M>, 7> kWriteReads = {
+    kExpected,        kConditionalOperator, kReturnValues, kReturnMetrics, kConditionExpression,
+    kReturnOnFailure, kReturnCapacity};
+constexpr std::array<Read<M>, 2> kExpressionMaps = {kNames, kValues};
+
+constexpr auto kPutItemReads = request::Join(
+    std::array<Read<M>, 2>{
+        {kTableName,
+         {"Item", &M::item, JsonShape::kMap, "AttributeValue", request::AttributeValues}}},
+    kWriteReads, kExpressionMaps);
 constexpr Read<M> kGetItemReads[] = {
     kTableName,
     kKey,
@@ -94,34 +93,16 @@ constexpr Read<M> kGetItemReads[] = {
     kReturnCapacity,
     {"ProjectionExpression", &M::projection_expression, JsonShape::kString},
     kNames};
-constexpr Read<M> kUpdateItemReads[] = {
-    kTableName,
-    kKey,
-    {"AttributeUpdates", &M::attribute_updates, JsonShape::kMap, "AttributeValueUpdate",
-     request::AttributeUpdateEntries},
-    kExpected,
-    kConditionalOperator,
-    kReturnValues,
-    kReturnMetrics,
-    kConditionExpression,
-    kReturnOnFailure,
-    kReturnCapacity,
-    {"UpdateExpression", &M::update_expression, JsonShape::kString},
-    kNames,
-    kValues};
-constexpr Read<M> kDeleteItemReads[] = {
-    kTableName,
-    kKey,
-    kExpected,
-    kConditionalOperator,
-    kReturnValues,
-    kReturnMetrics,
-    kConditionExpression,
-    kReturnOnFailure,
-    kReturnCapacity,
-    kNames,
-    kValues,
-};
+constexpr auto kUpdateItemReads = request::Join(
+    std::array<Read<M>, 3>{{kTableName,
+                            kKey,
+                            {"AttributeUpdates", &M::attribute_updates, JsonShape::kMap,
+                             "AttributeValueUpdate", request::AttributeUpdateEntries}}},
+    kWriteReads,
+    std::array<Read<M>, 1>{{{"UpdateExpression", &M::update_expression, JsonShape::kString}}},
+    kExpressionMaps);
+constexpr auto kDeleteItemReads =
+    request::Join(std::array{kTableName, kKey}, kWriteReads, kExpressionMaps);
 
 std::span<const Read<M>> ReadsOf(ItemOp op) {
   switch (op) {

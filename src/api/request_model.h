@@ -13,6 +13,7 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -196,12 +197,12 @@ constexpr Check<M> Custom(const Value* M::*slot, std::string_view path, CustomCh
   return {slot, {path, Rule::kCustom, 0, {}, check}};
 }
 
-// The rows of `a` then those of `b`: tables that share a run of rows.
-template <class T, size_t A, size_t B>
-constexpr std::array<T, A + B> Join(const std::array<T, A>& a, const std::array<T, B>& b) {
-  std::array<T, A + B> out{};
-  for (size_t i = 0; i < A; ++i) out[i] = a[i];
-  for (size_t i = 0; i < B; ++i) out[A + i] = b[i];
+// The rows of every part in order: tables that share runs of rows.
+template <class T, size_t... N>
+constexpr std::array<T, (N + ...)> Join(const std::array<T, N>&... parts) {
+  std::array<T, (N + ...)> out{};
+  size_t at = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + at), at += N), ...);
   return out;
 }
 

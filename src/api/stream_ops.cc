@@ -4,6 +4,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -320,6 +321,35 @@ void WriteRecord(Writer& w, const RequestContext& ctx, const StreamView& view,
   w.EndObject();
 }
 
+// The members of the streams operations; each reads only its own.
+struct StreamMembers {
+  const Value* table = nullptr;
+  const Value* limit = nullptr;
+  const Value* arn = nullptr;
+  const Value* start_arn = nullptr;
+  const Value* start_shard = nullptr;
+  const Value* filter = nullptr;
+  const Value* filter_type = nullptr;   // ShardFilter.Type
+  const Value* filter_shard = nullptr;  // ShardFilter.ShardId
+  const Value* shard = nullptr;
+  const Value* type = nullptr;
+  const Value* sequence = nullptr;
+  const Value* iterator = nullptr;
+};
+using SM = StreamMembers;
+
+constexpr request::Read<SM> kStreamArnRead{"StreamArn", &SM::arn, JsonShape::kString};
+constexpr request::Read<SM> kLimitRead{"Limit", &SM::limit, JsonShape::kInteger};
+constexpr std::array<request::Check<SM>, 3> kStreamArnChecks = {
+    request::NotNull(&SM::arn, "streamArn"),
+    request::Bound(&SM::arn, "streamArn", Rule::kMinLength, 37),
+    request::Bound(&SM::arn, "streamArn", Rule::kMaxLength, 1024)};
+// Limit, from 1 to `max`.
+template <int64_t max>
+constexpr std::array<request::Check<SM>, 2> kLimitChecks = {
+    request::Bound(&SM::limit, "limit", Rule::kMinValue, 1),
+    request::Bound(&SM::limit, "limit", Rule::kMaxValue, max)};
+
 // ---- ListStreams ---------------------------------------------------------------------------
 
 struct ListStreamsRequest {
@@ -328,34 +358,26 @@ struct ListStreamsRequest {
   std::optional<std::string_view> start;
 };
 
-struct ListStreamsMembers {
-  const Value* table = nullptr;
-  const Value* limit = nullptr;
-  const Value* start = nullptr;
+constexpr request::Read<SM> kListStreamsReads[] = {
+    {"TableName", &SM::table, JsonShape::kString},
+    kLimitRead,
+    {"ExclusiveStartStreamArn", &SM::start_arn, JsonShape::kString},
 };
-using LM = ListStreamsMembers;
-constexpr request::Read<LM> kListStreamsReads[] = {
-    {"TableName", &LM::table, JsonShape::kString},
-    {"Limit", &LM::limit, JsonShape::kInteger},
-    {"ExclusiveStartStreamArn", &LM::start, JsonShape::kString},
-};
-constexpr request::Check<LM> kListStreamsChecks[] = {
-    request::Bound(&LM::table, "tableName", Rule::kMinLength, 3),
-    request::Bound(&LM::table, "tableName", Rule::kMaxLength, 255),
-    request::NamePattern(&LM::table, "tableName"),
-    request::Bound(&LM::limit, "limit", Rule::kMinValue, 1),
-    request::Bound(&LM::limit, "limit", Rule::kMaxValue, 100),
-    request::Bound(&LM::start, "exclusiveStartStreamArn", Rule::kMinLength, 37),
-    request::Bound(&LM::start, "exclusiveStartStreamArn", Rule::kMaxLength, 1024),
-};
+constexpr auto kListStreamsChecks = request::Join(
+    std::array{request::Bound(&SM::table, "tableName", Rule::kMinLength, 3),
+               request::Bound(&SM::table, "tableName", Rule::kMaxLength, 255),
+               request::NamePattern(&SM::table, "tableName")},
+    kLimitChecks<100>,
+    std::array{request::Bound(&SM::start_arn, "exclusiveStartStreamArn", Rule::kMinLength, 37),
+               request::Bound(&SM::start_arn, "exclusiveStartStreamArn", Rule::kMaxLength, 1024)});
 
 Result<ListStreamsRequest> ParseListStreams(const Value& body) {
-  ListStreamsMembers m;
-  FDYNO_RETURN_IF_ERROR(request::ReadMembers<LM>(body, kListStreamsReads, m));
-  FDYNO_RETURN_IF_ERROR(request::CheckMembers<LM>(kListStreamsChecks, m));
+  StreamMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<SM>(body, kListStreamsReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kListStreamsChecks, m));
   ListStreamsRequest r;
   r.table = request::Text(m.table);
-  r.start = request::Text(m.start);
+  r.start = request::Text(m.start_arn);
   r.max = static_cast<size_t>(request::Number(m.limit).value_or(100));
   return r;
 }
@@ -437,48 +459,34 @@ struct DescribeRequest {
   std::optional<std::string> child_of;  // ShardFilter CHILD_SHARDS
 };
 
-struct DescribeStreamMembers {
-  const Value* arn = nullptr;
-  const Value* limit = nullptr;
-  const Value* start = nullptr;
-  const Value* filter = nullptr;
-  const Value* filter_type = nullptr;   // ShardFilter.Type
-  const Value* filter_shard = nullptr;  // ShardFilter.ShardId
+constexpr request::Read<SM> kDescribeStreamReads[] = {
+    kStreamArnRead,
+    kLimitRead,
+    {"ExclusiveStartShardId", &SM::start_shard, JsonShape::kString},
+    {"ShardFilter", &SM::filter, JsonShape::kStruct, "ShardFilter"},
 };
-using DM = DescribeStreamMembers;
-constexpr request::Read<DM> kDescribeStreamReads[] = {
-    {"StreamArn", &DM::arn, JsonShape::kString},
-    {"Limit", &DM::limit, JsonShape::kInteger},
-    {"ExclusiveStartShardId", &DM::start, JsonShape::kString},
-    {"ShardFilter", &DM::filter, JsonShape::kStruct, "ShardFilter"},
-};
-constexpr request::Read<DM> kShardFilterReads[] = {
-    {"Type", &DM::filter_type, JsonShape::kString},
-    {"ShardId", &DM::filter_shard, JsonShape::kString},
+constexpr request::Read<SM> kShardFilterReads[] = {
+    {"Type", &SM::filter_type, JsonShape::kString},
+    {"ShardId", &SM::filter_shard, JsonShape::kString},
 };
 constexpr std::string_view kShardFilterTypes[] = {"CHILD_SHARDS"};
-constexpr request::Check<DM> kDescribeStreamChecks[] = {
-    request::NotNull(&DM::arn, "streamArn"),
-    request::Bound(&DM::arn, "streamArn", Rule::kMinLength, 37),
-    request::Bound(&DM::arn, "streamArn", Rule::kMaxLength, 1024),
-    request::Bound(&DM::limit, "limit", Rule::kMinValue, 1),
-    request::Bound(&DM::limit, "limit", Rule::kMaxValue, 100),
-    request::Bound(&DM::start, "exclusiveStartShardId", Rule::kMinLength, 28),
-    request::Bound(&DM::start, "exclusiveStartShardId", Rule::kMaxLength, 65),
-    request::Enum(&DM::filter_type, "shardFilter.type", kShardFilterTypes),
-    request::Bound(&DM::filter_shard, "shardFilter.shardId", Rule::kMinLength, 28),
-    request::Bound(&DM::filter_shard, "shardFilter.shardId", Rule::kMaxLength, 65),
-};
+constexpr auto kDescribeStreamChecks = request::Join(
+    kStreamArnChecks, kLimitChecks<100>,
+    std::array{request::Bound(&SM::start_shard, "exclusiveStartShardId", Rule::kMinLength, 28),
+               request::Bound(&SM::start_shard, "exclusiveStartShardId", Rule::kMaxLength, 65),
+               request::Enum(&SM::filter_type, "shardFilter.type", kShardFilterTypes),
+               request::Bound(&SM::filter_shard, "shardFilter.shardId", Rule::kMinLength, 28),
+               request::Bound(&SM::filter_shard, "shardFilter.shardId", Rule::kMaxLength, 65)});
 
 Result<DescribeRequest> ParseDescribeStream(const Value& body) {
-  DescribeStreamMembers m;
-  FDYNO_RETURN_IF_ERROR(request::ReadMembers<DM>(body, kDescribeStreamReads, m));
-  if (m.filter) FDYNO_RETURN_IF_ERROR(request::ReadRows<DM>(*m.filter, kShardFilterReads, m));
-  FDYNO_RETURN_IF_ERROR(request::CheckMembers<DM>(kDescribeStreamChecks, m));
+  StreamMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<SM>(body, kDescribeStreamReads, m));
+  if (m.filter) FDYNO_RETURN_IF_ERROR(request::ReadRows<SM>(*m.filter, kShardFilterReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kDescribeStreamChecks, m));
   DescribeRequest r;
   r.arn = std::string(AsStringView(*m.arn));
   r.limit = static_cast<size_t>(request::Number(m.limit).value_or(100));
-  if (m.start) r.exclusive_start = std::string(AsStringView(*m.start));
+  if (m.start_shard) r.exclusive_start = std::string(AsStringView(*m.start_shard));
   if (m.filter_type && m.filter_shard) r.child_of = std::string(AsStringView(*m.filter_shard));
   return r;
 }
@@ -579,38 +587,28 @@ struct IteratorRequest {
   std::optional<Position> sequence;
 };
 
-struct IteratorMembers {
-  const Value* arn = nullptr;
-  const Value* shard = nullptr;
-  const Value* type = nullptr;
-  const Value* sequence = nullptr;
-};
-using IM = IteratorMembers;
-constexpr request::Read<IM> kGetShardIteratorReads[] = {
-    {"StreamArn", &IM::arn, JsonShape::kString},
-    {"ShardId", &IM::shard, JsonShape::kString},
-    {"ShardIteratorType", &IM::type, JsonShape::kString},
-    {"SequenceNumber", &IM::sequence, JsonShape::kString},
+constexpr request::Read<SM> kGetShardIteratorReads[] = {
+    kStreamArnRead,
+    {"ShardId", &SM::shard, JsonShape::kString},
+    {"ShardIteratorType", &SM::type, JsonShape::kString},
+    {"SequenceNumber", &SM::sequence, JsonShape::kString},
 };
 constexpr std::string_view kIteratorTypes[] = {"TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER",
                                                "AFTER_SEQUENCE_NUMBER"};
-constexpr request::Check<IM> kGetShardIteratorChecks[] = {
-    request::NotNull(&IM::arn, "streamArn"),
-    request::Bound(&IM::arn, "streamArn", Rule::kMinLength, 37),
-    request::Bound(&IM::arn, "streamArn", Rule::kMaxLength, 1024),
-    request::NotNull(&IM::shard, "shardId"),
-    request::Bound(&IM::shard, "shardId", Rule::kMinLength, 28),
-    request::Bound(&IM::shard, "shardId", Rule::kMaxLength, 65),
-    request::NotNull(&IM::type, "shardIteratorType"),
-    request::Enum(&IM::type, "shardIteratorType", kIteratorTypes),
-    request::Bound(&IM::sequence, "sequenceNumber", Rule::kMinLength, 21),
-    request::Bound(&IM::sequence, "sequenceNumber", Rule::kMaxLength, 40),
-};
+constexpr auto kGetShardIteratorChecks = request::Join(
+    kStreamArnChecks,
+    std::array{request::NotNull(&SM::shard, "shardId"),
+               request::Bound(&SM::shard, "shardId", Rule::kMinLength, 28),
+               request::Bound(&SM::shard, "shardId", Rule::kMaxLength, 65),
+               request::NotNull(&SM::type, "shardIteratorType"),
+               request::Enum(&SM::type, "shardIteratorType", kIteratorTypes),
+               request::Bound(&SM::sequence, "sequenceNumber", Rule::kMinLength, 21),
+               request::Bound(&SM::sequence, "sequenceNumber", Rule::kMaxLength, 40)});
 
 Result<IteratorRequest> ParseGetShardIterator(const Value& body) {
-  IteratorMembers m;
-  FDYNO_RETURN_IF_ERROR(request::ReadMembers<IM>(body, kGetShardIteratorReads, m));
-  FDYNO_RETURN_IF_ERROR(request::CheckMembers<IM>(kGetShardIteratorChecks, m));
+  StreamMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<SM>(body, kGetShardIteratorReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kGetShardIteratorChecks, m));
   const std::optional<std::string_view> seq = request::Text(m.sequence);
   IteratorRequest r;
   r.arn = std::string(AsStringView(*m.arn));
@@ -755,27 +753,20 @@ Result<RecordsPage> ReadRecords(kv::Transaction& tx, const Iterator& it, size_t 
   return page;
 }
 
-struct RecordsMembers {
-  const Value* iterator = nullptr;
-  const Value* limit = nullptr;
+constexpr request::Read<SM> kGetRecordsReads[] = {
+    {"ShardIterator", &SM::iterator, JsonShape::kString},
+    kLimitRead,
 };
-using RM = RecordsMembers;
-constexpr request::Read<RM> kGetRecordsReads[] = {
-    {"ShardIterator", &RM::iterator, JsonShape::kString},
-    {"Limit", &RM::limit, JsonShape::kInteger},
-};
-constexpr request::Check<RM> kGetRecordsChecks[] = {
-    request::NotNull(&RM::iterator, "shardIterator"),
-    request::Bound(&RM::iterator, "shardIterator", Rule::kMinLength, 1),
-    request::Bound(&RM::iterator, "shardIterator", Rule::kMaxLength, 2048),
-    request::Bound(&RM::limit, "limit", Rule::kMinValue, 1),
-    request::Bound(&RM::limit, "limit", Rule::kMaxValue, 1000),
-};
+constexpr auto kGetRecordsChecks = request::Join(
+    std::array{request::NotNull(&SM::iterator, "shardIterator"),
+               request::Bound(&SM::iterator, "shardIterator", Rule::kMinLength, 1),
+               request::Bound(&SM::iterator, "shardIterator", Rule::kMaxLength, 2048)},
+    kLimitChecks<1000>);
 
 Result<std::string> GetRecords(Services& s, const RequestContext& ctx, const Value& body) {
-  RecordsMembers m;
-  FDYNO_RETURN_IF_ERROR(request::ReadMembers<RM>(body, kGetRecordsReads, m));
-  FDYNO_RETURN_IF_ERROR(request::CheckMembers<RM>(kGetRecordsChecks, m));
+  StreamMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadMembers<SM>(body, kGetRecordsReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kGetRecordsChecks, m));
   const std::optional<int64_t> limit = request::Number(m.limit);
   FDYNO_ASSIGN_OR_RETURN(Iterator it, DecodeIterator(AsStringView(*m.iterator)));
   if (it.account != ctx.account_id) return InvalidIterator();
