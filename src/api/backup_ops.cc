@@ -483,9 +483,14 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
   FDYNO_ASSIGN_OR_RETURN(RestoreRequest r, ParseRestoreRequest(body));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> backup_arn, GetOwnedString(body, "BackupArn"));
   ConstraintErrors e;
-  CheckName(e, "targetTableName", r.target);
+  e.NotNull("targetTableName", r.target.has_value());
   e.NotNull("backupArn", backup_arn.has_value());
   CheckOverrideConstraints(e, r);
+  FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  // DynamoDB checks the target's name by hand, after the model's constraints (recorded in 2026
+  // for an empty name); its pattern as the model words it.
+  FDYNO_RETURN_IF_ERROR(CheckNameLengthByHand("TableName", *r.target));
+  CheckName(e, "targetTableName", r.target);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(BackupRef ref, ParseBackupArn(ctx, *backup_arn, "RestoreTableFromBackup"));
   const int64_t now_ms = s.clock->WallMillis();

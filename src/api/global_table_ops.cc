@@ -38,6 +38,15 @@ Result<std::string> ReadGlobalTableName(const Value& body, ConstraintErrors& e) 
   return std::string(*name);
 }
 
+// DescribeGlobalTable and DescribeGlobalTableSettings check the name's length by hand, before
+// its other constraints (DynamoDB, recorded in 2026 for an empty name).
+Result<std::string> ReadDescribedName(const Value& body) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> name, GetString(body, "GlobalTableName"));
+  if (name) FDYNO_RETURN_IF_ERROR(CheckNameLengthByHand("TableName", *name));
+  ConstraintErrors e;
+  return ReadGlobalTableName(body, e);
+}
+
 Error NotFound(std::string_view prefix, const std::string& name) {
   return Error::Make(
       ErrorType::kGlobalTableNotFound,
@@ -63,25 +72,31 @@ Result<std::string> UpdateGlobalTable(const RequestContext&, const Value& body) 
                          ReadName(body, "GlobalTableName", "globalTableName", true, e));
   e.NotNull("replicaUpdates", updates != nullptr);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  // An empty list, or an update that neither creates nor deletes a replica, is refused bare.
+  const auto names = [](const Value& u, const char* action) {
+    return u.IsObject() && Member(u, action) != nullptr;
+  };
+  for (const Value& u : updates->GetArray()) {
+    if (!names(u, "Create") && !names(u, "Delete")) {
+      return Error::Validation("One or more parameter values were invalid");
+    }
+  }
   if (updates->Empty()) return Error::Validation("One or more parameter values were invalid");
   // Adding a replica makes a version 2017.11.29 global table: refused before anything is looked
   // up. Removing one needs a global table, and there is none.
   for (const Value& u : updates->GetArray()) {
-    if (u.IsObject() && u.HasMember("Create"))
-      return Error::Validation(std::string(kLegacyRefused));
+    if (names(u, "Create")) return Error::Validation(std::string(kLegacyRefused));
   }
   return NotFound("Global table not found: ", std::string(*name));
 }
 
 Result<std::string> DescribeGlobalTable(const RequestContext&, const Value& body) {
-  ConstraintErrors e;
-  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadGlobalTableName(body, e));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadDescribedName(body));
   return NotFound("Global table not found: ", name);
 }
 
 Result<std::string> DescribeGlobalTableSettings(const RequestContext&, const Value& body) {
-  ConstraintErrors e;
-  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadGlobalTableName(body, e));
+  FDYNO_ASSIGN_OR_RETURN(std::string name, ReadDescribedName(body));
   return NotFound("", name);
 }
 
@@ -106,6 +121,12 @@ Result<std::string> UpdateGlobalTableSettings(const RequestContext&, const Value
       e.AddWithoutValue(path,
                         "Member must have length less than or equal to " + std::to_string(max));
     }
+  }
+  // Each replica's settings name its region.
+  for (size_t i = 0; replicas != nullptr && i < replicas->Size(); ++i) {
+    const Value& u = (*replicas)[static_cast<rapidjson::SizeType>(i)];
+    e.NotNull(MemberPath("replicaSettingsUpdate", i) + ".regionName",
+              u.IsObject() && Member(u, "RegionName") != nullptr);
   }
   FDYNO_ASSIGN_OR_RETURN(std::string name, ReadGlobalTableName(body, e));
   return NotFound("", name);

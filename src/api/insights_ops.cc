@@ -15,7 +15,6 @@
 #include "api/table_arn.h"
 #include "api/table_read.h"
 #include "api/table_render.h"
-#include "base/utf8.h"
 #include "kv/run.h"
 #include "model/base64.h"
 #include "store/catalog.h"
@@ -45,11 +44,7 @@ Result<Target> ReadTarget(const RequestContext& ctx, const Value& body, std::str
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> index, GetString(body, "IndexName"));
   if (index) {
     // DynamoDB's own text for the length (recorded for ""), then the model's pattern.
-    const size_t length = Utf16Length(*index);
-    if (length < 3 || length > 255) {
-      return Error::Validation(
-          "IndexName must be at least 3 characters long and at most 255 characters long");
-    }
+    FDYNO_RETURN_IF_ERROR(CheckNameLengthByHand("IndexName", *index));
     ConstraintErrors e;
     e.Pattern("indexName", *index, IsValidTableNameChars(*index), "[a-zA-Z0-9_.-]+");
     FDYNO_RETURN_IF_ERROR(e.ToStatus());

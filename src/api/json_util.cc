@@ -337,6 +337,13 @@ std::string MemberPath(std::string_view list_path, size_t index) {
   return std::string(list_path) + "." + std::to_string(index + 1) + ".member";
 }
 
+Status CheckNameLengthByHand(std::string_view what, std::string_view name) {
+  const size_t length = Utf16Length(name);
+  if (length >= 3 && length <= 255) return Status::Ok();
+  return Error::Validation(std::string(what) +
+                           " must be at least 3 characters long and at most 255 characters long");
+}
+
 Error MissingParameter(std::string_view name) {
   return Error::Validation("The parameter '" + std::string(name) +
                            "' is required but was not present in the request");

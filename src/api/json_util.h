@@ -152,6 +152,12 @@ Result<std::string_view> ReadControlPlaneTableName(const rapidjson::Value& body)
 void CheckDataPlaneTableName(ConstraintErrors& errors, const rapidjson::Value* value,
                              std::string_view path = "tableName");
 
+// The length check some operations make by hand instead of the model's constraints (the legacy
+// global table operations, RestoreTableFromBackup's target, Contributor Insights' index):
+// "<what> must be at least 3 characters long and at most 255 characters long" (`what`:
+// "TableName", "IndexName"). Lengths count UTF-16 code units.
+Status CheckNameLengthByHand(std::string_view what, std::string_view name);
+
 // "The parameter '<name>' is required but was not present in the request".
 Error MissingParameter(std::string_view name);
 

@@ -323,7 +323,11 @@ Result<PolicyDocument> ParsePolicy(std::string_view text, PolicyTarget target) {
   }
   rapidjson::Document d;
   d.Parse(text.data(), text.size());
-  if (d.HasParseError()) return InvalidDocument("This policy contains invalid Json");
+  // A JSON array is not JSON to DynamoDB's policy parser; the other non-objects ("null", a
+  // string, a number) are not a policy (recorded in 2026).
+  if (d.HasParseError() || d.IsArray()) {
+    return InvalidDocument("This policy contains invalid Json");
+  }
   if (!d.IsObject()) return InvalidDocument("This text appears not to be a policy");
   // An empty object is a syntax error where it ends, as DynamoDB's parser reports it.
   if (d.MemberCount() == 0) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/table_request.h"
 #include "store/attribute_usage.h"
 
 namespace fdyno::api {
@@ -124,15 +125,11 @@ Result<RestoreRequest> ParseRestoreRequest(const Value& body) {
 }
 
 namespace {
-void CheckThroughputConstraints(ConstraintErrors& e, std::string_view path, bool present,
+// A present ProvisionedThroughput's constraints, as everywhere else (tables::).
+void CheckThroughputConstraints(ConstraintErrors& e, const std::string& path, bool present,
                                 const std::optional<int64_t>& read,
                                 const std::optional<int64_t>& write) {
-  if (!present) return;
-  const std::string p(path);
-  e.NotNull(p + ".readCapacityUnits", read.has_value());
-  if (read) e.MinValue(p + ".readCapacityUnits", *read, 1);
-  e.NotNull(p + ".writeCapacityUnits", write.has_value());
-  if (write) e.MinValue(p + ".writeCapacityUnits", *write, 1);
+  if (present) tables::CheckThroughputConstraints(e, tables::ThroughputIn{read, write}, path);
 }
 
 void CheckIndexConstraints(ConstraintErrors& e, std::string_view list,
@@ -169,7 +166,10 @@ void CheckOverrideConstraints(ConstraintErrors& e, const RestoreRequest& r) {
   CheckIndexConstraints(e, "globalSecondaryIndexOverride", r.gsi);
   CheckIndexConstraints(e, "localSecondaryIndexOverride", r.lsi);
   CheckThroughputConstraints(e, "provisionedThroughputOverride", r.has_throughput, r.read, r.write);
-  if (r.sse_type) e.Enum("sSESpecificationOverride.sSEType", *r.sse_type, {"AES256", "KMS"});
+  if (r.sse) {
+    tables::CheckSseConstraints(e, tables::SseIn{r.sse_enabled, r.sse_type, r.sse_key},
+                                "sSESpecificationOverride");
+  }
   CheckVectorIndexOverrideConstraints(e, r.vector);
 }
 

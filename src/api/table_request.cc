@@ -233,9 +233,10 @@ void CheckStreamConstraints(ConstraintErrors& e, const std::optional<StreamIn>& 
   }
 }
 
-void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse) {
-  if (sse && sse->sse_type) e.Enum("sSESpecification.sSEType", *sse->sse_type, {"AES256", "KMS"});
-  if (sse && sse->kms_key) e.MinLength("sSESpecification.kMSMasterKeyId", *sse->kms_key, 1);
+void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse,
+                         std::string_view path) {
+  if (sse && sse->sse_type) e.Enum(Path(path, "sSEType"), *sse->sse_type, {"AES256", "KMS"});
+  if (sse && sse->kms_key) e.MinLength(Path(path, "kMSMasterKeyId"), *sse->kms_key, 1);
 }
 
 }  // namespace fdyno::api::tables

@@ -135,7 +135,9 @@ void CheckAttributeDefinitionConstraints(ConstraintErrors& e,
                                          const std::optional<std::vector<AttributeIn>>& defs);
 // A present stream: StreamEnabled given, StreamViewType one of DynamoDB's four.
 void CheckStreamConstraints(ConstraintErrors& e, const std::optional<StreamIn>& stream);
-// A present SSEType: AES256 or KMS.
-void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse);
+// A present SSEType: AES256 or KMS; a present KMSMasterKeyId not empty. `path` names the member
+// (RestoreTableFromBackup's "sSESpecificationOverride").
+void CheckSseConstraints(ConstraintErrors& e, const std::optional<SseIn>& sse,
+                         std::string_view path = "sSESpecification");
 
 }  // namespace fdyno::api::tables

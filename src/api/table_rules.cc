@@ -201,7 +201,11 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
   return out;
 }
 
-Status CheckNotAwsTagKey(std::string_view key) {
+Status CheckTagKey(std::string_view key) {
+  if (key.empty() || Utf16Length(key) > 128 ||
+      !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
+    return Error::Validation("The Tag Key provided is invalid, Key: " + std::string(key));
+  }
   const bool aws = key.size() >= 4 && std::tolower(static_cast<unsigned char>(key[0])) == 'a' &&
                    std::tolower(static_cast<unsigned char>(key[1])) == 'w' &&
                    std::tolower(static_cast<unsigned char>(key[2])) == 's' && key[3] == ':';
@@ -215,11 +219,7 @@ Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
   for (const TagIn& t : in) {
     if (!t.key) return Error::Validation("The Tag Key provided is invalid, Key: null");
     const std::string& key = *t.key;
-    if (key.empty() || Utf16Length(key) > 128 ||
-        !std::all_of(key.begin(), key.end(), [](char c) { return IsValidTagChar(c); })) {
-      return Error::Validation("The Tag Key provided is invalid, Key: " + key);
-    }
-    FDYNO_RETURN_IF_ERROR(CheckNotAwsTagKey(key));
+    FDYNO_RETURN_IF_ERROR(CheckTagKey(key));
     if (!t.value || Utf16Length(*t.value) > 256 ||
         !std::all_of(t.value->begin(), t.value->end(), [](char c) { return IsValidTagChar(c); })) {
       return Error::Validation("The Tag Value provided is invalid, Value: " +

@@ -74,8 +74,10 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
 // The tags of TagResource and CreateTable: keys and values of DynamoDB's characters and
 // lengths, no "aws:" prefix, no key twice. Their count is the caller's (TooManyTags).
 Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in);
-// A tag key may not start with "aws:" (in any case), in TagResource as in UntagResource.
-Status CheckNotAwsTagKey(std::string_view key);
+// A tag key as TagResource and UntagResource check it: 1 to 128 characters of DynamoDB's tag
+// characters ("The Tag Key provided is invalid, Key: <key>"), not starting with "aws:" in any
+// case ("Tag Key cannot be prefixed with aws:, Key: <key>").
+Status CheckTagKey(std::string_view key);
 // The error of a resource with more than kMaxTags tags.
 Error TooManyTags();
 

@@ -90,17 +90,11 @@ Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const 
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> arn, ReadResourceArn(body, e));
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> keys, StringList(body, "TagKeys"));
   e.NotNull("tagKeys", keys.has_value());
-  if (keys) {
-    for (size_t i = 0; i < keys->size(); ++i) {
-      e.MinLength(MemberPath("tagKeys", i), (*keys)[i], 1);
-      e.MaxLength(MemberPath("tagKeys", i), (*keys)[i], 128);
-    }
-  }
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseTableArn(ctx, *arn, "UntagResource"));
   if (keys->empty()) return Error::Validation("Atleast one Tag Key needs to be provided as Input.");
   for (const std::string& key : *keys) {
-    FDYNO_RETURN_IF_ERROR(CheckNotAwsTagKey(key));
+    FDYNO_RETURN_IF_ERROR(CheckTagKey(key));
   }
   if (keys->size() > kMaxTags) return TooManyTags();
   FDYNO_RETURN_IF_ERROR(kv::Run(

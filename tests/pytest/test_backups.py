@@ -192,6 +192,25 @@ def test_restore_equals_the_source_and_is_unusable_until_active(server):
         "TableAlreadyExistsException", "Table already exists: rs_copy")
 
 
+def test_a_restore_target_name_of_the_wrong_length_is_refused_as_dynamodb_words_it(ddb):
+    # DynamoDB checks the target's length by hand, after the model's constraints (recorded in
+    # 2026 for an empty name); the SSE override's key must not be empty.
+    arn = "arn:aws:dynamodb:us-east-1:000000000001:table/t/backup/01700000000000-abcdefgh"
+    assert raw_restore(ddb, TargetTableName="", BackupArn=arn)[1]["message"] == (
+        "TableName must be at least 3 characters long and at most 255 characters long")
+    status, body = raw_restore(ddb, TargetTableName="restored", BackupArn=arn,
+                               SSESpecificationOverride={"Enabled": True, "SSEType": "KMS",
+                                                         "KMSMasterKeyId": ""},
+                               ProvisionedThroughputOverride={})
+    assert (status, body["message"]) == (400, (
+        "3 validation errors detected: Value null at "
+        "'provisionedThroughputOverride.writeCapacityUnits' failed to satisfy constraint: Member "
+        "must not be null; Value null at 'provisionedThroughputOverride.readCapacityUnits' failed "
+        "to satisfy constraint: Member must not be null; Value '' at "
+        "'sSESpecificationOverride.kMSMasterKeyId' failed to satisfy constraint: Member must have "
+        "length greater than or equal to 1"))
+
+
 def raw_restore(ddb, **body):
     """RestoreTableFromBackup sent raw (OnDemandThroughputOverride is newer than Debian's
     botocore): (status, body)."""

@@ -40,3 +40,24 @@ def test_nothing_can_be_created_and_nothing_exists(ddb):
     assert out["GlobalTables"] == [] and "LastEvaluatedGlobalTableName" not in out
     # The table itself is untouched.
     assert ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
+
+
+def test_names_and_entries_are_checked_before_a_global_table_is_looked_up(ddb):
+    # DynamoDB's answers to degenerate requests, recorded in 2026.
+    from test_items import raw_call
+
+    def answer(operation, body):
+        r = raw_call(ddb, operation, body)
+        return r.status_code, r.json()["__type"].rsplit("#", 1)[-1], r.json()["message"]
+
+    short = "TableName must be at least 3 characters long and at most 255 characters long"
+    for operation in ("DescribeGlobalTable", "DescribeGlobalTableSettings"):
+        assert answer(operation, {"GlobalTableName": ""}) == (400, "ValidationException", short)
+    assert answer("UpdateGlobalTable", {"GlobalTableName": "missing-gt",
+                                        "ReplicaUpdates": [{}]}) == (
+        400, "ValidationException", "One or more parameter values were invalid")
+    assert answer("UpdateGlobalTableSettings", {"GlobalTableName": "missing-gt",
+                                                "ReplicaSettingsUpdate": [{}]}) == (
+        400, "ValidationException", "1 validation error detected: Value null at "
+        "'replicaSettingsUpdate.1.member.regionName' failed to satisfy constraint: Member must "
+        "not be null")

@@ -117,6 +117,8 @@ def test_lifecycle_canonical_form_and_revisions(ps):
            "position (1,3)"),
     ("null", "One or more parameter values were invalid: Invalid policy document: This text "
              "appears not to be a policy"),
+    ("[]", "One or more parameter values were invalid: Invalid policy document: This policy "
+           "contains invalid Json"),
     ('{"Version":"2012-10-17","Statement":[]}',
      "One or more parameter values were invalid: Invalid policy document: Could not parse the "
      "policy: Statement is empty!"),

@@ -759,6 +759,10 @@ def test_tag_lengths_count_characters_not_bytes(ddb):
     ("tag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table",
                       "Tags": [{"Key": "AWS:foo", "Value": "v"}]},
      "ValidationException", "Tag Key cannot be prefixed with aws:, Key: AWS:foo"),
+    # UntagResource checks its keys as TagResource does (DynamoDB, recorded in 2026 for "").
+    ("untag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table",
+                        "TagKeys": [""]},
+     "ValidationException", "The Tag Key provided is invalid, Key: "),
     ("untag_resource", {"ResourceArn": "arn:aws:dynamodb:REGION:ACCT:table/no_such_table",
                         "TagKeys": ["aws:foo"]},
      "ValidationException", "Tag Key cannot be prefixed with aws:, Key: aws:foo"),
