@@ -7,6 +7,7 @@ Each file in tests/pytest/cases/ holds blocks of this shape:
     PutItem {"TableName": "$hash", ...}                          (the request)
     ValidationException: <the exact message>                     (or: ok)
 
+An operation is DynamoDB's ("PutItem") or a whole target ("DynamoDBStreams_20120810.GetRecords").
 Lines starting with '#' are comments. `$hash`, `$composite`, `$indexed` and `$provisioned` name
 the module's tables (see `tables`), in requests and answers. Requests are sent as raw signed JSON, so a case can hold what an SDK would
 refuse to send. Like the other DynamoDB-behaviour modules it can be pointed at DynamoDB itself
