@@ -9,6 +9,7 @@
 
 #include "kv/tuple.h"
 #include "store/layout.h"
+#include "store/record_codec.h"
 
 namespace fdyno::store {
 namespace {
@@ -23,111 +24,6 @@ constexpr int64_t kExportTokenPart = 9;
 constexpr int64_t kImportTokenPart = 10;
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-Error Corrupt(std::string_view what) {
-  return Error::Internal("malformed export or import record (" + std::string(what) + ")");
-}
-
-// Writes a record's members; reads them back, remembering whether any was missing or mistyped.
-// Both have the same members (Str, Int, Bool, Strs, Enum), so one list of a record's fields
-// (ExportFields, ImportFields) serves its encoder and its decoder.
-class RecordWriter {
- public:
-  RecordWriter() : w_(buf_) { w_.StartObject(); }
-  void Str(const char* name, std::string_view v) {
-    w_.Key(name);
-    w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
-  }
-  void Int(const char* name, int64_t v) {
-    w_.Key(name);
-    w_.Int64(v);
-  }
-  void Bool(const char* name, bool v) {
-    w_.Key(name);
-    w_.Bool(v);
-  }
-  // An enum stored as its name: names[v].
-  template <typename E, size_t N>
-  void Enum(const char* name, const std::string_view (&names)[N], E v) {
-    Str(name, names[static_cast<size_t>(v)]);
-  }
-  void Strs(const char* name, const std::vector<std::string>& v) {
-    w_.Key(name);
-    w_.StartArray();
-    for (const std::string& s : v) w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-    w_.EndArray();
-  }
-  std::string Finish(uint8_t version) {
-    w_.EndObject();
-    std::string out(1, static_cast<char>(version));
-    out.append(buf_.GetString(), buf_.GetSize());
-    return out;
-  }
-
- private:
-  rapidjson::StringBuffer buf_;
-  Writer w_;
-};
-
-class RecordReader {
- public:
-  RecordReader(std::string_view bytes, uint8_t version) {
-    if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != version) {
-      ok_ = false;
-      return;
-    }
-    d_.Parse(bytes.data() + 1, bytes.size() - 1);
-    ok_ = !d_.HasParseError() && d_.IsObject();
-  }
-  void Str(const char* name, std::string& out) {
-    const rapidjson::Value* v = Find(name);
-    if (v == nullptr || !v->IsString()) return Fail();
-    out.assign(v->GetString(), v->GetStringLength());
-  }
-  void Int(const char* name, int64_t& out) {
-    const rapidjson::Value* v = Find(name);
-    if (v == nullptr || !v->IsInt64()) return Fail();
-    out = v->GetInt64();
-  }
-  void Bool(const char* name, bool& out) {
-    const rapidjson::Value* v = Find(name);
-    if (v == nullptr || !v->IsBool()) return Fail();
-    out = v->GetBool();
-  }
-  void Strs(const char* name, std::vector<std::string>& out) {
-    const rapidjson::Value* v = Find(name);
-    if (v == nullptr || !v->IsArray()) return Fail();
-    out.clear();
-    for (const rapidjson::Value& s : v->GetArray()) {
-      if (!s.IsString()) return Fail();
-      out.emplace_back(s.GetString(), s.GetStringLength());
-    }
-  }
-  // An enum stored as its name: the index of `text` in `names`.
-  template <typename E, size_t N>
-  void Enum(const char* name, const std::string_view (&names)[N], E& out) {
-    std::string text;
-    Str(name, text);
-    for (size_t i = 0; i < N; ++i) {
-      if (names[i] == text) {
-        out = static_cast<E>(i);
-        return;
-      }
-    }
-    Fail();
-  }
-  bool ok() const { return ok_; }
-
- private:
-  const rapidjson::Value* Find(const char* name) const {
-    if (!ok_) return nullptr;
-    auto it = d_.FindMember(name);
-    return it == d_.MemberEnd() ? nullptr : &it->value;
-  }
-  void Fail() { ok_ = false; }
-  rapidjson::Document d_;
-  bool ok_ = true;
-};
 
 // Persisted names (docs/format/exports.md), in enum order.
 constexpr std::string_view kStatusNames[] = {"IN_PROGRESS", "COMPLETED", "FAILED"};
@@ -256,7 +152,7 @@ Result<ExportJob> DecodeExportJob(std::string_view bytes) {
   RecordReader r(bytes, kExportRecordVersion);
   ExportJob j;
   ExportFields(r, j);
-  if (!r.ok()) return Corrupt("export record");
+  if (!r.ok()) return CorruptRecord("export");
   return j;
 }
 
@@ -270,7 +166,7 @@ Result<ImportJob> DecodeImportJob(std::string_view bytes) {
   RecordReader r(bytes, kImportRecordVersion);
   ImportJob j;
   ImportFields(r, j);
-  if (!r.ok()) return Corrupt("import record");
+  if (!r.ok()) return CorruptRecord("import");
   return j;
 }
 
@@ -319,7 +215,7 @@ Result<std::optional<std::string>> ReadTokenJob(kv::Transaction& tx, const std::
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, tx.Get(key));
   if (!bytes) return std::optional<std::string>();
   if (bytes->empty() || static_cast<uint8_t>((*bytes)[0]) != kTokenRecordVersion) {
-    return Corrupt("client token record");
+    return CorruptRecord("client token");
   }
   return std::optional<std::string>(bytes->substr(1));
 }

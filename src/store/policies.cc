@@ -1,63 +1,37 @@
 #include "store/policies.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "store/catalog.h"
+#include "store/record_codec.h"
 
 namespace fdyno::store {
 namespace {
 
+// Persisted (docs/format/policies.md): never renumber.
 constexpr uint8_t kPolicyRecordVersion = 1;
 
-Error Corrupt(std::string_view what) {
-  return Error::Internal("corrupt resource policy record: " + std::string(what));
+// The persisted fields, in the order they are written (record_codec.h).
+template <typename Fields, typename Record>
+void PolicyFields(Fields& f, Record& r) {
+  f.Str("document", r.document);
+  f.Bool("version_given", r.version_given);
+  f.Int("revision_ms", r.revision_ms);
+  f.Bool("deleted", r.deleted);
 }
 
 }  // namespace
 
 std::string EncodePolicy(const PolicyRecord& r) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.StartObject();
-  w.Key("document");
-  w.String(r.document.data(), static_cast<rapidjson::SizeType>(r.document.size()));
-  w.Key("version_given");
-  w.Bool(r.version_given);
-  w.Key("revision_ms");
-  w.Int64(r.revision_ms);
-  w.Key("deleted");
-  w.Bool(r.deleted);
-  w.EndObject();
-  std::string out(1, static_cast<char>(kPolicyRecordVersion));
-  out.append(buf.GetString(), buf.GetSize());
-  return out;
+  RecordWriter w;
+  PolicyFields(w, r);
+  return w.Finish(kPolicyRecordVersion);
 }
 
 Result<PolicyRecord> DecodePolicy(std::string_view bytes) {
-  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kPolicyRecordVersion) {
-    return Corrupt("unknown version");
-  }
-  rapidjson::Document d;
-  d.Parse(bytes.data() + 1, bytes.size() - 1);
-  if (d.HasParseError() || !d.IsObject()) return Corrupt("not a JSON object");
-  const rapidjson::Value& doc = d;
-  auto member = [&](const char* name) -> const rapidjson::Value* {
-    auto it = doc.FindMember(name);
-    return it == doc.MemberEnd() ? nullptr : &it->value;
-  };
-  const rapidjson::Value* document = member("document");
-  const rapidjson::Value* given = member("version_given");
-  const rapidjson::Value* revision = member("revision_ms");
-  const rapidjson::Value* deleted = member("deleted");
-  if (document == nullptr || !document->IsString() || given == nullptr || !given->IsBool() ||
-      revision == nullptr || !revision->IsInt64() || deleted == nullptr || !deleted->IsBool() ||
-      d.MemberCount() != 4) {
-    return Corrupt("members");
-  }
-  return PolicyRecord{std::string(document->GetString(), document->GetStringLength()),
-                      given->GetBool(), revision->GetInt64(), deleted->GetBool()};
+  RecordReader r(bytes, kPolicyRecordVersion);
+  PolicyRecord record;
+  PolicyFields(r, record);
+  if (!r.ok()) return CorruptRecord("resource policy");
+  return record;
 }
 
 Result<std::optional<PolicyRecord>> ReadPolicy(kv::Transaction& txn, int64_t table_id,
