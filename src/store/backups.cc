@@ -1,15 +1,12 @@
 #include "store/backups.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cstdio>
 #include <random>
 
 #include "base/bytes.h"
 #include "kv/tuple.h"
 #include "store/layout.h"
+#include "store/record_codec.h"
 
 namespace fdyno::store {
 namespace {
@@ -25,162 +22,66 @@ constexpr int64_t kChunkPart = 3;
 constexpr int64_t kRestorePart = 4;
 constexpr int64_t kPurgePart = 5;
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
 Error Corrupt(std::string_view what) {
   return Error::Internal("malformed backup data (" + std::string(what) + ")");
 }
 
-void Str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+// Persisted names (docs/format/backups.md), in enum order.
+constexpr std::string_view kTypeNames[] = {"USER", "SYSTEM"};
+constexpr std::string_view kStatusNames[] = {"CREATING", "AVAILABLE"};
+
+// The persisted fields of each record, in the order they are written (record_codec.h); `R` is
+// const for the encoder. "account" is absent from records written before it was.
+template <typename Fields, typename R>
+void BackupFields(Fields& f, R& info) {
+  f.OptStr("account", info.account);
+  f.Str("id", info.id);
+  f.Str("name", info.name);
+  f.Enum("type", kTypeNames, info.type);
+  f.Enum("status", kStatusNames, info.status);
+  f.Int("created_ms", info.created_ms);
+  f.Str("table_name", info.table_name);
+  f.Int("table_id", info.table_id);
+  f.Str("table_uuid", info.table_uuid);
+  f.Int("table_created_ms", info.table_created_ms);
+  f.Int("table_item_count", info.table_item_count);
+  f.Str("owner", info.progress.owner);
+  f.Int("heartbeat_ms", info.progress.heartbeat_ms);
+  f.Hex("next_key", info.progress.next_key);
+  f.Int("chunks", info.progress.chunks);
+  f.Int("items", info.progress.items);
+  f.Int("bytes", info.progress.bytes);
 }
 
-std::string Finish(uint8_t version, const rapidjson::StringBuffer& buf) {
-  std::string out(1, static_cast<char>(version));
-  out.append(buf.GetString(), buf.GetSize());
-  return out;
-}
-
-// The JSON object after `version`, or an error.
-Result<rapidjson::Document> Parse(std::string_view bytes, uint8_t version, std::string_view what) {
-  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != version) {
-    return Corrupt(std::string(what) + " version");
-  }
-  rapidjson::Document d;
-  d.Parse(bytes.data() + 1, bytes.size() - 1);
-  if (d.HasParseError() || !d.IsObject()) return Corrupt(what);
-  return d;
-}
-
-bool GetStr(const rapidjson::Value& o, const char* name, std::string& out) {
-  auto it = o.FindMember(name);
-  if (it == o.MemberEnd() || !it->value.IsString()) return false;
-  out.assign(it->value.GetString(), it->value.GetStringLength());
-  return true;
-}
-
-// An optional string member: absent leaves `out` as it is (its default).
-bool OptStr(const rapidjson::Value& o, const char* name, std::string& out) {
-  return !o.HasMember(name) || GetStr(o, name, out);
-}
-
-bool GetInt(const rapidjson::Value& o, const char* name, int64_t& out) {
-  auto it = o.FindMember(name);
-  if (it == o.MemberEnd() || !it->value.IsInt64()) return false;
-  out = it->value.GetInt64();
-  return true;
+template <typename Fields, typename R>
+void RestoreJobFields(Fields& f, R& job) {
+  f.Int("table_id", job.table_id);
+  f.OptStr("account", job.account);
+  f.Str("table_name", job.table_name);
+  f.Str("backup_id", job.backup_id);
+  f.Int("chunks", job.chunks);
+  f.Int("next_chunk", job.next_chunk);
+  f.Int("next_item", job.next_item);
+  f.Int("items", job.items);
 }
 
 kv::Subspace Backups() { return layout::Backups(); }
-
-// Key bytes as lowercase hex, for JSON strings.
-std::string Base16(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    out.push_back(kDigits[static_cast<uint8_t>(c) >> 4]);
-    out.push_back(kDigits[static_cast<uint8_t>(c) & 0xF]);
-  }
-  return out;
-}
-
-std::optional<std::string> FromBase16(std::string_view text) {
-  auto digit = [](char c) -> int {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  if (text.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 2) {
-    const int hi = digit(text[i]), lo = digit(text[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<char>((hi << 4) | lo));
-  }
-  return out;
-}
 
 }  // namespace
 
 // ---- records -------------------------------------------------------------------------------
 
 std::string EncodeBackupInfo(const BackupInfo& info) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  w.Key("account");
-  Str(w, info.account);
-  w.Key("id");
-  Str(w, info.id);
-  w.Key("name");
-  Str(w, info.name);
-  w.Key("type");
-  w.String(info.type == BackupType::kUser ? "USER" : "SYSTEM");
-  w.Key("status");
-  w.String(info.status == BackupStatus::kCreating ? "CREATING" : "AVAILABLE");
-  w.Key("created_ms");
-  w.Int64(info.created_ms);
-  w.Key("table_name");
-  Str(w, info.table_name);
-  w.Key("table_id");
-  w.Int64(info.table_id);
-  w.Key("table_uuid");
-  Str(w, info.table_uuid);
-  w.Key("table_created_ms");
-  w.Int64(info.table_created_ms);
-  w.Key("table_item_count");
-  w.Int64(info.table_item_count);
-  const BackupProgress& p = info.progress;
-  w.Key("owner");
-  Str(w, p.owner);
-  w.Key("heartbeat_ms");
-  w.Int64(p.heartbeat_ms);
-  w.Key("next_key");
-  Str(w, Base16(p.next_key));
-  w.Key("chunks");
-  w.Int64(p.chunks);
-  w.Key("items");
-  w.Int64(p.items);
-  w.Key("bytes");
-  w.Int64(p.bytes);
-  w.EndObject();
-  return Finish(kBackupRecordVersion, buf);
+  RecordWriter w;
+  BackupFields(w, info);
+  return w.Finish(kBackupRecordVersion);
 }
 
 Result<BackupInfo> DecodeBackupInfo(std::string_view bytes) {
-  FDYNO_ASSIGN_OR_RETURN(rapidjson::Document d,
-                         Parse(bytes, kBackupRecordVersion, "backup record"));
+  RecordReader r(bytes, kBackupRecordVersion);
   BackupInfo info;
-  std::string type, status, next_key;
-  BackupProgress& p = info.progress;
-  if (!GetStr(d, "id", info.id) || !GetStr(d, "name", info.name) || !GetStr(d, "type", type) ||
-      !GetStr(d, "status", status) || !GetInt(d, "created_ms", info.created_ms) ||
-      !GetStr(d, "table_name", info.table_name) || !GetInt(d, "table_id", info.table_id) ||
-      !GetStr(d, "table_uuid", info.table_uuid) ||
-      !GetInt(d, "table_created_ms", info.table_created_ms) ||
-      !GetInt(d, "table_item_count", info.table_item_count) || !GetStr(d, "owner", p.owner) ||
-      !GetInt(d, "heartbeat_ms", p.heartbeat_ms) || !GetStr(d, "next_key", next_key) ||
-      !GetInt(d, "chunks", p.chunks) || !GetInt(d, "items", p.items) ||
-      !GetInt(d, "bytes", p.bytes)) {
-    return Corrupt("backup record member");
-  }
-  if (!OptStr(d, "account", info.account)) return Corrupt("backup record member");
-  if (type == "USER") {
-    info.type = BackupType::kUser;
-  } else if (type == "SYSTEM") {
-    info.type = BackupType::kSystem;
-  } else {
-    return Corrupt("backup type");
-  }
-  if (status == "CREATING") {
-    info.status = BackupStatus::kCreating;
-  } else if (status == "AVAILABLE") {
-    info.status = BackupStatus::kAvailable;
-  } else {
-    return Corrupt("backup status");
-  }
-  std::optional<std::string> key = FromBase16(next_key);
-  if (!key || !IsBackupId(info.id)) return Corrupt("backup record");
-  p.next_key = std::move(*key);
+  BackupFields(r, info);
+  if (!r.ok() || !IsBackupId(info.id)) return CorruptRecord("backup");
   return info;
 }
 
@@ -391,39 +292,16 @@ Result<std::optional<std::vector<std::string>>> ReadChunk(kv::Transaction& tx, s
 // ---- restores ------------------------------------------------------------------------------
 
 std::string EncodeRestoreJob(const RestoreJob& job) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  w.Key("table_id");
-  w.Int64(job.table_id);
-  w.Key("account");
-  Str(w, job.account);
-  w.Key("table_name");
-  Str(w, job.table_name);
-  w.Key("backup_id");
-  Str(w, job.backup_id);
-  w.Key("chunks");
-  w.Int64(job.chunks);
-  w.Key("next_chunk");
-  w.Int64(job.next_chunk);
-  w.Key("next_item");
-  w.Int64(job.next_item);
-  w.Key("items");
-  w.Int64(job.items);
-  w.EndObject();
-  return Finish(kRestoreJobVersion, buf);
+  RecordWriter w;
+  RestoreJobFields(w, job);
+  return w.Finish(kRestoreJobVersion);
 }
 
 Result<RestoreJob> DecodeRestoreJob(std::string_view bytes) {
-  FDYNO_ASSIGN_OR_RETURN(rapidjson::Document d, Parse(bytes, kRestoreJobVersion, "restore job"));
+  RecordReader r(bytes, kRestoreJobVersion);
   RestoreJob job;
-  if (!GetInt(d, "table_id", job.table_id) || !GetStr(d, "table_name", job.table_name) ||
-      !GetStr(d, "backup_id", job.backup_id) || !GetInt(d, "chunks", job.chunks) ||
-      !GetInt(d, "next_chunk", job.next_chunk) || !GetInt(d, "next_item", job.next_item) ||
-      !GetInt(d, "items", job.items) || job.next_chunk < 0 || job.next_item < 0) {
-    return Corrupt("restore job member");
-  }
-  if (!OptStr(d, "account", job.account)) return Corrupt("restore job member");
+  RestoreJobFields(r, job);
+  if (!r.ok() || job.next_chunk < 0 || job.next_item < 0) return CorruptRecord("restore job");
   return job;
 }
 

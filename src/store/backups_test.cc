@@ -46,6 +46,29 @@ TEST(BackupsTest, RecordsRoundTripAndFailClosed) {
   EXPECT_FALSE(DecodeRestoreJob(bad).ok());
 }
 
+// The stored bytes are docs/format/backups.md's, member for member (a change would strand the
+// records of existing data directories).
+TEST(BackupsTest, RecordsKeepTheirDocumentedBytes) {
+  BackupInfo b = Sample();
+  b.account = "000000000001";
+  EXPECT_EQ(EncodeBackupInfo(b),
+            "\x01{\"account\":\"000000000001\",\"id\":\"01700000000123-0a1b2c3d\",\"name\":"
+            "\"nightly\",\"type\":\"SYSTEM\",\"status\":\"AVAILABLE\",\"created_ms\":"
+            "1700000000123,\"table_name\":\"orders\",\"table_id\":7,\"table_uuid\":"
+            "\"2f0b8c1e-0000-4000-8000-000000000001\",\"table_created_ms\":1600000000000,"
+            "\"table_item_count\":12,\"owner\":\"owner-1\",\"heartbeat_ms\":1700000000999,"
+            "\"next_key\":\"0300ff\",\"chunks\":3,\"items\":12,\"bytes\":4096}");
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "000000000001"};
+  EXPECT_EQ(EncodeRestoreJob(job),
+            "\x01{\"table_id\":42,\"account\":\"000000000001\",\"table_name\":\"copy\","
+            "\"backup_id\":\"01700000000123-0a1b2c3d\",\"chunks\":9,\"next_chunk\":4,"
+            "\"next_item\":17,\"items\":1000}");
+  // A member this binary does not know (a newer binary's) fails closed.
+  std::string newer = EncodeBackupInfo(b);
+  newer.insert(newer.size() - 1, ",\"future\":1");
+  EXPECT_FALSE(DecodeBackupInfo(newer).ok());
+}
+
 // Backups and restore jobs belong to their table's account; those written before accounts
 // (no "account" member) are the shared account's.
 TEST(BackupsTest, RecordsKeepTheirAccountAndOlderOnesAreTheSharedAccounts) {

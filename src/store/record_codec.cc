@@ -1,5 +1,8 @@
 #include "store/record_codec.h"
 
+#include <optional>
+#include <utility>
+
 namespace fdyno::store {
 
 RecordWriter::RecordWriter() : w_(buf_) { w_.StartObject(); }
@@ -25,6 +28,37 @@ void RecordWriter::Strs(const char* name, const std::vector<std::string>& v) {
   for (const std::string& s : v) w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
   w_.EndArray();
 }
+
+namespace {
+
+std::string ToHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    out.push_back(kDigits[static_cast<uint8_t>(c) >> 4]);
+    out.push_back(kDigits[static_cast<uint8_t>(c) & 0xF]);
+  }
+  return out;
+}
+
+std::optional<std::string> FromHex(std::string_view text) {
+  auto digit = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  if (text.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = digit(text[i]), lo = digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>((hi << 4) | lo));
+  }
+  return out;
+}
+
+}  // namespace
+
+void RecordWriter::Hex(const char* name, std::string_view bytes) { Str(name, ToHex(bytes)); }
 
 std::string RecordWriter::Finish(uint8_t version) {
   w_.EndObject();
@@ -76,6 +110,18 @@ void RecordReader::Strs(const char* name, std::vector<std::string>& out) {
     if (!s.IsString()) return Fail();
     out.emplace_back(s.GetString(), s.GetStringLength());
   }
+}
+
+void RecordReader::OptStr(const char* name, std::string& out) {
+  if (ok_ && d_.HasMember(name)) Str(name, out);
+}
+
+void RecordReader::Hex(const char* name, std::string& bytes) {
+  std::string text;
+  Str(name, text);
+  std::optional<std::string> decoded = FromHex(text);
+  if (!decoded) return Fail();
+  bytes = std::move(*decoded);
 }
 
 bool RecordReader::ok() const { return ok_ && found_ == d_.MemberCount(); }

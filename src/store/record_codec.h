@@ -33,6 +33,10 @@ class RecordWriter {
   void Int(const char* name, int64_t v);
   void Bool(const char* name, bool v);
   void Strs(const char* name, const std::vector<std::string>& v);
+  // A string a record of an older format may lack (always written).
+  void OptStr(const char* name, std::string_view v) { Str(name, v); }
+  // Bytes, stored as lowercase hex.
+  void Hex(const char* name, std::string_view bytes);
   // An enum stored as its name: names[v].
   template <typename E, size_t N>
   void Enum(const char* name, const std::string_view (&names)[N], E v) {
@@ -54,6 +58,9 @@ class RecordReader {
   void Int(const char* name, int64_t& out);
   void Bool(const char* name, bool& out);
   void Strs(const char* name, std::vector<std::string>& out);
+  // Absent: `out` keeps its default.
+  void OptStr(const char* name, std::string& out);
+  void Hex(const char* name, std::string& bytes);
   // An enum stored as its name: the index of the name in `names`.
   template <typename E, size_t N>
   void Enum(const char* name, const std::string_view (&names)[N], E& out) {

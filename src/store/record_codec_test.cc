@@ -64,5 +64,41 @@ TEST(RecordCodecTest, AnythingElseFailsClosed) {
   EXPECT_FALSE(Decode(Raw(R"({"name":"n","count":1,"on":false,"tags":[],"color":"GREEN"})")));
 }
 
+struct Older {
+  std::string owner = "shared";
+  std::string key;
+};
+
+template <typename Fields, typename S>
+void OlderFields(Fields& f, S& s) {
+  f.OptStr("owner", s.owner);
+  f.Hex("key", s.key);
+}
+
+TEST(RecordCodecTest, OptionalStringsAndHexBytes) {
+  RecordWriter w;
+  const Older o{"me", std::string("\x00\xff", 2)};
+  OlderFields(w, o);
+  const std::string bytes = w.Finish(3);
+  EXPECT_EQ(bytes, Raw(R"({"owner":"me","key":"00ff"})"));
+  RecordReader r(bytes, 3);
+  Older back;
+  OlderFields(r, back);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(back.owner, "me");
+  EXPECT_EQ(back.key, o.key);
+  RecordReader older(Raw(R"({"key":""})"), 3);  // written before "owner" was
+  Older old;
+  OlderFields(older, old);
+  EXPECT_TRUE(older.ok());
+  EXPECT_EQ(old.owner, "shared");
+  for (const char* bad : {R"({"key":"0"})", R"({"key":"0G"})", R"({"key":"AB"})"}) {
+    RecordReader r2(Raw(bad), 3);
+    Older x;
+    OlderFields(r2, x);
+    EXPECT_FALSE(r2.ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace fdyno::store
