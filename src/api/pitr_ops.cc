@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/json_util.h"
+#include "api/request_model.h"
 #include "api/restore_request.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
@@ -94,27 +95,38 @@ struct UpdateRequest {
   std::optional<int64_t> days;
 };
 
+struct UpdateMembers {
+  const Value* spec = nullptr;
+  const Value* enabled = nullptr;
+  const Value* days = nullptr;
+};
+using M = UpdateMembers;
+constexpr request::Read<M> kSpecReads[] = {
+    {"PointInTimeRecoveryEnabled", &M::enabled, JsonShape::kBoolean},
+    {"RecoveryPeriodInDays", &M::days, JsonShape::kInteger},
+};
+constexpr request::Read<M> kUpdateReads[] = {
+    request::Nested("PointInTimeRecoverySpecification", &M::spec,
+                    "PointInTimeRecoverySpecification", kSpecReads),
+};
+constexpr std::string_view kDays = "pointInTimeRecoverySpecification.recoveryPeriodInDays";
+constexpr request::Check<M> kUpdateChecks[] = {
+    request::NotNull(&M::spec, "pointInTimeRecoverySpecification"),
+    request::In(&M::spec,
+                request::NotNull(&M::enabled,
+                                 "pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled")),
+    request::Bound(&M::days, kDays, request::Rule::kMinValue, 1),
+    request::Bound(&M::days, kDays, request::Rule::kMaxValue, kMaxRecoveryDays),
+};
+
 Result<UpdateRequest> ParseUpdate(const RequestContext& ctx, const Value& body) {
   UpdateRequest r;
   FDYNO_ASSIGN_OR_RETURN(r.table, ReadExistingTableName(ctx, body, "UpdateContinuousBackups"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* spec, GetStruct(body, "PointInTimeRecoverySpecification",
-                                                      "PointInTimeRecoverySpecification"));
-  std::optional<bool> enabled;
-  if (spec != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(enabled, GetBool(*spec, "PointInTimeRecoveryEnabled"));
-    FDYNO_ASSIGN_OR_RETURN(r.days, GetInteger(*spec, "RecoveryPeriodInDays"));
-  }
-  ConstraintErrors e;
-  e.NotNull("pointInTimeRecoverySpecification", spec != nullptr);
-  if (spec != nullptr) {
-    e.NotNull("pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled", enabled.has_value());
-  }
-  if (r.days) {
-    e.MinValue("pointInTimeRecoverySpecification.recoveryPeriodInDays", *r.days, 1);
-    e.MaxValue("pointInTimeRecoverySpecification.recoveryPeriodInDays", *r.days, kMaxRecoveryDays);
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  r.enabled = *enabled;
+  UpdateMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(body, kUpdateReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(kUpdateChecks, m));
+  r.days = request::Number(m.days);
+  r.enabled = *request::Flag(m.enabled);
   if (!r.enabled && r.days) {
     return Error::Validation(
         "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "

@@ -43,7 +43,17 @@ struct Read {
   JsonShape shape;
   std::string_view type_name = {};  // the class DynamoDB names for a structure or map value
   ContentsCheck contents = nullptr;
+  // A structure's members, read from it right after it (Nested()); none: 0.
+  const Read* nested = nullptr;
+  size_t nested_size = 0;
 };
+
+// A structure member whose own members `rows` names, in its read table.
+template <class M, size_t N>
+constexpr Read<M> Nested(std::string_view name, const Value* M::*slot, std::string_view type_name,
+                         const Read<M> (&rows)[N]) {
+  return {name, slot, JsonShape::kStruct, type_name, nullptr, rows, N};
+}
 
 // Phase 1 for one member: the member `name` of `body` (null when absent or JSON null), its
 // shape checked, then its contents.
@@ -57,6 +67,10 @@ Status ReadRows(const Value& structure, std::type_identity_t<std::span<const Rea
   for (const Read<M>& row : rows) {
     FDYNO_ASSIGN_OR_RETURN(members.*row.slot,
                            ReadMember(structure, row.name, row.shape, row.type_name, row.contents));
+    if (row.nested != nullptr && members.*row.slot != nullptr) {
+      FDYNO_RETURN_IF_ERROR(ReadRows<M>(
+          *(members.*row.slot), std::span<const Read<M>>(row.nested, row.nested_size), members));
+    }
   }
   return Status::Ok();
 }
@@ -109,6 +123,9 @@ template <class M>
 struct Check {
   const Value* M::*slot;
   Constraint constraint;
+  // The structure the member is in, when the check applies only where it is given (a member
+  // that must not be null in a structure that may be absent); none: null.
+  const Value* M::*parent = nullptr;
 };
 
 // Phase 2 for one member: adds the constraint's violation, if any, to `errors`, at
@@ -121,7 +138,10 @@ void CheckMember(ConstraintErrors& errors, const Value* member, const Constraint
 template <class M>
 void CheckMembers(ConstraintErrors& errors, std::type_identity_t<std::span<const Check<M>>> rows,
                   const M& members, std::string_view prefix = {}) {
-  for (const Check<M>& row : rows) CheckMember(errors, members.*row.slot, row.constraint, prefix);
+  for (const Check<M>& row : rows) {
+    if (row.parent != nullptr && members.*row.parent == nullptr) continue;
+    CheckMember(errors, members.*row.slot, row.constraint, prefix);
+  }
 }
 
 // Phase 2 for a request: every row in order; the violations as one ValidationException.
@@ -166,6 +186,12 @@ inline Status CheckKnownNames(const Value& structure, std::string_view where,
 template <class M>
 constexpr Check<M> NotNull(const Value* M::*slot, std::string_view path) {
   return {slot, {path, Rule::kNotNull, 0, {}, nullptr}};
+}
+// `check` where the structure `parent` is given.
+template <class M>
+constexpr Check<M> In(const Value* M::*parent, Check<M> check) {
+  check.parent = parent;
+  return check;
 }
 template <class M>
 constexpr Check<M> Bound(const Value* M::*slot, std::string_view path, Rule rule, int64_t bound) {

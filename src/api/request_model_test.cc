@@ -118,6 +118,38 @@ TEST(RequestModelTest, EntryEnumsLookInsideEachEntry) {
   EXPECT_EQ(optional.size(), 1u);  // an entry without an operator passes
 }
 
+struct Outer {
+  const Value* spec = nullptr;
+  const Value* on = nullptr;
+  const Value* after = nullptr;
+};
+constexpr Read<Outer> kSpecReads[] = {{"On", &Outer::on, JsonShape::kBoolean}};
+constexpr Read<Outer> kOuterReads[] = {
+    Nested("Spec", &Outer::spec, "Spec", kSpecReads),
+    {"After", &Outer::after, JsonShape::kString},
+};
+constexpr Check<Outer> kOuterChecks[] = {In(&Outer::spec, NotNull(&Outer::on, "spec.on"))};
+
+std::string DecodeOuter(const char* json) {
+  rapidjson::Document doc = Parse(json);
+  Outer m;
+  Status read = ReadMembers<Outer>(doc, kOuterReads, m);
+  if (!read.ok()) return Outcome(read);
+  return Outcome(CheckMembers<Outer>(kOuterChecks, m));
+}
+
+TEST(RequestModelTest, NestedMembersAreReadWithTheirStructureAndCheckedWhereItIsGiven) {
+  // The structure's members are read right after it, before the next member.
+  EXPECT_EQ(DecodeOuter(R"({"After":5,"Spec":{"On":[]}})"),
+            "SerializationException: Unrecognized collection type class java.lang.Boolean");
+  EXPECT_EQ(DecodeOuter(R"({"After":5,"Spec":{"On":true}})"),
+            "SerializationException: NUMBER_VALUE cannot be converted to String");
+  EXPECT_EQ(DecodeOuter(R"({"Spec":{}})"),
+            "ValidationException: 1 validation error detected: Value null at 'spec.on' failed to "
+            "satisfy constraint: Member must not be null");
+  EXPECT_EQ(DecodeOuter(R"({})"), "ok");  // no structure, nothing required in it
+}
+
 TEST(RequestModelTest, JoinKeepsBothRunsInOrder) {
   constexpr auto joined = Join(std::array{1, 2}, std::array{3});
   static_assert(joined.size() == 3);

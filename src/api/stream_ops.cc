@@ -459,15 +459,15 @@ struct DescribeRequest {
   std::optional<std::string> child_of;  // ShardFilter CHILD_SHARDS
 };
 
+constexpr request::Read<SM> kShardFilterReads[] = {
+    {"Type", &SM::filter_type, JsonShape::kString},
+    {"ShardId", &SM::filter_shard, JsonShape::kString},
+};
 constexpr request::Read<SM> kDescribeStreamReads[] = {
     kStreamArnRead,
     kLimitRead,
     {"ExclusiveStartShardId", &SM::start_shard, JsonShape::kString},
-    {"ShardFilter", &SM::filter, JsonShape::kStruct, "ShardFilter"},
-};
-constexpr request::Read<SM> kShardFilterReads[] = {
-    {"Type", &SM::filter_type, JsonShape::kString},
-    {"ShardId", &SM::filter_shard, JsonShape::kString},
+    request::Nested("ShardFilter", &SM::filter, "ShardFilter", kShardFilterReads),
 };
 constexpr std::string_view kShardFilterTypes[] = {"CHILD_SHARDS"};
 constexpr auto kDescribeStreamChecks = request::Join(
@@ -481,7 +481,6 @@ constexpr auto kDescribeStreamChecks = request::Join(
 Result<DescribeRequest> ParseDescribeStream(const Value& body) {
   StreamMembers m;
   FDYNO_RETURN_IF_ERROR(request::ReadMembers<SM>(body, kDescribeStreamReads, m));
-  if (m.filter) FDYNO_RETURN_IF_ERROR(request::ReadRows<SM>(*m.filter, kShardFilterReads, m));
   FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kDescribeStreamChecks, m));
   DescribeRequest r;
   r.arn = std::string(AsStringView(*m.arn));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/json_util.h"
+#include "api/request_model.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_read.h"
@@ -44,31 +45,38 @@ struct TtlRequest {
   std::string attribute;
 };
 
+struct TtlMembers {
+  const Value* spec = nullptr;
+  const Value* enabled = nullptr;
+  const Value* attribute = nullptr;
+};
+using M = TtlMembers;
+constexpr request::Read<M> kSpecReads[] = {
+    {"Enabled", &M::enabled, JsonShape::kBoolean},
+    {"AttributeName", &M::attribute, JsonShape::kString},
+};
+constexpr request::Read<M> kReads[] = {
+    request::Nested("TimeToLiveSpecification", &M::spec, "TimeToLiveSpecification", kSpecReads),
+};
+// DynamoDB reports the attribute name before Enabled.
+constexpr request::Check<M> kChecks[] = {
+    request::NotNull(&M::spec, "timeToLiveSpecification"),
+    request::In(&M::spec, request::NotNull(&M::attribute, "timeToLiveSpecification.attributeName")),
+    request::Bound(&M::attribute, "timeToLiveSpecification.attributeName",
+                   request::Rule::kMinLength, 1),
+    request::Bound(&M::attribute, "timeToLiveSpecification.attributeName",
+                   request::Rule::kMaxLength, 255),
+    request::In(&M::spec, request::NotNull(&M::enabled, "timeToLiveSpecification.enabled")),
+};
+
 Result<TtlRequest> ParseUpdateTimeToLive(const RequestContext& ctx, const Value& body) {
   TtlRequest r;
   FDYNO_ASSIGN_OR_RETURN(r.table, ReadExistingTableName(ctx, body, "UpdateTimeToLive"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* spec,
-                         GetStruct(body, "TimeToLiveSpecification", "TimeToLiveSpecification"));
-  std::optional<bool> enabled;
-  std::optional<std::string_view> attribute;
-  if (spec != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(enabled, GetBool(*spec, "Enabled"));
-    FDYNO_ASSIGN_OR_RETURN(attribute, GetString(*spec, "AttributeName"));
-  }
-  ConstraintErrors e;
-  e.NotNull("timeToLiveSpecification", spec != nullptr);
-  if (spec != nullptr) {
-    // DynamoDB reports the attribute name before Enabled.
-    e.NotNull("timeToLiveSpecification.attributeName", attribute.has_value());
-    if (attribute) {
-      e.MinLength("timeToLiveSpecification.attributeName", *attribute, 1);
-      e.MaxLength("timeToLiveSpecification.attributeName", *attribute, 255);
-    }
-    e.NotNull("timeToLiveSpecification.enabled", enabled.has_value());
-  }
-  FDYNO_RETURN_IF_ERROR(e.ToStatus());
-  r.enabled = *enabled;
-  r.attribute = std::string(*attribute);
+  TtlMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(body, kReads, m));
+  FDYNO_RETURN_IF_ERROR(request::CheckMembers<M>(kChecks, m));
+  r.enabled = *request::Flag(m.enabled);
+  r.attribute = std::string(AsStringView(*m.attribute));
   return r;
 }
 
