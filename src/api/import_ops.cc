@@ -9,6 +9,7 @@
 
 #include "api/export_ops.h"
 #include "api/json_util.h"
+#include "api/request_model.h"
 #include "api/table_arn.h"
 #include "api/table_ops.h"
 #include "api/table_render.h"
@@ -147,74 +148,126 @@ bool IsCsvHeader(std::string_view h) {
   return true;
 }
 
+struct ImportMembers {
+  const Value* token = nullptr;
+  const Value* source = nullptr;
+  const Value* bucket = nullptr;
+  const Value* owner = nullptr;
+  const Value* prefix = nullptr;
+  const Value* format = nullptr;
+  const Value* options = nullptr;
+  const Value* csv = nullptr;
+  const Value* delimiter = nullptr;
+  const Value* headers = nullptr;
+  const Value* compression = nullptr;
+  const Value* params = nullptr;
+};
+using M = ImportMembers;
+
+Status HeaderStrings(const Value& list) {
+  for (const Value& h : list.GetArray()) {
+    if (!h.IsString()) return Error::Serialization("Unexpected token received from parser");
+  }
+  return Status::Ok();
+}
+
+constexpr request::Read<M> kSourceReads[] = {
+    {"S3Bucket", &M::bucket, JsonShape::kString},
+    {"S3BucketOwner", &M::owner, JsonShape::kString},
+    {"S3KeyPrefix", &M::prefix, JsonShape::kString},
+};
+constexpr request::Read<M> kCsvReads[] = {
+    {"Delimiter", &M::delimiter, JsonShape::kString},
+    {"HeaderList", &M::headers, JsonShape::kList, {}, HeaderStrings},
+};
+constexpr request::Read<M> kOptionsReads[] = {
+    request::Nested("Csv", &M::csv, "CsvOptions", kCsvReads),
+};
+constexpr request::Read<M> kImportReads[] = {
+    {"ClientToken", &M::token, JsonShape::kString},
+    request::Nested("S3BucketSource", &M::source, "S3BucketSource", kSourceReads),
+    {"InputFormat", &M::format, JsonShape::kString},
+    request::Nested("InputFormatOptions", &M::options, "InputFormatOptions", kOptionsReads),
+    {"InputCompressionType", &M::compression, JsonShape::kString},
+    {"TableCreationParameters", &M::params, JsonShape::kStruct, "TableCreationParameters"},
+};
+
+void DelimiterPattern(ConstraintErrors& e, std::string_view path, const Value* delimiter) {
+  if (delimiter == nullptr) return;
+  const std::string_view d = AsStringView(*delimiter);
+  e.Pattern(path, d,
+            d.size() == 1 && std::string_view(",;:|\t ").find(d[0]) != std::string_view::npos,
+            "[,;:|\\t ]");
+}
+
+void HeaderConstraints(ConstraintErrors& e, std::string_view path, const Value* headers) {
+  if (headers == nullptr) return;
+  const auto list = headers->GetArray();
+  if (list.Empty() || list.Size() > 255) {
+    e.AddWithoutValue(path,
+                      "Member must have length less than or equal to 255, Member must have "
+                      "length greater than or equal to 1");
+  }
+  const std::string member = std::string(path) + ".member";
+  for (const Value& h : list) {
+    const std::string_view header = AsStringView(h);
+    e.MinLength(member, header, 1);
+    e.MaxLength(member, header, 65536);
+    e.Pattern(member, header, IsCsvHeader(header), "[\\x20-\\x21\\x23-\\x2B\\x2D-\\x7E]*");
+  }
+}
+
+void TokenPattern(ConstraintErrors& e, std::string_view path, const Value* token) {
+  if (token == nullptr) return;
+  const std::string_view t = AsStringView(*token);
+  e.Pattern(path, t, t.find('$') == std::string_view::npos, "^[^\\$]+$");
+}
+
+// InputCompressionType's values in the order DynamoDB's constraint message lists them.
+constexpr std::string_view kCompressionValues[] = {"GZIP", "ZSTD", "NONE"};
+constexpr std::string_view kDelimiter = "inputFormatOptions.csv.delimiter";
+// After the S3 source's constraints (CheckS3Constraints, shared with exports).
+constexpr request::Check<M> kImportChecks[] = {
+    request::NotNull(&M::format, "inputFormat"),
+    request::Enum(&M::format, "inputFormat", kFormats),
+    request::Bound(&M::delimiter, kDelimiter, request::Rule::kMinLength, 1),
+    request::Bound(&M::delimiter, kDelimiter, request::Rule::kMaxLength, 1),
+    request::Custom(&M::delimiter, kDelimiter, DelimiterPattern),
+    request::Custom(&M::headers, "inputFormatOptions.csv.headerList", HeaderConstraints),
+    request::Enum(&M::compression, "inputCompressionType", kCompressionValues),
+    request::Custom(&M::token, "clientToken", TokenPattern),
+    request::NotNull(&M::params, "tableCreationParameters"),
+};
+
+std::optional<std::string> OwnedText(const Value* member) {
+  if (member == nullptr) return std::nullopt;
+  return std::string(AsStringView(*member));
+}
+
 Result<ImportRequest> ParseImport(const Value& body, int64_t now_ms) {
   ImportRequest r;
   ImportJob& j = r.job;
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> token, GetOwnedString(body, "ClientToken"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* source, GetStruct(body, "S3BucketSource", "S3BucketSource"));
-  std::optional<std::string> bucket, owner, prefix;
-  if (source != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(bucket, GetOwnedString(*source, "S3Bucket"));
-    FDYNO_ASSIGN_OR_RETURN(owner, GetOwnedString(*source, "S3BucketOwner"));
-    FDYNO_ASSIGN_OR_RETURN(prefix, GetOwnedString(*source, "S3KeyPrefix"));
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, GetOwnedString(body, "InputFormat"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* options,
-                         GetStruct(body, "InputFormatOptions", "InputFormatOptions"));
-  const Value* csv = nullptr;
-  std::optional<std::string> delimiter;
-  std::optional<std::vector<std::string>> headers;
-  if (options != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(csv, GetStruct(*options, "Csv", "CsvOptions"));
-  }
-  if (csv != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(delimiter, GetOwnedString(*csv, "Delimiter"));
-    FDYNO_ASSIGN_OR_RETURN(const Value* list, GetList(*csv, "HeaderList"));
-    if (list != nullptr) {
-      headers.emplace();
-      for (const Value& h : list->GetArray()) {
-        if (!h.IsString()) return Error::Serialization("Unexpected token received from parser");
-        headers->emplace_back(h.GetString(), h.GetStringLength());
-      }
-    }
-  }
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> compression,
-                         GetOwnedString(body, "InputCompressionType"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* params,
-                         GetStruct(body, "TableCreationParameters", "TableCreationParameters"));
+  ImportMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(body, kImportReads, m));
+  const std::optional<std::string> bucket = OwnedText(m.bucket), owner = OwnedText(m.owner),
+                                   prefix = OwnedText(m.prefix), format = OwnedText(m.format),
+                                   compression = OwnedText(m.compression);
   ConstraintErrors e;
-  e.NotNull("s3BucketSource", source != nullptr);
-  if (source != nullptr) {
+  e.NotNull("s3BucketSource", m.source != nullptr);
+  if (m.source != nullptr) {
     CheckS3Constraints(e, "s3BucketSource.s3Bucket", bucket, "s3BucketSource.s3BucketOwner", owner,
                        "s3BucketSource.s3KeyPrefix", prefix);
   }
-  e.NotNull("inputFormat", format.has_value());
-  if (format) e.Enum("inputFormat", *format, {"DYNAMODB_JSON", "ION", "CSV"});
-  if (delimiter) {
-    e.MinLength("inputFormatOptions.csv.delimiter", *delimiter, 1);
-    e.MaxLength("inputFormatOptions.csv.delimiter", *delimiter, 1);
-    e.Pattern("inputFormatOptions.csv.delimiter", *delimiter,
-              delimiter->size() == 1 &&
-                  std::string_view(",;:|\t ").find((*delimiter)[0]) != std::string_view::npos,
-              "[,;:|\\t ]");
-  }
-  if (headers) {
-    if (headers->empty() || headers->size() > 255) {
-      e.AddWithoutValue("inputFormatOptions.csv.headerList",
-                        "Member must have length less than or equal to 255, Member must have "
-                        "length greater than or equal to 1");
-    }
-    for (const std::string& h : *headers) {
-      e.MinLength("inputFormatOptions.csv.headerList.member", h, 1);
-      e.MaxLength("inputFormatOptions.csv.headerList.member", h, 65536);
-      e.Pattern("inputFormatOptions.csv.headerList.member", h, IsCsvHeader(h),
-                "[\\x20-\\x21\\x23-\\x2B\\x2D-\\x7E]*");
-    }
-  }
-  if (compression) e.Enum("inputCompressionType", *compression, {"GZIP", "ZSTD", "NONE"});
-  if (token) e.Pattern("clientToken", *token, token->find('$') == std::string::npos, "^[^\\$]+$");
-  e.NotNull("tableCreationParameters", params != nullptr);
+  request::CheckMembers<M>(e, kImportChecks, m);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  const Value* params = m.params;
+  const Value* csv = m.csv;
+  const std::optional<std::string> delimiter = OwnedText(m.delimiter), token = OwnedText(m.token);
+  std::optional<std::vector<std::string>> headers;
+  if (m.headers != nullptr) {
+    headers.emplace();
+    for (const Value& h : m.headers->GetArray()) headers->emplace_back(AsStringView(h));
+  }
   FDYNO_ASSIGN_OR_RETURN(r.plan, PlanImportedTable(*params, now_ms));
   j.s3 = store::S3Location{*bucket, owner.value_or(""), prefix.value_or("")};
   j.format = *format == "ION"   ? store::ImportFormat::kIon
