@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/request_model.h"
 #include "api/restore_request.h"
 #include "api/table_arn.h"
 #include "api/table_render.h"
@@ -195,42 +196,81 @@ struct ExportRequest {
   std::optional<int64_t> to_ms;    // incremental ExportToTime (absent: now)
 };
 
+struct ExportMembers {
+  const Value* arn = nullptr;
+  const Value* time = nullptr;
+  const Value* token = nullptr;
+  const Value* bucket = nullptr;
+  const Value* owner = nullptr;
+  const Value* prefix = nullptr;
+  const Value* sse = nullptr;
+  const Value* key = nullptr;
+  const Value* format = nullptr;
+  const Value* type = nullptr;
+  const Value* spec = nullptr;
+  const Value* from = nullptr;
+  const Value* to = nullptr;
+  const Value* view = nullptr;
+};
+using EM = ExportMembers;
+constexpr request::Read<EM> kSpecReads[] = {
+    {"ExportFromTime", &EM::from, JsonShape::kDouble, {}, request::TimestampNumber},
+    {"ExportToTime", &EM::to, JsonShape::kDouble, {}, request::TimestampNumber},
+    {"ExportViewType", &EM::view, JsonShape::kString},
+};
+constexpr request::Read<EM> kExportReads[] = {
+    {"TableArn", &EM::arn, JsonShape::kString},
+    {"ExportTime", &EM::time, JsonShape::kDouble, {}, request::TimestampNumber},
+    {"ClientToken", &EM::token, JsonShape::kString},
+    {"S3Bucket", &EM::bucket, JsonShape::kString},
+    {"S3BucketOwner", &EM::owner, JsonShape::kString},
+    {"S3Prefix", &EM::prefix, JsonShape::kString},
+    {"S3SseAlgorithm", &EM::sse, JsonShape::kString},
+    {"S3SseKmsKeyId", &EM::key, JsonShape::kString},
+    {"ExportFormat", &EM::format, JsonShape::kString},
+    {"ExportType", &EM::type, JsonShape::kString},
+    request::Nested("IncrementalExportSpecification", &EM::spec, "IncrementalExportSpecification",
+                    kSpecReads),
+};
+constexpr std::string_view kSseAlgorithms[] = {"AES256", "KMS"};
+constexpr std::string_view kExportFormats[] = {"DYNAMODB_JSON", "ION"};
+constexpr std::string_view kExportTypes[] = {"FULL_EXPORT", "INCREMENTAL_EXPORT"};
+constexpr std::string_view kViewTypes[] = {"NEW_IMAGE", "NEW_AND_OLD_IMAGES"};
+// Before: tableArn, clientToken, then the S3 location (CheckS3Constraints).
+constexpr request::Check<EM> kExportHeadChecks[] = {
+    request::NotNull(&EM::arn, "tableArn"),
+    request::Custom(&EM::token, "clientToken", ClientTokenPattern),
+};
+constexpr request::Check<EM> kExportChecks[] = {
+    request::Enum(&EM::sse, "s3SseAlgorithm", kSseAlgorithms),
+    request::Bound(&EM::key, "s3SseKmsKeyId", request::Rule::kMinLength, 1),
+    request::Bound(&EM::key, "s3SseKmsKeyId", request::Rule::kMaxLength, 2048),
+    request::Enum(&EM::format, "exportFormat", kExportFormats),
+    request::Enum(&EM::type, "exportType", kExportTypes),
+    request::Enum(&EM::view, "incrementalExportSpecification.exportViewType", kViewTypes),
+};
+
 Result<ExportRequest> ParseExport(const RequestContext& ctx, const Value& body) {
   ExportRequest r;
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> arn, GetOwnedString(body, "TableArn"));
-  FDYNO_ASSIGN_OR_RETURN(r.time_ms, GetTimestampMs(body, "ExportTime"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> token, GetOwnedString(body, "ClientToken"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bucket, GetOwnedString(body, "S3Bucket"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> owner, GetOwnedString(body, "S3BucketOwner"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> prefix, GetOwnedString(body, "S3Prefix"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> sse, GetOwnedString(body, "S3SseAlgorithm"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> key, GetOwnedString(body, "S3SseKmsKeyId"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, GetOwnedString(body, "ExportFormat"));
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> type, GetOwnedString(body, "ExportType"));
-  FDYNO_ASSIGN_OR_RETURN(const Value* spec, GetStruct(body, "IncrementalExportSpecification",
-                                                      "IncrementalExportSpecification"));
-  std::optional<int64_t> from_ms;
-  std::optional<std::string> view;
-  if (spec != nullptr) {
-    FDYNO_ASSIGN_OR_RETURN(from_ms, GetTimestampMs(*spec, "ExportFromTime"));
-    FDYNO_ASSIGN_OR_RETURN(r.to_ms, GetTimestampMs(*spec, "ExportToTime"));
-    FDYNO_ASSIGN_OR_RETURN(view, GetOwnedString(*spec, "ExportViewType"));
-  }
+  ExportMembers m;
+  FDYNO_RETURN_IF_ERROR(request::ReadRows<EM>(body, kExportReads, m));
+  const std::optional<std::string> arn = request::OwnedText(m.arn),
+                                   token = request::OwnedText(m.token),
+                                   bucket = request::OwnedText(m.bucket),
+                                   owner = request::OwnedText(m.owner),
+                                   prefix = request::OwnedText(m.prefix),
+                                   sse = request::OwnedText(m.sse), key = request::OwnedText(m.key),
+                                   format = request::OwnedText(m.format),
+                                   type = request::OwnedText(m.type),
+                                   view = request::OwnedText(m.view);
+  r.time_ms = request::Millis(m.time);
+  r.to_ms = request::Millis(m.to);
+  const std::optional<int64_t> from_ms = request::Millis(m.from);
+  const Value* spec = m.spec;
   ConstraintErrors e;
-  e.NotNull("tableArn", arn.has_value());
-  if (token) e.Pattern("clientToken", *token, token->find('$') == std::string::npos, "^[^\\$]+$");
+  request::CheckMembers<EM>(e, kExportHeadChecks, m);
   CheckS3Constraints(e, "s3Bucket", bucket, "s3BucketOwner", owner, "s3Prefix", prefix);
-  if (sse) e.Enum("s3SseAlgorithm", *sse, {"AES256", "KMS"});
-  if (key) {
-    e.MinLength("s3SseKmsKeyId", *key, 1);
-    e.MaxLength("s3SseKmsKeyId", *key, 2048);
-  }
-  if (format) e.Enum("exportFormat", *format, {"DYNAMODB_JSON", "ION"});
-  if (type) e.Enum("exportType", *type, {"FULL_EXPORT", "INCREMENTAL_EXPORT"});
-  if (view) {
-    e.Enum("incrementalExportSpecification.exportViewType", *view,
-           {"NEW_IMAGE", "NEW_AND_OLD_IMAGES"});
-  }
+  request::CheckMembers<EM>(e, kExportChecks, m);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseExportTableArn(ctx, *arn));
   ExportJob& j = r.job;
@@ -458,6 +498,12 @@ std::optional<std::string> JobIdOfArn(const RequestContext& ctx, std::string_vie
   std::string id(arn.substr(at + marker.size()));
   if (!store::IsBackupId(id)) return std::nullopt;
   return id;
+}
+
+void ClientTokenPattern(ConstraintErrors& e, std::string_view path, const Value* token) {
+  if (token == nullptr) return;
+  const std::string_view t = AsStringView(*token);
+  e.Pattern(path, t, t.find('$') == std::string_view::npos, "^[^\\$]+$");
 }
 
 void CheckS3Constraints(ConstraintErrors& e, std::string_view bucket_path,

@@ -51,6 +51,10 @@ std::string JobArn(const RequestContext& ctx, std::string_view table, std::strin
                    std::string_view id);
 
 // Checks S3Bucket, S3BucketOwner and the prefix against the API model (paths `bucket_path`...).
+// ClientToken's pattern (no '$'), for ExportTableToPointInTime and ImportTable: a request table's
+// custom check (api/request_model.h).
+void ClientTokenPattern(ConstraintErrors& e, std::string_view path, const rapidjson::Value* token);
+
 void CheckS3Constraints(ConstraintErrors& e, std::string_view bucket_path,
                         const std::optional<std::string>& bucket, std::string_view owner_path,
                         const std::optional<std::string>& owner, std::string_view prefix_path,

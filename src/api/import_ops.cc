@@ -217,12 +217,6 @@ void HeaderConstraints(ConstraintErrors& e, std::string_view path, const Value* 
   }
 }
 
-void TokenPattern(ConstraintErrors& e, std::string_view path, const Value* token) {
-  if (token == nullptr) return;
-  const std::string_view t = AsStringView(*token);
-  e.Pattern(path, t, t.find('$') == std::string_view::npos, "^[^\\$]+$");
-}
-
 // InputCompressionType's values in the order DynamoDB's constraint message lists them.
 constexpr std::string_view kCompressionValues[] = {"GZIP", "ZSTD", "NONE"};
 constexpr std::string_view kDelimiter = "inputFormatOptions.csv.delimiter";
@@ -235,23 +229,20 @@ constexpr request::Check<M> kImportChecks[] = {
     request::Custom(&M::delimiter, kDelimiter, DelimiterPattern),
     request::Custom(&M::headers, "inputFormatOptions.csv.headerList", HeaderConstraints),
     request::Enum(&M::compression, "inputCompressionType", kCompressionValues),
-    request::Custom(&M::token, "clientToken", TokenPattern),
+    request::Custom(&M::token, "clientToken", ClientTokenPattern),
     request::NotNull(&M::params, "tableCreationParameters"),
 };
-
-std::optional<std::string> OwnedText(const Value* member) {
-  if (member == nullptr) return std::nullopt;
-  return std::string(AsStringView(*member));
-}
 
 Result<ImportRequest> ParseImport(const Value& body, int64_t now_ms) {
   ImportRequest r;
   ImportJob& j = r.job;
   ImportMembers m;
   FDYNO_RETURN_IF_ERROR(request::ReadRows<M>(body, kImportReads, m));
-  const std::optional<std::string> bucket = OwnedText(m.bucket), owner = OwnedText(m.owner),
-                                   prefix = OwnedText(m.prefix), format = OwnedText(m.format),
-                                   compression = OwnedText(m.compression);
+  const std::optional<std::string> bucket = request::OwnedText(m.bucket),
+                                   owner = request::OwnedText(m.owner),
+                                   prefix = request::OwnedText(m.prefix),
+                                   format = request::OwnedText(m.format),
+                                   compression = request::OwnedText(m.compression);
   ConstraintErrors e;
   e.NotNull("s3BucketSource", m.source != nullptr);
   if (m.source != nullptr) {
@@ -262,7 +253,8 @@ Result<ImportRequest> ParseImport(const Value& body, int64_t now_ms) {
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
   const Value* params = m.params;
   const Value* csv = m.csv;
-  const std::optional<std::string> delimiter = OwnedText(m.delimiter), token = OwnedText(m.token);
+  const std::optional<std::string> delimiter = request::OwnedText(m.delimiter),
+                                   token = request::OwnedText(m.token);
   std::optional<std::vector<std::string>> headers;
   if (m.headers != nullptr) {
     headers.emplace();

@@ -1,6 +1,7 @@
 #include "api/request_model.h"
 
 #include <cctype>
+#include <cmath>
 #include <string>
 
 #include "model/json.h"
@@ -32,6 +33,11 @@ Status AttributeValues(const Value& map) { return model::CheckItemShape(map); }
 
 Status AttributeValueElements(const Value& list) {
   for (const Value& v : list.GetArray()) FDYNO_RETURN_IF_ERROR(model::CheckAttributeValueShape(v));
+  return Status::Ok();
+}
+
+Status TimestampNumber(const Value& member) {
+  if (!member.IsNumber()) return Error::Serialization("Unexpected token received from parser");
   return Status::Ok();
 }
 
@@ -196,9 +202,19 @@ std::optional<std::string_view> Text(const Value* member) {
   return AsStringView(*member);
 }
 
+std::optional<std::string> OwnedText(const Value* member) {
+  if (member == nullptr) return std::nullopt;
+  return std::string(AsStringView(*member));
+}
+
 std::optional<int64_t> Number(const Value* member) {
   if (member == nullptr) return std::nullopt;
   return AsInt64(*member);
+}
+
+std::optional<int64_t> Millis(const Value* member) {
+  if (member == nullptr) return std::nullopt;
+  return static_cast<int64_t>(std::llround(member->GetDouble() * 1000.0));
 }
 
 std::optional<bool> Flag(const Value* member) {

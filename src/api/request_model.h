@@ -91,6 +91,7 @@ Status AttributeValueElements(const Value& list);  // a list of attribute values
 Status ConditionEntries(const Value& map);        // a map of Condition (KeyConditions, QueryFilter)
 Status ExpectedEntries(const Value& map);         // a map of ExpectedAttributeValue
 Status AttributeUpdateEntries(const Value& map);  // a map of AttributeValueUpdate
+Status TimestampNumber(const Value& member);      // a timestamp: a JSON number of seconds
 
 // ---- the check table ----
 
@@ -260,7 +261,9 @@ void OptionalOperators(ConstraintErrors& errors, std::string_view path, const Va
 // ---- typed views of a member phase 1 accepted ----
 
 std::optional<std::string_view> Text(const Value* member);
-std::optional<int64_t> Number(const Value* member);  // truncated toward zero, as AsInt64
-std::optional<bool> Flag(const Value* member);       // with the deserializer's coercions
+std::optional<std::string> OwnedText(const Value* member);  // a copy, kept past the request
+std::optional<int64_t> Number(const Value* member);         // truncated toward zero, as AsInt64
+std::optional<bool> Flag(const Value* member);              // with the deserializer's coercions
+std::optional<int64_t> Millis(const Value* member);         // a timestamp's seconds, in ms
 
 }  // namespace fdyno::api::request

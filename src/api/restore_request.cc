@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/request_model.h"
 #include "api/table_request.h"
 #include "store/attribute_usage.h"
 
@@ -31,11 +32,9 @@ void CheckName(ConstraintErrors& e, std::string_view path, const std::optional<s
 
 // A timestamp member (seconds since the epoch, a JSON number) in ms.
 Result<std::optional<int64_t>> GetTimestampMs(const Value& obj, std::string_view name) {
-  const Value* v = Member(obj, name);
-  if (v == nullptr) return std::optional<int64_t>();
-  FDYNO_RETURN_IF_ERROR(CheckShape(*v, JsonShape::kDouble));
-  if (!v->IsNumber()) return Error::Serialization("Unexpected token received from parser");
-  return std::optional<int64_t>(static_cast<int64_t>(std::llround(v->GetDouble() * 1000.0)));
+  FDYNO_ASSIGN_OR_RETURN(const Value* v, request::ReadMember(obj, name, JsonShape::kDouble, {},
+                                                             request::TimestampNumber));
+  return request::Millis(v);
 }
 
 namespace {
