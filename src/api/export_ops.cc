@@ -272,6 +272,10 @@ Result<ExportRequest> ParseExport(const RequestContext& ctx, const Value& body) 
   CheckS3Constraints(e, "s3Bucket", bucket, "s3BucketOwner", owner, "s3Prefix", prefix);
   request::CheckMembers<EM>(e, kExportChecks, m);
   FDYNO_RETURN_IF_ERROR(e.ToStatus());
+  if (sse == "AES256" && key) {
+    return Error::Validation(
+        "Invalid Request: KMS Key Id is not supported for this encryption type");
+  }
   FDYNO_ASSIGN_OR_RETURN(ArnTarget target, ParseExportTableArn(ctx, *arn));
   ExportJob& j = r.job;
   j.table_arn = target.arn;

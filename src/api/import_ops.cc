@@ -272,7 +272,10 @@ Result<ImportRequest> ParseImport(const Value& body, int64_t now_ms) {
   j.csv_delimiter = delimiter.value_or("");
   j.csv_headers = headers.value_or(std::vector<std::string>());
   if (j.has_csv_options && j.format != store::ImportFormat::kCsv) {
-    return Error::Validation("InputFormatOptions can only be specified for the CSV InputFormat");
+    return Error::Validation(
+        "Invalid Request: Unsupported InputFormatOptions for the given input "
+        "format: " +
+        *format + ".");
   }
   j.creation_parameters = Canonical(*params);
   j.client_token = token.value_or("");

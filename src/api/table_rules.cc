@@ -184,8 +184,7 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
   }
   if (ks.size() == 2 && *ks[0].name == *ks[1].name) {
     return Error::Validation(
-        "Both the Hash Key and the Range Key element in the KeySchema have the "
-        "same name");
+        "Both the Hash Key and the Range Key element in the KeySchema have the same name");
   }
   if (*ks[0].key_type != "HASH") {
     return Error::Validation(
@@ -232,6 +231,10 @@ Result<std::vector<store::Tag>> ResolveTags(const std::vector<TagIn>& in) {
     out.push_back({key, *t.value});
   }
   return out;
+}
+
+Error IndexAlreadyExists() {
+  return Error::Validation("Attempting to create an index which already exists");
 }
 
 Error TooManyTags() {

@@ -69,6 +69,10 @@ Result<store::KeySchema> ResolveKeySchema(const std::vector<KeyElementIn>& ks,
                                           const std::vector<AttributeIn>& defs,
                                           bool multi_attribute_ok = false);
 
+// "Attempting to create an index which already exists" (bare, as DynamoDB answers UpdateTable's
+// creation of a secondary or vector index whose name the table has).
+Error IndexAlreadyExists();
+
 // ==== tags ==================================================================================
 
 // The tags of TagResource and CreateTable: keys and values of DynamoDB's characters and

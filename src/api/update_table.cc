@@ -53,6 +53,8 @@ struct UpdateTableRequest {
   std::optional<StreamIn> stream;
   std::optional<SseIn> sse;
   const Value* replica_updates = nullptr;
+  // GlobalTableWitnessUpdates' actions that name a region (DynamoDB counts the others as absent).
+  size_t witness_actions = 0;
   std::optional<std::string> table_class;
   std::optional<bool> deletion_protection;
   std::optional<OnDemandIn> on_demand;
@@ -112,6 +114,17 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.stream, ParseStream(body));
   FDYNO_ASSIGN_OR_RETURN(r.sse, ParseSse(body));
   FDYNO_ASSIGN_OR_RETURN(r.replica_updates, GetList(body, "ReplicaUpdates"));
+  FDYNO_ASSIGN_OR_RETURN(const Value* witnesses, GetList(body, "GlobalTableWitnessUpdates"));
+  for (size_t i = 0; witnesses != nullptr && i < witnesses->Size(); ++i) {
+    const Value& w = (*witnesses)[static_cast<rapidjson::SizeType>(i)];
+    for (const char* action : {"Create", "Delete"}) {
+      const Value* a = w.IsObject() ? Member(w, action) : nullptr;
+      const Value* region = a != nullptr && a->IsObject() ? Member(*a, "RegionName") : nullptr;
+      if (region != nullptr && region->IsString() && region->GetStringLength() > 0) {
+        ++r.witness_actions;
+      }
+    }
+  }
   FDYNO_ASSIGN_OR_RETURN(r.table_class, GetOwnedString(body, "TableClass"));
   FDYNO_ASSIGN_OR_RETURN(r.deletion_protection, GetBool(body, "DeletionProtectionEnabled"));
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
@@ -148,6 +161,14 @@ Status CheckUpdateTableConstraints(const UpdateTableRequest& r) {
         }
       }
       if (g.has_delete) CheckIndexNameConstraints(e, g.delete_name, p + ".delete.indexName");
+    }
+  }
+  for (size_t i = 0; r.replica_updates != nullptr && i < r.replica_updates->Size(); ++i) {
+    const Value& u = (*r.replica_updates)[static_cast<rapidjson::SizeType>(i)];
+    const Value* update = u.IsObject() ? Member(u, "Update") : nullptr;
+    if (update != nullptr) {
+      e.NotNull(MemberPath("replicaUpdates", i) + ".update.regionName",
+                update->IsObject() && Member(*update, "RegionName") != nullptr);
     }
   }
   CheckStreamConstraints(e, r.stream);
@@ -206,6 +227,9 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   if (r.table_class && kinds > 1) {
     return Invalid("TableClass modification must be the only operation in the request");
   }
+  if (r.witness_actions > 0 && kinds > 0) {
+    return Invalid("Requests that modify replicas or witnesses must not also modify other fields");
+  }
   if (r.deletion_protection && kinds > 1) {
     return Invalid("DeletionProtection modification must be the only operation in the request");
   }
@@ -231,6 +255,30 @@ Status CheckChangeKinds(const UpdateTableRequest& r, size_t vector_changes,
   }
   if (r.stream && gsi_create_delete) {
     return Invalid("You cannot create or delete index while changing stream status");
+  }
+  return Status::Ok();
+}
+
+// ReplicaUpdates' actions as DynamoDB checks them before it looks at the regions: each entry
+// one action (its texts, bare), a Create naming its region.
+Status CheckReplicaActions(const Value& updates) {
+  for (const Value& u : updates.GetArray()) {
+    int actions = 0;
+    for (const char* action : {"Create", "Update", "Delete"}) {
+      actions += u.IsObject() && Member(u, action) != nullptr ? 1 : 0;
+    }
+    if (actions == 0) {
+      return Error::Validation(
+          "There are no actions specified in the Replica Update Action of the request.");
+    }
+    if (actions > 1) {
+      return Error::Validation(
+          "Update table operation with more than one type of replica actions not allowed.");
+    }
+    const Value* create = Member(u, "Create");
+    if (create != nullptr && (!create->IsObject() || Member(*create, "RegionName") == nullptr)) {
+      return Error::Validation("One or more parameter values were invalid");
+    }
   }
   return Status::Ok();
 }
@@ -271,7 +319,8 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
   const bool gsi = r.gsi_updates && !r.gsi_updates->empty();
   const size_t vector_changes = CountVectorIndexChanges(r.vector_updates);
   if (!r.throughput && !r.billing_mode && !r.stream && !gsi && !r.sse && !r.replica_updates &&
-      !r.deletion_protection && !r.table_class && !r.on_demand && !r.warm && vector_changes == 0) {
+      r.witness_actions == 0 && !r.deletion_protection && !r.table_class && !r.on_demand &&
+      !r.warm && vector_changes == 0) {
     // DynamoDB leaves out of the list a member the request has (MultiRegionConsistency changes
     // nothing on its own).
     return Error::Validation(
@@ -309,7 +358,8 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
       return Invalid("If stream is being disabled, then UpdateViewType must not be specified");
     }
   }
-  if (r.replica_updates) {
+  if (r.replica_updates) FDYNO_RETURN_IF_ERROR(CheckReplicaActions(*r.replica_updates));
+  if (r.replica_updates || r.witness_actions > 0) {
     return Invalid("Replica modification is not supported: this server has one region");
   }
   // MultiRegionConsistency goes only with replica creations (DynamoDB's text), never ignored.
@@ -467,7 +517,7 @@ Status PlanBilling(Plan& p) {
 Status PlanCreateIndex(Plan& p, const GsiUpdateIn& u) {
   const std::string& name = *u.create_name;
   if (p.current.FindIndex(name) != nullptr) {
-    return Invalid("Attempting to create an index which already exists");
+    return IndexAlreadyExists();
   }
   if (!p.r.attribute_definitions) {
     return Invalid("AttributeDefinitions is not specified for index: " + name);

@@ -3,19 +3,19 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/table_rules.h"
+
 namespace fdyno::api {
 namespace {
 
 using rapidjson::Value;
+using tables::IndexAlreadyExists;
+using tables::Invalid;
 
 // Limits where DynamoDB's documentation gives none (docs/compatibility.md).
 constexpr int64_t kMaxDimensions = 16000;
 constexpr size_t kMaxVectorIndexes = 20;
 constexpr size_t kMaxProjectedAttributes = 20;
-
-Error Invalid(const std::string& detail) {
-  return Error::Validation("One or more parameter values were invalid: " + detail);
-}
 
 Result<VectorIndexIn> ParseOne(const Value& v) {
   VectorIndexIn in;
@@ -355,7 +355,7 @@ Status ApplyVectorIndexUpdates(const std::vector<VectorIndexUpdateIn>& updates,
     }
     const VectorIndexIn& in = *u.create;
     if (t.FindIndex(*in.name) != nullptr || t.FindVectorIndex(*in.name) != nullptr) {
-      return Invalid("Attempting to create an index which already exists");
+      return IndexAlreadyExists();
     }
     // The request's definitions first, then the table's (types never change).
     std::vector<store::AttributeDefinition> all = defs;
