@@ -78,8 +78,9 @@ RecordReader::RecordReader(std::string_view bytes, uint8_t version) {
 
 const rapidjson::Value* RecordReader::Find(const char* name) {
   if (!ok_) return nullptr;
-  auto it = d_.FindMember(name);
-  if (it == d_.MemberEnd()) return nullptr;
+  const rapidjson::Value& doc = d_;  // const iterators (clang: no reversed == candidates)
+  auto it = doc.FindMember(name);
+  if (it == doc.MemberEnd()) return nullptr;
   ++found_;
   return &it->value;
 }
