@@ -1,11 +1,12 @@
-// The store's JSON records (store/record_codec.h: backups, restore jobs, exports, imports,
-// resource policies): arbitrary bytes never crash a decoder, and what decodes encodes to bytes
+// The store's JSON records (store/record_codec.h: catalog table records, backups, restore
+// jobs, exports, imports, resource policies): arbitrary bytes never crash a decoder, and what decodes encodes to bytes
 // that decode to the same record (the one field list serves both directions).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "store/backups.h"
+#include "store/catalog.h"
 #include "store/exports.h"
 #include "store/policies.h"
 
@@ -28,6 +29,7 @@ void RoundTrip(std::string_view bytes, Decode decode, Encode encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace fdyno::store;  // NOLINT: fuzzer brevity
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  RoundTrip(bytes, DecodeTableInfo, EncodeTableInfo);
   RoundTrip(bytes, DecodeBackupInfo, EncodeBackupInfo);
   RoundTrip(bytes, DecodeRestoreJob, EncodeRestoreJob);
   RoundTrip(bytes, DecodeExportJob, EncodeExportJob);

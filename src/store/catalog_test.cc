@@ -774,5 +774,37 @@ TEST(CatalogFormatTest, EveryMemberEncodesToThePinnedBytes) {
   EXPECT_EQ(*back, t);
 }
 
+// What a binary of this format does not know, or a record that breaks one of its rules, makes
+// the record unreadable instead of half read: a newer member (a newer binary's: never ignored,
+// since ignoring it could drop a setting such as a resource policy), a key role of more than
+// four attributes, a vector index list in a version 2 record, stream slots out of range.
+TEST(CatalogFormatTest, WhatTheFormatDoesNotKnowFailsClosed) {
+  const std::string bytes = EncodeTableInfo(FullyPopulatedTable());
+  auto corrupt = [](std::string record, std::string_view from, std::string_view to) {
+    const size_t at = record.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    record.replace(at, from.size(), to);
+    Result<TableInfo> t = DecodeTableInfo(record);
+    EXPECT_FALSE(t.ok()) << to;
+    if (!t.ok()) {
+      EXPECT_EQ(t.error().type, ErrorType::kInternalServerError);
+    }
+  };
+  corrupt(bytes, R"("has_policies":true)", R"("has_policies":true,"newer":1)");
+  corrupt(bytes, R"("backfilling":false})", R"("backfilling":false,"newer":[]})");
+  corrupt(bytes, R"("updated_ms":22})", R"("updated_ms":22,"newer":0})");
+  corrupt(bytes, R"("hash":[{"name":"g1","type":"B"},)",
+          R"("hash":[{"name":"a","type":"S"},{"name":"b","type":"S"},{"name":"c","type":"S"},)"
+          R"({"name":"d","type":"S"},{"name":"g1","type":"B"},)");
+  corrupt(bytes, R"("hash":[{"name":"g1","type":"B"},)", R"("hash":[{"name":"g1","type":"X"},)");
+  corrupt(bytes, R"("slots":4)", R"("slots":0)");
+  corrupt(bytes, R"("days":7)", R"("days":36)");
+  corrupt(bytes, R"("dimensions":3)", R"("dimensions":0)");
+  corrupt(bytes, R"("rules_ms":29})", R"(})");
+  std::string version2 = bytes;
+  version2[0] = '\x02';
+  EXPECT_FALSE(DecodeTableInfo(version2).ok());
+}
+
 }  // namespace
 }  // namespace fdyno::store

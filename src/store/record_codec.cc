@@ -1,5 +1,6 @@
 #include "store/record_codec.h"
 
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -26,6 +27,14 @@ void RecordWriter::Strs(const char* name, const std::vector<std::string>& v) {
   w_.Key(name);
   w_.StartArray();
   for (const std::string& s : v) w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  w_.EndArray();
+}
+
+void RecordWriter::SparseInts(const char* name, const std::vector<int64_t>& v) {
+  if (v.empty()) return;
+  w_.Key(name);
+  w_.StartArray();
+  for (int64_t i : v) w_.Int64(i);
   w_.EndArray();
 }
 
@@ -67,23 +76,29 @@ std::string RecordWriter::Finish(uint8_t version) {
   return out;
 }
 
-RecordReader::RecordReader(std::string_view bytes, uint8_t version) {
-  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != version) {
-    ok_ = false;
-    return;
-  }
+RecordReader::RecordReader(std::string_view bytes, uint8_t version)
+    : RecordReader(bytes, {version}) {}
+
+RecordReader::RecordReader(std::string_view bytes, std::initializer_list<uint8_t> versions) {
+  ok_ = false;
+  if (bytes.empty()) return;
+  version_ = static_cast<uint8_t>(bytes[0]);
+  for (uint8_t v : versions) ok_ = ok_ || v == version_;
+  if (!ok_) return;
   d_.Parse(bytes.data() + 1, bytes.size() - 1);
   ok_ = !d_.HasParseError() && d_.IsObject();
 }
 
 const rapidjson::Value* RecordReader::Find(const char* name) {
   if (!ok_) return nullptr;
-  const rapidjson::Value& doc = d_;  // const iterators (clang: no reversed == candidates)
-  auto it = doc.FindMember(name);
-  if (it == doc.MemberEnd()) return nullptr;
+  const rapidjson::Value& at = *at_;  // const iterators (clang: no reversed == candidates)
+  auto it = at.FindMember(name);
+  if (it == at.MemberEnd()) return nullptr;
   ++found_;
   return &it->value;
 }
+
+bool RecordReader::Has(const char* name) const { return ok_ && at_->HasMember(name); }
 
 void RecordReader::Str(const char* name, std::string& out) {
   const rapidjson::Value* v = Find(name);
@@ -95,6 +110,13 @@ void RecordReader::Int(const char* name, int64_t& out) {
   const rapidjson::Value* v = Find(name);
   if (v == nullptr || !v->IsInt64()) return Fail();
   out = v->GetInt64();
+}
+
+void RecordReader::Int(const char* name, int& out) {
+  int64_t v = 0;
+  Int(name, v);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) return Fail();
+  out = static_cast<int>(v);
 }
 
 void RecordReader::Bool(const char* name, bool& out) {
@@ -114,7 +136,26 @@ void RecordReader::Strs(const char* name, std::vector<std::string>& out) {
 }
 
 void RecordReader::OptStr(const char* name, std::string& out) {
-  if (ok_ && d_.HasMember(name)) Str(name, out);
+  if (Has(name)) Str(name, out);
+}
+
+void RecordReader::OptInt(const char* name, int64_t& out) {
+  if (Has(name)) Int(name, out);
+}
+
+void RecordReader::OptBool(const char* name, bool& out) {
+  if (Has(name)) Bool(name, out);
+}
+
+void RecordReader::SparseInts(const char* name, std::vector<int64_t>& out) {
+  if (!Has(name)) return;
+  const rapidjson::Value* v = Find(name);
+  if (!v->IsArray()) return Fail();
+  out.clear();
+  for (const rapidjson::Value& i : v->GetArray()) {
+    if (!i.IsInt64()) return Fail();
+    out.push_back(i.GetInt64());
+  }
 }
 
 void RecordReader::Hex(const char* name, std::string& bytes) {
