@@ -1,15 +1,11 @@
-"""BatchGetItem and BatchWriteItem, black-box through boto3 against the real binary."""
+"""BatchGetItem and BatchWriteItem, black-box through boto3 against the real binary. The request
+rules that one request shows are in cases/batch.txt."""
 import uuid
 
 import pytest
 
 from conftest import client_error
 
-
-
-@pytest.fixture(scope="module")
-def server(module_server):
-    return module_server
 
 
 @pytest.fixture(scope="module")
@@ -127,32 +123,3 @@ def test_batch_get_answers_at_most_16_mib_and_the_rest_as_unprocessed_keys(ddb, 
     assert pages >= 3
 
 
-def test_batch_write_key_element_of_another_type(ddb, table):
-    for bad in ({"N": "1"}, {"L": [{"S": "a"}]}, {"M": {"a": {"S": "b"}}}):
-        assert client_error(ddb.batch_write_item, RequestItems={table: [
-            {"PutRequest": {"Item": {"pk": bad}}}]}) == (
-            "ValidationException", "The provided key element does not match the schema")
-        assert client_error(ddb.batch_write_item, RequestItems={table: [
-            {"DeleteRequest": {"Key": {"pk": bad}}}]}) == (
-            "ValidationException", "The provided key element does not match the schema")
-
-
-def test_batch_get_empty_request_items_and_mixed_projections(server, ddb, table):
-    raw = server.client(parameter_validation=False)
-    # DynamoDB answers an empty RequestItems as an absent one, with this wording, as measured
-    # on DynamoDB by the public conformance suite (as BatchWriteItem does). Issue 22 asked for the
-    # "1 validation error detected: ..." constraint form here; that form was tried and reverted
-    # (commit 8c0a323) because it is not what DynamoDB answers.
-    assert client_error(raw.batch_get_item, RequestItems={}) == (
-        "ValidationException", "The requestItems parameter is required for BatchGetItem")
-    other = f"batch-o-{uuid.uuid4().hex[:8]}"
-    ddb.create_table(TableName=other, BillingMode="PAY_PER_REQUEST",
-                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
-    assert client_error(ddb.batch_get_item, RequestItems={
-        table: {"Keys": [{"pk": {"S": "a"}}], "ProjectionExpression": "pk"},
-        other: {"Keys": [{"pk": {"S": "a"}}], "AttributesToGet": ["pk"]}}) == (
-        "ValidationException",
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {AttributesToGet} Expression parameters: "
-        "{ProjectionExpression}")

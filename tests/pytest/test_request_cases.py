@@ -9,9 +9,10 @@ Each file in tests/pytest/cases/ holds blocks of this shape:
 
 An operation is DynamoDB's ("PutItem") or a whole target ("DynamoDBStreams_20120810.GetRecords").
 Lines starting with '#' are comments. `$hash`, `$composite`, `$indexed` and `$provisioned` name
-the module's tables (see `tables`), in requests and answers. Requests are sent as raw signed JSON, so a case can hold what an SDK would
-refuse to send. Like the other DynamoDB-behaviour modules it can be pointed at DynamoDB itself
-with FDYNO_TEST_ENDPOINT.
+the module's tables (see `tables`), `$region` and `$account` the client's region and the caller's
+account (as in the tables' ARNs), in requests and answers. Requests are sent as raw signed JSON,
+so a case can hold what an SDK would refuse to send. Like the other DynamoDB-behaviour modules it
+can be pointed at DynamoDB itself with FDYNO_TEST_ENDPOINT.
 """
 import json
 import pathlib
@@ -26,7 +27,7 @@ CASES_DIR = pathlib.Path(__file__).parent / "cases"
 
 def _parse(path):
     cases, case = [], None
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         if line.startswith("=== "):
@@ -78,7 +79,8 @@ def tables(ddb):
                                         WaiterConfig={"Delay": 1})
     names["indexed"] = "cases_idx_" + suffix
     names["provisioned"] = _create_provisioned(ddb, "cases_prov_" + suffix)
-    yield names
+    arn = ddb.describe_table(TableName=names["hash"])["Table"]["TableArn"]
+    yield dict(names, region=ddb.meta.region_name, account=arn.split(":")[4])
     for name in names.values():
         ddb.delete_table(TableName=name)
 

@@ -2,7 +2,8 @@
 
 Expectations are DynamoDB's behaviour (types, messages, CancellationReasons), except where a
 test says it checks an fdyno guarantee (closed request schema, metrics, persistence across a
-restart). Set FDYNO_TEST_ENDPOINT to point the DynamoDB-behaviour tests at another endpoint.
+restart). Set FDYNO_TEST_ENDPOINT to point the DynamoDB-behaviour tests at another endpoint. The
+request rules that one request shows are in cases/transactions.txt.
 """
 import json
 import uuid
@@ -146,20 +147,10 @@ def test_transact_get_items_projection_selecting_nothing_leaves_item_out(ddb, ta
     assert out["Responses"] == [{}, {"Item": {"a": {"S": "x"}}}]
 
 
-def test_validation_errors(server, table):
+def test_more_than_100_actions(server, table):
+    # The other request rules are in cases/transactions.txt. This message renders the list as
+    # Java does, with object identities that vary from answer to answer: only its end is fixed.
     ddb = server.client(parameter_validation=False)  # let the server see invalid requests
-    with pytest.raises(botocore.exceptions.ClientError) as exc:
-        ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "Item": {"pk": {"S": "d"}}}},
-            {"Delete": {"TableName": table, "Key": {"pk": {"S": "d"}}}}])
-    assert _error(exc) == ("ValidationException",
-                           "Transaction request cannot include multiple operations on one item")
-    with pytest.raises(botocore.exceptions.ClientError) as exc:
-        ddb.transact_write_items(TransactItems=[])
-    assert _error(exc) == ("ValidationException",
-                           "1 validation error detected: Value '[]' at 'transactItems' failed to "
-                           "satisfy constraint: Member must have length greater than or equal "
-                           "to 1")
     with pytest.raises(botocore.exceptions.ClientError) as exc:
         ddb.transact_write_items(TransactItems=[
             {"Put": {"TableName": table, "Item": {"pk": {"S": f"m{i}"}}}} for i in range(101)])
@@ -167,13 +158,6 @@ def test_validation_errors(server, table):
     assert code == "ValidationException"
     assert message.endswith("at 'transactItems' failed to satisfy constraint: Member must have "
                             "length less than or equal to 100")
-    with pytest.raises(botocore.exceptions.ClientError) as exc:
-        ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": "no_such_table_here", "Item": {"pk": {"S": "x"}}}}])
-    assert _error(exc) == ("ResourceNotFoundException", "Requested resource not found")
-    with pytest.raises(botocore.exceptions.ClientError) as exc:
-        ddb.transact_get_items(TransactItems=[{"Get": {"TableName": table, "Key": {}}}])
-    assert _error(exc) == ("TransactionCanceledException", CANCELLED + "[ValidationError]")
 
 
 def test_update_is_held_to_the_update_item_size_limit(ddb, table):
