@@ -32,6 +32,7 @@
 #include "model/key_codec.h"
 #include "model/stored_json.h"
 #include "store/indexes.h"
+#include "store/item_cursor.h"
 #include "store/items.h"
 #include "store/layout.h"
 #include "store/ttl.h"
@@ -639,24 +640,26 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
     return true;
   };
   auto over_bound_error = [] { return Error::Internal("page larger than the inline read bound"); };
+  store::SplitItems split_items(spec.forward);
+  const store::SplitItems::Read read_parts = [&](const std::string& from, const std::string& to) {
+    return tx.GetRange(from, to, kv::RangeOptions{});
+  };
   while (begin < end) {
     kv::RangeOptions ro;
     ro.limit = options.read_batch;
     ro.reverse = !spec.forward;
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
     const std::string* last_item = nullptr;  // the last item key handled in this batch
-    for (const kv::KeyValue& kv : rr.kvs) {
-      if (store::IsItemPart(kv.value)) continue;  // read with its head
+    for (size_t at = 0; at < rr.kvs.size(); ++at) {
+      const kv::KeyValue& kv = rr.kvs[at];
+      if (store::IsItemPart(kv.value)) continue;  // assembled with its head
       FDYNO_ASSIGN_OR_RETURN(std::optional<std::string_view> whole, store::WholeImage(kv.value));
       std::string_view image;
       std::string split_image;
       if (whole) {
         image = *whole;
       } else {
-        FDYNO_ASSIGN_OR_RETURN(std::optional<store::StoredItem> stored,
-                               store::ReadItem(tx, kv.key));
-        if (!stored) return Error::Internal("split item vanished during a read");
-        split_image = std::move(stored->image);
+        FDYNO_ASSIGN_OR_RETURN(split_image, split_items.Assemble(rr.kvs, at, read_parts));
         image = split_image;
       }
       last_item = &kv.key;
@@ -726,6 +729,7 @@ Status ReadRange(const QueryOptions& options, kv::Transaction& tx, const PageSpe
         }
       }
     }
+    split_items.EndBatch(rr.kvs);
     if (last_item != nullptr) {
       if (spec.forward) {
         begin = store::ItemRangeEnd(*last_item);

@@ -41,4 +41,60 @@ Status ItemCursor::Step(const Read& read, const Visit& visit) {
   return Status::Ok();
 }
 
+namespace {
+
+// Feeds a part to `assembler`; the assembled item once it completes.
+Status Feed(ItemAssembler& assembler, const kv::KeyValue& part,
+            std::optional<ItemAssembler::Assembled>& out) {
+  FDYNO_ASSIGN_OR_RETURN(out, assembler.Add(part));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> SplitItems::Assemble(const std::vector<kv::KeyValue>& batch, size_t head,
+                                         const Read& read) {
+  ItemAssembler assembler;
+  std::optional<ItemAssembler::Assembled> item;
+  FDYNO_RETURN_IF_ERROR(Feed(assembler, batch[head], item));
+  // The parts this batch (and, in reverse, the one before) returned, in key order.
+  if (forward_) {
+    for (size_t i = head + 1; i < batch.size() && assembler.pending(); ++i) {
+      FDYNO_RETURN_IF_ERROR(Feed(assembler, batch[i], item));
+    }
+  } else {
+    size_t i = head;
+    while (i > 0 && IsItemPart(batch[i - 1].value) && assembler.pending()) {
+      FDYNO_RETURN_IF_ERROR(Feed(assembler, batch[--i], item));
+    }
+    if (i == 0) {
+      for (auto it = carried_.rbegin(); it != carried_.rend() && assembler.pending(); ++it) {
+        FDYNO_RETURN_IF_ERROR(Feed(assembler, *it, item));
+      }
+    }
+    carried_.clear();
+  }
+  if (assembler.pending()) {
+    const std::string begin = assembler.next_part_key();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rest, read(begin, ItemRangeEnd(batch[head].key)));
+    for (const kv::KeyValue& part : rest.kvs) {
+      if (!assembler.pending()) break;
+      FDYNO_RETURN_IF_ERROR(Feed(assembler, part, item));
+    }
+  }
+  if (!item) {
+    return Error::Internal("a split item lacks parts").WithCause(ErrorCause::kUnrecoverable);
+  }
+  return std::move(item->image);
+}
+
+void SplitItems::EndBatch(const std::vector<kv::KeyValue>& batch) {
+  if (forward_) return;
+  size_t i = batch.size();
+  while (i > 0 && IsItemPart(batch[i - 1].value)) --i;
+  // A batch of parts only continues the parts carried from the batch before it.
+  if (i > 0) carried_.clear();
+  carried_.insert(carried_.end(), batch.begin() + static_cast<std::ptrdiff_t>(i), batch.end());
+}
+
 }  // namespace fdyno::store

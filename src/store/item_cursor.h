@@ -6,7 +6,8 @@
 // to a point in time), backups and exports.
 //
 // Query and Scan read item keys in both directions and stream each page straight into the
-// response; they find split items with IsItemPart and read them with ReadItem (api/query_ops.cc).
+// response, item by item from their own range reads; SplitItems (below) assembles the split
+// items those reads meet, also without reading any part twice.
 //
 // Thread-safety: a value used by one thread.
 #pragma once
@@ -14,6 +15,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "kv/kv.h"
@@ -46,6 +48,30 @@ class ItemCursor {
   std::string next_;
   std::string end_;
   bool done_ = false;
+};
+
+// The split items that a caller's own range reads over item keys (or index entry keys) meet,
+// forward or in reverse, each assembled once from the key-values the reads returned: a forward
+// read finds an item's parts after its head, a reverse read before it (possibly in the
+// previous batch, whose trailing parts EndBatch keeps). Only parts that no batch returned (the
+// read stopped inside the item) are read, by one range read of the item's remaining parts.
+class SplitItems {
+ public:
+  explicit SplitItems(bool forward) : forward_(forward) {}
+
+  // The image of the split item whose head is batch[head] (a head WholeImage found split).
+  // `read` reads the rest of its parts, [begin, end) in key order.
+  using Read =
+      std::function<Result<kv::RangeResult>(const std::string& begin, const std::string& end)>;
+  Result<std::string> Assemble(const std::vector<kv::KeyValue>& batch, size_t head,
+                               const Read& read);
+  // After each batch: a reverse batch that ends inside an item keeps its parts for the head
+  // the next batch meets.
+  void EndBatch(const std::vector<kv::KeyValue>& batch);
+
+ private:
+  bool forward_;
+  std::vector<kv::KeyValue> carried_;  // reverse: parts read before their head, descending
 };
 
 }  // namespace fdyno::store

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "kv/testing/memory_engine.h"
@@ -91,6 +92,69 @@ TEST_F(ItemCursorTest, ASplitItemMissingItsLastPartIsUnrecoverable) {
   }
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().cause, ErrorCause::kUnrecoverable);
+}
+
+// Reads every item the way Query and Scan do, in batches of at most `limit` key-values in one
+// direction, split items through SplitItems; counts the key-values read.
+Items ReadThroughSplitItems(kv::Database& db, int limit, bool forward, size_t& read) {
+  auto [begin, end] = layout::Items(7).Range();
+  auto tx = db.CreateTransaction();
+  SplitItems split(forward);
+  const SplitItems::Read rest = [&](const std::string& b, const std::string& e) {
+    Result<kv::RangeResult> rr = tx->GetRange(b, e);
+    if (rr.ok()) read += rr->kvs.size();
+    return rr;
+  };
+  Items got;
+  for (int batches = 0; begin < end && batches < 100; ++batches) {
+    kv::RangeOptions ro;
+    ro.limit = limit;
+    ro.reverse = !forward;
+    Result<kv::RangeResult> rr = tx->GetRange(begin, end, ro);
+    EXPECT_TRUE(rr.ok());
+    if (!rr.ok()) break;
+    read += rr->kvs.size();
+    for (size_t i = 0; i < rr->kvs.size(); ++i) {
+      const kv::KeyValue& kv = rr->kvs[i];
+      if (IsItemPart(kv.value)) continue;
+      Result<std::optional<std::string_view>> whole = WholeImage(kv.value);
+      EXPECT_TRUE(whole.ok());
+      if (whole.ok() && *whole) {
+        got.emplace_back(kv.key, std::string(**whole));
+        continue;
+      }
+      Result<std::string> image = split.Assemble(rr->kvs, i, rest);
+      EXPECT_TRUE(image.ok()) << image.error().message;
+      if (image.ok()) got.emplace_back(kv.key, *image);
+    }
+    split.EndBatch(rr->kvs);
+    if (!rr->more || rr->kvs.empty()) break;
+    // Past the last key read, and past the last item (whose parts a rest read may have read).
+    const std::string& last = rr->kvs.back().key;
+    if (forward) {
+      begin = last + std::string(1, '\0');
+      if (!got.empty() && ItemRangeEnd(got.back().first) > begin) {
+        begin = ItemRangeEnd(got.back().first);
+      }
+    } else {
+      end = last;
+    }
+  }
+  return got;
+}
+
+TEST_F(ItemCursorTest, SplitItemsAssemblesEachItemOnceInEitherDirectionWhateverTheBatch) {
+  for (bool forward : {true, false}) {
+    Items expected = items_;
+    if (!forward) std::reverse(expected.begin(), expected.end());
+    for (int limit : {1, 2, 3, 4, 5, 7, 1000}) {
+      size_t read = 0;
+      EXPECT_EQ(ReadThroughSplitItems(*db_, limit, forward, read), expected)
+          << (forward ? "forward" : "reverse") << ", batches of " << limit;
+      // 3 whole items, 3 split in 3 key-values: each key-value read once.
+      EXPECT_EQ(read, 12u) << (forward ? "forward" : "reverse") << ", batches of " << limit;
+    }
+  }
 }
 
 }  // namespace

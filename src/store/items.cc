@@ -185,6 +185,8 @@ Result<std::optional<std::string_view>> WholeImage(std::string_view value) {
   return std::optional<std::string_view>(head.data);
 }
 
+std::string ItemAssembler::next_part_key() const { return ChunkKey(key_, next_index_); }
+
 Result<std::optional<ItemAssembler::Assembled>> ItemAssembler::Add(const kv::KeyValue& kv) {
   if (remaining_ > 0) {
     if (kv.key != ChunkKey(key_, next_index_)) return Corrupt("chunk key out of sequence");

@@ -94,9 +94,8 @@ Result<std::optional<std::string_view>> WholeImage(std::string_view value);
 // Reassembles items from a forward range read over item keys. Feed key-values in key order;
 // each complete item is returned with its key. A range read that stopped inside a split item
 // leaves it pending(): resume the next read at pending_key(). store::ItemCursor
-// (store/item_cursor.h), the reader of every item of a range in key order, is built on it;
-// Query and Scan, which also read backwards, skip parts with IsItemPart and read a split item
-// with ReadItem instead.
+// (store/item_cursor.h), the reader of every item of a range in key order, and
+// store::SplitItems, which serves Query and Scan's reads in either direction, are built on it.
 class ItemAssembler {
  public:
   struct Assembled {
@@ -108,6 +107,8 @@ class ItemAssembler {
   Result<std::optional<Assembled>> Add(const kv::KeyValue& kv);
   bool pending() const { return remaining_ > 0; }
   const std::string& pending_key() const { return key_; }
+  // The key of the part the pending item needs next.
+  std::string next_part_key() const;
 
  private:
   std::string key_;

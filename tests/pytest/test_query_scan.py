@@ -503,3 +503,53 @@ def test_read_capacity_of_index_reads(ddb, sized):
     assert capacity(ddb.scan, IndexName="lsi", ConsistentRead=True, Select="ALL_ATTRIBUTES") == {
         "TableName": sized, "CapacityUnits": 4.0, "Table": {"CapacityUnits": 3.0},
         "LocalSecondaryIndexes": {"lsi": {"CapacityUnits": 1.0}}}
+
+
+def test_items_stored_in_parts_read_whole_in_both_directions(ddb):
+    """Items over 100 KB are stored in parts; Query (forward and backward, every page size),
+    Scan and a Query of a GSI projecting ALL return each of them whole, between small ones."""
+    name = _name("qs-split")
+    ddb.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "N"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                   {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by_g",
+            "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                          {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+        BillingMode="PAY_PER_REQUEST")
+    try:
+        items = []
+        for i in range(6):
+            size = 250_000 if i % 2 else 10  # every other item in three parts
+            item = {"pk": {"S": "p"}, "sk": {"N": str(i)}, "g": {"S": "all"},
+                    "d": {"S": chr(ord("a") + i) * size}}
+            ddb.put_item(TableName=name, Item=item)
+            items.append(item)
+
+        def pages(**kw):
+            got, start = [], None
+            while True:
+                args = dict(kw, **({"ExclusiveStartKey": start} if start else {}))
+                r = (ddb.query if "KeyConditionExpression" in kw else ddb.scan)(**args)
+                got += r["Items"]
+                start = r.get("LastEvaluatedKey")
+                if not start:
+                    return got
+
+        key = {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+        gsi = {"IndexName": "by_g", "KeyConditionExpression": "g = :g",
+               "ExpressionAttributeValues": {":g": {"S": "all"}}}
+        for limit in (None, 1, 2, 3):
+            lim = {"Limit": limit} if limit else {}
+            for forward in (True, False):
+                want = items if forward else items[::-1]
+                assert pages(TableName=name, ScanIndexForward=forward, **key, **lim) == want
+                assert pages(TableName=name, ScanIndexForward=forward, **gsi, **lim) == want
+            assert pages(TableName=name, **lim) == items
+    finally:
+        ddb.delete_table(TableName=name)
