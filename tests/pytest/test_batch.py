@@ -69,25 +69,11 @@ def test_large_batch_splits(ddb, table):
 
 
 def test_validation(ddb, table):
-    assert client_error(ddb.batch_write_item, RequestItems={table: [
-        {"PutRequest": {"Item": {"pk": {"S": "d"}}}},
-        {"DeleteRequest": {"Key": {"pk": {"S": "d"}}}}]})[1] == (
-        "Provided list of item keys contains duplicates")
-    assert client_error(ddb.batch_get_item, RequestItems={table: {
-        "Keys": [{"pk": {"S": "d"}}, {"pk": {"S": "d"}}]}})[1] == (
-        "Provided list of item keys contains duplicates")
-    assert client_error(ddb.batch_write_item, RequestItems={"nope-" + uuid.uuid4().hex: [
-        {"PutRequest": {"Item": {"pk": {"S": "d"}}}}]})[0] == "ResourceNotFoundException"
+    # The other request rules are in cases/batch.txt. How this message renders the keys is not
+    # recorded from DynamoDB: only its end is checked.
     code, msg = client_error(ddb.batch_get_item, RequestItems={table: {
         "Keys": [{"pk": {"S": f"x{i}"}} for i in range(101)]}})
     assert code == "ValidationException" and "less than or equal to 100" in msg
-    # A table name of 200 characters (400 bytes): lengths count characters, so it breaks the
-    # pattern, and nothing is read.
-    assert client_error(ddb.batch_get_item, RequestItems={"é" * 200: {
-        "Keys": [{"pk": {"S": "d"}}]}}) == (
-        "ValidationException",
-        "1 validation error detected: Value '" + "é" * 200 + "' at 'requestItems' failed to "
-        "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
     # Invalid input writes nothing.
     code, _ = client_error(ddb.batch_write_item, RequestItems={table: [
         {"PutRequest": {"Item": {"pk": {"S": "ok1"}}}},

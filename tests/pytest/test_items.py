@@ -283,22 +283,6 @@ def test_numeric_sort_key(ddb, composite):
 
 # ---- validation ----
 
-def test_table_name_constraints(ddb):
-    # Raw requests: botocore checks these lengths and patterns client-side.
-    for name, constraint in (
-            ("", "Member must have length greater than or equal to 1"),
-            ("ab", "Member must have length greater than or equal to 3"),
-            ("a" * 256, "Member must have length less than or equal to 255"),
-            ("bad table!@#", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")):
-        r = raw_call(ddb, "GetItem", {"TableName": name, "Key": key("a")})
-        assert r.status_code == 400
-        assert r.json()["message"] == (f"1 validation error detected: Value '{name}' at "
-                                       f"'tableName' failed to satisfy constraint: {constraint}")
-    r = raw_call(ddb, "PutItem", {"Item": key("a")})
-    assert r.json()["message"] == ("1 validation error detected: Value null at 'tableName' "
-                                   "failed to satisfy constraint: Member must not be null")
-
-
 def test_enum_constraints_reported_together(ddb, table):
     code, msg = fails(ddb.put_item, TableName=table, Item=key("e"), ReturnValues="BAD",
                       ReturnConsumedCapacity="BAD", ReturnItemCollectionMetrics="BAD")

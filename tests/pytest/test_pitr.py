@@ -5,7 +5,8 @@ Query) equals what the table held then, and its description carries RestoreSumma
 
 Restores to a moment less than 6 seconds old wait for it to settle (docs/format/pitr.md), so
 these tests sleep past it once, after their writes. RecoveryPeriodInDays is sent as a raw signed
-request: Debian's botocore does not know it.
+request: Debian's botocore does not know it. The requests on tables that do not exist, and their
+answers, are in cases/pitr.txt.
 """
 import json
 import time
@@ -109,24 +110,6 @@ def test_recovery_period_in_days(module_server, ddb):
     assert r.status_code == 400
     assert r.json()["message"] == ("Invalid Request: Cannot specify RecoveryPeriodInDays when "
                                    "disabling point-in-time recovery.")
-
-
-def test_restore_of_a_missing_table_by_arn_names_no_table(ddb):
-    # DynamoDB names the table in "Table not found" only when given its name (recorded in 2026).
-    arn = f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/pitr_never"
-    assert error(lambda: ddb.restore_table_to_point_in_time(
-        SourceTableArn=arn, TargetTableName="pitr_never_x", UseLatestRestorableTime=True)) == (
-        "TableNotFoundException", "Table not found")
-    assert error(lambda: ddb.restore_table_to_point_in_time(
-        SourceTableName="pitr_never", TargetTableName="pitr_never_x",
-        UseLatestRestorableTime=True)) == ("TableNotFoundException", "Table not found: pitr_never")
-
-
-def test_update_errors(ddb):
-    assert error(lambda: enable(ddb, "pitr_missing")) == (
-        "TableNotFoundException", "Table not found: pitr_missing")
-    assert error(lambda: ddb.describe_continuous_backups(TableName="pitr_missing")) == (
-        "TableNotFoundException", "Table not found: pitr_missing")
 
 
 def test_restore_errors(ddb):

@@ -3,7 +3,8 @@ validations, expired items hidden from every read and deleted by the sweeper wit
 write path (indexes, counts, stream records with the Time to Live identity).
 
 fdyno-specific where it shortens the sweep interval or the fixed interval between TTL changes
-(flags); the validation cases hold against DynamoDB too.
+(flags); the validation cases hold against DynamoDB too. The request rules that one request
+shows are in cases/ttl.txt.
 """
 import time
 
@@ -72,26 +73,6 @@ def test_states_and_the_rules_of_changing_them(server):
         "ValidationException",
         "Time to live has been modified multiple times within a fixed interval")
     assert describe(ddb, "ttl_rules")["TimeToLiveStatus"] == "ENABLED"
-
-
-def test_request_validation(server):
-    ddb = server.client(parameter_validation=False)
-    create(ddb, "ttl_valid")
-    code, message = error(lambda: ddb.update_time_to_live(
-        TableName="ttl_valid", TimeToLiveSpecification={"Enabled": True, "AttributeName": "a" * 256}))
-    assert code == "ValidationException"
-    assert "timeToLiveSpecification.attributeName" in message
-    assert "Member must have length less than or equal to 255" in message
-    assert error(lambda: ttl(ddb, "no_such_table", True)) == (
-        "ResourceNotFoundException", "Requested resource not found: Table: no_such_table not found")
-    assert error(lambda: ddb.describe_time_to_live(TableName="no_such_table"))[0] == \
-        "ResourceNotFoundException"
-    code, message = error(lambda: ddb.update_time_to_live(
-        TableName="ttl_valid", TimeToLiveSpecification={"Enabled": True}))
-    assert (code, message) == (
-        "ValidationException",
-        "1 validation error detected: Value null at 'timeToLiveSpecification.attributeName' "
-        "failed to satisfy constraint: Member must not be null")
 
 
 @pytest.fixture
