@@ -421,24 +421,65 @@ bool EmbeddedDatabase::WithinMemoryLimit(CommitRequest* r, MemoryUse* use) {
 }
 
 void EmbeddedDatabase::RequestReclaim() {
+  const uint64_t seq = rocks_->db->GetLatestSequenceNumber();  // past the batch just written
   {
     std::lock_guard<std::mutex> lock(reclaim_mu_);
     reclaim_wanted_ = true;
+    reclaim_after_seq_ = std::max(reclaim_after_seq_, seq);
   }
   reclaim_cv_.notify_one();
+}
+
+void EmbeddedDatabase::RequestMemoryRelease() {
+  {
+    std::lock_guard<std::mutex> lock(reclaim_mu_);
+    release_wanted_ = true;
+  }
+  reclaim_cv_.notify_one();
+}
+
+void EmbeddedDatabase::AwaitSnapshotsFrom(RocksInstance& rocks, uint64_t seq,
+                                          std::unique_lock<std::mutex>& lock) {
+  const auto deadline = std::chrono::steady_clock::now() + kReclaimSnapshotWait;
+  while (!reclaim_stop_) {
+    uint64_t snapshots = 0, oldest = 0;
+    rocks.db->GetIntProperty(rocksdb::DB::Properties::kNumSnapshots, &snapshots);
+    rocks.db->GetIntProperty(rocksdb::DB::Properties::kOldestSnapshotSequence, &oldest);
+    if (snapshots == 0 || oldest >= seq) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      spdlog::info(
+          "in-memory engine: a snapshot older than the deleted data is still held "
+          "after {} s; reclaiming what it lets go",
+          kReclaimSnapshotWait.count());
+      return;
+    }
+    reclaim_cv_.wait_for(lock, kReclaimSnapshotPoll, [this] { return reclaim_stop_; });
+  }
 }
 
 void EmbeddedDatabase::ReclaimLoop() {
   std::unique_lock<std::mutex> lock(reclaim_mu_);
   for (;;) {
-    reclaim_cv_.wait(lock, [this] { return reclaim_wanted_ || reclaim_stop_; });
+    reclaim_cv_.wait(lock, [this] { return reclaim_wanted_ || release_wanted_ || reclaim_stop_; });
     if (reclaim_stop_) return;
+    release_wanted_ = false;
+    if (!reclaim_wanted_) {  // only memory RocksDB freed by itself to give back
+      lock.unlock();
+      ReleaseFreeMemory();
+      lock.lock();
+      reclaim_cv_.wait_for(lock, kMinReclaimInterval, [this] { return reclaim_stop_; });
+      continue;
+    }
     reclaim_wanted_ = false;
+    std::shared_ptr<RocksInstance> rocks = Rocks();  // never reopened in memory
+    // The deletes' transaction (and any other running one) reads at a snapshot from before
+    // them: while it is held, a flush and compaction would keep the deleted data for it.
+    AwaitSnapshotsFrom(*rocks, reclaim_after_seq_, lock);
+    if (reclaim_stop_) return;
     lock.unlock();
     // Tombstones reach the table files, then one compaction drops them with what they delete.
     rocksdb::FlushOptions flush;
     flush.wait = true;
-    std::shared_ptr<RocksInstance> rocks = Rocks();  // never reopened in memory
     rocksdb::Status s = rocks->db->Flush(flush, rocks->handles);
     if (s.ok()) {
       rocksdb::CompactRangeOptions compact;

@@ -22,6 +22,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/options_util.h>
@@ -54,7 +55,18 @@ class AtomicMergeOperator : public rocksdb::MergeOperator {
   const char* Name() const override { return "fdyno.atomic.v1"; }
 };
 
-// A published read version: the newest commit version and a RocksDB snapshot of exactly the
+// In memory, a table file RocksDB deletes frees its memory in the in-memory Env; the database
+// returns it to the system (EmbeddedDatabase::RequestMemoryRelease).
+class MemoryReleaseListener : public rocksdb::EventListener {
+ public:
+  explicit MemoryReleaseListener(EmbeddedDatabase* db) : db_(db) {}
+  void OnTableFileDeleted(const rocksdb::TableFileDeletionInfo&) override {
+    db_->RequestMemoryRelease();
+  }
+
+ private:
+  EmbeddedDatabase* db_;  // outlives RocksDB, which it closes first
+};
 
 }  // namespace
 
@@ -196,6 +208,8 @@ Result<std::unique_ptr<EmbeddedDatabase>> EmbeddedDatabase::OpenInMemory(
   // A compaction keeps its inputs until its outputs are done, so memory briefly holds both:
   // small levels (8 MB, 80 MB, ...) keep each compaction, and with it that overlap, small.
   options.max_bytes_for_level_base = kInMemoryLevelBaseBytes;
+  if (d->memory_limited())
+    options.listeners.push_back(std::make_shared<MemoryReleaseListener>(d.get()));
   // Nothing survives the process, so a write-ahead log would only double what memory holds.
   d->write_options_.disableWAL = true;
   return OpenRocks(std::move(d), o, options, kInMemoryRoot);

@@ -461,6 +461,49 @@ TEST(EmbeddedTest, InMemoryLimitRefusesWritesWhileDeletesStillFreeSpace) {
   }
 }
 
+// A transaction that read before the deletes holds a snapshot that may still read what they
+// delete, and RocksDB keeps that data through any flush or compaction while it is held. The
+// reclaim the deletes ask for waits for it, so the data goes once the transaction ends (it
+// stayed, and the server's memory with it, when the reclaim ran first: a flaky black-box test).
+TEST(EmbeddedTest, InMemoryReclaimWaitsForTheSnapshotsOlderThanItsDeletes) {
+  constexpr uint64_t kLimit = 8 << 20;
+  auto db = OpenEmbedded({.path = "mem", .in_memory = true, .memory_limit_bytes = kLimit});
+  ASSERT_TRUE(db.ok());
+  const std::string value = IncompressibleValue(13);
+  int stored = 0;
+  while (stored < 1000 && PutValue(**db, "item/" + std::to_string(stored), value).ok()) ++stored;
+  ASSERT_LT(stored, 1000) << "8 MiB held 1000 values of 90 KB";
+  // Only the reclaim compacts: RocksDB also compacts files whose deleted data a released
+  // snapshot let go, but frees that memory where the reclaim does not return it to the system.
+  auto* engine = dynamic_cast<embedded::EmbeddedDatabase*>(db->get());
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(
+      engine->db()->SetOptions(engine->data(), {{"disable_auto_compactions", "true"}}).ok());
+
+  auto older = (*db)->CreateTransaction();
+  ASSERT_TRUE(older->Get("item/0").ok());  // reads at a snapshot from before the deletes
+  auto deletes = (*db)->CreateTransaction();
+  for (int i = 0; i < stored; ++i) deletes->Clear("item/" + std::to_string(i));
+  ASSERT_TRUE(deletes->Commit().ok());
+  deletes.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a reclaim would have run
+  older.reset();
+
+  auto live = [&] {
+    uint64_t memtables = 0, tables = 0;
+    engine->db()->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables,
+                                           &memtables);
+    engine->db()->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &tables);
+    return memtables + tables;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (live() > kLimit / 8) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << live() << " bytes live 5 s after every value was deleted";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // After a compaction RocksDB keeps its input files until nothing reads the version that holds
 // them: a running compaction (its input version) or an open iterator. Meanwhile
 // total-sst-files-size counts them beside their replacements, so the stored data looks up to

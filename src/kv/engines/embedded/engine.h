@@ -73,6 +73,11 @@ constexpr uint64_t kEntryOverheadBytes = 32;
 constexpr uint64_t kMinDeleteReserveBytes = 4 << 20;
 constexpr char kInMemoryRoot[] = "/fdyno-in-memory";
 constexpr std::chrono::seconds kMinReclaimInterval{1};
+// How long a reclaim waits for the snapshots older than its deletes to be released (they are
+// transactions' read views, which live at most the 5 s transaction window and their request),
+// and how often it looks.
+constexpr std::chrono::seconds kReclaimSnapshotWait{10};
+constexpr std::chrono::milliseconds kReclaimSnapshotPoll{10};
 // While RocksDB is being reopened, how often the idle committer looks whether it can go on.
 constexpr std::chrono::milliseconds kReopenPoll{10};
 
@@ -320,6 +325,11 @@ class EmbeddedDatabase : public Database {
   // takes a RocksDB snapshot of its own of exactly the newest version's state.
   std::shared_ptr<ReadView> PinnedView();
 
+  // In memory with a limit: RocksDB deleted a table file, whose memory the in-memory Env freed
+  // (a compaction of its own, or files an iterator held until now). The reclaim thread returns
+  // it to the system (ReleaseFreeMemory), at most once a second.
+  void RequestMemoryRelease();
+
   // Runs r through the commit pipeline. Without r->complete: returns when r->status/version
   // are final. With it: returns at once; the committer runs r->complete when they are.
   void Commit(CommitRequest* r);
@@ -404,14 +414,21 @@ class EmbeddedDatabase : public Database {
   // In memory with a limit: deletes free memory only once their tombstones are flushed and
   // compacted with what they delete. The committer asks this thread to do that (Reclaim) when a
   // write was refused or the data passes three quarters of the limit, if anything was deleted
-  // since the last time.
+  // since the last time. A snapshot older than the deletes makes RocksDB keep what they delete
+  // (the snapshot may still read it), so the reclaim first waits for those to be released.
   void ReclaimLoop();
   void RequestReclaim();
+  // Waits (at most kReclaimSnapshotWait, or until stopping) until no RocksDB snapshot is older
+  // than sequence number `seq`. Called with `lock` held on reclaim_mu_; returns with it held.
+  void AwaitSnapshotsFrom(RocksInstance& rocks, uint64_t seq, std::unique_lock<std::mutex>& lock);
   std::thread reclaimer_;
   std::mutex reclaim_mu_;
   std::condition_variable reclaim_cv_;
-  bool reclaim_wanted_ = false;       // guarded by reclaim_mu_
-  bool reclaim_stop_ = false;         // guarded by reclaim_mu_
+  bool reclaim_wanted_ = false;  // guarded by reclaim_mu_
+  bool reclaim_stop_ = false;    // guarded by reclaim_mu_
+  bool release_wanted_ = false;  // guarded by reclaim_mu_
+  // The RocksDB sequence number the deletes that asked for the reclaim end at.
+  uint64_t reclaim_after_seq_ = 0;    // guarded by reclaim_mu_
   bool freed_since_reclaim_ = false;  // committer thread only
 
   // Metrics of the commit pipeline, and the id of the collector reading RocksDB's figures.
