@@ -267,6 +267,12 @@ void AppendElement(std::string* out, const TupleElement& e) {
 
 }  // namespace
 
+void AppendPackedInt(std::string* packed, int64_t value) { EncodeInt(packed, value); }
+
+void AppendPackedBytes(std::string* packed, std::string_view bytes) {
+  EncodeEscaped(packed, kBytesCode, bytes);
+}
+
 Versionstamp Versionstamp::Incomplete(uint16_t user) {
   Versionstamp vs;
   vs.commit.fill(0xFF);

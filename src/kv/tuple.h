@@ -100,6 +100,12 @@ class Tuple {
   std::vector<TupleElement> elements_;
 };
 
+// A packed tuple is its elements' encodings one after another: these append one element's
+// encoding to packed bytes, for keys built on a hot path without a Tuple (store::ItemKey).
+// AppendPackedInt(&k, 1) after k = Tuple{a}.Pack() gives Tuple{a, 1}.Pack().
+void AppendPackedInt(std::string* packed, int64_t value);
+void AppendPackedBytes(std::string* packed, std::string_view bytes);
+
 // One element of a tuple.
 class TupleElement {
  public:

@@ -92,10 +92,17 @@ uint32_t PartitionHash(std::string_view encoded_hash_key) {
 
 std::string ItemKey(int64_t table_id, std::string_view encoded_hash,
                     const std::string* encoded_range) {
-  kv::Tuple t{static_cast<int64_t>(PartitionHash(encoded_hash)),
-              kv::Bytes{std::string(encoded_hash)}};
-  if (encoded_range != nullptr) t.AddBytes(*encoded_range);
-  return layout::Items(table_id).Pack(t);
+  // layout::Items(table_id).Pack({hash, encoded_hash[, encoded_range]}), appended element by
+  // element: every item request builds a key, and the Tuple costs allocations.
+  std::string key;
+  key.reserve(24 + encoded_hash.size() + (encoded_range ? encoded_range->size() : 0));
+  kv::AppendPackedInt(&key, static_cast<int64_t>(layout::Root::kTables));
+  kv::AppendPackedInt(&key, table_id);
+  kv::AppendPackedInt(&key, static_cast<int64_t>(layout::TablePart::kItems));
+  kv::AppendPackedInt(&key, static_cast<int64_t>(PartitionHash(encoded_hash)));
+  kv::AppendPackedBytes(&key, encoded_hash);
+  if (encoded_range != nullptr) kv::AppendPackedBytes(&key, *encoded_range);
+  return key;
 }
 
 bool IsItemPart(std::string_view value) {

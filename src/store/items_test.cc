@@ -171,5 +171,25 @@ TEST_F(ItemsTest, IsItemPartTellsPartsFromHeadsAndWholeValues) {
   EXPECT_FALSE(IsItemPart(""));
 }
 
+// ItemKey appends the key's elements one by one: byte for byte the tuple it stands for (a
+// change of either is a change of the stored key layout, docs/format/catalog.md).
+TEST(ItemKeyTest, IsTheItemsSubspacePackOfHashAndKeys) {
+  std::mt19937 rng(5);
+  auto bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rng() % 4 == 0 ? 0 : rng());  // escaped zeros too
+    return s;
+  };
+  for (int i = 0; i < 200; ++i) {
+    const int64_t table = i % 3 == 0 ? i : int64_t{1} << (i % 63);
+    const std::string hash = bytes(i % 40);
+    const std::string range = bytes((i * 7) % 30);
+    kv::Tuple t{static_cast<int64_t>(PartitionHash(hash)), kv::Bytes{hash}};
+    EXPECT_EQ(ItemKey(table, hash, nullptr), layout::Items(table).Pack(t)) << i;
+    t.AddBytes(range);
+    EXPECT_EQ(ItemKey(table, hash, &range), layout::Items(table).Pack(t)) << i;
+  }
+}
+
 }  // namespace
 }  // namespace fdyno::store
