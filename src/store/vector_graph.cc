@@ -43,20 +43,29 @@ std::vector<float> VectorGraph::Prepared(const float* v) const {
 
 void VectorGraph::Set(const std::string& key, const std::vector<float>& vector) {
   std::vector<float> v = Prepared(vector.data());
-  auto [it, inserted] = labels_.try_emplace(key, keys_.size());
-  const size_t label = it->second;
-  if (inserted) {
-    keys_.push_back(key);
-    present_.push_back(false);
-    // hnswlib 0.6.2 has no accessors: its counters are public members.
-    if (hnsw_->cur_element_count >= hnsw_->max_elements_) {
-      hnsw_->resizeIndex(hnsw_->max_elements_ * 2);
-    }
+  auto it = labels_.find(key);
+  if (it != labels_.end()) {
+    // Unchanged (a replay of a change the graph already holds): nothing to do.
+    if (present_[it->second] && hnsw_->getDataByLabel<float>(it->second) == v) return;
+    // A changed or re-added entry takes a new label; its old node stays deleted. hnswlib's
+    // update in place (addPoint of a known label) refills the neighbours' link lists from a
+    // small local candidate set and can leave a node with no incoming link: no search reaches
+    // it again, even one asking for more than the graph holds. A fresh insert links the node
+    // both ways; the dead node counts toward NeedsRebuild like a removed one.
+    Remove(key);
+    labels_.erase(it);
   }
-  // A known label is updated in place (and its deletion mark lifted) by hnswlib.
+  const size_t label = keys_.size();
+  labels_.emplace(key, label);
+  keys_.push_back(key);
+  present_.push_back(false);
+  // hnswlib 0.6.2 has no accessors: its counters are public members.
+  if (hnsw_->cur_element_count >= hnsw_->max_elements_) {
+    hnsw_->resizeIndex(hnsw_->max_elements_ * 2);
+  }
   hnsw_->addPoint(v.data(), label);
-  if (!present_[label]) ++size_;
   present_[label] = true;
+  ++size_;
 }
 
 void VectorGraph::Remove(const std::string& key) {

@@ -85,12 +85,14 @@ class VectorGraph {
   // Whether the graph should be rebuilt from the entries: more of its nodes are deleted than
   // present. hnswlib 0.6.2 keeps a deleted node (markDelete; it has no allow_replace_deleted),
   // so a table whose vectors are deleted and rewritten under new keys would grow its graph
-  // without bound, and searches would wade through dead nodes. Rebuilding at half dead bounds
-  // the graph at twice its live entries and costs, amortized, one insert per deletion.
+  // without bound, and searches would wade through dead nodes. A changed vector is a new node
+  // too (Set), never an update in place. Rebuilding at half dead bounds the graph at twice its
+  // live entries and costs, amortized, one insert per deletion or change.
   bool NeedsRebuild() const;
   size_t dimensions() const { return dimensions_; }
 
  private:
+  // A new or changed entry is a new node (the old one deleted); an unchanged one is left as is.
   void Set(const std::string& key, const std::vector<float>& vector);  // REQUIRES: mu_ held
   void Remove(const std::string& key);                                 // REQUIRES: mu_ held
   std::vector<float> Prepared(const float* v) const;  // scaled to unit length for COSINE

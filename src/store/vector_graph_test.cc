@@ -198,5 +198,54 @@ TEST(VectorGraphTest, CatchUpFromTheJournalMatchesTheModel) {
   }
 }
 
+// Rewriting entries' vectors in place must leave every present entry reachable: a search for
+// more than the graph holds returns every one of them. hnswlib's update in place (addPoint of a
+// known label) could leave a rewritten node's neighbours without an incoming link from it, and
+// unreachable nodes are missing from every answer (an exact-by-size search lost items after
+// restarts: test_vector_restart.py, now and then).
+TEST(VectorGraphTest, EntriesStayReachableThroughRewritesOfTheirVectors) {
+  int checks = 0;
+  for (uint64_t trial = 0; trial < 60; ++trial) {
+    std::mt19937_64 rng(trial);
+    std::uniform_int_distribution<int> coord(-(1 << 20), 1 << 20);
+    auto vector = [&] {
+      std::vector<float> v(kDims);
+      for (float& x : v) x = static_cast<float>(coord(rng)) / 65536.0f;
+      return v;
+    };
+    std::map<std::string, std::vector<float>> present;
+    for (int k = 0; k < 180; ++k) {
+      if (rng() % 100 < 83) present["k" + std::to_string(k)] = vector();
+    }
+    VectorGraph graph(DistanceFunction::kEuclidean, kDims, 1, present.size());
+    std::vector<VectorGraph::Change> build;
+    for (const auto& [k, v] : present) build.push_back({k, v});
+    ASSERT_TRUE(graph.Apply(build, 1, 1).ok());
+    for (int64_t batch = 2; batch < 6; ++batch) {
+      std::map<std::string, std::optional<std::vector<float>>> changed;
+      for (int i = 0; i < 170; ++i) {  // mostly rewrites of existing keys, some deletes
+        const std::string k = "k" + std::to_string(rng() % 180);
+        if (rng() % 100 >= 25) {
+          present[k] = changed[k].emplace(vector());
+        } else {
+          present.erase(k);
+          changed[k].reset();
+        }
+      }
+      std::vector<VectorGraph::Change> changes;
+      for (const auto& [k, v] : changed) changes.push_back({k, v});
+      ASSERT_TRUE(graph.Apply(changes, batch, batch).ok());
+      ASSERT_EQ(graph.size(), present.size());
+      const std::vector<std::string> all = graph.Nearest(vector().data(), 400);
+      const std::set<std::string> found(all.begin(), all.end());
+      for (const auto& [k, v] : present) {
+        ASSERT_TRUE(found.contains(k)) << "trial " << trial << ", batch " << batch << ": " << k;
+      }
+      ++checks;
+    }
+  }
+  EXPECT_EQ(checks, 240);
+}
+
 }  // namespace
 }  // namespace fdyno::store
