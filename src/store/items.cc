@@ -94,11 +94,8 @@ std::string ItemKey(int64_t table_id, std::string_view encoded_hash,
                     const std::string* encoded_range) {
   // layout::Items(table_id).Pack({hash, encoded_hash[, encoded_range]}), appended element by
   // element: every item request builds a key, and the Tuple costs allocations.
-  std::string key;
-  key.reserve(24 + encoded_hash.size() + (encoded_range ? encoded_range->size() : 0));
-  kv::AppendPackedInt(&key, static_cast<int64_t>(layout::Root::kTables));
-  kv::AppendPackedInt(&key, table_id);
-  kv::AppendPackedInt(&key, static_cast<int64_t>(layout::TablePart::kItems));
+  std::string key = layout::TablePartPrefix(table_id, layout::TablePart::kItems);
+  key.reserve(key.size() + 10 + encoded_hash.size() + (encoded_range ? encoded_range->size() : 0));
   kv::AppendPackedInt(&key, static_cast<int64_t>(PartitionHash(encoded_hash)));
   kv::AppendPackedBytes(&key, encoded_hash);
   if (encoded_range != nullptr) kv::AppendPackedBytes(&key, *encoded_range);

@@ -184,10 +184,17 @@ TEST(ItemKeyTest, IsTheItemsSubspacePackOfHashAndKeys) {
     const int64_t table = i % 3 == 0 ? i : int64_t{1} << (i % 63);
     const std::string hash = bytes(i % 40);
     const std::string range = bytes((i * 7) % 30);
-    kv::Tuple t{static_cast<int64_t>(PartitionHash(hash)), kv::Bytes{hash}};
-    EXPECT_EQ(ItemKey(table, hash, nullptr), layout::Items(table).Pack(t)) << i;
+    // The whole key as one Tuple: (Root::kTables, table, TablePart::kItems, hash, keys...).
+    kv::Tuple t{static_cast<int64_t>(layout::Root::kTables), table,
+                static_cast<int64_t>(layout::TablePart::kItems),
+                static_cast<int64_t>(PartitionHash(hash)), kv::Bytes{hash}};
+    EXPECT_EQ(ItemKey(table, hash, nullptr), t.Pack()) << i;
+    EXPECT_EQ(layout::Items(table).Pack(
+                  kv::Tuple{static_cast<int64_t>(PartitionHash(hash)), kv::Bytes{hash}}),
+              t.Pack())
+        << i;
     t.AddBytes(range);
-    EXPECT_EQ(ItemKey(table, hash, &range), layout::Items(table).Pack(t)) << i;
+    EXPECT_EQ(ItemKey(table, hash, &range), t.Pack()) << i;
   }
 }
 

@@ -97,9 +97,17 @@ inline kv::Subspace Streams() { return RootSubspace(Root::kStreams); }
 inline kv::Subspace Table(int64_t table_id) {
   return kv::Subspace(kv::Tuple{static_cast<int64_t>(Root::kTables), table_id});
 }
+// The packed (Root::kTables, table_id, part): one part's key prefix, built without a Tuple
+// (item keys build it on every request: store::ItemKey).
+inline std::string TablePartPrefix(int64_t table_id, TablePart part) {
+  std::string prefix;
+  kv::AppendPackedInt(&prefix, static_cast<int64_t>(Root::kTables));
+  kv::AppendPackedInt(&prefix, table_id);
+  kv::AppendPackedInt(&prefix, static_cast<int64_t>(part));
+  return prefix;
+}
 inline kv::Subspace TablePartSubspace(int64_t table_id, TablePart part) {
-  return kv::Subspace(
-      kv::Tuple{static_cast<int64_t>(Root::kTables), table_id, static_cast<int64_t>(part)});
+  return kv::Subspace::FromRawPrefix(TablePartPrefix(table_id, part));
 }
 inline kv::Subspace Items(int64_t table_id) {
   return TablePartSubspace(table_id, TablePart::kItems);
