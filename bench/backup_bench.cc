@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   auto db = Check(kv::OpenEmbedded({.path = dir}), "open");
   store::Catalog catalog;
   store::TableInfo t;
+  t.region = "us-east-1";
   t.name = "bench";
   t.key_schema.hash = {"pk", store::ScalarType::kS};
   t.key_schema.range = model::KeyAttribute{"sk", store::ScalarType::kN};
@@ -124,21 +125,22 @@ int main(int argc, char** argv) {
   std::printf("backup: %lld items in %.2f s: %.0f items/s\n", static_cast<long long>(backed.items),
               backup_s, static_cast<double>(backed.items) / backup_s);
 
-  auto copy =
-      Check(kv::Run(*db,
-                    [&](kv::Transaction& tx,
-                        const kv::Attempt&) -> Result<std::shared_ptr<const store::TableInfo>> {
-                      FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b,
-                                             store::ReadBackup(tx, id));
-                      store::TableInfo plan = *table;
-                      plan.name = "copy";
-                      plan.status = store::TableStatus::kCreating;
-                      FDYNO_ASSIGN_OR_RETURN(auto created, catalog.Create(tx, plan, {}));
-                      store::RestoreJob job{created->id, "copy", id, b->progress.chunks, 0, 0, 0};
-                      tx.Set(store::RestoreJobKey(created->id), store::EncodeRestoreJob(job));
-                      return created;
-                    }),
-            "start restore");
+  auto copy = Check(
+      kv::Run(
+          *db,
+          [&](kv::Transaction& tx,
+              const kv::Attempt&) -> Result<std::shared_ptr<const store::TableInfo>> {
+            FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b, store::ReadBackup(tx, id));
+            store::TableInfo plan = *table;
+            plan.name = "copy";
+            plan.status = store::TableStatus::kCreating;
+            FDYNO_ASSIGN_OR_RETURN(auto created, catalog.Create(tx, plan, {}));
+            store::RestoreJob job{created->id,      "copy",         id, b->progress.chunks, 0, 0, 0,
+                                  created->account, created->region};
+            tx.Set(store::RestoreJobKey(created->id), store::EncodeRestoreJob(job));
+            return created;
+          }),
+      "start restore");
   start = std::chrono::steady_clock::now();
   auto restored = Check(workers::RunRestore(*db, catalog, copy->id, options), "restore");
   const double restore_s = Seconds(start);

@@ -79,8 +79,8 @@ void CreateTable(ApiBench& bench, const std::string& name, bool ttl) {
   bench.Must("UpdateTimeToLive",
              R"({"TableName":")" + name +
                  R"(","TimeToLiveSpecification":{"Enabled":true,"AttributeName":"expires"}})");
-  Result<workers::StepResult> r = workers::RunIndexStep(bench.db(), bench.catalog(),
-                                                        {Account(), name}, store::kExpiryIndexPart);
+  Result<workers::StepResult> r = workers::RunIndexStep(
+      bench.db(), bench.catalog(), {Account(), "us-east-1", name}, store::kExpiryIndexPart);
   if (!r.ok() || !r->finished || FindTable(bench, name)->ttl.status != store::TtlStatus::kEnabled) {
     std::fprintf(stderr, "TTL of %s did not become ENABLED\n", name.c_str());
     std::exit(1);
@@ -91,7 +91,7 @@ std::shared_ptr<const store::TableInfo> FindTable(ApiBench& bench, const std::st
   kv::RunOptions ro;
   ro.read_only = true;
   auto r = kv::Run(bench.db(), ro, [&](kv::Transaction& tx, const kv::Attempt&) {
-    return bench.catalog().Find(tx, Account(), name);
+    return bench.catalog().Find(tx, {Account(), "us-east-1"}, name);
   });
   if (!r.ok() || *r == nullptr) {
     std::fprintf(stderr, "table %s not found\n", name.c_str());

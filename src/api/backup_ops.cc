@@ -57,8 +57,9 @@ struct BackupRef {
   std::string arn;
   std::string table;
   std::string id;
-  std::string account;  // the ARN's: the caller's
-  std::string region;   // the ARN's (any region of AWS's; not compared with the caller's)
+  std::string account;        // the ARN's: the caller's
+  std::string region;         // the ARN's (any region of AWS's; not compared with the caller's)
+  std::string caller_region;  // where the backup must be: DynamoDB looks it up by id there
 };
 
 // The backup an ARN names: arn:aws:dynamodb:<region>:<account>:table/<table>/backup/<id> in the
@@ -84,8 +85,12 @@ Result<BackupRef> ParseBackupArn(const RequestContext& ctx, std::string_view arn
     return Error::Validation("Invalid Request: BackupArn is not valid");
   }
   if ((*parts)[4] != ctx.account_id) return NotAuthorized(ctx, operation, arn);
-  BackupRef ref{std::string(arn), std::string(resource.substr(kTable.size(), at - kTable.size())),
-                std::string(resource.substr(at + kBackup.size())), ctx.account_id, region};
+  BackupRef ref{std::string(arn),
+                std::string(resource.substr(kTable.size(), at - kTable.size())),
+                std::string(resource.substr(at + kBackup.size())),
+                ctx.account_id,
+                region,
+                ctx.region};
   if (!store::IsBackupId(ref.id)) return BackupNotFound(arn);
   return ref;
 }
@@ -102,10 +107,12 @@ Result<BackupRef> ReadBackupArn(const RequestContext& ctx, const Value& body,
 }
 
 // The backup `ref` names, or BackupNotFoundException (also for another account's backup: its
-// ARN names the caller's account, so it names no backup of the caller's).
+// ARN names the caller's account, so it names no backup of the caller's; and for another region's:
+// backups are regional, and an ARN's region is not compared, so it names the caller's region's).
 Result<BackupInfo> FindBackup(kv::Transaction& tx, const BackupRef& ref) {
   FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> info, store::ReadBackup(tx, ref.id));
-  if (!info || info->account != ref.account || info->table_name != ref.table) {
+  if (!info || info->account != ref.account || info->region != ref.caller_region ||
+      info->table_name != ref.table) {
     return BackupNotFound(ref.arn);
   }
   return std::move(*info);
@@ -291,7 +298,7 @@ Result<std::string> CreateBackup(Services& s, const RequestContext& ctx, const V
                   if (mine) return std::move(*mine);
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(tx, ctx.account_id, table_name));
+                                       s.catalog->Find(tx, CallerScope(ctx), table_name));
                 if (!Settled(t)) {
                   return Error::Make(ErrorType::kTableNotFound, "Table not found: " + table_name);
                 }
@@ -419,7 +426,7 @@ Result<ListBackupsRequest> ParseListBackups(const RequestContext& ctx, const Val
 }
 
 bool Matches(const RequestContext& ctx, const ListBackupsRequest& r, const BackupInfo& b) {
-  if (b.account != ctx.account_id) return false;
+  if (b.account != ctx.account_id || b.region != ctx.region) return false;
   if (r.table && b.table_name != *r.table) return false;
   if (r.lower_ms && b.created_ms < *r.lower_ms) return false;
   if (r.upper_ms && b.created_ms >= *r.upper_ms) return false;
@@ -503,7 +510,7 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
               const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
             if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
               FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> mine,
-                                     s.catalog->FindCreated(tx, ctx.account_id, *r.target, uuid));
+                                     s.catalog->FindCreated(tx, CallerScope(ctx), *r.target, uuid));
               if (mine) return mine;
             }
             FDYNO_ASSIGN_OR_RETURN(BackupInfo b, FindBackup(tx, ref));
@@ -512,7 +519,7 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
             }
             FDYNO_RETURN_IF_ERROR(CheckNotRestoring(tx, b, ref));
             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                   s.catalog->Find(tx, ctx.account_id, *r.target));
+                                   s.catalog->Find(tx, CallerScope(ctx), *r.target));
             if (existing) {
               return Error::Make(ErrorType::kTableAlreadyExists,
                                  "Table already exists: " + *r.target);
@@ -520,12 +527,14 @@ Result<std::string> RestoreTableFromBackup(Services& s, const RequestContext& ct
             FDYNO_ASSIGN_OR_RETURN(TableInfo source, store::ReadBackupTable(tx, b.id));
             FDYNO_ASSIGN_OR_RETURN(TableInfo plan, PlanRestoredTable(source, r, now_ms, "backup"));
             plan.account = ctx.account_id;
+            plan.region = ctx.region;
             plan.restore = store::RestoreSummary{b.id, b.table_name, b.created_ms, true};
             FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                    s.catalog->Create(tx, std::move(plan), {}, uuid));
             store::RestoreJob job;
             job.table_id = t->id;
             job.account = t->account;
+            job.region = t->region;
             job.table_name = t->name;
             job.backup_id = b.id;
             job.chunks = b.progress.chunks;

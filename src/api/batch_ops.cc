@@ -18,6 +18,7 @@
 #include "api/json_util.h"
 #include "api/key_insights.h"
 #include "api/run_options.h"
+#include "api/table_arn.h"
 #include "api/write_executor.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
@@ -83,7 +84,7 @@ bool AdmitKey(const BatchServices& s, std::string_view region, const store::Tabl
 // s.options.get_response_bytes (`bytes` so far): the rest are unprocessed.
 Status ReadBatchTable(const BatchServices& s, kv::Transaction& tx, const RequestContext& ctx,
                       const BatchGetTable& t, size_t ti, uint64_t& bytes, BatchGetRead& o) {
-  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
+  FDYNO_ASSIGN_OR_RETURN(auto table, FindActiveTable(*s.catalog, tx, CallerScope(ctx), t.name));
   o.infos[ti] = table;
   for (const Item& key : t.keys) FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, key));
   for (size_t ki = 0; ki < t.keys.size(); ++ki) {
@@ -241,7 +242,7 @@ struct Applied {
 // item collection's size. ItemCollectionSizeLimitExceededException when the writes would grow
 // a collection past the limit. With `validate_only`, checks the requests (and the collection
 // limit) without writing.
-Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::string_view account,
+Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, store::TableScope scope,
                             std::vector<WriteTable>& tables,
                             const std::vector<const BatchWrite*>& writes, bool validate_only) {
   Applied out;
@@ -251,7 +252,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
   std::vector<double>& units = out.units;
   std::vector<std::shared_ptr<const store::TableInfo>> infos(tables.size());
   for (size_t i = 0; i < tables.size(); ++i) {
-    FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, account, tables[i].name));
+    FDYNO_ASSIGN_OR_RETURN(infos[i], FindActiveTable(*s.catalog, tx, scope, tables[i].name));
     tables[i].info = infos[i];
     tables[i].has_collections = store::HasItemCollections(*infos[i]);
   }
@@ -301,7 +302,7 @@ Result<Applied> ApplyWrites(const BatchServices& s, kv::Transaction& tx, std::st
 // The current sizes of the item collections of `writes` (a replayed group: its receipt keeps
 // only the units).
 Result<std::vector<uint64_t>> CurrentCollectionSizes(const BatchServices& s, kv::Transaction& tx,
-                                                     std::string_view account,
+                                                     store::TableScope scope,
                                                      const std::vector<WriteTable>& tables,
                                                      const std::vector<const BatchWrite*>& writes) {
   std::vector<uint64_t> sizes(writes.size(), 0);
@@ -309,8 +310,8 @@ Result<std::vector<uint64_t>> CurrentCollectionSizes(const BatchServices& s, kv:
   for (size_t i = 0; i < writes.size(); ++i) {
     auto& info = infos[writes[i]->table];
     if (!info) {
-      FDYNO_ASSIGN_OR_RETURN(
-          info, FindActiveTable(*s.catalog, tx, account, tables[writes[i]->table].name));
+      FDYNO_ASSIGN_OR_RETURN(info,
+                             FindActiveTable(*s.catalog, tx, scope, tables[writes[i]->table].name));
     }
     if (!store::HasItemCollections(*info)) continue;
     FDYNO_ASSIGN_OR_RETURN(sizes[i], CollectionSizeNow(tx, *info, writes[i]->item));
@@ -328,7 +329,7 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
     FDYNO_ASSIGN_OR_RETURN(replayed.units, DecodeUnits(stored.extra, tables.size()));
     replayed.index_units.resize(tables.size());
     FDYNO_ASSIGN_OR_RETURN(replayed.collection_bytes,
-                           CurrentCollectionSizes(s, tx, ctx.account_id, tables, writes));
+                           CurrentCollectionSizes(s, tx, CallerScope(ctx), tables, writes));
     return replayed;
   };
   return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
@@ -336,7 +337,7 @@ Result<Applied> CommitGroup(const BatchServices& s, const RequestContext& ctx,
                    return RunOnce<Applied>(
                        record, tx, attempt, s.clock->WallMillis(),
                        [&](const store::ReceiptResult& stored) { return replay(tx, stored); },
-                       [&] { return ApplyWrites(s, tx, ctx.account_id, tables, writes, false); },
+                       [&] { return ApplyWrites(s, tx, CallerScope(ctx), tables, writes, false); },
                        [](const Applied& applied) {
                          store::ReceiptResult rr;
                          rr.kind = store::ReceiptKind::kBatchWrite;
@@ -410,7 +411,7 @@ Status CommitInGroups(const BatchServices& s, const RequestContext& ctx,
                       const std::vector<const BatchWrite*>& all, BatchWritten& out) {
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-        FDYNO_RETURN_IF_ERROR(ApplyWrites(s, tx, ctx.account_id, out.tables, all, true));
+        FDYNO_RETURN_IF_ERROR(ApplyWrites(s, tx, CallerScope(ctx), out.tables, all, true));
         return Status::Ok();
       }));
   for (const auto& group : Groups(s, out.tables, all)) {
@@ -499,7 +500,7 @@ Result<std::vector<const BatchWrite*>> AdmitWrites(const BatchServices& s,
                                    for (const WriteTable& t : out.tables) {
                                      FDYNO_ASSIGN_OR_RETURN(
                                          auto info,
-                                         FindActiveTable(*s.catalog, tx, ctx.account_id, t.name));
+                                         FindActiveTable(*s.catalog, tx, CallerScope(ctx), t.name));
                                      found.push_back(std::move(info));
                                    }
                                    return found;

@@ -45,6 +45,7 @@ class BatchCollectionsTest : public ::testing::Test {
     services_.catalog = &catalog_;
     Register(2000);
     store::TableInfo t;
+    t.region = "us-east-1";
     t.name = "lsi";
     t.attribute_definitions = {
         {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kN}, {"l", store::ScalarType::kS}};
@@ -56,6 +57,7 @@ class BatchCollectionsTest : public ::testing::Test {
     index.key_schema.range = store::AttributeDefinition{"l", store::ScalarType::kS};
     t.local_indexes.push_back(index);
     store::TableInfo plain;
+    plain.region = "us-east-1";
     plain.name = "plain";
     plain.attribute_definitions = {{"pk", store::ScalarType::kS}};
     plain.key_schema.hash = {"pk", store::ScalarType::kS};

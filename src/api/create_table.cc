@@ -14,6 +14,7 @@
 #include "api/json_util.h"
 #include "api/policy_ops.h"
 #include "api/projection_request.h"
+#include "api/table_arn.h"
 #include "api/table_handlers.h"
 #include "api/table_ops.h"
 #include "api/table_render.h"
@@ -341,6 +342,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(auto plan, PlanCreateTable(r, s.clock->WallMillis()));
   FDYNO_RETURN_IF_ERROR(CheckCapacityLimits(r, ctx.region));
   plan.first.account = ctx.account_id;
+  plan.first.region = ctx.region;
   // ResourcePolicy: validated as PutResourcePolicy validates it, written with the table.
   std::optional<PolicyDocument> policy;
   if (r.resource_policy) {
@@ -356,7 +358,7 @@ Result<std::string> CreateTable(Services& s, const RequestContext& ctx, const Va
                 if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
                   FDYNO_ASSIGN_OR_RETURN(
                       std::shared_ptr<const TableInfo> mine,
-                      s.catalog->FindCreated(txn, ctx.account_id, plan.first.name, uuid));
+                      s.catalog->FindCreated(txn, CallerScope(ctx), plan.first.name, uuid));
                   if (mine) return mine;
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,

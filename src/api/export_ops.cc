@@ -361,7 +361,7 @@ Result<std::string> ExportTableToPointInTime(Services& s, const RequestContext& 
                                }));
                 if (earlier) return std::move(*earlier);
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                       s.catalog->Find(tx, ctx.account_id, r.job.table_name));
+                                       s.catalog->Find(tx, CallerScope(ctx), r.job.table_name));
                 if (!t) {
                   return Error::Make(ErrorType::kTableNotFound,
                                      "Table not found: " + r.job.table_arn);
@@ -403,16 +403,16 @@ Result<std::string> DescribeExport(Services& s, const RequestContext& ctx, const
   FDYNO_ASSIGN_OR_RETURN(std::string arn, ReadJobArn(body, "ExportArn", "exportArn"));
   std::optional<std::string> id = JobIdOfArn(ctx, arn, "export");
   if (!id) return ExportNotFound(arn);
-  FDYNO_ASSIGN_OR_RETURN(ExportJob job,
-                         kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ExportJob> {
-                                   FDYNO_ASSIGN_OR_RETURN(std::optional<ExportJob> j,
-                                                          store::ReadExport(tx, *id));
-                                   if (!j || j->account != ctx.account_id || j->export_arn != arn) {
-                                     return ExportNotFound(arn);
-                                   }
-                                   return std::move(*j);
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      ExportJob job,
+      kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ExportJob> {
+                FDYNO_ASSIGN_OR_RETURN(std::optional<ExportJob> j, store::ReadExport(tx, *id));
+                if (!j || store::ScopeOf(*j) != CallerScope(ctx) || j->export_arn != arn) {
+                  return ExportNotFound(arn);
+                }
+                return std::move(*j);
+              }));
   return DescriptionResponse(job);
 }
 
@@ -431,12 +431,13 @@ Result<std::string> ListExports(Services& s, const RequestContext& ctx, const Va
   }
   const int limit = static_cast<int>(max.value_or(kMaxListExports));
   using Page = std::pair<std::vector<ExportJob>, bool>;
-  FDYNO_ASSIGN_OR_RETURN(
-      Page page, kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
-                         [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                           return ListJobPage<ExportJob>(tx, store::ListExportJobs, ctx.account_id,
-                                                         token.value_or(""), limit, arn);
-                         }));
+  FDYNO_ASSIGN_OR_RETURN(Page page,
+                         kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
+                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
+                                   return ListJobPage<ExportJob>(tx, store::ListExportJobs,
+                                                                 CallerScope(ctx),
+                                                                 token.value_or(""), limit, arn);
+                                 }));
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();

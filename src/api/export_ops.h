@@ -73,7 +73,7 @@ Result<std::string> ReadJobArn(const rapidjson::Value& body, const char* member,
 // `list(tx, after, n)` lists the next `n` jobs after an id (store::ListExportJobs, ...).
 template <typename Job, typename List>
 Result<std::pair<std::vector<Job>, bool>> ListJobPage(kv::Transaction& tx, List list,
-                                                      std::string_view account, std::string after,
+                                                      store::TableScope scope, std::string after,
                                                       int limit,
                                                       const std::optional<std::string>& table_arn) {
   constexpr int kRead = 100;  // records read per range read, filtered by table
@@ -82,7 +82,7 @@ Result<std::pair<std::vector<Job>, bool>> ListJobPage(kv::Transaction& tx, List 
     FDYNO_ASSIGN_OR_RETURN(std::vector<Job> jobs, list(tx, after, kRead));
     for (Job& j : jobs) {
       after = j.id;
-      if (j.account != account || (table_arn && j.table_arn != *table_arn)) continue;
+      if (store::ScopeOf(j) != scope || (table_arn && j.table_arn != *table_arn)) continue;
       if (static_cast<int>(out.first.size()) == limit) {
         out.second = true;
         return out;

@@ -287,6 +287,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
   const int64_t now_ms = s.clock->WallMillis();
   FDYNO_ASSIGN_OR_RETURN(ImportRequest r, ParseImport(body, now_ms));
   r.plan.account = ctx.account_id;  // the table is the caller's
+  r.plan.region = ctx.region;
   if (s.export_root.empty()) return Error::Validation("Imports are disabled on this server");
   if (Result<std::filesystem::path> dir =
           store::S3Path(s.export_root, r.job.s3.bucket, r.job.s3.prefix);
@@ -312,7 +313,7 @@ Result<std::string> ImportTable(Services& s, const RequestContext& ctx, const Va
                                }));
                 if (earlier) return std::move(*earlier);
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> existing,
-                                       s.catalog->Find(tx, ctx.account_id, r.plan.name));
+                                       s.catalog->Find(tx, CallerScope(ctx), r.plan.name));
                 if (existing) {
                   return Error::ResourceInUse("Table already exists: " + r.plan.name);
                 }
@@ -346,16 +347,16 @@ Result<std::string> DescribeImport(Services& s, const RequestContext& ctx, const
   FDYNO_ASSIGN_OR_RETURN(std::string arn, ReadJobArn(body, "ImportArn", "importArn"));
   std::optional<std::string> id = JobIdOfArn(ctx, arn, "import");
   if (!id) return ImportNotFound(arn);
-  FDYNO_ASSIGN_OR_RETURN(ImportJob job,
-                         kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ImportJob> {
-                                   FDYNO_ASSIGN_OR_RETURN(std::optional<ImportJob> j,
-                                                          store::ReadImport(tx, *id));
-                                   if (!j || j->account != ctx.account_id || j->import_arn != arn) {
-                                     return ImportNotFound(arn);
-                                   }
-                                   return std::move(*j);
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      ImportJob job,
+      kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
+              [&](kv::Transaction& tx, const kv::Attempt&) -> Result<ImportJob> {
+                FDYNO_ASSIGN_OR_RETURN(std::optional<ImportJob> j, store::ReadImport(tx, *id));
+                if (!j || store::ScopeOf(*j) != CallerScope(ctx) || j->import_arn != arn) {
+                  return ImportNotFound(arn);
+                }
+                return std::move(*j);
+              }));
   return DescriptionResponse(job);
 }
 
@@ -415,12 +416,12 @@ Result<std::string> ListImports(Services& s, const RequestContext& ctx, const Va
   }
   const int limit = static_cast<int>(size.value_or(kMaxListImports));
   using Page = std::pair<std::vector<ImportJob>, bool>;
-  FDYNO_ASSIGN_OR_RETURN(Page page,
-                         kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
-                                   return ListJobPage<ImportJob>(tx, store::ListImportJobs,
-                                                                 ctx.account_id, after, limit, arn);
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      Page page, kv::Run(*s.db, JobRunOptions(ctx, s, /*read_only=*/true),
+                         [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Page> {
+                           return ListJobPage<ImportJob>(tx, store::ListImportJobs,
+                                                         CallerScope(ctx), after, limit, arn);
+                         }));
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();

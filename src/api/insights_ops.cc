@@ -96,16 +96,16 @@ std::string_view StatusText(InsightsStatus status) {
 }
 
 // Rules of the account's enabled resources other than `t`, for the quota.
-Result<int> RulesInUse(const Services& s, kv::Transaction& txn, std::string_view account,
+Result<int> RulesInUse(const Services& s, kv::Transaction& txn, store::TableScope scope,
                        const Target& t) {
   int rules = 0;
   std::string after;
   while (true) {
     FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page,
-                           s.catalog->List(txn, account, after, kListPageCatalogNames));
+                           s.catalog->List(txn, scope, after, kListPageCatalogNames));
     for (const std::string& name : page.names) {
       FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> info,
-                             s.catalog->Find(txn, account, name));
+                             s.catalog->Find(txn, scope, name));
       if (!info) continue;
       if (info->insights.enabled() && !(name == t.table && t.index.empty())) {
         rules += RuleCount(info->key_schema, info->insights.mode);
@@ -236,7 +236,7 @@ Result<std::string> UpdateContributorInsights(Services& s, const RequestContext&
       [&](kv::Transaction& txn, const kv::Attempt& attempt) -> Status {
         written.reset();
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                               s.catalog->Find(txn, ctx.account_id, r.target.table));
+                               s.catalog->Find(txn, CallerScope(ctx), r.target.table));
         if (!Settled(t)) return TableNotFound(r.target.table);
         store::TableInfo updated = *t;
         FDYNO_ASSIGN_OR_RETURN(InsightsSettings * settings, SettingsOf(updated, r.target));
@@ -249,7 +249,7 @@ Result<std::string> UpdateContributorInsights(Services& s, const RequestContext&
           FDYNO_RETURN_IF_ERROR(CheckEnableState(updated, r.target));
         }
         FDYNO_ASSIGN_OR_RETURN(change, Decide(*settings, r, now_ms, KeysOf(updated, r.target), [&] {
-                                 return RulesInUse(s, txn, ctx.account_id, r.target);
+                                 return RulesInUse(s, txn, CallerScope(ctx), r.target);
                                }));
         if (!change.writes) return Status::Ok();
         *settings = change.next;
@@ -375,17 +375,17 @@ void AppendListed(const store::TableInfo& table, const std::optional<Target>& af
 
 // Up to `limit + 1` listed resources (the one more says whether there is a next page).
 Result<std::vector<Summary>> Listed(const Services& s, kv::Transaction& txn,
-                                    std::string_view account, const ListRequest& r) {
+                                    store::TableScope scope, const ListRequest& r) {
   std::vector<Summary> out;
   auto visit = [&](const std::string& name) -> Status {
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                           s.catalog->Find(txn, account, name));
+                           s.catalog->Find(txn, scope, name));
     if (t) AppendListed(*t, r.after, &out);
     return Status::Ok();
   };
   if (r.table) {
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                           s.catalog->Find(txn, account, *r.table));
+                           s.catalog->Find(txn, scope, *r.table));
     if (!t) return TableNotFound(*r.table);
     AppendListed(*t, r.after, &out);
     return out;
@@ -395,7 +395,7 @@ Result<std::vector<Summary>> Listed(const Services& s, kv::Transaction& txn,
   std::string start = r.after ? r.after->table : "";
   while (static_cast<int64_t>(out.size()) <= r.limit) {
     FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page,
-                           s.catalog->List(txn, account, start, kListPageCatalogNames));
+                           s.catalog->List(txn, scope, start, kListPageCatalogNames));
     for (const std::string& name : page.names) FDYNO_RETURN_IF_ERROR(visit(name));
     if (!page.more || page.names.empty()) break;
     start = page.names.back();
@@ -435,7 +435,7 @@ Result<std::string> ListContributorInsights(Services& s, const RequestContext& c
   FDYNO_ASSIGN_OR_RETURN(
       std::vector<Summary> listed,
       kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return Listed(s, txn, ctx.account_id, r);
+        return Listed(s, txn, CallerScope(ctx), r);
       }));
   return RenderList(std::move(listed), r.limit);
 }

@@ -173,10 +173,10 @@ Error ItemCollectionSizeLimitExceeded() {
 
 Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& catalog,
                                                                 kv::Transaction& tx,
-                                                                std::string_view account,
+                                                                store::TableScope scope,
                                                                 std::string_view name) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         catalog.Find(tx, account, name));
+                         catalog.Find(tx, scope, name));
   // A table being restored is CREATING: like DynamoDB, it takes no reads or writes until ACTIVE.
   if (!table || table->status == store::TableStatus::kDeleting ||
       table->status == store::TableStatus::kCreating) {

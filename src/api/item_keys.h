@@ -55,12 +55,12 @@ void WriteItemCollectionMetrics(rapidjson::Writer<rapidjson::StringBuffer>& w,
 // limit (store/item_collections.h).
 Error ItemCollectionSizeLimitExceeded();
 
-// The table `name` of `account` for a data-plane operation: ResourceNotFoundException
+// The table `name` in `scope` for a data-plane operation: ResourceNotFoundException
 // "Requested resource not found" when it does not exist, is being deleted or is being created
 // (restored).
 Result<std::shared_ptr<const store::TableInfo>> FindActiveTable(store::Catalog& catalog,
                                                                 kv::Transaction& tx,
-                                                                std::string_view account,
+                                                                store::TableScope scope,
                                                                 std::string_view name);
 
 // An item as DynamoDB JSON text ({"a":{"S":"x"}}).

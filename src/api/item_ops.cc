@@ -16,6 +16,7 @@
 #include "api/key_insights.h"
 #include "api/partiql_ops.h"
 #include "api/run_options.h"
+#include "api/table_arn.h"
 #include "api/write_executor.h"
 #include "expr/evaluate.h"
 #include "expr/legacy.h"
@@ -191,9 +192,9 @@ std::string RenderWrite(const ItemRequest& r, const WriteOutcome& o) {
 
 Result<std::shared_ptr<const store::TableInfo>> FindTable(const ItemServices& s,
                                                           kv::Transaction& tx,
-                                                          std::string_view account,
+                                                          store::TableScope scope,
                                                           const std::string& name) {
-  return FindActiveTable(*s.catalog, tx, account, name);
+  return FindActiveTable(*s.catalog, tx, scope, name);
 }
 
 Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
@@ -207,7 +208,7 @@ Result<std::string> GetItemOp(const ItemServices& s, const RequestContext& ctx,
       kv::Run(
           *s.db, RunOptionsFor(ctx, s, true),
           [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<store::StoredItem>> {
-            FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, r.table_name));
+            FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, CallerScope(ctx), r.table_name));
             FDYNO_RETURN_IF_ERROR(ValidateKey(table->key_schema, r.item));
             if (s.capacity != nullptr) {
               FDYNO_RETURN_IF_ERROR(CountedAdmission(
@@ -370,7 +371,7 @@ struct WriteJob {
 
   Result<WriteOutcome> Attempt(const ItemServices& s, kv::Transaction& tx,
                                const kv::Attempt& attempt) const {
-    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, account, r.table_name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, {account, region}, r.table_name));
     FDYNO_ASSIGN_OR_RETURN(WriteOutcome out,
                            WriteOnTable(s, tx, attempt, *table, spec, op_id, region));
     out.table = std::move(table);
@@ -501,7 +502,7 @@ Result<PartiqlWriteOutcome> PartiqlWrite(const ItemServices& s, const RequestCon
       WriteOutcome out,
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
               [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Result<WriteOutcome> {
-                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, ctx.account_id, table_name));
+                FDYNO_ASSIGN_OR_RETURN(auto table, FindTable(s, tx, CallerScope(ctx), table_name));
                 FDYNO_ASSIGN_OR_RETURN(partiql::WritePlan plan, request.plan(*table));
                 if (plan.kind == partiql::WritePlan::Kind::kCheck) {
                   return Error::Internal("A condition check is not a statement of its own");

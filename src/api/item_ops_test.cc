@@ -31,6 +31,8 @@
 namespace fdyno::api {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 class ItemOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -41,6 +43,7 @@ class ItemOpsTest : public ::testing::Test {
     options.sleep = [](std::chrono::milliseconds) {};
     RegisterItemOperations(registry_, services_, options);
     store::TableInfo t;
+    t.region = "us-east-1";
     t.name = "tbl";
     t.attribute_definitions = {{"pk", store::ScalarType::kS}};
     t.key_schema.hash = {"pk", store::ScalarType::kS};
@@ -90,7 +93,7 @@ TEST_F(ItemOpsTest, WritesThatNeedNoOldValuesStillCountAndChargeTheOldItem) {
   auto count = [&]() -> int64_t {
     auto counts =
         kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "tbl"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "tbl"));
           return store::ReadItemCounts(tx, *table);
         });
     EXPECT_TRUE(counts.ok());
@@ -358,6 +361,7 @@ class ItemCollectionOpsTest : public ::testing::Test {
     options.sleep = [](std::chrono::milliseconds) {};
     RegisterItemOperations(registry_, services_, options);
     store::TableInfo t;
+    t.region = "us-east-1";
     t.name = "lsi";
     t.attribute_definitions = {
         {"pk", store::ScalarType::kS}, {"sk", store::ScalarType::kN}, {"l", store::ScalarType::kS}};
@@ -370,6 +374,7 @@ class ItemCollectionOpsTest : public ::testing::Test {
     index.key_schema.range = store::AttributeDefinition{"l", store::ScalarType::kS};
     t.local_indexes.push_back(index);
     store::TableInfo plain;
+    plain.region = "us-east-1";
     plain.name = "tbl";
     plain.attribute_definitions = {{"pk", store::ScalarType::kS}};
     plain.key_schema.hash = {"pk", store::ScalarType::kS};

@@ -102,7 +102,7 @@ Status ChangeTable(Services& s, const RequestContext& ctx, const std::string& na
   return kv::Run(*s.db, RunOptionsFor(ctx, s, false),
                  [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
                    FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                          s.catalog->Find(txn, ctx.account_id, name));
+                                          s.catalog->Find(txn, CallerScope(ctx), name));
                    if (!Settled(t)) return TableNotFound(name);
                    store::TableInfo updated = *t;
                    FDYNO_RETURN_IF_ERROR(change(updated));

@@ -20,6 +20,7 @@
 #include "api/key_insights.h"
 #include "api/query_pages.h"
 #include "api/request_model.h"
+#include "api/table_arn.h"
 #include "expr/evaluate.h"
 #include "kv/run.h"
 #include "model/base64.h"
@@ -390,10 +391,10 @@ struct Planned {
 };
 
 Result<std::unique_ptr<const Planned>> PlanOn(const ReadServices& s, kv::Transaction& tx,
-                                              std::string_view account, const StatementJob& job,
+                                              store::TableScope scope, const StatementJob& job,
                                               bool consistent_read = false) {
   auto out = std::make_unique<Planned>();
-  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, account, job.table()));
+  FDYNO_ASSIGN_OR_RETURN(out->table, FindActiveTable(*s.catalog, tx, scope, job.table()));
   if (!job.bound) {
     std::optional<partiql::ReadPlan> point =
         partiql::Instantiate(*job.prepared->point_read, out->table->key_schema, job.r.parameters);
@@ -430,7 +431,7 @@ Result<std::string> RunSelect(const ReadServices& s, const RequestContext& ctx,
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, inline_bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                       PlanOn(s, tx, ctx.account_id, job, r.consistent_read));
+                                       PlanOn(s, tx, CallerScope(ctx), job, r.consistent_read));
                 auto out = std::make_shared<ReadResult>();
                 out->consumed.table_name = p->table->name;
                 const partiql::ReadPlan& plan = p->plan.read;
@@ -484,7 +485,7 @@ Result<std::string> RunWrite(const ReadServices& s, const RequestContext& ctx,
     FDYNO_RETURN_IF_ERROR(kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
                                   [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                                     FDYNO_ASSIGN_OR_RETURN(std::unique_ptr<const Planned> p,
-                                                           PlanOn(s, tx, ctx.account_id, job));
+                                                           PlanOn(s, tx, CallerScope(ctx), job));
                                     return Status::Ok();
                                   }));
     return Error::Validation(std::string(kWritesRefused));
@@ -627,7 +628,7 @@ BatchAnswer BatchRead(const ReadServices& s, const RequestContext& ctx, const St
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, nullptr),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::shared_ptr<ReadResult>> {
                 FDYNO_ASSIGN_OR_RETURN(
-                    auto table, FindActiveTable(*s.catalog, tx, ctx.account_id, job.table()));
+                    auto table, FindActiveTable(*s.catalog, tx, CallerScope(ctx), job.table()));
                 partiql::TableSchema schema = SchemaOf(*table);
                 partiql::PlanOptions options;
                 options.use = partiql::Use::kBatch;

@@ -35,6 +35,7 @@ class PartiqlWriteTest : public ::testing::Test {
     transact.sleep = [](std::chrono::milliseconds) {};
     RegisterTransactOperations(registry_, services_, transact);
     store::TableInfo t;
+    t.region = "us-east-1";
     t.name = "tbl";
     t.attribute_definitions = {{"pk", store::ScalarType::kS}};
     t.key_schema.hash = {"pk", store::ScalarType::kS};

@@ -82,7 +82,7 @@ Result<std::string> DescribeContinuousBackups(Services& s, const RequestContext&
       Described d, kv::Run(*s.db, RunOptionsFor(ctx, s, /*read_only=*/true),
                            [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
                              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                                    s.catalog->Find(tx, ctx.account_id, name));
+                                                    s.catalog->Find(tx, CallerScope(ctx), name));
                              if (!Settled(t)) return NotFound(name);
                              return Describe(tx, *t, s.clock->WallMillis());
                            }));
@@ -144,7 +144,7 @@ Result<std::string> UpdateContinuousBackups(Services& s, const RequestContext& c
       Described d, kv::Run(*s.db, RunOptionsFor(ctx, s),
                            [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Described> {
                              FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                                    s.catalog->Find(tx, ctx.account_id, r.table));
+                                                    s.catalog->Find(tx, CallerScope(ctx), r.table));
                              if (!Settled(t)) return NotFound(r.table);
                              const int64_t now_ms = s.clock->WallMillis();
                              store::PitrSettings next = t->pitr;
@@ -230,11 +230,11 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
                 if (attempt.maybe_committed) {  // the table an earlier attempt made, if any
                   FDYNO_ASSIGN_OR_RETURN(
                       std::shared_ptr<const TableInfo> mine,
-                      s.catalog->FindCreated(tx, ctx.account_id, target_name, uuid));
+                      s.catalog->FindCreated(tx, CallerScope(ctx), target_name, uuid));
                   if (mine) return mine;
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> source,
-                                       s.catalog->Find(tx, ctx.account_id, r.source));
+                                       s.catalog->Find(tx, CallerScope(ctx), r.source));
                 // DynamoDB's text names the table only when given its name.
                 if (!source && r.by_arn) {
                   return Error::Make(ErrorType::kTableNotFound, "Table not found");
@@ -256,7 +256,7 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
                                      "and LatestRestorableDateTime");
                 }
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> existing,
-                                       s.catalog->Find(tx, ctx.account_id, target_name));
+                                       s.catalog->Find(tx, CallerScope(ctx), target_name));
                 if (existing) {
                   return Error::Make(ErrorType::kTableAlreadyExists,
                                      "Table already exists: " + target_name);
@@ -264,12 +264,14 @@ Result<std::string> RestoreTableToPointInTime(Services& s, const RequestContext&
                 FDYNO_ASSIGN_OR_RETURN(
                     TableInfo plan, PlanRestoredTable(*source, r.restore, now_ms, "source table"));
                 plan.account = ctx.account_id;
+                plan.region = ctx.region;
                 plan.restore = store::RestoreSummary{"", source->name, time_ms, true};
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
                                        s.catalog->Create(tx, std::move(plan), {}, uuid));
                 store::PitrRestoreJob job;
                 job.table_id = t->id;
                 job.account = t->account;
+                job.region = t->region;
                 job.table_name = t->name;
                 job.source_id = source->id;
                 job.source_name = source->name;

@@ -187,7 +187,7 @@ Status Authorize(const Services& s, kv::Transaction& txn, const RequestContext& 
   std::string arn = TableArn(ctx.region, t.owner, t.table);
   if (!t.index.empty()) arn += "/index/" + t.index;
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         s.catalog->Find(txn, t.owner, t.table));
+                         s.catalog->Find(txn, {t.owner, ctx.region}, t.table));
   std::optional<store::PolicyRecord> policy;
   if (table && table->has_policies) {
     FDYNO_ASSIGN_OR_RETURN(policy, store::ReadPolicy(txn, table->id, ""));

@@ -128,7 +128,7 @@ Result<std::shared_ptr<const store::TableInfo>> FindResource(const Services& s,
                                                              const RequestContext& ctx,
                                                              const PolicyResource& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                         s.catalog->Find(txn, ctx.account_id, r.table));
+                         s.catalog->Find(txn, CallerScope(ctx), r.table));
   if (!Settled(t)) return TableNotFound(r.table);
   if (!r.slot.empty() && r.slot != t->stream.label) {
     return Error::ResourceNotFound("Requested resource not found: Stream: " + r.slot +

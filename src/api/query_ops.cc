@@ -19,6 +19,7 @@
 #include "api/parameter_mix.h"
 #include "api/query_pages.h"
 #include "api/request_model.h"
+#include "api/table_arn.h"
 #include "expr/evaluate.h"
 #include "expr/key_condition.h"
 #include "expr/legacy.h"
@@ -493,9 +494,9 @@ PageTarget MakePageTarget(std::shared_ptr<const store::TableInfo> table,
 namespace {
 
 Result<PageTarget> ResolveTarget(const ReadServices& s, kv::Transaction& tx,
-                                 std::string_view account, const ReadRequest& r) {
+                                 store::TableScope scope, const ReadRequest& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> found,
-                         FindActiveTable(*s.catalog, tx, account, r.table_name));
+                         FindActiveTable(*s.catalog, tx, scope, r.table_name));
   const store::SecondaryIndex* index = r.index_name ? found->FindIndex(*r.index_name) : nullptr;
   PageTarget t = MakePageTarget(std::move(found), index);
   if (r.index_name) {
@@ -934,7 +935,7 @@ Result<std::string> ReadPage(const ReadServices& s, const ReadJob& job, const Re
       kv::Run(*s.db, PageRunOptions(ctx, s.clock, bound),
               [&](kv::Transaction& tx, const kv::Attempt&) -> Result<PageOutput> {
                 PageOutput page;
-                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, ctx.account_id, r));
+                FDYNO_ASSIGN_OR_RETURN(PageTarget t, ResolveTarget(s, tx, CallerScope(ctx), r));
                 FDYNO_ASSIGN_OR_RETURN(const bool fetch_base, PlanUnprojectedReads(r, plan, t));
                 std::optional<expr::KeyCondition> kc;
                 if (r.is_query) {

@@ -88,9 +88,9 @@ std::optional<std::pair<std::string, std::string>> ParseStreamArn(const RequestC
   return std::make_pair(std::string(rest.substr(0, slash)), std::string(label));
 }
 
-// Every stream of the table `table_name` of `account`, oldest first (streams of another
-// account's table of the same name share the index key and are left out).
-Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view account,
+// Every stream of the table `table_name` in `scope`, oldest first (streams of another account's
+// or region's table of the same name share the index key and are left out).
+Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, store::TableScope scope,
                                           std::string_view table_name) {
   auto [begin, end] = store::TableStreamsRange(table_name);
   FDYNO_ASSIGN_OR_RETURN(kv::RangeResult ids, tx.GetRange(begin, end, {.snapshot = true}));
@@ -101,7 +101,7 @@ Result<std::vector<StreamView>> StreamsOf(kv::Transaction& tx, std::string_view 
       return Error::Internal("malformed stream index key");
     }
     FDYNO_ASSIGN_OR_RETURN(std::optional<StreamView> view, store::ReadStream(tx, *t->GetInt(3)));
-    if (view && view->info.account == account) out.push_back(std::move(*view));
+    if (view && view->info.scope() == scope) out.push_back(std::move(*view));
   }
   return out;
 }
@@ -113,7 +113,7 @@ Result<StreamView> FindStream(const Services& s, const RequestContext& ctx, kv::
   if (!parsed) return StreamNotFound(arn);  // another region's or account's
   (void)s;
   FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> streams,
-                         StreamsOf(tx, ctx.account_id, parsed->first));
+                         StreamsOf(tx, CallerScope(ctx), parsed->first));
   for (StreamView& v : streams) {
     if (v.info.label == parsed->second) return std::move(v);
   }
@@ -190,9 +190,11 @@ Result<std::optional<Position>> LastPosition(kv::Transaction& tx, const StreamVi
 //
 // "<stream ARN>|1|<base64 of: version, account, stream id, generation, slot, position (12 bytes),
 // inclusive flag, issued ms>", the shape of DynamoDB's iterators. Clients treat it as opaque.
+// The stream ARN names the region.
 
 struct Iterator {
   std::string account;
+  std::string region;
   int64_t stream_id = 0;
   int64_t generation = 0;
   int slot = 0;
@@ -231,7 +233,10 @@ Result<Iterator> DecodeIterator(std::string_view text) {
       !in.U8(inclusive) || inclusive > 1 || !in.U64(issued) || !in.done()) {
     return InvalidIterator();
   }
+  const std::optional<std::array<std::string, 6>> arn = SplitArn(text.substr(0, text.find('|')));
+  if (!arn) return InvalidIterator();
   it.account = std::string(account);
+  it.region = (*arn)[3];
   it.stream_id = static_cast<int64_t>(stream_id);
   it.generation = static_cast<int64_t>(generation);
   it.slot = static_cast<int>(slot);
@@ -391,41 +396,41 @@ Result<std::string> ListStreams(Services& s, const RequestContext& ctx, const Va
     std::vector<store::StreamInfo> streams;
     bool more = false;
   };
-  FDYNO_ASSIGN_OR_RETURN(Listed listed,
-                         kv::Run(*s.db, ReadOptions(ctx, s),
-                                 [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Listed> {
-                                   std::vector<store::StreamInfo> all;
-                                   if (table) {
-                                     FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views,
-                                                            StreamsOf(tx, ctx.account_id, *table));
-                                     for (StreamView& v : views) all.push_back(std::move(v.info));
-                                   } else {
-                                     auto [begin, end] = store::StreamInfosRange();
-                                     FDYNO_ASSIGN_OR_RETURN(
-                                         kv::RangeResult r,
-                                         tx.GetRange(begin, end, {.snapshot = true}));
-                                     for (const kv::KeyValue& kv : r.kvs) {
-                                       FDYNO_ASSIGN_OR_RETURN(store::StreamInfo info,
-                                                              store::DecodeStreamInfo(kv.value));
-                                       if (info.account == ctx.account_id)
-                                         all.push_back(std::move(info));
-                                     }
-                                   }
-                                   Listed out;
-                                   bool started = !start;
-                                   for (store::StreamInfo& info : all) {
-                                     if (!started) {
-                                       started = StreamArn(ctx, info) == *start;
-                                       continue;
-                                     }
-                                     if (out.streams.size() == max) {
-                                       out.more = true;
-                                       break;
-                                     }
-                                     out.streams.push_back(std::move(info));
-                                   }
-                                   return out;
-                                 }));
+  FDYNO_ASSIGN_OR_RETURN(
+      Listed listed, kv::Run(*s.db, ReadOptions(ctx, s),
+                             [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Listed> {
+                               std::vector<store::StreamInfo> all;
+                               if (table) {
+                                 FDYNO_ASSIGN_OR_RETURN(std::vector<StreamView> views,
+                                                        StreamsOf(tx, CallerScope(ctx), *table));
+                                 for (StreamView& v : views) all.push_back(std::move(v.info));
+                               } else {
+                                 auto [begin, end] = store::StreamInfosRange();
+                                 FDYNO_ASSIGN_OR_RETURN(
+                                     kv::RangeResult r,
+                                     tx.GetRange(begin, end, {.snapshot = true}));
+                                 for (const kv::KeyValue& kv : r.kvs) {
+                                   FDYNO_ASSIGN_OR_RETURN(store::StreamInfo info,
+                                                          store::DecodeStreamInfo(kv.value));
+                                   if (info.scope() == CallerScope(ctx))
+                                     all.push_back(std::move(info));
+                                 }
+                               }
+                               Listed out;
+                               bool started = !start;
+                               for (store::StreamInfo& info : all) {
+                                 if (!started) {
+                                   started = StreamArn(ctx, info) == *start;
+                                   continue;
+                                 }
+                                 if (out.streams.size() == max) {
+                                   out.more = true;
+                                   break;
+                                 }
+                                 out.streams.push_back(std::move(info));
+                               }
+                               return out;
+                             }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -635,13 +640,10 @@ Result<std::string> GetShardIterator(Services& s, const RequestContext& ctx, con
         if (!shard) return ShardNotFound();
         FDYNO_ASSIGN_OR_RETURN(std::optional<Position> trim,
                                store::ReadTrimPoint(tx, view.info.id, shard->slot));
-        Iterator it{ctx.account_id,
-                    view.info.id,
-                    shard->generation->number,
-                    shard->slot,
-                    shard->generation->start,
-                    true,
-                    now_ms};
+        Iterator it{ctx.account_id, ctx.region,
+                    view.info.id,   shard->generation->number,
+                    shard->slot,    shard->generation->start,
+                    true,           now_ms};
         if (r.type == "TRIM_HORIZON") {
           if (trim && *trim >= it.position) {
             it.position = *trim;
@@ -768,7 +770,7 @@ Result<std::string> GetRecords(Services& s, const RequestContext& ctx, const Val
   FDYNO_RETURN_IF_ERROR(request::CheckMembers<SM>(kGetRecordsChecks, m));
   const std::optional<int64_t> limit = request::Number(m.limit);
   FDYNO_ASSIGN_OR_RETURN(Iterator it, DecodeIterator(AsStringView(*m.iterator)));
-  if (it.account != ctx.account_id) return InvalidIterator();
+  if (it.account != ctx.account_id || it.region != ctx.region) return InvalidIterator();
   const int64_t now_ms = s.clock->WallMillis();
   // it.issued_ms is whatever the client sent: no subtraction of it, which could overflow.
   if (it.issued_ms < now_ms - kIteratorLifetimeMs) {

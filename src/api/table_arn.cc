@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "base/regions.h"
 
 namespace fdyno::api {
 namespace {
@@ -57,16 +58,7 @@ std::optional<std::array<std::string, 6>> SplitArn(std::string_view arn) {
 }
 
 bool IsKnownRegion(const RequestContext& ctx, std::string_view region) {
-  static constexpr std::string_view kRegions[] = {
-      "af-south-1",     "ap-east-1",      "ap-east-2",      "ap-northeast-1", "ap-northeast-2",
-      "ap-northeast-3", "ap-south-1",     "ap-south-2",     "ap-southeast-1", "ap-southeast-2",
-      "ap-southeast-3", "ap-southeast-4", "ap-southeast-5", "ap-southeast-6", "ap-southeast-7",
-      "ca-central-1",   "ca-west-1",      "eu-central-1",   "eu-central-2",   "eu-north-1",
-      "eu-south-1",     "eu-south-2",     "eu-west-1",      "eu-west-2",      "eu-west-3",
-      "il-central-1",   "me-central-1",   "me-south-1",     "mx-central-1",   "sa-east-1",
-      "us-east-1",      "us-east-2",      "us-west-1",      "us-west-2"};
-  return region == ctx.region ||
-         std::find(std::begin(kRegions), std::end(kRegions), region) != std::end(kRegions);
+  return region == ctx.region || IsAwsRegion(region);
 }
 
 bool IsDynamoDbResourceArn(std::string_view service, std::string_view resource) {

@@ -16,6 +16,11 @@
 
 namespace fdyno::api {
 
+// Where the caller's tables live: its account in the region its request is signed for.
+inline store::TableScope CallerScope(const RequestContext& ctx) {
+  return {ctx.account_id, ctx.region};
+}
+
 // arn:aws:dynamodb:<region>:<account>:table/<table> for the caller.
 std::string TableArn(const RequestContext& ctx, std::string_view table);
 // The same for a table of `account` in `region`.

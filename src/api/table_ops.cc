@@ -44,7 +44,7 @@ Result<std::string> DescribeTable(Services& s, const RequestContext& ctx, const 
       Described d,
       kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<Described> {
         Described out;
-        FDYNO_ASSIGN_OR_RETURN(out.table, s.catalog->Find(txn, ctx.account_id, name));
+        FDYNO_ASSIGN_OR_RETURN(out.table, s.catalog->Find(txn, CallerScope(ctx), name));
         if (out.table) {
           FDYNO_ASSIGN_OR_RETURN(out.counts, store::ReadItemCounts(txn, *out.table));
         }
@@ -86,7 +86,7 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& txn,
                   const kv::Attempt& attempt) -> Result<std::shared_ptr<const TableInfo>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, ctx.account_id, name));
+                                       s.catalog->Find(txn, CallerScope(ctx), name));
                 // After an ambiguous commit, the table being gone (or replaced) is the
                 // earlier attempt's drop.
                 if (attempt.maybe_committed && seen && (!t || t->uuid != seen->uuid)) return seen;
@@ -138,7 +138,7 @@ Result<std::string> ListTables(Services& s, const RequestContext& ctx, const Val
   options.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(store::TableNamePage page,
                          kv::Run(*s.db, options, [&](kv::Transaction& txn, const kv::Attempt&) {
-                           return s.catalog->List(txn, ctx.account_id, start_name, page_size);
+                           return s.catalog->List(txn, CallerScope(ctx), start_name, page_size);
                          }));
   rapidjson::StringBuffer buffer;
   Writer w(buffer);

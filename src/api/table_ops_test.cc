@@ -120,7 +120,7 @@ TEST_F(TableOpsTest, CreateDescribeListDelete) {
 TEST_F(TableOpsTest, DeleteTableLeavesTheDataToThePurge) {
   ASSERT_TRUE(Call("CreateTable", Simple("tb1")).ok());
   int64_t id = *kv::Run(*db_, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<int64_t> {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_->Find(txn, ctx_.account_id, "tb1"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_->Find(txn, {ctx_.account_id, ctx_.region}, "tb1"));
     for (int i = 0; i < 10; ++i) txn.Set(store::layout::Items(t->id).Pack(kv::Tuple{i}), "x");
     return t->id;
   });

@@ -12,7 +12,7 @@ Result<std::shared_ptr<const store::TableInfo>> ReadTable(const Services& s,
   FDYNO_ASSIGN_OR_RETURN(
       std::shared_ptr<const store::TableInfo> t,
       kv::Run(*s.db, RunOptionsFor(ctx, s, true), [&](kv::Transaction& txn, const kv::Attempt&) {
-        return s.catalog->Find(txn, ctx.account_id, name);
+        return s.catalog->Find(txn, CallerScope(ctx), name);
       }));
   if (!Settled(t)) return TableNotFound(name);
   return t;

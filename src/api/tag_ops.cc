@@ -66,7 +66,7 @@ Result<std::string> TagResource(Services& s, const RequestContext& ctx, const Va
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, ctx.account_id, target.table));
+                               s.catalog->Find(txn, CallerScope(ctx), target.table));
         if (!Settled(t)) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         for (const store::Tag& tag : add) {
@@ -100,7 +100,7 @@ Result<std::string> UntagResource(Services& s, const RequestContext& ctx, const 
   FDYNO_RETURN_IF_ERROR(kv::Run(
       *s.db, RunOptionsFor(ctx, s), [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               s.catalog->Find(txn, ctx.account_id, target.table));
+                               s.catalog->Find(txn, CallerScope(ctx), target.table));
         if (!Settled(t)) return ArnNotFound(target.arn);
         FDYNO_ASSIGN_OR_RETURN(std::vector<store::Tag> current, s.catalog->GetTags(txn, t->id));
         std::erase_if(current, [&](const store::Tag& c) {
@@ -125,7 +125,7 @@ Result<std::string> ListTagsOfResource(Services& s, const RequestContext& ctx, c
       kv::Run(*s.db, options,
               [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::vector<store::Tag>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, ctx.account_id, target.table));
+                                       s.catalog->Find(txn, CallerScope(ctx), target.table));
                 if (!Settled(t)) return ArnNotFound(target.arn);
                 return s.catalog->GetTags(txn, t->id);
               }));

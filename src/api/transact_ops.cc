@@ -21,6 +21,7 @@
 #include "api/partiql_ops.h"
 #include "api/request_model.h"
 #include "api/run_options.h"
+#include "api/table_arn.h"
 #include "api/transact_request.h"
 #include "api/write_executor.h"
 #include "base/bytes.h"
@@ -262,13 +263,13 @@ struct Tables {
 
 template <typename Actions>
 Result<Tables> ResolveTables(const TransactServices& s, kv::Transaction& tx,
-                             std::string_view account, const Actions& actions) {
+                             store::TableScope scope, const Actions& actions) {
   Tables t;
   std::map<std::string, uint32_t> index;
   for (const auto& a : actions) {
     auto it = index.find(a.table_name);
     if (it == index.end()) {
-      FDYNO_ASSIGN_OR_RETURN(auto info, FindActiveTable(*s.catalog, tx, account, a.table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto info, FindActiveTable(*s.catalog, tx, scope, a.table_name));
       it = index.emplace(a.table_name, static_cast<uint32_t>(t.names.size())).first;
       t.names.push_back(a.table_name);
       t.infos.push_back(std::move(info));
@@ -319,7 +320,7 @@ void ChargeTables(const TransactServices& s,
 // does not keep them; DynamoDB's estimate is not exact either). A table that no longer exists,
 // or whose key changed, reports 0.
 Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
-                                                      kv::Transaction& tx, std::string_view account,
+                                                      kv::Transaction& tx, store::TableScope scope,
                                                       const TxnResult& result) {
   std::vector<uint64_t> sizes(result.actions.size(), 0);
   std::vector<std::optional<std::shared_ptr<const store::TableInfo>>> infos(result.tables.size());
@@ -328,7 +329,7 @@ Result<std::vector<uint64_t>> ReplayedCollectionSizes(const TransactServices& s,
     if (!a.collection_key) continue;
     auto& info = infos[a.table];
     if (!info) {
-      FDYNO_ASSIGN_OR_RETURN(info, s.catalog->Find(tx, account, result.tables[a.table]));
+      FDYNO_ASSIGN_OR_RETURN(info, s.catalog->Find(tx, scope, result.tables[a.table]));
     }
     if (!*info || !a.collection_key->contains((*info)->key_schema.hash.name)) continue;
     const store::ItemCollectionRef ref = store::CollectionOf(**info, *a.collection_key);
@@ -452,7 +453,7 @@ Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
                                 const store::OperationId& op_id) {
   const size_t n = r.actions.size();
   const std::vector<WriteAction> actions = ActionsOf(r);
-  FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
+  FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, CallerScope(ctx), r.actions));
   FDYNO_ASSIGN_OR_RETURN(Evaluated ev, EvaluateActions(tx, tables, actions));
   std::vector<const Item*> keys;
   for (const WriteAction& a : actions) keys.push_back(a.item);
@@ -505,15 +506,14 @@ Result<WriteRun> ExecuteActions(const TransactServices& s, kv::Transaction& tx,
 // The result a token record or receipt kept, replayed: by this request's own earlier attempt
 // (the nonce is this request's) or by a resend under the same token.
 Result<WriteRun> ReplayTransaction(const TransactServices& s, kv::Transaction& tx,
-                                   std::string_view account, const TransactWriteRequest& r,
+                                   store::TableScope scope, const TransactWriteRequest& r,
                                    const store::OperationId& op_id,
                                    const store::ReceiptResult& stored) {
   FDYNO_ASSIGN_OR_RETURN(TxnResult replayed, DecodeTxnResult(stored.extra));
   Source source = replayed.nonce == op_id.nonce ? Source::kOwnReplay : Source::kTokenReplay;
   WriteRun run{std::move(replayed), source, {}, {}};
   if (r.return_item_collection_metrics) {
-    FDYNO_ASSIGN_OR_RETURN(run.collection_bytes,
-                           ReplayedCollectionSizes(s, tx, account, run.result));
+    FDYNO_ASSIGN_OR_RETURN(run.collection_bytes, ReplayedCollectionSizes(s, tx, scope, run.result));
   }
   return run;
 }
@@ -539,7 +539,7 @@ Result<WriteRun> RunWriteTransaction(const TransactServices& s, const RequestCon
                 return RunOnce<WriteRun>(
                     record, tx, attempt, s.clock->WallMillis(),
                     [&](const store::ReceiptResult& stored) {
-                      return ReplayTransaction(s, tx, ctx.account_id, r, op_id, stored);
+                      return ReplayTransaction(s, tx, CallerScope(ctx), r, op_id, stored);
                     },
                     [&] { return ExecuteActions(s, tx, ctx, r, op_id); },
                     [](const WriteRun& executed) {
@@ -624,7 +624,7 @@ Result<std::string> TransactGetItemsOp(const TransactServices& s, const RequestC
   FDYNO_ASSIGN_OR_RETURN(TransactGetRequest r, DecodeTransactGetItems(body));
   const size_t n = r.actions.size();
   auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<TransactRead> {
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, r.actions));
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, CallerScope(ctx), r.actions));
     std::vector<CancellationReason> reasons(n);
     bool cancel = false;
     for (size_t i = 0; i < n; ++i) {
@@ -833,7 +833,7 @@ Result<std::vector<partiql::Plan>> PlanStatements(
           auto it = schemas.find(b.table());
           if (it == schemas.end()) {
             FDYNO_ASSIGN_OR_RETURN(auto table,
-                                   FindActiveTable(*s.catalog, tx, ctx.account_id, b.table()));
+                                   FindActiveTable(*s.catalog, tx, CallerScope(ctx), b.table()));
             it = schemas.emplace(b.table(), SchemaOf(*table)).first;
           }
           partiql::PlanOptions options;
@@ -861,7 +861,7 @@ Result<std::string> ReadTransaction(const TransactServices& s, const RequestCont
     targets[i].key = plans[i].read.key;
   }
   auto body_fn = [&](kv::Transaction& tx, const kv::Attempt&) -> Result<TransactRead> {
-    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, ctx.account_id, targets));
+    FDYNO_ASSIGN_OR_RETURN(Tables tables, ResolveTables(s, tx, CallerScope(ctx), targets));
     std::set<std::string> seen;
     TransactRead out;
     out.infos = tables.infos;

@@ -60,6 +60,7 @@ struct Instance {
 Status CreateTable(kv::Database& db, store::Catalog& catalog, const std::string& name,
                    bool with_range = false) {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.account = kAccount;
   t.name = name;
   t.attribute_definitions = {{"pk", store::ScalarType::kS}};
@@ -175,6 +176,7 @@ TEST_F(TransactTest, TransactGetItemsNeverCommits) {
 
 TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.account = kAccount;
   t.name = "lsi";
   t.attribute_definitions = {
@@ -204,6 +206,7 @@ TEST_F(TransactTest, ItemCollectionMetricsForTablesWithLocalIndexes) {
 TEST_F(TransactTest, ItemCollectionLimitCancelsWithItsReason) {
   Instance small(faulty_.get(), &clock_, /*collection_limit=*/1200);
   store::TableInfo t;
+  t.region = "us-east-1";
   t.account = kAccount;
   t.name = "lsi";
   t.attribute_definitions = {
@@ -280,6 +283,7 @@ TEST_F(TransactTest, ItemCollectionLimitCancelsWithItsReason) {
 
 TEST_F(TransactTest, IndexEntriesChangeWithTheItems) {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.account = kAccount;
   t.name = "gsi";
   t.attribute_definitions = {{"pk", store::ScalarType::kS}, {"g", store::ScalarType::kS}};

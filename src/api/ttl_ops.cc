@@ -116,7 +116,7 @@ Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, con
       kv::Run(*s.db, RunOptionsFor(ctx, s, false),
               [&](kv::Transaction& txn, const kv::Attempt& attempt) -> Status {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                       s.catalog->Find(txn, ctx.account_id, r.table));
+                                       s.catalog->Find(txn, CallerScope(ctx), r.table));
                 if (!Settled(t)) return TableNotFound(r.table);
                 // After an ambiguous commit, a change stamped with this request's time is its own.
                 if (attempt.maybe_committed && IsThisChange(t->ttl, r, now_ms)) return Status::Ok();

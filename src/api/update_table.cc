@@ -920,7 +920,7 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
               [&](kv::Transaction& txn,
                   const kv::Attempt& attempt) -> Result<std::pair<TableInfo, bool>> {
                 FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                                       s.catalog->Find(txn, ctx.account_id, name));
+                                       s.catalog->Find(txn, CallerScope(ctx), name));
                 if (!Settled(t)) return TableNotFound(name);
                 // After an ambiguous commit, the record the earlier attempt wrote is its
                 // success (applying the request again would fail on its own effect).

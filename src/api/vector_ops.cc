@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/item_keys.h"
+#include "api/table_arn.h"
 #include "api/vector_search_request.h"
 #include "expr/evaluate.h"
 #include "kv/run.h"
@@ -31,10 +32,10 @@ struct Found {
   double request_bytes = 0;
 };
 
-Result<Found> Search(const Services& s, kv::Transaction& tx, std::string_view account,
+Result<Found> Search(const Services& s, kv::Transaction& tx, store::TableScope scope,
                      const SearchRequest& r) {
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         FindActiveTable(*s.catalog, tx, account, r.table_name));
+                         FindActiveTable(*s.catalog, tx, scope, r.table_name));
   const store::VectorIndex* index = table->FindVectorIndex(r.index_name);
   if (index == nullptr || index->status == store::IndexStatus::kDeleting) {
     return Error::Validation("The table does not have the specified index: " + r.index_name);
@@ -98,7 +99,7 @@ Result<std::string> SearchVectors(const Services& s, const RequestContext& ctx, 
   options.read_only = true;
   FDYNO_ASSIGN_OR_RETURN(Found found,
                          kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) {
-                           return Search(s, tx, ctx.account_id, r);
+                           return Search(s, tx, CallerScope(ctx), r);
                          }));
   return Render(r, found);
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "store/leases.h"
+#include "store/regions_migration.h"
 
 namespace fdyno::main {
 
@@ -13,13 +14,17 @@ Result<std::unique_ptr<Backend>> Backend::Start(const ServeFlags& flags, Clock* 
   std::unique_ptr<Backend> b(new Backend());
   FDYNO_ASSIGN_OR_RETURN(b->engine_, OpenServeEngine(flags, clock));
   b->catalog_ = std::make_unique<store::Catalog>(clock);
-  // A catalog written before tables belonged to accounts is brought to today's format before
-  // anything reads it (docs/format/catalog.md, "Accounts").
-  Result<int> moved = store::Catalog::Migrate(*b->engine_.db);
+  // A catalog written before tables belonged to accounts and regions is brought to today's
+  // format before anything reads it (docs/format/catalog.md, "Accounts" and "Regions").
+  Result<store::FormatMigration> moved = store::MigrateFormat(*b->engine_.db, flags.region);
   if (!moved.ok()) return Error::Internal("catalog: " + moved.error().message);
-  if (*moved > 0) {
-    spdlog::info("catalog: {} table(s) from before accounts now belong to account {}", *moved,
-                 store::kSharedAccount);
+  if (moved->accounts > 0) {
+    spdlog::info("catalog: {} table(s) from before accounts now belong to account {}",
+                 moved->accounts, store::kSharedAccount);
+  }
+  if (moved->regions > 0) {
+    spdlog::info("catalog: {} table(s) from before regions now belong to region {}", moved->regions,
+                 moved->legacy_region);
   }
   FDYNO_RETURN_IF_ERROR(b->StartWorkers(flags, clock));
   return b;

@@ -31,10 +31,12 @@ constexpr std::string_view kTypeNames[] = {"USER", "SYSTEM"};
 constexpr std::string_view kStatusNames[] = {"CREATING", "AVAILABLE"};
 
 // The persisted fields of each record, in the order they are written (record_codec.h); `R` is
-// const for the encoder. "account" is absent from records written before it was.
+// const for the encoder. "account" and "region" are absent from records written before them
+// (the catalog's format 3 migration gives every record its region).
 template <typename Fields, typename R>
 void BackupFields(Fields& f, R& info) {
   f.OptStr("account", info.account);
+  f.OptStr("region", info.region);
   f.Str("id", info.id);
   f.Str("name", info.name);
   f.Enum("type", kTypeNames, info.type);
@@ -57,6 +59,7 @@ template <typename Fields, typename R>
 void RestoreJobFields(Fields& f, R& job) {
   f.Int("table_id", job.table_id);
   f.OptStr("account", job.account);
+  f.OptStr("region", job.region);
   f.Str("table_name", job.table_name);
   f.Str("backup_id", job.backup_id);
   f.Int("chunks", job.chunks);
@@ -112,6 +115,7 @@ BackupInfo NewBackupRecord(const TableInfo& t, std::string id, std::string name,
                            int64_t now_ms, int64_t item_count) {
   BackupInfo b;
   b.account = t.account;
+  b.region = t.region;
   b.id = std::move(id);
   b.name = std::move(name);
   b.type = type;

@@ -56,6 +56,7 @@ struct BackupProgress {
 
 struct BackupInfo {
   std::string account = std::string(kSharedAccount);  // the backed-up table's, who owns it
+  std::string region;                                 // the backed-up table's
   std::string id;
   std::string name;
   BackupType type = BackupType::kUser;
@@ -67,6 +68,7 @@ struct BackupInfo {
   int64_t table_created_ms = 0;
   int64_t table_item_count = 0;  // the table's ItemCount when the backup was requested
   BackupProgress progress;
+  TableScope scope() const { return {account, region}; }
   bool operator==(const BackupInfo&) const = default;
 };
 
@@ -166,6 +168,7 @@ struct RestoreJob {
   int64_t next_item = 0;
   int64_t items = 0;                                  // items written so far
   std::string account = std::string(kSharedAccount);  // the restored table's
+  std::string region;                                 // the restored table's
   bool operator==(const RestoreJob&) const = default;
 };
 

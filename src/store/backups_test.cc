@@ -11,6 +11,7 @@ namespace {
 
 BackupInfo Sample() {
   BackupInfo b;
+  b.region = "eu-west-1";
   b.id = "01700000000123-0a1b2c3d";
   b.name = "nightly";
   b.type = BackupType::kSystem;
@@ -37,7 +38,7 @@ TEST(BackupsTest, RecordsRoundTripAndFailClosed) {
   EXPECT_FALSE(DecodeBackupInfo(bytes.substr(0, bytes.size() - 1)).ok());
   EXPECT_FALSE(DecodeBackupInfo("").ok());
 
-  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000};
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "111111111111", "eu-west-1"};
   Result<RestoreJob> job_back = DecodeRestoreJob(EncodeRestoreJob(job));
   ASSERT_TRUE(job_back.ok());
   EXPECT_EQ(*job_back, job);
@@ -52,15 +53,17 @@ TEST(BackupsTest, RecordsKeepTheirDocumentedBytes) {
   BackupInfo b = Sample();
   b.account = "000000000001";
   EXPECT_EQ(EncodeBackupInfo(b),
-            "\x01{\"account\":\"000000000001\",\"id\":\"01700000000123-0a1b2c3d\",\"name\":"
+            "\x01{\"account\":\"000000000001\",\"region\":\"eu-west-1\",\"id\":\"01700000000123-"
+            "0a1b2c3d\",\"name\":"
             "\"nightly\",\"type\":\"SYSTEM\",\"status\":\"AVAILABLE\",\"created_ms\":"
             "1700000000123,\"table_name\":\"orders\",\"table_id\":7,\"table_uuid\":"
             "\"2f0b8c1e-0000-4000-8000-000000000001\",\"table_created_ms\":1600000000000,"
             "\"table_item_count\":12,\"owner\":\"owner-1\",\"heartbeat_ms\":1700000000999,"
             "\"next_key\":\"0300ff\",\"chunks\":3,\"items\":12,\"bytes\":4096}");
-  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "000000000001"};
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "000000000001", "eu-west-1"};
   EXPECT_EQ(EncodeRestoreJob(job),
-            "\x01{\"table_id\":42,\"account\":\"000000000001\",\"table_name\":\"copy\","
+            "\x01{\"table_id\":42,\"account\":\"000000000001\",\"region\":\"eu-west-1\","
+            "\"table_name\":\"copy\","
             "\"backup_id\":\"01700000000123-0a1b2c3d\",\"chunks\":9,\"next_chunk\":4,"
             "\"next_item\":17,\"items\":1000}");
   // A member this binary does not know (a newer binary's) fails closed.
@@ -75,7 +78,7 @@ TEST(BackupsTest, RecordsKeepTheirAccountAndOlderOnesAreTheSharedAccounts) {
   BackupInfo b = Sample();
   b.account = "222222222222";
   EXPECT_EQ(DecodeBackupInfo(EncodeBackupInfo(b))->account, "222222222222");
-  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "222222222222"};
+  RestoreJob job{42, "copy", b.id, 9, 4, 17, 1000, "222222222222", "eu-west-1"};
   EXPECT_EQ(*DecodeRestoreJob(EncodeRestoreJob(job)), job);
 
   auto without_account = [](std::string bytes) {

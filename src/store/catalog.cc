@@ -17,9 +17,11 @@ namespace {
 constexpr uint8_t kPurgeMarkerVersion = 1;
 
 // Catalog format versions (the value of the format key). 1: tables global, keyed by name
-// (no format key was written); 2: tables keyed by (account, name). Persisted.
+// (no format key was written); 2: tables keyed by (account, name); 3: tables keyed by (account,
+// region, name). Persisted.
 constexpr uint8_t kCatalogFormatAccounts = 2;
-constexpr uint8_t kCatalogFormat = kCatalogFormatAccounts;
+constexpr uint8_t kCatalogFormatRegions = 3;
+constexpr uint8_t kCatalogFormat = kCatalogFormatRegions;
 
 // Inner layout of the catalog subspace. Persisted: never renumber or reuse.
 enum class CatalogPart : int64_t {
@@ -27,10 +29,12 @@ enum class CatalogPart : int64_t {
   kNextTableId = 2,     // (1, 2) -> 8-byte little-endian counter
   kTags = 3,            // (1, 3, table_id) -> tag set
   kPendingPurge = 4,    // (1, 4, table_id) -> purge marker
-  kTableByAccount = 5,  // (1, 5, account, name) -> table record
+  kTableByAccount = 5,  // format 2 only: (1, 5, account, name) -> table record; moved
   kFormat = 6,          // (1, 6) -> catalog format version, one byte
   kPolicies = 7,        // (1, 7, table_id, slot) -> resource policy (store/policies.h)
   kPurgeHold = 8,       // (1, 8, table_id) -> empty: the dropped table's purge waits
+  kTableByScope = 9,    // (1, 9, account, region, name) -> table record
+  kLegacyRegion = 10,   // (1, 10) -> the region of what was written before regions
 };
 
 int64_t Part(CatalogPart p) { return static_cast<int64_t>(p); }
@@ -98,8 +102,18 @@ std::string NewTableUuid() { return NewUuid(); }
 Catalog::Catalog(Clock* clock, CatalogOptions options)
     : clock_(clock), options_(options), cache_(std::make_shared<Cache>()) {}
 
-std::string Catalog::TableKey(std::string_view account, std::string_view name) {
-  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTableByAccount), account, name});
+std::string Catalog::TableKey(TableScope scope, std::string_view name) {
+  return layout::Catalog().Pack(
+      kv::Tuple{Part(CatalogPart::kTableByScope), scope.account, scope.region, name});
+}
+std::string Catalog::AccountTableKey(std::string_view account, std::string_view name) {
+  return AccountTables().Pack(kv::Tuple{account, name});
+}
+kv::Subspace Catalog::AccountTables() {
+  return layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByAccount)});
+}
+std::string Catalog::LegacyRegionKey() {
+  return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kLegacyRegion)});
 }
 std::string Catalog::LegacyTableKey(std::string_view name) {
   return layout::Catalog().Pack(kv::Tuple{Part(CatalogPart::kTableByName), name});
@@ -125,11 +139,15 @@ std::string Catalog::NextTableIdKey() {
 
 namespace {
 
-// The cache's key of (account, name): the account's length first, so that no two pairs meet.
-std::string CacheKey(std::string_view account, std::string_view name) {
-  std::string key = std::to_string(account.size());
+// The cache's key of (scope, name): the account's and region's lengths first, so that no two
+// triples meet.
+std::string CacheKey(TableScope scope, std::string_view name) {
+  std::string key = std::to_string(scope.account.size());
   key += ':';
-  key += account;
+  key += std::to_string(scope.region.size());
+  key += ':';
+  key += scope.account;
+  key += scope.region;
   key += name;
   return key;
 }
@@ -156,18 +174,11 @@ Result<Page> NamePage(kv::Transaction& txn, const kv::Subspace& space, const std
 }
 
 // One migration step: moves up to `batch` format 1 records to the shared account; when none is
-// left, records the format. Returns the number moved (0: the catalog is current).
+// left, records format 2 (unless the catalog is past it). Returns the number moved (0: the
+// catalog is past format 1).
 Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(Catalog::FormatKey()));
-  if (format) {
-    if (format->size() != 1) return Error::Internal("catalog format key is malformed");
-    const auto version = static_cast<uint8_t>((*format)[0]);
-    if (version > kCatalogFormat) {
-      return Error::Internal("catalog format " + std::to_string(version) +
-                             " is newer than this binary's (" + std::to_string(kCatalogFormat) +
-                             "): use a newer fdyno");
-    }
-  }
+  FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
+  if (format >= kCatalogFormatAccounts) return 0;
   const kv::Subspace legacy = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByName)});
   const auto [begin, end] = legacy.Range();
   kv::RangeOptions opts;
@@ -176,7 +187,7 @@ Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
   for (const kv::KeyValue& kv : range.kvs) {
     FDYNO_ASSIGN_OR_RETURN(kv::Tuple t, legacy.Unpack(kv.key));
     FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(0));
-    const std::string key = Catalog::TableKey(kSharedAccount, name);
+    const std::string key = Catalog::AccountTableKey(kSharedAccount, name);
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> taken, txn.Get(key));
     if (taken) {
       return Error::Internal("catalog migration: table " + name + " exists both before and " +
@@ -185,9 +196,7 @@ Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
     txn.Set(key, kv.value);  // unchanged: a record without "account" is the shared account's
     txn.Clear(kv.key);
   }
-  if (range.kvs.empty() && format != std::string(1, static_cast<char>(kCatalogFormat))) {
-    txn.Set(Catalog::FormatKey(), std::string(1, static_cast<char>(kCatalogFormat)));
-  }
+  if (range.kvs.empty()) Catalog::WriteFormat(txn, kCatalogFormatAccounts);
   if (!range.kvs.empty()) {
     txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), kv::EncodeCounter(1));
   }
@@ -195,6 +204,23 @@ Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
 }
 
 }  // namespace
+
+Result<int> Catalog::ReadFormat(kv::Transaction& txn) {
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(FormatKey()));
+  if (!format) return 1;
+  if (format->size() != 1) return Error::Internal("catalog format key is malformed");
+  const auto version = static_cast<uint8_t>((*format)[0]);
+  if (version > kCatalogFormat) {
+    return Error::Internal("catalog format " + std::to_string(version) +
+                           " is newer than this binary's (" + std::to_string(kCatalogFormat) +
+                           "): use a newer fdyno");
+  }
+  return static_cast<int>(version);
+}
+
+void Catalog::WriteFormat(kv::Transaction& txn, int version) {
+  txn.Set(FormatKey(), std::string(1, static_cast<char>(version)));
+}
 
 Result<int> Catalog::Migrate(kv::Database& db, int batch) {
   int moved = 0;
@@ -216,11 +242,10 @@ void Catalog::BumpVersion(kv::Transaction& txn) {
   txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), kv::EncodeCounter(1));
 }
 
-Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
-                                                       std::string_view account,
+Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn, TableScope scope,
                                                        std::string_view name) {
   FDYNO_ASSIGN_OR_RETURN(uint64_t version, ReadVersion(txn));
-  const std::string cache_key = CacheKey(account, name);
+  const std::string cache_key = CacheKey(scope, name);
   std::shared_ptr<Cache> cache;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -232,11 +257,11 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Find(kv::Transaction& txn,
   }
   // Not cached at this version: read the record in this transaction. The version read above
   // guarantees the record belongs to `version` (every record change bumps it).
-  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TableKey(account, name)));
+  FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> bytes, txn.Get(TableKey(scope, name)));
   std::shared_ptr<const TableInfo> info;
   if (bytes) {
     FDYNO_ASSIGN_OR_RETURN(TableInfo decoded, DecodeTableInfo(*bytes));
-    if (decoded.account != account || decoded.name != name) {
+    if (decoded.scope() != scope || decoded.name != name) {
       return Error::Internal("catalog record of " + std::string(name) + " names another table");
     }
     info = std::make_shared<const TableInfo>(std::move(decoded));
@@ -261,10 +286,10 @@ size_t Catalog::CachedNames() {
 }
 
 Result<std::shared_ptr<const TableInfo>> Catalog::FindCreated(kv::Transaction& txn,
-                                                              std::string_view account,
+                                                              TableScope scope,
                                                               std::string_view name,
                                                               std::string_view uuid) {
-  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, Find(txn, account, name));
+  FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t, Find(txn, scope, name));
   if (t && !uuid.empty() && t->uuid == uuid) return t;
   return std::shared_ptr<const TableInfo>();
 }
@@ -272,8 +297,10 @@ Result<std::shared_ptr<const TableInfo>> Catalog::FindCreated(kv::Transaction& t
 Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, TableInfo info,
                                                          const std::vector<Tag>& tags,
                                                          std::string_view uuid) {
-  if (info.account.empty()) return Error::Internal("a table must belong to an account");
-  const std::string key = TableKey(info.account, info.name);
+  if (info.account.empty() || info.region.empty()) {
+    return Error::Internal("a table must belong to an account and a region");
+  }
+  const std::string key = TableKey(info.scope(), info.name);
   FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> existing, txn.Get(key));
   if (existing) return Error::ResourceInUse("Table already exists: " + info.name);
   // The id counter is read (not blindly added) so that concurrent creates conflict and each
@@ -297,13 +324,13 @@ Result<std::shared_ptr<const TableInfo>> Catalog::Create(kv::Transaction& txn, T
 }
 
 Status Catalog::Update(kv::Transaction& txn, const TableInfo& info) {
-  txn.Set(TableKey(info.account, info.name), EncodeTableInfo(info));
+  txn.Set(TableKey(info.scope(), info.name), EncodeTableInfo(info));
   BumpVersion(txn);
   return Status::Ok();
 }
 
 Status Catalog::Drop(kv::Transaction& txn, const TableInfo& info, bool hold) {
-  txn.Clear(TableKey(info.account, info.name));
+  txn.Clear(TableKey(info.scope(), info.name));
   txn.Clear(TagsKey(info.id));
   auto [policies_begin, policies_end] =
       layout::Catalog().Range(kv::Tuple{Part(CatalogPart::kPolicies), info.id});
@@ -318,10 +345,10 @@ void Catalog::ReleaseDropped(kv::Transaction& txn, int64_t table_id) {
   txn.Clear(PurgeHoldKey(table_id));
 }
 
-Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view account,
+Result<TableNamePage> Catalog::List(kv::Transaction& txn, TableScope scope,
                                     std::string_view exclusive_start, int limit) {
-  const kv::Subspace by_name =
-      layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByAccount), account});
+  const kv::Subspace by_name = layout::Catalog().Sub(
+      kv::Tuple{Part(CatalogPart::kTableByScope), scope.account, scope.region});
   // After the start name: its packed key followed by 0x00 sorts after it and before every
   // other name that extends it.
   const std::string begin = exclusive_start.empty()
@@ -333,16 +360,17 @@ Result<TableNamePage> Catalog::List(kv::Transaction& txn, std::string_view accou
 
 Result<QualifiedNamePage> Catalog::ListAll(kv::Transaction& txn, const QualifiedName* after,
                                            int limit) {
-  const kv::Subspace all = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByAccount)});
-  const std::string begin = after == nullptr
-                                ? all.Range().first
-                                : all.Pack(kv::Tuple{after->account, after->name}) + '\0';
-  return NamePage<QualifiedNamePage>(txn, all, begin, limit,
-                                     [](const kv::Tuple& t) -> Result<QualifiedName> {
-                                       FDYNO_ASSIGN_OR_RETURN(std::string account, t.GetString(0));
-                                       FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(1));
-                                       return QualifiedName{std::move(account), std::move(name)};
-                                     });
+  const kv::Subspace all = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByScope)});
+  const std::string begin =
+      after == nullptr ? all.Range().first
+                       : all.Pack(kv::Tuple{after->account, after->region, after->name}) + '\0';
+  return NamePage<QualifiedNamePage>(
+      txn, all, begin, limit, [](const kv::Tuple& t) -> Result<QualifiedName> {
+        FDYNO_ASSIGN_OR_RETURN(std::string account, t.GetString(0));
+        FDYNO_ASSIGN_OR_RETURN(std::string region, t.GetString(1));
+        FDYNO_ASSIGN_OR_RETURN(std::string name, t.GetString(2));
+        return QualifiedName{std::move(account), std::move(region), std::move(name)};
+      });
 }
 
 Result<std::vector<Tag>> Catalog::GetTags(kv::Transaction& txn, int64_t table_id) {

@@ -2,11 +2,13 @@
 // tags, stored in the catalog subspace (store/layout.h) and described in
 // docs/format/catalog.md.
 //
-// Tables belong to an account, as in DynamoDB: a table is named by (account, name), so two
-// accounts may each have a table of the same name and neither sees the other's. Open mode gives
-// every caller the one account kSharedAccount, so its callers share one namespace (like
-// DynamoDB Local's shared database). A catalog written before tables had accounts holds every
-// table under kSharedAccount once Catalog::Migrate has run (docs/format/catalog.md).
+// Tables belong to an account and a region, as in DynamoDB: a table is named by (account, region,
+// name), so two accounts, or one account's two regions, may each have a table of the same name
+// and neither sees the other's. Open mode gives every caller the one account kSharedAccount, so
+// its callers share one namespace per region (like DynamoDB Local's shared database). A catalog
+// written before tables had accounts holds every table under kSharedAccount, and one written
+// before regions holds every table in its legacy region, once Catalog::Migrate has run
+// (docs/format/catalog.md).
 //
 // Every table gets a fresh numeric id from a counter in its create transaction; all its data
 // lives under layout::Table(id), so a dropped and recreated table never sees old keys.
@@ -226,10 +228,18 @@ struct Tag {
 // DynamoDB allows two TableClass changes in 30 days: the record keeps the times of as many.
 inline constexpr size_t kTableClassChangesKept = 2;
 
+// Where a table lives: names are unique within one (account, region) pair.
+struct TableScope {
+  std::string_view account;  // the owner: 12 digits
+  std::string_view region;   // e.g. "us-east-1"
+  bool operator==(const TableScope&) const = default;
+};
+
 // Everything the catalog knows about one table.
 struct TableInfo {
   std::string account = std::string(kSharedAccount);  // the owner: 12 digits
-  std::string name;                                   // unique within the account
+  std::string region;                                 // where it lives
+  std::string name;                                   // unique within (account, region)
   int64_t id = 0;
   std::string uuid;  // DescribeTable's TableId
   int64_t creation_ms = 0;
@@ -264,6 +274,7 @@ struct TableInfo {
   // (store/policies.h): requests read the policies only then.
   bool has_policies = false;
 
+  TableScope scope() const { return {account, region}; }
   // Whether the table or one of its global secondary indexes counts its keys' accesses.
   bool CountsKeyAccesses() const;
   // The index named `name` (local or global), or null.
@@ -287,15 +298,17 @@ struct TableNamePage {
   bool more = false;  // names exist after the last one returned
 };
 
-// A table's name with its account: what the catalog keys a table by.
+// A table's name with its account and region: what the catalog keys a table by.
 struct QualifiedName {
   std::string account;
+  std::string region;
   std::string name;
+  TableScope scope() const { return {account, region}; }
   bool operator==(const QualifiedName&) const = default;
 };
 
 struct QualifiedNamePage {
-  std::vector<QualifiedName> names;  // in (account, name) order
+  std::vector<QualifiedName> names;  // in (account, region, name) order
   bool more = false;
 };
 
@@ -312,35 +325,39 @@ class Catalog {
  public:
   explicit Catalog(Clock* clock = Clock::Real(), CatalogOptions options = {});
 
-  // Brings the catalog of `db` to this binary's format before anything else uses it (at
-  // start-up): a catalog written before accounts has its tables moved, record bytes unchanged,
-  // to kSharedAccount, at most `batch` per transaction (resumable after a crash; idempotent).
-  // Never overwrites: a legacy name that kSharedAccount already has fails (InternalServerError)
-  // with both left in place, as does a catalog format newer than this binary's. Returns the
-  // number of tables moved.
+  // The first step of store::MigrateFormat (store/regions_migration.h), which runs at start-up
+  // before anything else uses the catalog: a catalog written before accounts has its tables
+  // moved, record bytes unchanged, to kSharedAccount, at most `batch` per transaction
+  // (resumable after a crash; idempotent), then is in format 2. Never overwrites: a legacy name
+  // that kSharedAccount already has fails (InternalServerError) with both left in place, as does
+  // a catalog format newer than this binary's. Returns the number of tables moved.
   static Result<int> Migrate(kv::Database& db, int batch = 100);
+  // The catalog format version of `txn`'s snapshot (1 when never written); InternalServerError
+  // when it is newer than this binary's.
+  static Result<int> ReadFormat(kv::Transaction& txn);
+  // Records that the catalog is in format `version`.
+  static void WriteFormat(kv::Transaction& txn, int version);
 
-  // The table `name` of `account` as of `txn`'s snapshot, or null when there is none. Adds a
+  // The table `name` in `scope` as of `txn`'s snapshot, or null when there is none. Adds a
   // read conflict on the metadata version key (see the header comment).
-  Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, std::string_view account,
+  Result<std::shared_ptr<const TableInfo>> Find(kv::Transaction& txn, TableScope scope,
                                                 std::string_view name);
 
-  // Creates `info` in info.account (id, uuid and creation time are assigned here,
+  // Creates `info` in info.scope() (id, uuid and creation time are assigned here,
   // next_index_id and index ids too) with `tags`. `uuid`: the one the request chose with
   // NewTableUuid (empty: a new one; info.uuid is never kept, a restored plan carries its
-  // source's). ResourceInUseException "Table already exists: <name>" when the account has the
+  // source's). ResourceInUseException "Table already exists: <name>" when the scope has the
   // name. Returns what was stored.
   Result<std::shared_ptr<const TableInfo>> Create(kv::Transaction& txn, TableInfo info,
                                                   const std::vector<Tag>& tags,
                                                   std::string_view uuid = {});
-  // The table `name` of `account` when it is the one created with `uuid`, else null. A create
+  // The table `name` in `scope` when it is the one created with `uuid`, else null. A create
   // request chooses its uuid once, before its first attempt; after an ambiguous commit its retry
   // finds here the table its earlier attempt made, instead of "Table already exists".
-  Result<std::shared_ptr<const TableInfo>> FindCreated(kv::Transaction& txn,
-                                                       std::string_view account,
+  Result<std::shared_ptr<const TableInfo>> FindCreated(kv::Transaction& txn, TableScope scope,
                                                        std::string_view name,
                                                        std::string_view uuid);
-  // Replaces the record of an existing table (same account, name and id).
+  // Replaces the record of an existing table (same account, region, name and id).
   Status Update(kv::Transaction& txn, const TableInfo& info);
   // Removes the table from the catalog, with its tags, and records its id as pending purge;
   // its data is removed afterwards by PurgeDropped. The name is free once this commits.
@@ -349,12 +366,12 @@ class Catalog {
   // Lets PurgeDropped remove the data of dropped table `table_id` that Drop held.
   static void ReleaseDropped(kv::Transaction& txn, int64_t table_id);
 
-  // The table names of `account` in order after `exclusive_start` (all when empty), at most
+  // The table names in `scope` in order after `exclusive_start` (all when empty), at most
   // `limit`.
-  Result<TableNamePage> List(kv::Transaction& txn, std::string_view account,
+  Result<TableNamePage> List(kv::Transaction& txn, TableScope scope,
                              std::string_view exclusive_start, int limit);
-  // Every account's tables in (account, name) order after `after` (from the first when null),
-  // at most `limit`: for the background workers, which serve every table.
+  // Every account's tables in (account, region, name) order after `after` (from the first when
+  // null), at most `limit`: for the background workers, which serve every table.
   Result<QualifiedNamePage> ListAll(kv::Transaction& txn, const QualifiedName* after, int limit);
 
   // Tags of table `table_id` in key order.
@@ -377,10 +394,16 @@ class Catalog {
   size_t CachedNames();
 
   // The record keys (exposed for tests and tools).
-  static std::string TableKey(std::string_view account, std::string_view name);
-  // Where catalog format 1 (before accounts) kept the record of table `name`; only Migrate and
-  // the tests that write such a catalog use it.
+  static std::string TableKey(TableScope scope, std::string_view name);
+  // Where catalog format 1 (before accounts) kept the record of table `name`, and format 2
+  // (before regions) that of `account`'s; only Migrate and the tests that write such a catalog
+  // use them.
   static std::string LegacyTableKey(std::string_view name);
+  static std::string AccountTableKey(std::string_view account, std::string_view name);
+  // The subspace of format 2's records, keyed (account, name).
+  static kv::Subspace AccountTables();
+  // The region that tables, backups, jobs and streams written before regions belong to.
+  static std::string LegacyRegionKey();
   static std::string FormatKey();
   static std::string TagsKey(int64_t table_id);
   // The resource policy of table `table_id` (slot empty) or of its stream labelled `slot`
@@ -395,7 +418,7 @@ class Catalog {
   // A snapshot of what this process knows at one metadata version.
   struct Cache {
     uint64_t version = 0;
-    // By CacheKey(account, name); null: absent.
+    // By CacheKey(scope, name); null: absent.
     std::map<std::string, std::shared_ptr<const TableInfo>, std::less<>> tables;
     size_t absent = 0;  // null entries in `tables`, at most kMaxCachedAbsentNames
   };

@@ -9,23 +9,32 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "kv/engines/embedded/embedded.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
+#include "store/backups.h"
 #include "store/layout.h"
+#include "store/pitr.h"
+#include "store/regions_migration.h"
+#include "store/streams.h"
 
 namespace fdyno::store {
 namespace {
 
 constexpr std::string_view kAccountA = "111111111111";
 constexpr std::string_view kAccountB = "222222222222";
+constexpr std::string_view kRegion = "us-east-1";
+constexpr std::string_view kOtherRegion = "eu-west-1";
 
-TableInfo SimpleTable(std::string name, std::string_view account = kSharedAccount) {
+TableInfo SimpleTable(std::string name, std::string_view account = kSharedAccount,
+                      std::string_view region = kRegion) {
   TableInfo t;
   t.account = std::string(account);
+  t.region = std::string(region);
   t.name = std::move(name);
   t.attribute_definitions = {{"pk", ScalarType::kS}, {"sk", ScalarType::kN}};
   t.key_schema.hash = {"pk", ScalarType::kS};
@@ -70,14 +79,16 @@ class CatalogTest : public ::testing::TestWithParam<std::string> {
         [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Create(txn, info, tags); });
   }
   Result<std::shared_ptr<const TableInfo>> Find(Catalog& catalog, const std::string& name,
-                                                std::string_view account = kSharedAccount) {
-    return Run(
-        [&](kv::Transaction& txn, const kv::Attempt&) { return catalog.Find(txn, account, name); });
+                                                std::string_view account = kSharedAccount,
+                                                std::string_view region = kRegion) {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return catalog.Find(txn, {account, region}, name);
+    });
   }
-  Status Drop(Catalog& catalog, const std::string& name,
-              std::string_view account = kSharedAccount) {
+  Status Drop(Catalog& catalog, const std::string& name, std::string_view account = kSharedAccount,
+              std::string_view region = kRegion) {
     return Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(txn, account, name));
+      FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(txn, {account, region}, name));
       if (!info) return Error::ResourceNotFound(name);
       return catalog.Drop(txn, *info);
     });
@@ -236,7 +247,7 @@ TEST_P(CatalogTest, CacheIsInvalidatedByAnotherCatalogsChange) {
   EXPECT_EQ(Find(a, "t1")->get(), cached->get());
 
   ASSERT_TRUE(Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-                FDYNO_ASSIGN_OR_RETURN(auto info, b.Find(txn, kSharedAccount, "t1"));
+                FDYNO_ASSIGN_OR_RETURN(auto info, b.Find(txn, {kSharedAccount, kRegion}, "t1"));
                 TableInfo changed = *info;
                 changed.throughput.read_capacity_units = 42;
                 return b.Update(txn, changed);
@@ -266,7 +277,7 @@ TEST_P(CatalogTest, WriterConflictsWithConcurrentDrop) {
   // An item write that read the metadata (from the cache) before the table was dropped must
   // not commit.
   auto writer = db_->CreateTransaction();
-  auto info = a.Find(*writer, kSharedAccount, "t1");
+  auto info = a.Find(*writer, {kSharedAccount, kRegion}, "t1");
   ASSERT_TRUE(info.ok());
   ASSERT_NE(*info, nullptr);
   writer->Set(layout::Items((*info)->id).Pack(kv::Tuple{"k"}), "v");
@@ -284,7 +295,7 @@ TEST_P(CatalogTest, ListPagesInNameOrder) {
   }
   auto list = [&](std::string start, int limit) {
     return Run([&](kv::Transaction& txn, const kv::Attempt&) {
-      return catalog.List(txn, kSharedAccount, start, limit);
+      return catalog.List(txn, {kSharedAccount, kRegion}, start, limit);
     });
   };
   auto all = list("", 100);
@@ -359,7 +370,7 @@ TEST_P(CatalogTest, ConcurrentCreatesGetDistinctIdsAndOneWinsAName) {
   EXPECT_EQ(same_name_wins, 1);
   EXPECT_EQ(same_name_in_use, kThreads - 1);
   auto all = Run([&](kv::Transaction& txn, const kv::Attempt&) {
-    return a.List(txn, kSharedAccount, "", 100);
+    return a.List(txn, {kSharedAccount, kRegion}, "", 100);
   });
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->names.size(), static_cast<size_t>(kThreads * kPerThread + 1));
@@ -391,7 +402,7 @@ TEST_P(CatalogTest, TheSameNameInTwoAccountsIsTwoTables) {
   }
   auto list = [&](std::string_view account) {
     return Run([&](kv::Transaction& txn, const kv::Attempt&) {
-      return catalog.List(txn, account, "", 100);
+      return catalog.List(txn, {account, kRegion}, "", 100);
     });
   };
   EXPECT_EQ(list(kAccountA)->names, (std::vector<std::string>{"only-a", "orders"}));
@@ -408,13 +419,58 @@ TEST_P(CatalogTest, TheSameNameInTwoAccountsIsTwoTables) {
   EXPECT_TRUE(Create(catalog, SimpleTable("orders", kAccountA)).ok());
 }
 
+// Tables belong to regions too: one account's same name in two regions is two tables, each
+// found, listed and dropped in its own region only.
+TEST_P(CatalogTest, TheSameNameInTwoRegionsIsTwoTables) {
+  Catalog catalog;
+  auto here = Create(catalog, SimpleTable("orders", kAccountA, kRegion));
+  ASSERT_TRUE(here.ok()) << here.error().message;
+  auto there = Create(catalog, SimpleTable("orders", kAccountA, kOtherRegion));
+  ASSERT_TRUE(there.ok()) << there.error().message;
+  EXPECT_NE((*here)->id, (*there)->id);
+  EXPECT_EQ((*there)->region, kOtherRegion);
+  ASSERT_TRUE(Create(catalog, SimpleTable("only-there", kAccountA, kOtherRegion)).ok());
+  auto again = Create(catalog, SimpleTable("orders", kAccountA, kOtherRegion));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().type, ErrorType::kResourceInUse);
+
+  Catalog other;
+  for (Catalog* c : {&catalog, &other}) {
+    EXPECT_EQ((*Find(*c, "orders", kAccountA, kRegion))->id, (*here)->id);
+    EXPECT_EQ((*Find(*c, "orders", kAccountA, kOtherRegion))->id, (*there)->id);
+    EXPECT_EQ(*Find(*c, "only-there", kAccountA, kRegion), nullptr);
+  }
+  auto list = [&](std::string_view region) {
+    return Run([&](kv::Transaction& txn, const kv::Attempt&) {
+      return catalog.List(txn, {kAccountA, region}, "", 100);
+    });
+  };
+  EXPECT_EQ(list(kRegion)->names, (std::vector<std::string>{"orders"}));
+  EXPECT_EQ(list(kOtherRegion)->names, (std::vector<std::string>{"only-there", "orders"}));
+  EXPECT_TRUE(list("us-west-2")->names.empty());
+
+  ASSERT_TRUE(Drop(catalog, "orders", kAccountA, kOtherRegion).ok());
+  EXPECT_EQ(*Find(other, "orders", kAccountA, kOtherRegion), nullptr);
+  EXPECT_EQ((*Find(other, "orders", kAccountA, kRegion))->id, (*here)->id);
+
+  // A table names its region: one without is refused.
+  auto nowhere = Create(catalog, SimpleTable("nowhere", kAccountA, ""));
+  ASSERT_FALSE(nowhere.ok());
+  EXPECT_EQ(nowhere.error().type, ErrorType::kInternalServerError);
+}
+
 // ListAll serves the background workers: every account's tables, in (account, name) order,
 // in pages.
 TEST_P(CatalogTest, ListAllPagesThroughEveryAccount) {
   Catalog catalog;
-  for (auto [account, name] : std::vector<std::pair<std::string_view, std::string>>{
-           {kAccountB, "b1"}, {kAccountA, "x"}, {kSharedAccount, "s"}, {kAccountA, "a"}}) {
-    ASSERT_TRUE(Create(catalog, SimpleTable(name, account)).ok());
+  for (auto [account, region, name] :
+       std::vector<std::tuple<std::string_view, std::string_view, std::string>>{
+           {kAccountB, kRegion, "b1"},
+           {kAccountA, kRegion, "x"},
+           {kSharedAccount, kRegion, "s"},
+           {kAccountA, kOtherRegion, "z"},
+           {kAccountA, kRegion, "a"}}) {
+    ASSERT_TRUE(Create(catalog, SimpleTable(name, account, region)).ok());
   }
   std::vector<QualifiedName> seen;
   std::optional<QualifiedName> after;
@@ -428,19 +484,39 @@ TEST_P(CatalogTest, ListAllPagesThroughEveryAccount) {
     after = page->names.back();
   }
   const std::string shared(kSharedAccount), a(kAccountA), b(kAccountB);
-  EXPECT_EQ(seen, (std::vector<QualifiedName>{{shared, "s"}, {a, "a"}, {a, "x"}, {b, "b1"}}));
+  const std::string us(kRegion), eu(kOtherRegion);
+  EXPECT_EQ(seen, (std::vector<QualifiedName>{
+                      {shared, us, "s"}, {a, eu, "z"}, {a, us, "a"}, {a, us, "x"}, {b, us, "b1"}}));
 }
 
 // ---- catalogs written before accounts (format 1) --------------------------------------------
 
-// What a binary from before accounts wrote for `info`: its record, without the "account"
-// member (which every later record starts with), under (1, 1, name).
+// `info`'s record without its leading member `name` (version byte, '{', then the member).
+std::string WithoutMember(std::string record, const std::string& name, const std::string& value) {
+  const std::string member = "\"" + name + "\":\"" + value + "\",";
+  const size_t at = record.find(member);
+  EXPECT_EQ(at, 2u) << record;
+  if (at == 2u) record.erase(at, member.size());
+  return record;
+}
+
+// What a binary from before regions wrote for `info`: its record, without the "region" member,
+// under (1, 5, account, name).
+void WriteTableBeforeRegions(kv::Transaction& txn, const TableInfo& info) {
+  std::string record = EncodeTableInfo(info);
+  const std::string region = "\"region\":\"" + info.region + "\",";
+  const size_t at = record.find(region);
+  ASSERT_NE(at, std::string::npos) << record;
+  record.erase(at, region.size());
+  txn.Set(Catalog::AccountTableKey(info.account, info.name), record);
+}
+
+// What a binary from before accounts wrote for `info`: its record, without the "account" and
+// "region" members (which every later record starts with), under (1, 1, name).
 void WriteLegacyTable(kv::Transaction& txn, const TableInfo& info) {
   std::string record = EncodeTableInfo(info);
-  const std::string member = "\"account\":\"" + info.account + "\",";
-  const size_t at = record.find(member);
-  ASSERT_EQ(at, 2u) << record;  // version byte, '{', then the member
-  record.erase(at, member.size());
+  record = WithoutMember(record, "account", info.account);
+  record = WithoutMember(record, "region", info.region);
   txn.Set(Catalog::LegacyTableKey(info.name), record);
 }
 
@@ -479,9 +555,12 @@ TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) 
   // Looked up (and cached absent) before the migration: the migration's version bump refreshes.
   EXPECT_EQ(*Find(catalog, "legacy-1"), nullptr);
 
-  auto moved = Catalog::Migrate(*db_, /*batch=*/3);  // three transactions and the last
+  // Three transactions and the last, for each step.
+  auto moved = MigrateFormat(*db_, kRegion, /*batch=*/3);
   ASSERT_TRUE(moved.ok()) << moved.error().message;
-  EXPECT_EQ(*moved, kTables + 1);
+  EXPECT_EQ(moved->accounts, kTables + 1);
+  EXPECT_EQ(moved->regions, kTables + 1);
+  EXPECT_EQ(moved->legacy_region, kRegion);
   for (int i = 1; i <= kTables; ++i) {
     auto t = Find(catalog, "legacy-" + std::to_string(i));
     ASSERT_TRUE(t.ok()) << t.error().message;
@@ -489,6 +568,7 @@ TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) 
     EXPECT_EQ((*t)->id, i);
     EXPECT_EQ((*t)->uuid, "uuid-" + std::to_string(i));
     EXPECT_EQ((*t)->account, kSharedAccount);
+    EXPECT_EQ((*t)->region, kRegion);
     EXPECT_EQ(*Find(catalog, "legacy-" + std::to_string(i), kAccountA), nullptr);
   }
   EXPECT_EQ((*Find(catalog, "v1"))->id, kTables + 1);
@@ -498,15 +578,20 @@ TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) 
     auto [begin, end] = layout::Catalog().Range(kv::Tuple{int64_t{1}});
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult legacy, txn.GetRange(begin, end));
     EXPECT_TRUE(legacy.kvs.empty()) << "format 1 records left behind";
+    auto [begin2, end2] = Catalog::AccountTables().Range();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult before_regions, txn.GetRange(begin2, end2));
+    EXPECT_TRUE(before_regions.kvs.empty()) << "format 2 records left behind";
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(Catalog::FormatKey()));
-    EXPECT_EQ(format, std::string(1, '\x02'));
+    EXPECT_EQ(format, std::string(1, '\x03'));
     return true;
   });
   ASSERT_TRUE(state.ok()) << state.error().message;
 
   // Once migrated, nothing moves again; new ids follow the old counter; the dropped table's
   // purge completes.
-  EXPECT_EQ(*Catalog::Migrate(*db_), 0);
+  auto again = MigrateFormat(*db_, kOtherRegion);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->accounts + again->regions, 0);
   auto next = Create(catalog, SimpleTable("after", kAccountA));
   ASSERT_TRUE(next.ok());
   EXPECT_EQ((*next)->id, kTables + 3);
@@ -523,28 +608,116 @@ TEST_P(CatalogTest, MigrateNeverOverwritesATableOfTheSharedAccount) {
     return Status::Ok();
   });
   ASSERT_TRUE(st.ok());
-  auto moved = Catalog::Migrate(*db_);
+  auto moved = MigrateFormat(*db_, kRegion);
   ASSERT_FALSE(moved.ok());
   EXPECT_EQ(moved.error().type, ErrorType::kInternalServerError);
   EXPECT_NE(moved.error().message.find("table t exists both before and after"), std::string::npos)
       << moved.error().message;
   EXPECT_EQ((*Find(catalog, "t"))->id, 1);
+  // The older table was moved to the shared account, and stopped before its region.
   auto legacy = Run([&](kv::Transaction& txn, const kv::Attempt&) {
-    return txn.Get(Catalog::LegacyTableKey("t"));
+    return txn.Get(Catalog::AccountTableKey(kSharedAccount, "t"));
   });
   EXPECT_TRUE(legacy->has_value());
 }
 
 TEST_P(CatalogTest, MigrateRefusesACatalogFormatNewerThanItKnows) {
   auto st = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
-    txn.Set(Catalog::FormatKey(), std::string(1, '\x03'));
+    txn.Set(Catalog::FormatKey(), std::string(1, '\x04'));
     return Status::Ok();
   });
   ASSERT_TRUE(st.ok());
-  auto moved = Catalog::Migrate(*db_);
+  auto moved = MigrateFormat(*db_, kRegion);
   ASSERT_FALSE(moved.ok());
-  EXPECT_NE(moved.error().message.find("catalog format 3 is newer"), std::string::npos)
+  EXPECT_NE(moved.error().message.find("catalog format 4 is newer"), std::string::npos)
       << moved.error().message;
+}
+
+// A JSON record as a binary before regions wrote it: without the (empty) "region" member.
+std::string WithoutEmptyRegion(std::string record) {
+  const std::string member = "\"region\":\"\",";
+  const size_t at = record.find(member);
+  EXPECT_NE(at, std::string::npos) << record;
+  if (at != std::string::npos) record.erase(at, member.size());
+  return record;
+}
+
+// A binary record of version 3 whose last member is an empty region, as version 2 wrote it.
+std::string VersionTwo(std::string record) {
+  EXPECT_EQ(record[0], '\x03');
+  EXPECT_EQ(record.substr(record.size() - 4), std::string(4, '\0'));
+  record.resize(record.size() - 4);
+  record[0] = '\x02';
+  return record;
+}
+
+// A format 2 catalog (before regions): tables of two accounts, a backup, a restore job, a
+// point-in-time restore job and a stream, none with a region. The migration gives every one the
+// legacy region, and the region recorded by an earlier, interrupted migration wins over the one
+// this start offers, so that every process agrees.
+TEST_P(CatalogTest, MigrateGivesEverythingFromBeforeRegionsTheLegacyRegion) {
+  auto st = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+    for (int i = 1; i <= 5; ++i) {
+      TableInfo t = SimpleTable("t" + std::to_string(i), i % 2 ? kAccountA : kAccountB);
+      t.id = i;
+      WriteTableBeforeRegions(txn, t);
+    }
+    BackupInfo backup;
+    backup.account = std::string(kAccountA);
+    backup.id = "01700000000123-0a1b2c3d";
+    backup.table_name = "t1";
+    txn.Set(BackupKey(backup.id), WithoutEmptyRegion(EncodeBackupInfo(backup)));
+    RestoreJob restore;
+    restore.table_id = 6;
+    restore.account = std::string(kAccountA);
+    txn.Set(RestoreJobKey(6), WithoutEmptyRegion(EncodeRestoreJob(restore)));
+    PitrRestoreJob pitr;
+    pitr.table_id = 7;
+    pitr.account = std::string(kAccountB);
+    txn.Set(PitrRestoreJobKey(7), VersionTwo(EncodePitrRestoreJob(pitr)));
+    StreamInfo stream;
+    stream.id = 3;
+    stream.account = std::string(kAccountB);
+    stream.table_name = "t2";
+    stream.key_schema.hash = {"pk", ScalarType::kS};
+    txn.Set(StreamInfoKey(3), VersionTwo(EncodeStreamInfo(stream)));
+    txn.Set(Catalog::FormatKey(), std::string(1, '\x02'));
+    txn.Set(Catalog::LegacyRegionKey(), std::string(kOtherRegion));  // an earlier start's
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+
+  auto moved = MigrateFormat(*db_, kRegion, /*batch=*/2);
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  EXPECT_EQ(moved->accounts, 0);
+  EXPECT_EQ(moved->regions, 5);
+  EXPECT_EQ(moved->legacy_region, kOtherRegion);
+  Catalog catalog;
+  for (int i = 1; i <= 5; ++i) {
+    auto t = Find(catalog, "t" + std::to_string(i), i % 2 ? kAccountA : kAccountB, kOtherRegion);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_NE(*t, nullptr) << i;
+    EXPECT_EQ((*t)->id, i);
+    EXPECT_EQ((*t)->region, kOtherRegion);
+    EXPECT_EQ(*Find(catalog, "t" + std::to_string(i), i % 2 ? kAccountA : kAccountB), nullptr);
+  }
+  auto regions = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::string> {
+    std::string out;
+    FDYNO_ASSIGN_OR_RETURN(std::optional<BackupInfo> backup,
+                           ReadBackup(txn, "01700000000123-0a1b2c3d"));
+    out += backup->region + " ";
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> restore, txn.Get(RestoreJobKey(6)));
+    out += DecodeRestoreJob(*restore)->region + " ";
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> pitr, txn.Get(PitrRestoreJobKey(7)));
+    out += DecodePitrRestoreJob(*pitr)->region + " ";
+    FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> stream, txn.Get(StreamInfoKey(3)));
+    out += DecodeStreamInfo(*stream)->region;
+    FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
+    out += " " + std::to_string(format);
+    return out;
+  });
+  ASSERT_TRUE(regions.ok()) << regions.error().message;
+  EXPECT_EQ(*regions, "eu-west-1 eu-west-1 eu-west-1 eu-west-1 3");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
@@ -655,7 +828,7 @@ TEST(CatalogRecordTest, ContributorInsightsRoundTripAndAbsenceMeansNeverConfigur
 
 // Every member a table record can hold, each set to a value other than its default.
 TableInfo FullyPopulatedTable() {
-  TableInfo t = SimpleTable("full", kAccountA);
+  TableInfo t = SimpleTable("full", kAccountA, kOtherRegion);
   t.id = 9;
   t.uuid = "u-9";
   t.creation_ms = 11;
@@ -734,7 +907,8 @@ TEST(CatalogFormatTest, EveryMemberEncodesToThePinnedBytes) {
   EXPECT_EQ(
       bytes,
       std::string("\x03") +
-          R"({"account":"111111111111","name":"full","id":9,"uuid":"u-9","creation_ms":11,)"
+          R"({"account":"111111111111","region":"eu-west-1","name":"full","id":9,"uuid":"u-9",)"
+          R"("creation_ms":11,)"
           R"("status":"UPDATING","attribute_definitions":[{"name":"pk","type":"S"},{"name":"sk",)"
           R"("type":"N"},{"name":"g1","type":"B"},{"name":"g2","type":"S"}],)"
           R"("key_schema":{"hash":{"name":"pk","type":"S"},"range":{"name":"sk","type":"N"}},)"

@@ -178,6 +178,21 @@ std::string ExportKey(std::string_view id) {
 std::string ImportKey(std::string_view id) {
   return Root().Pack(kv::Tuple{kImportPart, std::string(id)});
 }
+namespace {
+// The region of arn:aws:dynamodb:<region>:<account>:..., empty when it has none.
+std::string_view ArnRegion(std::string_view arn) {
+  for (int i = 0; i < 3; ++i) {
+    const size_t colon = arn.find(':');
+    if (colon == std::string_view::npos) return {};
+    arn.remove_prefix(colon + 1);
+  }
+  return arn.substr(0, arn.find(':'));
+}
+}  // namespace
+
+TableScope ScopeOf(const ExportJob& job) { return {job.account, ArnRegion(job.table_arn)}; }
+TableScope ScopeOf(const ImportJob& job) { return {job.account, ArnRegion(job.table_arn)}; }
+
 std::string ExportTokenKey(std::string_view account, std::string_view token) {
   return Root().Pack(kv::Tuple{kExportTokenPart, std::string(account), std::string(token)});
 }

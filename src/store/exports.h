@@ -126,6 +126,11 @@ Result<ImportJob> DecodeImportJob(std::string_view bytes);
 
 std::string ExportKey(std::string_view id);
 std::string ImportKey(std::string_view id);
+// The account and region of the table a job exports or creates: the region is the one its
+// table ARN names (the job's records carry it there, also those from before regions).
+TableScope ScopeOf(const ExportJob& job);
+TableScope ScopeOf(const ImportJob& job);
+
 // A ClientToken is one account's: another account's same token names another job.
 std::string ExportTokenKey(std::string_view account, std::string_view token);
 std::string ImportTokenKey(std::string_view account, std::string_view token);

@@ -25,6 +25,7 @@ using model::Item;
 // (does not count).
 TableInfo MakeTable(int64_t id = 7) {
   TableInfo t;
+  t.region = "us-east-1";
   t.name = "t";
   t.id = id;
   t.key_schema.hash = {"pk", ScalarType::kS};

@@ -12,9 +12,11 @@ namespace {
 // Persisted (docs/format/pitr.md): never renumber.
 constexpr uint8_t kUndoRecordVersion = 1;
 // Restore job versions: 2 adds the account of the source and target tables (a version 1 job's
-// are the shared account's). Persisted.
+// are the shared account's), 3 their region (empty in older jobs until the catalog's format 3
+// migration sets it). Persisted.
 constexpr uint8_t kJobVersion1 = 1;
-constexpr uint8_t kJobVersion = 2;
+constexpr uint8_t kJobVersion2 = 2;
+constexpr uint8_t kJobVersion = 3;
 constexpr int64_t kPitrJobPart = 6;  // under the backups root (docs/format/backups.md)
 constexpr uint8_t kFrameWhole = 1;
 constexpr uint8_t kFrameHead = 2;
@@ -291,6 +293,7 @@ std::string EncodePitrRestoreJob(const PitrRestoreJob& job) {
   PutLengthPrefixed(out, job.undo_end);
   PutU64(out, static_cast<uint64_t>(job.items));
   PutLengthPrefixed(out, job.account);
+  PutLengthPrefixed(out, job.region);
   return out;
 }
 
@@ -299,18 +302,20 @@ Result<PitrRestoreJob> DecodePitrRestoreJob(std::string_view bytes) {
   uint8_t version = 0, phase = 0;
   uint64_t table_id = 0, source_id = 0, epoch = 0, time = 0, items = 0;
   std::string_view name, source, next_key, undo_end;
-  std::string_view account = kSharedAccount;
-  if (!in.U8(version) || (version != kJobVersion && version != kJobVersion1)) {
+  std::string_view account = kSharedAccount, region;
+  if (!in.U8(version) || version < kJobVersion1 || version > kJobVersion) {
     return Corrupt("restore job version");
   }
   if (!in.U64(table_id) || !in.LengthPrefixed(name) || !in.U64(source_id) ||
       !in.LengthPrefixed(source) || !in.U64(epoch) || !in.U64(time) || !in.U8(phase) || phase > 1 ||
       !in.LengthPrefixed(next_key) || !in.LengthPrefixed(undo_end) || !in.U64(items) ||
-      (version != kJobVersion1 && !in.LengthPrefixed(account)) || !in.done()) {
+      (version >= kJobVersion2 && !in.LengthPrefixed(account)) ||
+      (version >= kJobVersion && !in.LengthPrefixed(region)) || !in.done()) {
     return Corrupt("restore job");
   }
   PitrRestoreJob job;
   job.account = std::string(account);
+  job.region = std::string(region);
   job.table_id = static_cast<int64_t>(table_id);
   job.table_name = std::string(name);
   job.source_id = static_cast<int64_t>(source_id);

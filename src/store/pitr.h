@@ -138,8 +138,9 @@ struct PitrRestoreJob {
   Phase phase = Phase::kCopy;
   std::string next_key;  // source item key the next copy batch starts at; empty: the first
   std::string undo_end;
-  int64_t items = 0;  // items copied, then records undone, so far
+  int64_t items = 0;                                  // items copied, then records undone, so far
   std::string account = std::string(kSharedAccount);  // of both tables
+  std::string region;                                 // of both tables
   bool operator==(const PitrRestoreJob&) const = default;
 };
 

@@ -83,19 +83,29 @@ TEST_F(PitrTest, RecordsAndJobsRoundTripAndFailClosed) {
   EXPECT_EQ(DecodeUndoRecord(bad).error().type, ErrorType::kInternalServerError);
   EXPECT_FALSE(DecodeUndoRecord(EncodeUndoRecord(r) + "x").ok());
 
-  PitrRestoreJob job{9, "copy", 5, "t", 2, 777, PitrRestoreJob::Phase::kUndo, "k", "e", 12};
+  PitrRestoreJob job{
+      9,  "copy",         5,          "t", 2, 777, PitrRestoreJob::Phase::kUndo, "k", "e",
+      12, "111111111111", "eu-west-1"};
   Result<PitrRestoreJob> job_back = DecodePitrRestoreJob(EncodePitrRestoreJob(job));
   ASSERT_TRUE(job_back.ok());
   EXPECT_EQ(*job_back, job);
   std::string bad_job = EncodePitrRestoreJob(job);
   EXPECT_FALSE(DecodePitrRestoreJob(bad_job.substr(0, bad_job.size() - 1)).ok());
 
-  // The job keeps its tables' account; a version 1 job (before accounts) ends before it and is
+  // The job keeps its tables' account and region; a version 2 job (before regions) ends before
+  // the region and has none, a version 1 job (before accounts) ends before the account and is
   // the shared account's.
   job.account = "222222222222";
   const std::string bytes = EncodePitrRestoreJob(job);
+  EXPECT_EQ(bytes[0], '\x03');
   EXPECT_EQ(*DecodePitrRestoreJob(bytes), job);
-  std::string v1 = bytes.substr(0, bytes.size() - 4 - job.account.size());
+  std::string v2 = bytes.substr(0, bytes.size() - 4 - job.region.size());
+  v2[0] = '\x02';
+  Result<PitrRestoreJob> before_regions = DecodePitrRestoreJob(v2);
+  ASSERT_TRUE(before_regions.ok()) << before_regions.error().message;
+  EXPECT_EQ(before_regions->account, "222222222222");
+  EXPECT_EQ(before_regions->region, "");
+  std::string v1 = v2.substr(0, v2.size() - 4 - job.account.size());
   v1[0] = '\x01';
   Result<PitrRestoreJob> older = DecodePitrRestoreJob(v1);
   ASSERT_TRUE(older.ok()) << older.error().message;

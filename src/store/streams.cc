@@ -15,9 +15,11 @@ namespace {
 
 // Persisted (docs/format/streams.md): never renumber.
 // Stream record versions: 2 adds the owner's account (a version 1 record is the shared
-// account's). Persisted.
+// account's), 3 its table's region (empty in older records until the catalog's format 3
+// migration sets it). Persisted.
 constexpr uint8_t kStreamInfoVersion1 = 1;
-constexpr uint8_t kStreamInfoVersion = 2;
+constexpr uint8_t kStreamInfoVersion2 = 2;
+constexpr uint8_t kStreamInfoVersion = 3;
 constexpr uint8_t kRecordVersion = 1;
 constexpr int64_t kInfoPart = 1;
 constexpr int64_t kRecordPart = 2;
@@ -87,6 +89,7 @@ std::string EncodeStreamInfo(const StreamInfo& info) {
   PutU32(out, static_cast<uint32_t>(info.slots));
   PutU64(out, static_cast<uint64_t>(info.disabled_ms));
   PutLengthPrefixed(out, info.account);
+  PutLengthPrefixed(out, info.region);
   return out;
 }
 
@@ -97,7 +100,7 @@ Result<StreamInfo> DecodeStreamInfo(std::string_view bytes) {
   uint32_t slots = 0;
   std::string_view table_name, label;
   StreamInfo info;
-  if (!in.U8(version) || (version != kStreamInfoVersion && version != kStreamInfoVersion1)) {
+  if (!in.U8(version) || version < kStreamInfoVersion1 || version > kStreamInfoVersion) {
     return Corrupt("stream record version");
   }
   if (!in.U64(id) || !in.LengthPrefixed(table_name) || !in.U64(table_id) ||
@@ -109,13 +112,14 @@ Result<StreamInfo> DecodeStreamInfo(std::string_view bytes) {
     info.key_schema.range.emplace();
     if (!ReadAttribute(in, *info.key_schema.range)) return Corrupt("stream record range key");
   }
-  std::string_view account = kSharedAccount;
+  std::string_view account = kSharedAccount, region;
   if (!in.U64(created) || !in.U32(slots) || slots < 1 || slots > kMaxStreamSlots ||
-      !in.U64(disabled) || (version != kStreamInfoVersion1 && !in.LengthPrefixed(account)) ||
-      !in.done()) {
+      !in.U64(disabled) || (version >= kStreamInfoVersion2 && !in.LengthPrefixed(account)) ||
+      (version >= kStreamInfoVersion && !in.LengthPrefixed(region)) || !in.done()) {
     return Corrupt("stream record tail");
   }
   info.account = std::string(account);
+  info.region = std::string(region);
   info.id = static_cast<int64_t>(id);
   info.table_name = std::string(table_name);
   info.table_id = static_cast<int64_t>(table_id);
@@ -419,6 +423,7 @@ Status SyncStream(kv::Transaction& tx, const TableInfo* before, TableInfo* after
   if (is && (!was || after->stream.label != before->stream.label)) {
     StreamInfo info;
     info.account = after->account;
+    info.region = after->region;
     info.table_name = after->name;
     info.table_id = after->id;
     info.label = after->stream.label;

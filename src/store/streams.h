@@ -56,6 +56,7 @@ enum class ChangeSource : uint8_t { kUser = 0, kTimeToLive = 1 };
 struct StreamInfo {
   int64_t id = 0;
   std::string account = std::string(kSharedAccount);  // its table's
+  std::string region;                                 // its table's
   std::string table_name;
   int64_t table_id = 0;
   std::string label;  // ISO 8601 creation time (LatestStreamLabel)
@@ -64,6 +65,7 @@ struct StreamInfo {
   int64_t created_ms = 0;
   int slots = kDefaultStreamSlots;
   int64_t disabled_ms = 0;  // 0 while enabled; then when it was disabled (or its table deleted)
+  TableScope scope() const { return {account, region}; }
   bool operator==(const StreamInfo&) const = default;
 };
 

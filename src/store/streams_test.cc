@@ -111,23 +111,31 @@ TEST(StreamsTest, StreamInfoRoundTripsAndFailsClosed) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, info);
   std::string bad = EncodeStreamInfo(info);
-  bad[0] = 3;
+  bad[0] = 4;
   EXPECT_FALSE(DecodeStreamInfo(bad).ok());
   EXPECT_FALSE(DecodeStreamInfo(EncodeStreamInfo(info) + "\x01").ok());
 }
 
-// A stream belongs to its table's account; a version 1 record (before accounts) ends before
-// the account and is the shared account's.
-TEST(StreamsTest, StreamInfoKeepsItsAccountAndVersionOneIsTheSharedAccounts) {
+// A stream belongs to its table's account and region; a version 2 record (before regions) ends
+// before the region and has none (the catalog's migration gives it one), a version 1 record
+// (before accounts) ends before the account and is the shared account's.
+TEST(StreamsTest, StreamInfoKeepsItsAccountAndRegionAndOlderVersionsRead) {
   StreamInfo info;
   info.id = 9;
   info.account = "222222222222";
+  info.region = "eu-west-1";
   info.table_name = "t";
   info.key_schema = Schema();
   const std::string bytes = EncodeStreamInfo(info);
-  EXPECT_EQ(bytes[0], '\x02');
+  EXPECT_EQ(bytes[0], '\x03');
   EXPECT_EQ(*DecodeStreamInfo(bytes), info);
-  std::string v1 = bytes.substr(0, bytes.size() - 4 - info.account.size());
+  std::string v2 = bytes.substr(0, bytes.size() - 4 - info.region.size());
+  v2[0] = '\x02';
+  Result<StreamInfo> before_regions = DecodeStreamInfo(v2);
+  ASSERT_TRUE(before_regions.ok()) << before_regions.error().message;
+  EXPECT_EQ(before_regions->account, "222222222222");
+  EXPECT_EQ(before_regions->region, "");
+  std::string v1 = v2.substr(0, v2.size() - 4 - info.account.size());
   v1[0] = '\x01';
   Result<StreamInfo> older = DecodeStreamInfo(v1);
   ASSERT_TRUE(older.ok()) << older.error().message;

@@ -140,6 +140,7 @@ void StreamFields(Fields& f, R& s, uint8_t version) {
 template <typename Fields, typename R>
 void TableFields(Fields& f, R& t, uint8_t version) {
   f.OptStr("account", t.account);  // absent before accounts: the shared account's
+  f.OptStr("region", t.region);    // absent before regions, until Catalog::Migrate sets it
   f.Str("name", t.name);
   f.Int("id", t.id);
   f.Str("uuid", t.uuid);

@@ -278,7 +278,7 @@ Status VectorGraphs::Maintain() {
                              catalog_->ListAll(tx, after ? &*after : nullptr, 100));
       for (const QualifiedName& n : page.names) {
         FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const TableInfo> t,
-                               catalog_->Find(tx, n.account, n.name));
+                               catalog_->Find(tx, n.scope(), n.name));
         if (t != nullptr) tables.push_back(std::move(t));
       }
       more = page.more && !page.names.empty();

@@ -146,7 +146,7 @@ Result<StepResult> RunIndexStep(kv::Database& db, store::Catalog& catalog,
                                 const store::QualifiedName& table, int64_t index_id,
                                 const BackfillOptions& options) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<StepResult> {
-    FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table.account, table.name));
+    FDYNO_ASSIGN_OR_RETURN(auto found, catalog.Find(tx, table.scope(), table.name));
     if (!found) return StepResult{0, true};
     const store::TableInfo& info = *found;
     std::optional<store::BackfillPart> part = PartOf(info, index_id);
@@ -193,7 +193,7 @@ Result<int> RunAllIndexWork(kv::Database& db, store::Catalog& catalog,
     }
   };
   for (const auto& info : tables) {
-    const store::QualifiedName table{info->account, info->name};
+    const store::QualifiedName table{info->account, info->region, info->name};
     for (const store::BackfillPart& part : store::BackfillParts(*info)) {
       work.push_back({table, info->id, part.id, part.what, part.done, false,
                       part.id != store::kExpiryIndexPart});

@@ -28,17 +28,20 @@
 namespace fdyno::workers {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 using test::S;
 
 using model::AttributeValue;
 using model::Item;
 
-const store::QualifiedName kTable{std::string(store::kSharedAccount), "bf"};
+const store::QualifiedName kTable{std::string(store::kSharedAccount), "us-east-1", "bf"};
 
 class BackfillTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store::TableInfo t;
+    t.region = "us-east-1";
     t.name = "bf";
     t.key_schema.hash = {"pk", store::ScalarType::kS};
     t.attribute_definitions = {{"pk", store::ScalarType::kS}, {"g", store::ScalarType::kS}};
@@ -49,7 +52,7 @@ class BackfillTest : public ::testing::Test {
 
   std::shared_ptr<const store::TableInfo> Table() {
     auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, store::kSharedAccount, "bf");
+      return catalog_.Find(tx, kScope, "bf");
     });
     EXPECT_TRUE(r.ok());
     return r.value();
@@ -68,7 +71,7 @@ class BackfillTest : public ::testing::Test {
   // The write path of the item operations: item and maintained indexes in one transaction.
   void Write(const std::string& pk, std::optional<std::string> g) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "bf"));
       std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
       FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
       std::optional<Item> old;
@@ -88,7 +91,7 @@ class BackfillTest : public ::testing::Test {
   // Deletes item `pk` through the same write path.
   void Delete(const std::string& pk) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "bf"));
       std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
       FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
       if (!stored) return Status();
@@ -104,7 +107,7 @@ class BackfillTest : public ::testing::Test {
   store::ItemCounts Counts() {
     auto r =
         kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<store::ItemCounts> {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "bf"));
           return store::ReadItemCounts(tx, *table);
         });
     EXPECT_TRUE(r.ok()) << r.error().message;
@@ -113,7 +116,7 @@ class BackfillTest : public ::testing::Test {
 
   void AddIndex() {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "bf"));
       store::TableInfo info = *table;
       store::SecondaryIndex i;
       i.name = "gi";
@@ -255,7 +258,7 @@ TEST_F(BackfillTest, ItemCountExactAfterBackfillUnderConcurrentWriters) {
         std::string pk = "t" + std::to_string(w) + "-" + std::to_string(4 * (rng() % 60) + w);
         const int op = static_cast<int>(rng() % 4);
         auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "bf"));
+          FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "bf"));
           std::string key = store::ItemKey(table->id, model::EncodeKeyValue(S(pk)), nullptr);
           FDYNO_ASSIGN_OR_RETURN(auto stored, store::ReadItem(tx, key));
           std::optional<Item> old;

@@ -140,7 +140,7 @@ Result<std::optional<int64_t>> CopyItems(kv::Database& db, store::Catalog& catal
   // A SYSTEM backup is of a dropped table whose data its drop holds; nothing writes it.
   if (mine.type != store::BackupType::kSystem) {
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           reader.FindTable(catalog, mine.account, mine.table_name));
+                           reader.FindTable(catalog, mine.scope(), mine.table_name));
     if (!table || table->id != mine.table_id) {
       *unmakeable = Unmakeable{"its table was deleted before it started"};
       return std::optional<int64_t>();
@@ -210,7 +210,7 @@ Result<std::pair<RestoreStep, int>> RestoreBatch(kv::Database& db, store::Catalo
                            store::TakeLease(tx, RestoreLeaseKey(table_id), options.lease));
     if (!held) return Out{RestoreStep::kElsewhere, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
+                           catalog.Find(tx, {job->account, job->region}, job->table_name));
     if (!table || table->id != table_id) {
       tx.Clear(store::RestoreJobKey(table_id));  // the table was dropped: nothing to finish
       FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
@@ -290,7 +290,7 @@ Status AbandonRestore(
     tx.Clear(job_key);
     FDYNO_RETURN_IF_ERROR(store::ReleaseLease(tx, RestoreLeaseKey(table_id), options.lease));
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
+                           catalog.Find(tx, {job->account, job->region}, job->table_name));
     if (table && table->id == table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
     return Status::Ok();
   }));
@@ -351,7 +351,8 @@ Result<BackupStats> RunRestore(kv::Database& db, store::Catalog& catalog, int64_
             FDYNO_ASSIGN_OR_RETURN(std::optional<store::RestoreJob> job,
                                    store::ReadRestoreJob(tx, table_id));
             if (!job) return std::optional<RestoreTarget>();
-            return std::optional<RestoreTarget>(RestoreTarget{job->account, job->table_name});
+            return std::optional<RestoreTarget>(
+                RestoreTarget{job->account, job->region, job->table_name});
           },
           options));
       ++stats.restores_failed;

@@ -95,6 +95,7 @@ std::string RestoreLeaseKey(int64_t table_id);
 // The table a restore job writes: its account and name.
 struct RestoreTarget {
   std::string account;
+  std::string region;
   std::string table_name;
 };
 // Drops table `table_id` of a restore that cannot finish (a backup's or a point in time's): in

@@ -30,6 +30,8 @@
 namespace fdyno::workers {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 using test::N;
 using test::S;
 using test::Seed;
@@ -40,6 +42,7 @@ using model::Item;
 // A table with a sort key, a local index and global indexes of every projection type.
 store::TableInfo SourceTable() {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.name = "src";
   t.key_schema.hash = {"pk", store::ScalarType::kS};
   t.key_schema.range = model::KeyAttribute{"sk", store::ScalarType::kN};
@@ -112,7 +115,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, store::kSharedAccount, name);
+      return catalog_.Find(tx, kScope, name);
     });
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : nullptr;
@@ -136,7 +139,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
   // `via` (default: the fault-injecting wrapper).
   void Write(const std::string& name, const Item& item, bool remove, kv::Database* via = nullptr) {
     auto st = kv::Run(via ? *via : *db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, name));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, name));
       FDYNO_ASSIGN_OR_RETURN(store::CurrentItem current,
                              store::ReadCurrent(tx, *table, store::ItemStorageKey(*table, item),
                                                 /*decode=*/false));
@@ -155,7 +158,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
   std::string StartBackup(const std::string& table_name) {
     const std::string id = store::NewBackupId(Clock::Real()->WallMillis());
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kScope, table_name));
       store::StartBackup(tx, store::NewBackupRecord(*t, id, "b", store::BackupType::kUser, 1, 0),
                          *t);
       return Status::Ok();
@@ -176,8 +179,7 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
     const std::string uuid = store::NewTableUuid();
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt& attempt) -> Status {
       if (attempt.maybe_committed) {
-        FDYNO_ASSIGN_OR_RETURN(auto mine,
-                               catalog_.FindCreated(tx, store::kSharedAccount, target, uuid));
+        FDYNO_ASSIGN_OR_RETURN(auto mine, catalog_.FindCreated(tx, kScope, target, uuid));
         if (mine) return Status::Ok();
       }
       FDYNO_ASSIGN_OR_RETURN(std::optional<store::BackupInfo> b, store::ReadBackup(tx, backup_id));
@@ -186,7 +188,8 @@ class BackupsTest : public ::testing::TestWithParam<std::string> {
       plan.status = store::TableStatus::kCreating;
       plan.restore = store::RestoreSummary{backup_id, b->table_name, b->created_ms, true};
       FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Create(tx, plan, {}, uuid));
-      store::RestoreJob job{t->id, t->name, backup_id, b->progress.chunks, 0, 0, 0};
+      store::RestoreJob job{t->id, t->name, backup_id,  b->progress.chunks, 0,
+                            0,     0,       t->account, t->region};
       tx.Set(store::RestoreJobKey(t->id), store::EncodeRestoreJob(job));
       return Status::Ok();
     });
@@ -410,7 +413,7 @@ TEST(BackupSnapshotTest, AnAgedOutReadVersionFailsTheBackupOnlyWithoutASnapshot)
                   return catalog.Create(tx, t, {});
                 }).ok());
     auto table = *kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog.Find(tx, store::kSharedAccount, "src");
+      return catalog.Find(tx, kScope, "src");
     });
     ASSERT_TRUE(kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                   store::Mutation m({.now_ms = 1});
@@ -428,6 +431,7 @@ TEST(BackupSnapshotTest, AnAgedOutReadVersionFailsTheBackupOnlyWithoutASnapshot)
     const std::string id = store::NewBackupId(1);
     ASSERT_TRUE(kv::Run(*inner, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
                   store::BackupInfo b;
+                  b.region = "us-east-1";
                   b.id = id;
                   b.name = "b";
                   b.table_name = "src";

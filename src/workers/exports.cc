@@ -471,7 +471,7 @@ Status WriteExportFiles(kv::Database& db, store::Catalog& catalog, ExportJob& jo
                         const BackupWorkerOptions& options) {
   SnapshotReader reader(db);
   FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                         reader.FindTable(catalog, job.account, job.table_name));
+                         reader.FindTable(catalog, store::ScopeOf(job), job.table_name));
   if (!table || table->id != job.table_id) {
     return Failed(ErrorCause::kJobTableNotFound,
                   "the table was deleted before its export was written");
@@ -671,7 +671,7 @@ Result<ImportStep> WriteImportBatch(kv::Database& db, store::Catalog& catalog,
       return ImportStep::kGone;  // another attempt (1021) or process moved it: start over
     }
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
+                           catalog.Find(tx, store::ScopeOf(*job), job->table_name));
     if (!table || table->id != job->table_id) {
       return Failed(ErrorCause::kJobTableNotFound, "the table being imported was deleted");
     }
@@ -713,7 +713,7 @@ Status FailImport(kv::Database& db, store::Catalog& catalog, const std::string& 
     FDYNO_ASSIGN_OR_RETURN(std::optional<ImportJob> job, store::ReadImport(tx, id));
     if (!job || job->status != JobStatus::kInProgress) return Status::Ok();
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> table,
-                           catalog.Find(tx, job->account, job->table_name));
+                           catalog.Find(tx, store::ScopeOf(*job), job->table_name));
     if (table && table->id == job->table_id) FDYNO_RETURN_IF_ERROR(catalog.Drop(tx, *table));
     job->status = JobStatus::kFailed;
     job->failure_code = failure.code;
@@ -747,7 +747,7 @@ Result<bool> ImportFiles(kv::Database& db, store::Catalog& catalog, const std::s
   }
   std::shared_ptr<const store::TableInfo> table;
   FDYNO_ASSIGN_OR_RETURN(table, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) {
-                           return catalog.Find(tx, job->account, job->table_name);
+                           return catalog.Find(tx, store::ScopeOf(*job), job->table_name);
                          }));
   if (!table || table->id != job->table_id) {
     return Failed(ErrorCause::kJobTableNotFound, "the table being imported was deleted");

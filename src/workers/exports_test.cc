@@ -57,6 +57,7 @@ constexpr char kAccount[] = "123456789012";
 // A hash-key table with a global index on g.
 store::TableInfo SourceTable() {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.account = kAccount;
   t.name = "src";
   t.key_schema.hash = {"pk", store::ScalarType::kS};
@@ -86,7 +87,7 @@ class ExportsTest : public ::testing::Test {
     options_.export_file_items = 10;  // many files
     Create(SourceTable());
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {kAccount, "us-east-1"}, "src"));
       store::TableInfo next = *t;
       next.pitr = {true, 1, 35, clock_.WallMillis()};  // what UpdateContinuousBackups stores
       return catalog_.Update(tx, next);
@@ -105,7 +106,7 @@ class ExportsTest : public ::testing::Test {
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     auto r = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, kAccount, name);
+      return catalog_.Find(tx, {kAccount, "us-east-1"}, name);
     });
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : nullptr;
@@ -120,7 +121,7 @@ class ExportsTest : public ::testing::Test {
 
   void Apply(const std::string& table, const std::map<std::string, std::optional<Item>>& changes) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, table));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {kAccount, "us-east-1"}, table));
       store::Mutation m({.now_ms = clock_.WallMillis()});
       for (const auto& [pk, next] : changes) {
         FDYNO_ASSIGN_OR_RETURN(
@@ -242,6 +243,7 @@ class ExportsTest : public ::testing::Test {
     store::ImportJob j;
     j.id = "0170000000" + std::to_string(1000 + next_id_++) + "-0a1b2c3d";
     j.import_arn = "arn:aws:dynamodb:us-east-1:000000000001:table/" + table + "/import/" + j.id;
+    j.table_arn = "arn:aws:dynamodb:us-east-1:000000000001:table/" + table;
     j.account = t->account;
     j.table_name = table;
     j.table_id = t->id;
@@ -526,7 +528,7 @@ TEST_F(ExportsTest, ImportNeverReadsAFileLinkedFromOutsideTheRoot) {
 TEST_F(ExportsTest, ExportOfATableWithoutRecoveryFails) {
   store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {kAccount, "us-east-1"}, "src"));
     store::TableInfo next = *t;
     next.pitr.enabled = false;
     return catalog_.Update(tx, next);
@@ -540,7 +542,7 @@ TEST_F(ExportsTest, ExportOfATableWithoutRecoveryFails) {
 TEST_F(ExportsTest, ExportOfADeletedTableFailsWithTableNotFound) {
   store::ExportJob job = StartExport(store::ExportFormat::kDynamoDbJson, clock_.WallMillis());
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kAccount, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {kAccount, "us-east-1"}, "src"));
     return catalog_.Drop(tx, *t);
   });
   ASSERT_TRUE(st.ok());

@@ -166,7 +166,7 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
     // After an ambiguous commit, a job gone is the last batch's doing.
     if (!job) return Batch{attempt.maybe_committed ? Step::kFinished : Step::kGone, 0};
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> target,
-                           catalog.Find(tx, job->account, job->table_name));
+                           catalog.Find(tx, {job->account, job->region}, job->table_name));
     // The fence: this batch commits only while this process holds the restore's lease.
     FDYNO_ASSIGN_OR_RETURN(bool held,
                            store::TakeLease(tx, RestoreLeaseKey(table_id), options.lease));
@@ -177,7 +177,7 @@ Result<Batch> RestoreBatch(kv::Database& db, store::Catalog& catalog, int64_t ta
       return Batch{Step::kGone, 0};
     }
     FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> source,
-                           catalog.Find(tx, job->account, job->source_name));
+                           catalog.Find(tx, {job->account, job->region}, job->source_name));
     if (!source || source->id != job->source_id) {
       return Unrecoverable("its source table " + job->source_name + " was deleted");
     }
@@ -242,7 +242,7 @@ Result<int64_t> TrimTable(kv::Database& db, store::Catalog& catalog,
     FDYNO_ASSIGN_OR_RETURN(
         phase, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Phase> {
           FDYNO_ASSIGN_OR_RETURN(std::shared_ptr<const store::TableInfo> t,
-                                 catalog.Find(tx, name.account, name.name));
+                                 catalog.Find(tx, name.scope(), name.name));
           if (!t || t->pitr.epoch == 0) return Phase::kDone;
           if (phase == Phase::kTrim && t->pitr.enabled) {
             FDYNO_ASSIGN_OR_RETURN(int64_t cutoff,
@@ -289,7 +289,8 @@ Result<PitrStats> RunPitrRestore(kv::Database& db, store::Catalog& catalog, int6
             FDYNO_ASSIGN_OR_RETURN(std::optional<PitrRestoreJob> job,
                                    store::ReadPitrRestoreJob(tx, table_id));
             if (!job) return std::optional<RestoreTarget>();
-            return std::optional<RestoreTarget>(RestoreTarget{job->account, job->table_name});
+            return std::optional<RestoreTarget>(
+                RestoreTarget{job->account, job->region, job->table_name});
           },
           options));
       ++stats.restores_failed;
@@ -318,7 +319,7 @@ Result<PitrStats> TrimHistories(kv::Database& db, store::Catalog& catalog,
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   for (const auto& t : tables) {
     if (t->pitr.epoch == 0) continue;
-    Result<int64_t> n = TrimTable(db, catalog, {t->account, t->name}, options);
+    Result<int64_t> n = TrimTable(db, catalog, {t->account, t->region, t->name}, options);
     if (!n.ok()) {
       spdlog::warn("point-in-time recovery history of {}: {}", t->name, n.error().message);
       continue;

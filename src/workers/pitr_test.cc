@@ -35,6 +35,7 @@ using State = std::map<std::string, Item>;  // by pk
 // A hash-key table with a global index (projection ALL) and a KEYS_ONLY one.
 store::TableInfo SourceTable() {
   store::TableInfo t;
+  t.region = "us-east-1";
   t.name = "src";
   t.key_schema.hash = {"pk", store::ScalarType::kS};
   t.attribute_definitions = {
@@ -84,7 +85,7 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     auto r = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, store::kSharedAccount, name);
+      return catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, name);
     });
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : nullptr;
@@ -93,7 +94,8 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   // What UpdateContinuousBackups stores when it enables recovery.
   void EnablePitr() {
     auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto t,
+                             catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, "src"));
       store::TableInfo next = *t;
       next.pitr = {true, t->pitr.epoch + 1, 35, clock_.WallMillis()};
       return catalog_.Update(tx, next);
@@ -132,7 +134,8 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   void Apply(kv::Database& db, const std::string& table,
              const std::map<std::string, std::optional<Item>>& changes) {
     auto st = kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, table));
+      FDYNO_ASSIGN_OR_RETURN(auto t,
+                             catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, table));
       store::Mutation m({.now_ms = clock_.WallMillis()});
       for (const auto& [pk, next] : changes) {
         FDYNO_ASSIGN_OR_RETURN(
@@ -150,7 +153,8 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
   // What RestoreTableToPointInTime stores.
   void StartRestore(const std::string& target, int64_t time_ms) {
     auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto source, catalog_.Find(tx, store::kSharedAccount, "src"));
+      FDYNO_ASSIGN_OR_RETURN(auto source,
+                             catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, "src"));
       store::TableInfo plan = *source;
       plan.name = target;
       plan.pitr = {};
@@ -158,6 +162,7 @@ class PitrRestoreTest : public ::testing::TestWithParam<bool> {
       plan.restore = store::RestoreSummary{"", "src", time_ms, true};
       FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Create(tx, plan, {}));
       store::PitrRestoreJob job;
+      job.region = t->region;
       job.table_id = t->id;
       job.table_name = target;
       job.source_id = source->id;
@@ -316,7 +321,7 @@ TEST_P(PitrRestoreTest, TrimmingKeepsTheWindowAndWhatARestoreReads) {
   const int64_t old_time = clock_.WallMillis() - 19 * day;
   StartRestore("old", old_time);
   auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, "src"));
     store::TableInfo next = *t;
     next.pitr.recovery_days = 1;
     return catalog_.Update(tx, next);
@@ -347,7 +352,7 @@ TEST_P(PitrRestoreTest, ARestoreWhoseSourceIsDeletedDropsItsTable) {
   StartRestore("orphan", clock_.WallMillis());
   const int64_t id = Table("orphan")->id;
   auto st = kv::Run(*inner_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "src"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {store::kSharedAccount, "us-east-1"}, "src"));
     return catalog_.Drop(tx, *t);
   });
   ASSERT_TRUE(st.ok());

@@ -14,6 +14,8 @@
 namespace fdyno::workers {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 constexpr int64_t kNowMs = 1'800'000'000'000;
 
 // One of several processes over one database: its own catalog, lease clock and view of the
@@ -37,6 +39,7 @@ class PurgeTest : public ::testing::Test {
   int64_t DropTableWithData() {
     auto id = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int64_t> {
       store::TableInfo t;
+      t.region = "us-east-1";
       t.name = "t";
       t.key_schema.hash = {"pk", store::ScalarType::kS};
       t.attribute_definitions = {{"pk", store::ScalarType::kS}};
@@ -48,7 +51,7 @@ class PurgeTest : public ::testing::Test {
     });
     EXPECT_TRUE(id.ok());
     auto dropped = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "t"));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kScope, "t"));
       return catalog_.Drop(tx, *t);
     });
     EXPECT_TRUE(dropped.ok());

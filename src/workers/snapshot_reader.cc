@@ -40,12 +40,13 @@ Result<std::optional<std::string>> SnapshotReader::Get(std::string_view key) {
   return Checked(tx->Get(key, /*snapshot=*/true));
 }
 
-Result<std::shared_ptr<const store::TableInfo>> SnapshotReader::FindTable(
-    store::Catalog& catalog, const std::string& account, const std::string& name) {
-  if (snapshot_) return catalog.Find(*snapshot_, account, name);
+Result<std::shared_ptr<const store::TableInfo>> SnapshotReader::FindTable(store::Catalog& catalog,
+                                                                          store::TableScope scope,
+                                                                          const std::string& name) {
+  if (snapshot_) return catalog.Find(*snapshot_, scope, name);
   version_.reset();  // the snapshot starts here
   FDYNO_ASSIGN_OR_RETURN(kv::Transaction * tx, At());
-  return catalog.Find(*tx, account, name);
+  return catalog.Find(*tx, scope, name);
 }
 
 }  // namespace fdyno::workers

@@ -28,10 +28,10 @@ class SnapshotReader {
                                    bool reverse = false);
   Result<std::optional<std::string>> Get(std::string_view key);
 
-  // The catalog's record of table `name` of `account` in the snapshot (which this pins on an
+  // The catalog's record of table `name` in `scope` in the snapshot (which this pins on an
   // engine without snapshot transactions).
   Result<std::shared_ptr<const store::TableInfo>> FindTable(store::Catalog& catalog,
-                                                            const std::string& account,
+                                                            store::TableScope scope,
                                                             const std::string& name);
 
  private:

@@ -21,7 +21,7 @@ Result<int> MigrateTables(kv::Database& db, store::Catalog& catalog,
     if (!t->stream.enabled || t->stream.stream_id != 0) continue;
     FDYNO_ASSIGN_OR_RETURN(
         bool done, kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<bool> {
-          FDYNO_ASSIGN_OR_RETURN(auto fresh, catalog.Find(tx, t->account, t->name));
+          FDYNO_ASSIGN_OR_RETURN(auto fresh, catalog.Find(tx, t->scope(), t->name));
           if (!fresh || !fresh->stream.enabled || fresh->stream.stream_id != 0) return false;
           store::TableInfo before = *fresh;
           before.stream.enabled = false;

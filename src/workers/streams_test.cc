@@ -12,6 +12,8 @@
 namespace fdyno::workers {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 using model::AttributeValue;
 using model::Item;
 
@@ -31,6 +33,7 @@ class StreamWorkerTest : public ::testing::Test {
   void CreateTable(const std::string& name, bool legacy = false) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
       store::TableInfo t;
+      t.region = "us-east-1";
       t.name = name;
       t.key_schema.hash = {"pk", store::ScalarType::kS};
       t.attribute_definitions = {{"pk", store::ScalarType::kS}};
@@ -46,13 +49,13 @@ class StreamWorkerTest : public ::testing::Test {
 
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     return *kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, store::kSharedAccount, name);
+      return catalog_.Find(tx, kScope, name);
     });
   }
 
   void Put(const std::string& table_name, const std::string& pk) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, table_name));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, table_name));
       Item item{{"pk", AttributeValue::S(pk)}, {"n", AttributeValue::S(std::to_string(++n_))}};
       FDYNO_ASSIGN_OR_RETURN(
           store::CurrentItem current,
@@ -135,7 +138,7 @@ TEST_F(StreamWorkerTest, DisabledStreamsAreRemoved24HoursLater) {
   const int64_t id = Table("t")->stream.stream_id;
   Put("t", "x");
   auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, store::kSharedAccount, "t"));
+    FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, kScope, "t"));
     store::TableInfo after = *t;
     after.stream.enabled = false;
     FDYNO_RETURN_IF_ERROR(store::SyncStream(tx, t.get(), &after, 1, clock_.WallMillis()));

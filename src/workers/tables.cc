@@ -23,7 +23,7 @@ Result<std::vector<std::shared_ptr<const store::TableInfo>>> AllTables(kv::Datab
       FDYNO_ASSIGN_OR_RETURN(store::QualifiedNamePage page,
                              catalog.ListAll(tx, after ? &*after : nullptr, 100));
       for (const store::QualifiedName& name : page.names) {
-        FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name.account, name.name));
+        FDYNO_ASSIGN_OR_RETURN(auto info, catalog.Find(tx, name.scope(), name.name));
         if (info) out.push_back(std::move(info));
       }
       if (!page.more || page.names.empty()) break;

@@ -32,7 +32,7 @@ Result<std::vector<store::ExpiryEntry>> ReadExpiredEntries(kv::Database& db,
   using Entries = std::vector<store::ExpiryEntry>;
   return kv::Run(db, ro, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<Entries> {
     Entries out;
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.scope(), name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabled) return out;
     auto [begin, end] = store::ExpiredRange(table->id, now_ms);
     FDYNO_ASSIGN_OR_RETURN(kv::RangeResult r,
@@ -53,7 +53,7 @@ Result<std::optional<int>> DeleteBatch(kv::Database& db, store::Catalog& catalog
                                        const std::vector<store::ExpiryEntry>& entries,
                                        int64_t now_ms, const store::LeaseOptions& lease) {
   return kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<std::optional<int>> {
-    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.account, name.name));
+    FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, name.scope(), name.name));
     if (!table || table->ttl.status != store::TtlStatus::kEnabled) return std::optional<int>(0);
     // The fence: these deletes commit only while this owner holds the table's lease.
     FDYNO_ASSIGN_OR_RETURN(bool held, store::TakeLease(tx, store::TtlLeaseKey(table->id), lease));
@@ -118,7 +118,7 @@ Result<TtlStats> SweepTable(kv::Database& db, store::Catalog& catalog,
   if (leased) {
     // The sweep is done: the next may be any owner's.
     FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.account, table_name.name));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog.Find(tx, table_name.scope(), table_name.name));
       if (!table) return Status::Ok();
       return store::ReleaseLease(tx, store::TtlLeaseKey(table->id), options.lease);
     }));
@@ -133,7 +133,7 @@ Result<TtlStats> RunTtlPass(kv::Database& db, store::Catalog& catalog, const Ttl
   for (const auto& table : tables) {
     Result<TtlStats> r = TtlStats{};
     if (sweep && table->ttl.status == store::TtlStatus::kEnabled) {
-      r = SweepTable(db, catalog, {table->account, table->name}, options);
+      r = SweepTable(db, catalog, {table->account, table->region, table->name}, options);
     }
     if (!r.ok()) {
       spdlog::warn("TTL: table {}: {}", table->name, r.error().message);

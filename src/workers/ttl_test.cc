@@ -22,6 +22,8 @@
 namespace fdyno::workers {
 namespace {
 
+const store::TableScope kScope{store::kSharedAccount, "us-east-1"};
+
 using test::N;
 using test::S;
 
@@ -30,7 +32,7 @@ using model::Item;
 
 constexpr int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kNowS = kNowMs / 1000;
-const store::QualifiedName kTable{std::string(store::kSharedAccount), "t"};
+const store::QualifiedName kTable{std::string(store::kSharedAccount), "us-east-1", "t"};
 
 // What the backfill worker (workers/backfill.h) did on the TTL part of table "t".
 struct TtlBackfill {
@@ -66,6 +68,7 @@ class TtlWorkerTest : public ::testing::Test {
     options_.delete_batch = 7;
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
       store::TableInfo t;
+      t.region = "us-east-1";
       t.name = "t";
       t.key_schema.hash = {"pk", store::ScalarType::kS};
       t.attribute_definitions = {{"pk", store::ScalarType::kS}};
@@ -80,13 +83,13 @@ class TtlWorkerTest : public ::testing::Test {
 
   std::shared_ptr<const store::TableInfo> Table() {
     return *kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog_.Find(tx, store::kSharedAccount, "t");
+      return catalog_.Find(tx, kScope, "t");
     });
   }
 
   void Put(const std::string& pk, std::optional<int64_t> exp) {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "t"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "t"));
       Item item{{"pk", S(pk)}};
       if (exp) item["exp"] = N(*exp);
       FDYNO_ASSIGN_OR_RETURN(
@@ -103,7 +106,7 @@ class TtlWorkerTest : public ::testing::Test {
 
   void EnableTtl() {
     auto st = kv::Run(*db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Status {
-      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, store::kSharedAccount, "t"));
+      FDYNO_ASSIGN_OR_RETURN(auto table, catalog_.Find(tx, kScope, "t"));
       store::TableInfo t = *table;
       t.ttl = {store::TtlStatus::kEnabling, "exp", kNowMs};
       return catalog_.Update(tx, t);

@@ -1404,7 +1404,7 @@ struct Ids {
 
 Ids FindIds(Database& db, const std::string& index) {
   auto r = kv::Run(db.db(), [&](kv::Transaction& tx, const kv::Attempt&) {
-    return db.in().catalog.Find(tx, store::kSharedAccount, kTable);
+    return db.in().catalog.Find(tx, {store::kSharedAccount, "us-east-1"}, kTable);
   });
   EXPECT_TRUE(r.ok() && *r != nullptr);
   if (!r.ok() || *r == nullptr) return {};
@@ -1470,8 +1470,9 @@ void RunBackfill(uint64_t seed, const IndexDef& late, Driver driver) {
   int pages = 0;
   bool finished = false;
   auto page = [&] {
-    auto r = workers::RunIndexStep(
-        db.db(), db.in().catalog, {std::string(store::kSharedAccount), kTable}, ids.index, options);
+    auto r = workers::RunIndexStep(db.db(), db.in().catalog,
+                                   {std::string(store::kSharedAccount), "us-east-1", kTable},
+                                   ids.index, options);
     ASSERT_TRUE(r.ok()) << r.error().message;
     ++pages;
     finished = r->finished;

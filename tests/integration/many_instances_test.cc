@@ -77,7 +77,7 @@ struct Instance {
   }
   std::shared_ptr<const store::TableInfo> Table(const std::string& name) {
     auto r = kv::Run(*db, [&](kv::Transaction& tx, const kv::Attempt&) {
-      return catalog.Find(tx, store::kSharedAccount, name);
+      return catalog.Find(tx, {store::kSharedAccount, "us-east-1"}, name);
     });
     EXPECT_TRUE(r.ok());
     return r.ok() ? r.value() : nullptr;
@@ -274,7 +274,7 @@ TEST_P(ManyInstancesTest, ABackfillDroppedByItsInstanceIsTakenOverAndFinishedExa
   const auto table = a().Table("bf_table");
   ASSERT_TRUE(table && !table->global_indexes.empty());
   const int64_t index_id = table->global_indexes[0].id;
-  const store::QualifiedName name{std::string(store::kSharedAccount), "bf_table"};
+  const store::QualifiedName name{std::string(store::kSharedAccount), "us-east-1", "bf_table"};
   workers::BackfillOptions a_options{.page_items = 10, .lease = a().lease};
   int copied_by_a = 0;
   for (int page = 0; page < 4; ++page) {
@@ -359,7 +359,7 @@ TEST_P(ManyInstancesTest, ATtlSweepDroppedByItsInstanceIsTakenOverAndFinishedExa
   ASSERT_TRUE(a().Call("UpdateTimeToLive", R"({"TableName":"ttl_table",
       "TimeToLiveSpecification":{"Enabled":true,"AttributeName":"exp"}})")
                   .ok());
-  const store::QualifiedName name{std::string(store::kSharedAccount), "ttl_table"};
+  const store::QualifiedName name{std::string(store::kSharedAccount), "us-east-1", "ttl_table"};
   workers::TtlOptions a_options;
   a_options.delete_batch = 10;
   a_options.lease = a().lease;

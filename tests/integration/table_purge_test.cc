@@ -62,7 +62,7 @@ class TablePurgeTest : public ::testing::Test {
              R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
              R"("BillingMode":"PAY_PER_REQUEST"})");
     auto id = kv::Run(db_, [&](kv::Transaction& tx, const kv::Attempt&) -> Result<int64_t> {
-      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, ctx_.account_id, name));
+      FDYNO_ASSIGN_OR_RETURN(auto t, catalog_.Find(tx, {ctx_.account_id, ctx_.region}, name));
       return t->id;
     });
     EXPECT_TRUE(id.ok());
