@@ -713,10 +713,11 @@ std::optional<HttpResponse> Router::Run(const HttpRequest& request, std::string_
   const CredentialStore& store = Credentials();
   Result<Identity> identity = Verify(SignedRequestOf(request), store, VerifyNow());
   if (!identity.ok()) return fail(identity.error());
-  std::string region = options_.region;
+  // The request acts in the region its signature is scoped to, as a regional endpoint would.
+  std::string region =
+      options_.one_region || identity->region.empty() ? options_.region : identity->region;
   if (options_.database_per_key && store.empty()) {
     identity->account_id = LocalAccount(identity->access_key_id, identity->region);
-    region = identity->region;
   }
   exchange->account = identity->account_id;
   const api::Handler* handler =

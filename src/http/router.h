@@ -81,6 +81,9 @@ struct RouterOptions {
   // Open mode only: each access key and region has its own tables (LocalAccount), and requests
   // act in the region they are signed for, as DynamoDB Local does without -sharedDb.
   bool database_per_key = false;
+  // Every request acts in `region`, whatever region it is signed for (DynamoDB Local's
+  // -sharedDb); otherwise a request acts in the region of its signature.
+  bool one_region = false;
   // The --mcp-listen listener's router only: every request is a Model Context Protocol request
   // (http/mcp_endpoint.h), none a DynamoDB call. Null on the other listeners.
   const McpHttp* mcp = nullptr;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "base/regions.h"
 #include "http/ascii.h"
 
 namespace fdyno::http {
@@ -717,7 +718,9 @@ Result<Identity> Verify(const SignedRequest& request, const CredentialStore& sto
   }
 
   std::string scope_errors;
-  if (scope[2] != options.region) {
+  // One endpoint serves every region: a signature for any of AWS's regions, or for the
+  // server's own (--region, which may be a name of the user's), is one of its requests.
+  if (scope[2] != options.region && !IsAwsRegion(scope[2])) {
     scope_errors +=
         "Credential should be scoped to a valid region, not '" + std::string(scope[2]) + "'. ";
   }

@@ -246,13 +246,22 @@ TEST(SigV4Test, UnknownKeyIsUnrecognizedClient) {
   EXPECT_EQ(result.error().message, "The security token included in the request is invalid.");
 }
 
-TEST(SigV4Test, WrongRegion) {
-  Signed s = MakeSigned(kNowMs, kSecret, "eu-west-1");
-  auto result = Verify(s.request, ExampleStore(), DynamoOptions(kNowMs));
+// One endpoint serves every region: a signature for any of AWS's regions is accepted and names
+// the request's region; a region that is neither AWS's nor the server's own is refused.
+TEST(SigV4Test, EveryAwsRegionIsOneOfTheServersAndOthersAreRefused) {
+  Signed eu = MakeSigned(kNowMs, kSecret, "eu-west-1");
+  auto accepted = Verify(eu.request, ExampleStore(), DynamoOptions(kNowMs));
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message;
+  EXPECT_EQ(accepted->region, "eu-west-1");
+  Signed made_up = MakeSigned(kNowMs, kSecret, "moon-east-1");
+  auto result = Verify(made_up.request, ExampleStore(), DynamoOptions(kNowMs));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().type, ErrorType::kInvalidSignature);
   EXPECT_EQ(result.error().message,
-            "Credential should be scoped to a valid region, not 'eu-west-1'.");
+            "Credential should be scoped to a valid region, not 'moon-east-1'.");
+  VerifyOptions own = DynamoOptions(kNowMs);
+  own.region = "moon-east-1";  // the server's --region may be a name of the user's
+  EXPECT_TRUE(Verify(made_up.request, ExampleStore(), own).ok());
 }
 
 TEST(SigV4Test, StaleAndFutureDates) {

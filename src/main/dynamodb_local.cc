@@ -79,7 +79,8 @@ Result<LocalCommand> FromDynamoDbLocal(const std::vector<std::string>& args) {
   out.serve_args = {"--listen", "0.0.0.0:" + port, "--allow-anonymous", "--cors", cors};
   if (in_memory) out.serve_args.push_back("--in-memory");
   if (db_path) out.serve_args.insert(out.serve_args.end(), {"--data-dir", *db_path});
-  if (!shared) out.serve_args.push_back("--database-per-key");
+  // -sharedDb: one database for every key and region, so every request acts in one region.
+  out.serve_args.push_back(shared ? "--one-region" : "--database-per-key");
   if (delay) {
     out.serve_args.insert(out.serve_args.end(),
                           {"--index-status-delay", std::to_string(kTransientStatusDelaySeconds)});

@@ -202,6 +202,11 @@ void AddServeFlags(CLI::App& serve, ServeFlags& f) {
                 "act in the region they are signed for (DynamoDB Local without -sharedDb)")
       ->envname("DYNODB_DATABASE_PER_KEY");
   serve
+      .add_flag("--one-region", f.one_region,
+                "Every request acts in --region, whatever region it is signed for (DynamoDB "
+                "Local's -sharedDb); without it, each region has its own tables, as in DynamoDB")
+      ->envname("DYNODB_ONE_REGION");
+  serve
       .add_flag("--enforce-capacity", f.enforce_capacity,
                 "Throttle as DynamoDB does: provisioned tables and global secondary indexes at "
                 "their read and write capacity (with up to 300 seconds of unused capacity "

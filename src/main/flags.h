@@ -37,6 +37,7 @@ struct ServeFlags {
   std::string init_dir;             // empty: no tables created at start
   double index_status_delay_s = 0;  // -delayTransientStatuses
   bool database_per_key = false;
+  bool one_region = false;
   bool allow_anonymous = false;
   std::string region = "us-east-1";
   size_t io_threads = 0;  // 0: one per core but one, at least one

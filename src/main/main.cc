@@ -159,6 +159,7 @@ http::RouterOptions RouterOptionsFor(const ServeFlags& flags,
                                      LogFormat log_format) {
   http::RouterOptions o;
   o.database_per_key = flags.database_per_key;
+  o.one_region = flags.one_region;
   o.faults = faults;
   o.serve_fault_api = flags.allow_fault_api;
   o.region = flags.region;

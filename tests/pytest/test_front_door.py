@@ -148,12 +148,14 @@ def test_unknown_access_key(server):
                                "The security token included in the request is invalid.")
 
 
-def test_wrong_region(server):
+def test_a_region_that_is_neither_aws_nor_the_servers_is_refused(server):
+    # Every AWS region is one of this endpoint's (test_regions.py); a made-up one is not.
+    server.client(region="eu-west-1").describe_limits()
     with pytest.raises(botocore.exceptions.ClientError) as e:
-        server.client(region="eu-west-1").describe_limits()
+        server.client(region="moon-east-1").describe_limits()
     code, message = client_error(e)
     assert code == "InvalidSignatureException"
-    assert message.startswith("Credential should be scoped to a valid region, not 'eu-west-1'.")
+    assert message.startswith("Credential should be scoped to a valid region, not 'moon-east-1'.")
 
 
 def test_stale_and_future_dates(server):
