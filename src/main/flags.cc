@@ -124,7 +124,9 @@ void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
 }
 
 void AddRegionFlag(CLI::App& app, ServeFlags& f) {
-  app.add_option("--region", f.region, "Region this server answers for (signature scope)")
+  app.add_option("--region", f.region,
+                 "The server's own region: accepted as a signature's region even if it is not "
+                 "AWS's; tables from before regions belong to it; --one-region acts in it")
       ->envname("DYNODB_REGION")
       ->capture_default_str();
 }
