@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kv/engines/embedded/embedded.h"
+#include "kv/engines/faulty/faulty.h"
 #include "kv/run.h"
 #include "kv/testing/memory_engine.h"
 #include "store/backups.h"
@@ -718,6 +719,69 @@ TEST_P(CatalogTest, MigrateGivesEverythingFromBeforeRegionsTheLegacyRegion) {
   });
   ASSERT_TRUE(regions.ok()) << regions.error().message;
   EXPECT_EQ(*regions, "eu-west-1 eu-west-1 eu-west-1 eu-west-1 3");
+}
+
+// The migration meets every retried commit fault a FoundationDB client sees (refused, applied or
+// not and answered unknown, applied late): it ends in one start with every table moved exactly
+// once, each record in its one place, every stream record given its region, and the format
+// written. (A retried body that kept state from a failed attempt, such as a cursor moved before
+// the commit, skips records here.)
+TEST_P(CatalogTest, MigrateEndsTheSameUnderRetriedCommitFaults) {
+  constexpr int kTables = 23, kStreams = 40;
+  WriteLegacyCatalog(*db_, kTables);
+  auto written = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Status {
+    for (int i = 1; i <= kStreams; ++i) {
+      StreamInfo stream;
+      stream.id = i;
+      stream.table_name = "legacy-" + std::to_string(i);
+      stream.key_schema.hash = {"pk", ScalarType::kS};
+      txn.Set(StreamInfoKey(i), VersionTwo(EncodeStreamInfo(stream)));
+    }
+    return Status::Ok();
+  });
+  ASSERT_TRUE(written.ok());
+  kv::FaultOptions faults;
+  faults.seed = 20261207;
+  faults.commit_conflict = 0.15;
+  faults.unknown_applied = 0.15;
+  faults.unknown_not_applied = 0.1;
+  faults.unknown_late = 0.1;
+  std::unique_ptr<kv::FaultyDatabase> faulty = kv::WrapFaulty(db_.get(), faults);
+  auto moved = MigrateFormat(*faulty, kRegion, /*batch=*/2);
+  ASSERT_TRUE(moved.ok()) << moved.error().message;
+  const kv::FaultCounts counts = faulty->counts();
+  EXPECT_GT(counts.unknown_applied + counts.unknown_late_applied, 0);
+  EXPECT_GT(counts.conflicts, 0);
+
+  Catalog catalog;
+  for (int i = 1; i <= kTables; ++i) {
+    auto t = Find(catalog, "legacy-" + std::to_string(i));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_NE(*t, nullptr) << i;
+    EXPECT_EQ((*t)->id, i);
+    EXPECT_EQ((*t)->region, kRegion);
+  }
+  auto state = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
+    auto [begin, end] = layout::Catalog().Range(kv::Tuple{int64_t{1}});
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult legacy, txn.GetRange(begin, end));
+    EXPECT_TRUE(legacy.kvs.empty()) << "format 1 records left behind";
+    auto [begin2, end2] = Catalog::AccountTables().Range();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult before_regions, txn.GetRange(begin2, end2));
+    EXPECT_TRUE(before_regions.kvs.empty()) << "format 2 records left behind";
+    FDYNO_ASSIGN_OR_RETURN(QualifiedNamePage all, catalog.ListAll(txn, nullptr, 1000));
+    EXPECT_EQ(all.names.size(), static_cast<size_t>(kTables + 1));  // and "v1"
+    auto [streams_begin, streams_end] = StreamInfosRange();
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult streams, txn.GetRange(streams_begin, streams_end));
+    EXPECT_EQ(streams.kvs.size(), static_cast<size_t>(kStreams));
+    for (const kv::KeyValue& kv : streams.kvs) {
+      FDYNO_ASSIGN_OR_RETURN(StreamInfo stream, DecodeStreamInfo(kv.value));
+      EXPECT_EQ(stream.region, kRegion) << stream.id;
+    }
+    FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
+    EXPECT_EQ(format, 3);
+    return true;
+  });
+  ASSERT_TRUE(state.ok()) << state.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, CatalogTest, ::testing::Values("memory", "embedded"),
