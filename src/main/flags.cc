@@ -1,6 +1,7 @@
 #include "main/flags.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <thread>
 
@@ -338,6 +339,15 @@ Result<http::ServerConfig> ToServerConfig(const ServeFlags& f, uint64_t open_fil
         " in open mode (no --credentials): anyone who can reach it could read and write every "
         "table. Give --credentials FILE, listen on a loopback address, or pass "
         "--allow-anonymous");
+  }
+  // The region names tables in the catalog and is a part of every ARN and credential scope:
+  // letters, digits, '-' and '_' only (AWS's regions, or a name of the user's such as "local").
+  if (f.region.empty() || f.region.size() > 64 ||
+      !std::all_of(f.region.begin(), f.region.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+      })) {
+    return Error::Validation("--region must be 1 to 64 letters, digits, '-' or '_', not '" +
+                             f.region + "'");
   }
   if (f.database_per_key && !f.credentials_file.empty()) {
     return Error::Validation(

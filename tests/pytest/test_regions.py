@@ -4,10 +4,12 @@ serves every region; --one-region makes every request act in --region (DynamoDB 
 
 DynamoDB behaviour, except where a test says fdyno-specific (flags, one endpoint for all).
 """
+import subprocess
+
 import botocore.exceptions
 import pytest
 
-from conftest import ACCOUNT_ID, Server
+from conftest import ACCOUNT_ID, FDYNO_BIN, Server
 
 US, EU = "us-east-1", "eu-west-1"
 
@@ -117,3 +119,13 @@ def test_tables_survive_a_restart_in_their_region(tmp_path):
         assert again.client(region=US).list_tables()["TableNames"] == []
     finally:
         again.stop()
+
+
+@pytest.mark.parametrize("region", ["", "us:east", "a/b", "x" * 65])
+def test_a_region_that_cannot_name_tables_is_refused_at_start(tmp_path, region):
+    # fdyno-specific: --region is part of every ARN and of the catalog's keys.
+    done = subprocess.run([FDYNO_BIN, "serve", "--region", region, "--data-dir",
+                           str(tmp_path / "d"), "--listen", "127.0.0.1:0"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "--region must be 1 to 64 letters, digits, '-' or '_'" in done.stdout + done.stderr
