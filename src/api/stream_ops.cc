@@ -640,10 +640,14 @@ Result<std::string> GetShardIterator(Services& s, const RequestContext& ctx, con
         if (!shard) return ShardNotFound();
         FDYNO_ASSIGN_OR_RETURN(std::optional<Position> trim,
                                store::ReadTrimPoint(tx, view.info.id, shard->slot));
-        Iterator it{ctx.account_id, ctx.region,
-                    view.info.id,   shard->generation->number,
-                    shard->slot,    shard->generation->start,
-                    true,           now_ms};
+        Iterator it{.account = ctx.account_id,
+                    .region = ctx.region,
+                    .stream_id = view.info.id,
+                    .generation = shard->generation->number,
+                    .slot = shard->slot,
+                    .position = shard->generation->start,
+                    .inclusive = true,
+                    .issued_ms = now_ms};
         if (r.type == "TRIM_HORIZON") {
           if (trim && *trim >= it.position) {
             it.position = *trim;
