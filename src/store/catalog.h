@@ -7,8 +7,8 @@
 // and neither sees the other's. Open mode gives every caller the one account kSharedAccount, so
 // its callers share one namespace per region (like DynamoDB Local's shared database). A catalog
 // written before tables had accounts holds every table under kSharedAccount, and one written
-// before regions holds every table in its legacy region, once Catalog::Migrate has run
-// (docs/format/catalog.md).
+// before regions holds every table in its legacy region, once store::MigrateFormat has run
+// (store/regions_migration.h, docs/format/catalog.md).
 //
 // Every table gets a fresh numeric id from a counter in its create transaction; all its data
 // lives under layout::Table(id), so a dropped and recreated table never sees old keys.

@@ -5,6 +5,7 @@
 // Catalog::LegacyRegionKey so that every process that migrates uses the same one.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/result.h"
