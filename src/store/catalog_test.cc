@@ -549,6 +549,17 @@ void WriteLegacyCatalog(kv::Database& db, int tables) {
   ASSERT_TRUE(st.ok()) << st.error().message;
 }
 
+// No table record is left where formats 1 (before accounts) and 2 (before regions) kept them.
+Status ExpectNoRecordsOfEarlierFormats(kv::Transaction& txn) {
+  for (const auto& [range, what] :
+       {std::pair(layout::Catalog().Range(kv::Tuple{int64_t{1}}), "format 1"),
+        std::pair(Catalog::AccountTables().Range(), "format 2")}) {
+    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult left, txn.GetRange(range.first, range.second));
+    EXPECT_TRUE(left.kvs.empty()) << what << " records left behind";
+  }
+  return Status::Ok();
+}
+
 TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) {
   constexpr int kTables = 7;
   WriteLegacyCatalog(*db_, kTables);
@@ -576,12 +587,7 @@ TEST_P(CatalogTest, MigrateMovesEveryTableFromBeforeAccountsToTheSharedAccount) 
   auto state = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
     FDYNO_ASSIGN_OR_RETURN(std::vector<Tag> tags, catalog.GetTags(txn, 1));
     EXPECT_EQ(tags, (std::vector<Tag>{{"k", "v"}}));
-    auto [begin, end] = layout::Catalog().Range(kv::Tuple{int64_t{1}});
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult legacy, txn.GetRange(begin, end));
-    EXPECT_TRUE(legacy.kvs.empty()) << "format 1 records left behind";
-    auto [begin2, end2] = Catalog::AccountTables().Range();
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult before_regions, txn.GetRange(begin2, end2));
-    EXPECT_TRUE(before_regions.kvs.empty()) << "format 2 records left behind";
+    FDYNO_RETURN_IF_ERROR(ExpectNoRecordsOfEarlierFormats(txn));
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> format, txn.Get(Catalog::FormatKey()));
     EXPECT_EQ(format, std::string(1, '\x03'));
     return true;
@@ -762,12 +768,7 @@ TEST_P(CatalogTest, MigrateEndsTheSameUnderRetriedCommitFaults) {
     EXPECT_EQ((*t)->region, kRegion);
   }
   auto state = Run([&](kv::Transaction& txn, const kv::Attempt&) -> Result<bool> {
-    auto [begin, end] = layout::Catalog().Range(kv::Tuple{int64_t{1}});
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult legacy, txn.GetRange(begin, end));
-    EXPECT_TRUE(legacy.kvs.empty()) << "format 1 records left behind";
-    auto [begin2, end2] = Catalog::AccountTables().Range();
-    FDYNO_ASSIGN_OR_RETURN(kv::RangeResult before_regions, txn.GetRange(begin2, end2));
-    EXPECT_TRUE(before_regions.kvs.empty()) << "format 2 records left behind";
+    FDYNO_RETURN_IF_ERROR(ExpectNoRecordsOfEarlierFormats(txn));
     FDYNO_ASSIGN_OR_RETURN(QualifiedNamePage all, catalog.ListAll(txn, nullptr, 1000));
     EXPECT_EQ(all.names.size(), static_cast<size_t>(kTables + 1));  // and "v1"
     auto [streams_begin, streams_end] = StreamInfosRange();
