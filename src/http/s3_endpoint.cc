@@ -133,7 +133,10 @@ std::optional<std::string> DecodeAwsChunked(std::string_view body) {
     if (ec != std::errc() || end != hex.data() + hex.size() || hex.empty()) return std::nullopt;
     body.remove_prefix(line_end + 2);
     if (size == 0) break;
-    if (body.size() < size + 2 || body.substr(size, 2) != "\r\n") return std::nullopt;
+    // Compared without adding to `size`, which the client chose (up to 2^64 - 1).
+    if (size > body.size() || body.size() - size < 2 || body.substr(size, 2) != "\r\n") {
+      return std::nullopt;
+    }
     out.append(body.substr(0, size));
     body.remove_prefix(size + 2);
   }
