@@ -16,13 +16,6 @@ namespace {
 // Pending-purge marker format version. Persisted.
 constexpr uint8_t kPurgeMarkerVersion = 1;
 
-// Catalog format versions (the value of the format key). 1: tables global, keyed by name
-// (no format key was written); 2: tables keyed by (account, name); 3: tables keyed by (account,
-// region, name). Persisted.
-constexpr uint8_t kCatalogFormatAccounts = 2;
-constexpr uint8_t kCatalogFormatRegions = 3;
-constexpr uint8_t kCatalogFormat = kCatalogFormatRegions;
-
 // Inner layout of the catalog subspace. Persisted: never renumber or reuse.
 enum class CatalogPart : int64_t {
   kTableByName = 1,     // format 1 only: (1, 1, name) -> table record; moved by Migrate
@@ -178,7 +171,7 @@ Result<Page> NamePage(kv::Transaction& txn, const kv::Subspace& space, const std
 // catalog is past format 1).
 Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
   FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
-  if (format >= kCatalogFormatAccounts) return 0;
+  if (format >= Catalog::kFormatAccounts) return 0;
   const kv::Subspace legacy = layout::Catalog().Sub(kv::Tuple{Part(CatalogPart::kTableByName)});
   const auto [begin, end] = legacy.Range();
   kv::RangeOptions opts;
@@ -196,7 +189,7 @@ Result<int> MigrateBatch(kv::Transaction& txn, int batch) {
     txn.Set(key, kv.value);  // unchanged: a record without "account" is the shared account's
     txn.Clear(kv.key);
   }
-  if (range.kvs.empty()) Catalog::WriteFormat(txn, kCatalogFormatAccounts);
+  if (range.kvs.empty()) Catalog::WriteFormat(txn, Catalog::kFormatAccounts);
   if (!range.kvs.empty()) {
     txn.AtomicOp(kv::MutationType::kAdd, layout::MetadataVersionKey(), kv::EncodeCounter(1));
   }
@@ -210,9 +203,9 @@ Result<int> Catalog::ReadFormat(kv::Transaction& txn) {
   if (!format) return 1;
   if (format->size() != 1) return Error::Internal("catalog format key is malformed");
   const auto version = static_cast<uint8_t>((*format)[0]);
-  if (version > kCatalogFormat) {
+  if (version > Catalog::kFormat) {
     return Error::Internal("catalog format " + std::to_string(version) +
-                           " is newer than this binary's (" + std::to_string(kCatalogFormat) +
+                           " is newer than this binary's (" + std::to_string(Catalog::kFormat) +
                            "): use a newer fdyno");
   }
   return static_cast<int>(version);

@@ -323,6 +323,12 @@ struct CatalogOptions {
 
 class Catalog {
  public:
+  // Catalog format versions (the format key's value; persisted): 1 tables keyed by name (no
+  // format key was written), 2 by (account, name), 3 by (account, region, name), this binary's.
+  static constexpr int kFormatAccounts = 2;
+  static constexpr int kFormatRegions = 3;
+  static constexpr int kFormat = kFormatRegions;
+
   explicit Catalog(Clock* clock = Clock::Real(), CatalogOptions options = {});
 
   // The first step of store::MigrateFormat (store/regions_migration.h), which runs at start-up

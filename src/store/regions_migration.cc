@@ -13,14 +13,12 @@
 namespace fdyno::store {
 namespace {
 
-constexpr int kFormatRegions = 3;
-
 // The legacy region: the one recorded, else `region`, recorded now. Empty when the catalog is
 // already in format 3 (nothing to migrate).
 Result<std::string> LegacyRegion(kv::Database& db, std::string_view region) {
   return kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Result<std::string> {
     FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
-    if (format >= kFormatRegions) return std::string();
+    if (format >= Catalog::kFormatRegions) return std::string();
     FDYNO_ASSIGN_OR_RETURN(std::optional<std::string> kept, txn.Get(Catalog::LegacyRegionKey()));
     if (kept) return *kept;
     if (region.empty()) return Error::Internal("catalog migration: no region to give tables");
@@ -117,7 +115,7 @@ Result<FormatMigration> MigrateFormat(kv::Database& db, std::string_view region,
       FillRegions(db, StreamInfosRange(), &DecodeStreamInfo, &EncodeStreamInfo, legacy, batch));
   FDYNO_RETURN_IF_ERROR(kv::Run(db, [&](kv::Transaction& txn, const kv::Attempt&) -> Status {
     FDYNO_ASSIGN_OR_RETURN(int format, Catalog::ReadFormat(txn));
-    if (format < kFormatRegions) Catalog::WriteFormat(txn, kFormatRegions);
+    if (format < Catalog::kFormatRegions) Catalog::WriteFormat(txn, Catalog::kFormatRegions);
     return Status::Ok();
   }));
   return out;
