@@ -70,6 +70,13 @@ const VectorIndex* TableInfo::FindVectorIndex(std::string_view index_name) const
   return nullptr;
 }
 
+const Replica* TableInfo::FindReplica(std::string_view in_region) const {
+  for (const Replica& r : replicas) {
+    if (r.region == in_region) return &r;
+  }
+  return nullptr;
+}
+
 bool TableInfo::CountsKeyAccesses() const {
   if (insights.enabled()) return true;
   for (const SecondaryIndex& i : global_indexes) {

@@ -87,6 +87,18 @@ struct WarmThroughput {
 
 enum class TableStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
 enum class IndexStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
+enum class ReplicaStatus : uint8_t { kCreating, kUpdating, kDeleting, kActive };
+
+// One replica of a global table (version 2019.11.21): a table of the same account and name in
+// `region`, with its own id. Every replica's record holds the whole set (store/replication.h).
+struct Replica {
+  std::string region;
+  int64_t table_id = 0;
+  ReplicaStatus status = ReplicaStatus::kActive;
+  // CREATING: the region whose items fill it (the table that UpdateTable named).
+  std::string filled_from;
+  bool operator==(const Replica&) const = default;
+};
 
 // CloudWatch Contributor Insights of a table or a global secondary index, as
 // UpdateContributorInsights leaves it (api/insights_ops.h). The states DynamoDB passes through
@@ -273,6 +285,9 @@ struct TableInfo {
   // Whether a resource policy is attached to the table or to one of its streams
   // (store/policies.h): requests read the policies only then.
   bool has_policies = false;
+  // The replicas of the global table this table is one of, this one among them, in region
+  // order; empty: a regional table (store/replication.h).
+  std::vector<Replica> replicas;
 
   TableScope scope() const { return {account, region}; }
   // Whether the table or one of its global secondary indexes counts its keys' accesses.
@@ -281,6 +296,8 @@ struct TableInfo {
   const SecondaryIndex* FindIndex(std::string_view name) const;
   // The vector index named `name`, or null.
   const VectorIndex* FindVectorIndex(std::string_view name) const;
+  // The replica in `region`, or null (a regional table has none).
+  const Replica* FindReplica(std::string_view region) const;
   bool operator==(const TableInfo&) const = default;
 };
 

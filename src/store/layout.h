@@ -25,6 +25,10 @@
 //   (3, table_id, 11, index_id, ...)  VECTOR JOURNAL of one vector index: which entries changed
 //                                at which commit version, and its trim marker
 //                                (store/vector_journal.h)
+//   (3, table_id, 12, key...)    REPLICA CLOCK of a global table's item: the stamp of its last
+//                                write, kept after a delete as a tombstone (store/replication.h)
+//   (3, table_id, 13, region, ts, key...)  REPLICATION OUTBOX: the table's changes waiting to
+//                                reach its replica in `region` (store/replication.h)
 //   (4, bucket, nonce, ...)      operation receipts (store/receipts.h)
 //   (5, account, operation, token, ...)  ClientRequestToken records of TransactWriteItems and
 //                                ExecuteTransaction (store/tokens.h)
@@ -76,6 +80,8 @@ enum class TablePart : int64_t {
   kPitrHistory = 9,
   kPitrTrim = 10,
   kVectorJournal = 11,
+  kReplicaClock = 12,
+  kReplicationOutbox = 13,
 };
 
 inline kv::Subspace RootSubspace(Root root) {

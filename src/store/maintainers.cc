@@ -8,6 +8,7 @@
 #include "store/layout.h"
 #include "store/leases.h"
 #include "store/pitr.h"
+#include "store/replication.h"
 #include "store/ttl.h"
 #include "store/vector_index.h"
 
@@ -164,8 +165,8 @@ const std::vector<const Maintainer*>& Maintainers() {
   static const ExpiryIndex expiry;
   static const StreamRecords streams;
   static const PointInTimeHistory history;
-  static const std::vector<const Maintainer*> all = {&secondary, &vectors, &expiry, &streams,
-                                                     &history};
+  static const std::vector<const Maintainer*> all = {
+      &secondary, &vectors, &expiry, &streams, &history, &ReplicationMaintainer()};
   return all;
 }
 

@@ -2,7 +2,8 @@
 // model of the FoundationDB Record Layer's index maintainers: secondary index entries with the
 // item counts of the table and its indexes (store/indexes.h, store/item_counts.h), vector index
 // entries (store/vector_index.h), the expiry index (store/ttl.h), stream records
-// (store/streams.h) and point-in-time history (store/pitr.h). store::Mutation runs every
+// (store/streams.h), point-in-time history (store/pitr.h) and the clocks and outboxes of global
+// tables (store/replication.h). store::Mutation runs every
 // maintainer of a change's table in the transaction of the change; item collection sizes, which
 // are checked against their limit over all the changes of a transaction together, are
 // Mutation's own (store/item_collections.h).
@@ -27,6 +28,7 @@
 #include "model/attribute_value.h"
 #include "store/catalog.h"
 #include "store/items.h"
+#include "store/replication.h"
 #include "store/streams.h"
 
 namespace fdyno::store {
@@ -41,6 +43,7 @@ struct ItemChange {
   uint16_t order;                        // the change's order in its transaction
   int64_t now_ms;                        // the change's wall time
   ChangeSource source;
+  const ReplicaStamp* replicated = nullptr;  // set: another replica's change (store/replication.h)
 };
 
 class Maintainer;

@@ -103,7 +103,8 @@ Status Mutation::WriteOne(kv::Transaction& tx, const Change& c, uint16_t order) 
                           .new_item = new_item,
                           .order = order,
                           .now_ms = options_.now_ms,
-                          .source = options_.source};
+                          .source = options_.source,
+                          .replicated = options_.replicated ? &*options_.replicated : nullptr};
   for (const Maintainer* m : Maintainers()) {
     if (m->Maintains(*c.table)) FDYNO_RETURN_IF_ERROR(m->Update(tx, change));
   }

@@ -34,6 +34,7 @@
 #include "store/catalog.h"
 #include "store/item_collections.h"
 #include "store/items.h"
+#include "store/replication.h"
 #include "store/streams.h"
 
 namespace fdyno::store {
@@ -76,6 +77,8 @@ struct MutationOptions {
   int64_t now_ms = 0;  // wall time: the change records' creation time
   ChangeSource source = ChangeSource::kUser;
   uint64_t item_collection_limit_bytes = kItemCollectionSizeLimitBytes;
+  // Set: the changes are another replica's, with this stamp (store/replication.h).
+  std::optional<ReplicaStamp> replicated = std::nullopt;
 };
 
 // What Write did.

@@ -38,6 +38,7 @@ constexpr std::string_view kInsightsStatuses[] = {"DISABLED", "ENABLED", "FAILED
 constexpr std::string_view kInsightsModes[] = {"ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"};
 constexpr std::string_view kDistances[] = {"COSINE", "DOT_PRODUCT", "EUCLIDEAN"};
 constexpr std::string_view kSearchRoles[] = {"HASH", "INLINE_FILTER"};
+constexpr std::string_view kReplicaStatuses[] = {"CREATING", "UPDATING", "DELETING", "ACTIVE"};
 
 // Every field list below is a template over the codec: `R` is const when encoding.
 
@@ -197,6 +198,15 @@ void TableFields(Fields& f, R& t, uint8_t version) {
     f.Str("status", k.status);
     f.Str("description", k.description);
     f.Str("precision", k.precision);
+  });
+  // Absent on regional tables; binaries before global tables reject a record with replicas
+  // (they would write its items without replicating them).
+  f.SparseList("replicas", t.replicas, [](auto& f, auto& r) {
+    f.Str("region", r.region);
+    f.Int("table_id", r.table_id);
+    f.Enum("status", kReplicaStatuses, r.status);
+    f.OptStr("filled_from", r.filled_from);
+    f.Require(r.table_id >= 1);
   });
 }
 
