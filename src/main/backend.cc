@@ -116,6 +116,15 @@ Status Backend::StartWorkers(const ServeFlags& flags, Clock* clock) {
   if (!first.ok()) return Error::Internal("streams: " + first.error().message);
   stream_worker_ = std::make_unique<workers::StreamWorker>(db, catalog, stream_options);
   stream_worker_->Start();
+  // Global tables: delivery to replicas, new replicas' backfill, removals (workers/replication.h).
+  workers::ReplicationOptions replication_options;
+  replication_options.delay =
+      std::chrono::milliseconds(std::llround(flags.replication_delay_s * 1000));
+  replication_options.clock = clock;
+  replication_options.lease = lease;
+  replication_worker_ =
+      std::make_unique<workers::ReplicationWorker>(db, catalog, replication_options);
+  replication_worker_->Start();
   backup_worker_->Start();
   // Optional token GC (DYNODB_TXN_TOKEN_GC_INTERVAL, DYNODB_TXN_TOKEN_GC_MAX_SCAN); token
   // expiry never depends on it.

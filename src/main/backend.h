@@ -23,6 +23,7 @@
 #include "workers/backfill.h"
 #include "workers/backups.h"
 #include "workers/purge.h"
+#include "workers/replication.h"
 #include "workers/streams.h"
 #include "workers/token_gc.h"
 #include "workers/ttl.h"
@@ -66,6 +67,7 @@ class Backend {
   std::unique_ptr<workers::IndexWorker> index_worker_;
   std::unique_ptr<workers::TtlWorker> ttl_worker_;
   std::unique_ptr<workers::StreamWorker> stream_worker_;
+  std::unique_ptr<workers::ReplicationWorker> replication_worker_;
   std::unique_ptr<workers::TokenGc> token_gc_;
 };
 

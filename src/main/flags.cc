@@ -117,6 +117,12 @@ void AddWorkerFlags(CLI::App& app, ServeFlags& f) {
       ->envname("DYNODB_INDEX_STATUS_DELAY")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--replication-delay", f.replication_delay_s,
+                 "Seconds a global table's change waits before it is applied to the other "
+                 "replicas (DynamoDB's replication is asynchronous; 0: as soon as the worker runs)")
+      ->envname("DYNODB_REPLICATION_DELAY")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   app.add_option("--stream-shard-rotation", f.stream_shard_rotation_s,
                  "Seconds after which a stream's shards close and child shards open (0: never)")
       ->envname("DYNODB_STREAM_SHARD_ROTATION")

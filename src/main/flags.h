@@ -63,6 +63,7 @@ struct ServeFlags {
   double deletion_protection_interval_s = 15;
   int stream_shards = 1;
   double stream_shard_rotation_s = 4 * 3600;
+  double replication_delay_s = 0.3;          // global tables (workers/replication.h)
   int64_t vector_search_threshold = 10'000;  // entries; 0: SearchVectors is always exact
 };
 
