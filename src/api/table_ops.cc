@@ -20,6 +20,7 @@
 #include "kv/run.h"
 #include "store/backups.h"
 #include "store/item_counts.h"
+#include "store/replication.h"
 #include "store/streams.h"
 
 namespace fdyno::api::tables {
@@ -97,6 +98,11 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                   return Error::Validation(
                       "Resource cannot be deleted as it is currently protected against deletion. "
                       "Disable deletion protection first.");
+                }
+                // A replica of a global table leaves it (store/replication.h).
+                if (!t->replicas.empty()) {
+                  FDYNO_RETURN_IF_ERROR(CheckNotUpdating(*t));
+                  FDYNO_RETURN_IF_ERROR(store::LeaveReplicaGroup(txn, *s.catalog, *t));
                 }
                 FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t, /*hold=*/t->pitr.enabled));
                 if (t->pitr.enabled) {

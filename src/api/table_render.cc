@@ -246,6 +246,37 @@ void WriteVectorIndexes(Writer& w, const std::string& table_arn, const TableInfo
 
 // DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
+constexpr std::string_view kReplicaStatuses[] = {"CREATING", "UPDATING", "DELETING", "ACTIVE"};
+
+// A global table's replicas (store/replication.h), each region's with its global secondary
+// indexes, and the version of global tables it is.
+void WriteReplicas(Writer& w, const TableInfo& t) {
+  w.Key("GlobalTableVersion");
+  w.String("2019.11.21");
+  w.Key("Replicas");
+  w.StartArray();
+  for (const store::Replica& r : t.replicas) {
+    w.StartObject();
+    w.Key("RegionName");
+    Str(w, r.region);
+    w.Key("ReplicaStatus");
+    Str(w, kReplicaStatuses[static_cast<size_t>(r.status)]);
+    if (!t.global_indexes.empty()) {
+      w.Key("GlobalSecondaryIndexes");
+      w.StartArray();
+      for (const store::SecondaryIndex& i : t.global_indexes) {
+        w.StartObject();
+        w.Key("IndexName");
+        Str(w, i.name);
+        w.EndObject();
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
                            store::TableStatus status, const store::ItemCounts* counts,
                            const ResponseView& view) {
@@ -399,6 +430,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Bool(t.restore->in_progress);
     w.EndObject();
   }
+  if (!t.replicas.empty()) WriteReplicas(w, t);
   if (view.sse_updating) {
     w.Key("SSEDescription");
     if (t.sse.enabled) {

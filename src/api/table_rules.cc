@@ -81,6 +81,16 @@ bool IndexesInFlight(const store::TableInfo& t) {
          std::any_of(t.vector_indexes.begin(), t.vector_indexes.end(), in_flight);
 }
 
+Status CheckNotUpdating(const store::TableInfo& t) {
+  const bool settled = t.status != store::TableStatus::kUpdating && !IndexesInFlight(t) &&
+                       std::all_of(t.replicas.begin(), t.replicas.end(), [](const auto& r) {
+                         return r.status == store::ReplicaStatus::kActive;
+                       });
+  if (settled) return Status::Ok();
+  return Error::ResourceInUse(
+      "Attempt to change a resource which is still in use: Table is being updated: " + t.name);
+}
+
 Status CheckCapacityBounds(const ThroughputIn& t) {
   if (*t.read > kMaxCapacityUnits) {
     return Error::Validation("Given value " + std::to_string(*t.read) +
@@ -307,6 +317,12 @@ std::string StreamLabel(int64_t wall_ms) {
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<int>(wall_ms % 1000));
   return buf;
+}
+
+std::string NextStreamLabel(const std::string& previous, int64_t now_ms) {
+  std::string label = StreamLabel(now_ms);
+  if (label <= previous) label = StreamLabel(std::max(now_ms, LabelMillis(previous)) + 1);
+  return label;
 }
 
 int64_t LabelMillis(const std::string& label) {

@@ -40,6 +40,9 @@ Error Invalid(std::string_view detail);
 Status CheckNotCreating(const store::TableInfo& t);
 // Whether an index of `t` (global or vector) is being created or deleted.
 bool IndexesInFlight(const store::TableInfo& t);
+// A table being updated: a global table's replica being created or deleted (the table UPDATING
+// until none is) or an index in flight: ResourceInUseException.
+Status CheckNotUpdating(const store::TableInfo& t);
 
 // Each capacity unit of a throughput at most kMaxCapacityUnits: "Given value <n> for
 // ReadCapacityUnits is out of bounds" (read first). REQUIRES: both units present.
@@ -110,5 +113,9 @@ Status CheckOnDemand(const OnDemandIn& in, bool on_demand, bool update,
 std::string StreamLabel(int64_t wall_ms);
 // The time a StreamLabel spells (0 for an empty or malformed one).
 int64_t LabelMillis(const std::string& label);
+// The label of a stream enabled at now_ms on a table whose latest stream had `previous` (empty:
+// none): each stream has its own label (its ARN), so one enabled again within the same
+// millisecond as the last one gets the next millisecond.
+std::string NextStreamLabel(const std::string& previous, int64_t now_ms);
 
 }  // namespace fdyno::api::tables

@@ -14,6 +14,7 @@
 #include "api/table_read.h"
 #include "kv/run.h"
 #include "store/catalog.h"
+#include "store/replication.h"
 #include "store/ttl.h"
 
 namespace fdyno::api {
@@ -121,16 +122,23 @@ Result<std::string> UpdateTimeToLive(Services& s, const RequestContext& ctx, con
                 // After an ambiguous commit, a change stamped with this request's time is its own.
                 if (attempt.maybe_committed && IsThisChange(t->ttl, r, now_ms)) return Status::Ok();
                 FDYNO_RETURN_IF_ERROR(CheckTtlChange(s, t->ttl, r, now_ms));
-                store::TableInfo updated = *t;
-                if (r.enabled) {
-                  // Item writes maintain the expiry index from this commit on; the backfill worker
-                  // adds the items that exist, then marks it ENABLED.
-                  updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
-                } else {
-                  auto [begin, end] = store::ExpiryIndexRange(t->id);
-                  txn.ClearRange(begin, end);
-                  updated.ttl = {store::TtlStatus::kDisabled, "", now_ms};
+                const auto change = [&](store::TableInfo& updated) {
+                  if (r.enabled) {
+                    // Item writes maintain the expiry index from this commit on; the backfill
+                    // worker adds the items that exist, then marks it ENABLED.
+                    updated.ttl = {store::TtlStatus::kEnabling, r.attribute, now_ms};
+                  } else {
+                    auto [begin, end] = store::ExpiryIndexRange(updated.id);
+                    txn.ClearRange(begin, end);
+                    updated.ttl = {store::TtlStatus::kDisabled, "", now_ms};
+                  }
+                };
+                // A global table's replicas share its TTL setting, as DynamoDB's do.
+                if (!t->replicas.empty()) {
+                  return store::UpdateReplicaGroup(txn, *s.catalog, *t, change);
                 }
+                store::TableInfo updated = *t;
+                change(updated);
                 return s.catalog->Update(txn, updated);
               }));
   rapidjson::StringBuffer buffer;

@@ -14,6 +14,7 @@
 
 #include "api/json_util.h"
 #include "api/projection_request.h"
+#include "api/replica_updates.h"
 #include "api/table_arn.h"
 #include "api/table_handlers.h"
 #include "api/table_render.h"
@@ -60,8 +61,8 @@ struct UpdateTableRequest {
   std::optional<OnDemandIn> on_demand;
   // WarmThroughput: an empty one is left out, as DynamoDB drops it.
   std::optional<WarmIn> warm;
-  // MultiRegionConsistency was given (it changes nothing without ReplicaUpdates).
-  bool multi_region_consistency = false;
+  // MultiRegionConsistency, when given (it changes nothing without ReplicaUpdates).
+  std::optional<std::string> multi_region_consistency;
   std::optional<std::vector<VectorIndexUpdateIn>> vector_updates;
 };
 
@@ -130,8 +131,8 @@ Result<UpdateTableRequest> ParseUpdateTable(const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(r.on_demand, ParseOnDemand(body));
   FDYNO_ASSIGN_OR_RETURN(r.warm, ParseWarm(body));
   if (r.warm && r.warm->empty()) r.warm.reset();
-  FDYNO_ASSIGN_OR_RETURN(auto consistency, GetString(body, "MultiRegionConsistency"));
-  r.multi_region_consistency = consistency.has_value();
+  FDYNO_ASSIGN_OR_RETURN(r.multi_region_consistency,
+                         GetOwnedString(body, "MultiRegionConsistency"));
   FDYNO_ASSIGN_OR_RETURN(r.vector_updates, ParseVectorIndexUpdates(body));
   return r;
 }
@@ -359,11 +360,14 @@ Status CheckUpdateTableRequest(const UpdateTableRequest& r) {
     }
   }
   if (r.replica_updates) FDYNO_RETURN_IF_ERROR(CheckReplicaActions(*r.replica_updates));
-  if (r.replica_updates || r.witness_actions > 0) {
-    return Invalid("Replica modification is not supported: this server has one region");
+  if (r.witness_actions > 0) {
+    return Invalid("Global table witnesses are not supported by this server");
   }
   // MultiRegionConsistency goes only with replica creations (DynamoDB's text), never ignored.
-  if (r.multi_region_consistency) {
+  if (r.multi_region_consistency &&
+      (!r.replica_updates ||
+       std::any_of(r.replica_updates->GetArray().begin(), r.replica_updates->GetArray().end(),
+                   [](const Value& u) { return Member(u, "Create") == nullptr; }))) {
     return Error::Validation(
         "Only Replica Create actions are supported when MultiRegionConsistency parameter is "
         "provided.");
@@ -658,15 +662,13 @@ Status PlanStream(Plan& p) {
     }
     t.stream.enabled = true;
     t.stream.view_type = *ParseViewType(*stream.view_type);
-    // Each stream has its own label (its ARN): one enabled again within the same millisecond
-    // as the last one gets the next millisecond.
-    t.stream.label = StreamLabel(p.now_ms);
-    if (t.stream.label <= current.stream.label) {
-      t.stream.label = StreamLabel(std::max(p.now_ms, LabelMillis(current.stream.label)) + 1);
-    }
+    t.stream.label = NextStreamLabel(current.stream.label, p.now_ms);
   } else {
     if (!current.stream.enabled) {
       return Error::Validation("Table has no stream to disable: TableName: " + current.name);
+    }
+    if (!current.replicas.empty()) {
+      return Invalid("Disabling Stream is not allowed for a Global Table replica.");
     }
     t.stream.enabled = false;
   }
@@ -782,12 +784,24 @@ Status CheckIndexesInFlight(const UpdateTableRequest& r, const TableInfo& curren
 }
 
 // The new table, or the error DynamoDB gives for this change of `current`.
+// The changes DynamoDB makes on every replica of a global table, which this server does not
+// carry to the others yet: refused rather than made on one replica alone.
+Status CheckReplicatedChange(const UpdateTableRequest& r, const TableInfo& current) {
+  if (current.replicas.empty() || (!ChangesIndexesOnline(r) && !r.billing_mode)) {
+    return Status::Ok();
+  }
+  return Invalid(
+      "Index creation or deletion and billing mode changes of a global table are not supported "
+      "by this server");
+}
+
 Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
                                                    const TableInfo& current,
                                                    const RequestContext& ctx, const Services& s,
                                                    int64_t now_ms) {
   const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
   FDYNO_RETURN_IF_ERROR(CheckIndexesInFlight(r, current));
+  FDYNO_RETURN_IF_ERROR(CheckReplicatedChange(r, current));
   Plan p{r,
          current,
          ctx,
@@ -911,6 +925,9 @@ Result<std::string> UpdateTable(Services& s, const RequestContext& ctx, const Va
   FDYNO_ASSIGN_OR_RETURN(std::string name, ResolveTableName(ctx, r.table_name, "UpdateTable"));
   FDYNO_RETURN_IF_ERROR(CheckUpdateTableRequest(r));
   FDYNO_RETURN_IF_ERROR(CheckCapacityLimits(r, ctx.region));
+  if (r.replica_updates) {
+    return UpdateReplicas(s, ctx, name, *r.replica_updates, r.multi_region_consistency);
+  }
   const int64_t now_ms = s.clock->WallMillis();
   std::optional<std::pair<TableInfo, bool>> written;  // what the latest attempt wrote
   std::shared_ptr<const TableInfo> before;            // the table it changed

@@ -1,0 +1,250 @@
+"""Global tables, version 2019.11.21: UpdateTable's ReplicaUpdates adds and removes replicas in
+other regions, DescribeTable shows them, and every write in any region reaches every other
+asynchronously, once, with the last writer winning.
+
+DynamoDB behaviour (as recorded from DynamoDB by others' test suites: the local-region error, the
+stream enabled with NEW_AND_OLD_IMAGES, a KEYS_ONLY stream kept, a table regional again after its
+last replica goes), except where a test says fdyno-specific (--replication-delay, kill -9).
+"""
+import random
+import threading
+import time
+
+from pathlib import Path
+
+import botocore.exceptions
+import pytest
+
+from conftest import Server
+
+US, EU, AP = "us-east-1", "eu-west-1", "ap-southeast-2"
+
+
+def error(e):
+    return e.value.response["Error"]["Code"], e.value.response["Error"]["Message"]
+
+
+def create(ddb, name, stream=None, gsi=False):
+    spec = dict(TableName=name, BillingMode="PAY_PER_REQUEST",
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}])
+    if stream:
+        spec["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream}
+    if gsi:
+        spec["AttributeDefinitions"].append({"AttributeName": "g", "AttributeType": "S"})
+        spec["GlobalSecondaryIndexes"] = [{
+            "IndexName": "by_g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}]
+    return ddb.create_table(**spec)["TableDescription"]
+
+
+def wait_until(check, timeout=30, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def replicas_active(ddb, name, regions):
+    def check():
+        t = ddb.describe_table(TableName=name)["Table"]
+        got = {r["RegionName"]: r["ReplicaStatus"] for r in t.get("Replicas", [])}
+        return t["TableStatus"] == "ACTIVE" and got == {r: "ACTIVE" for r in regions}
+    wait_until(check, what=f"replicas {regions} of {name} ACTIVE")
+
+
+def add_replica(ddb, name, region, regions):
+    ddb.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": region}}])
+    replicas_active(ddb, name, regions)
+
+
+def scan_all(ddb, name):
+    items, start = [], None
+    while True:
+        kw = {"ExclusiveStartKey": start} if start else {}
+        page = ddb.scan(TableName=name, ConsistentRead=True, **kw)
+        items += page["Items"]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return sorted(items, key=lambda i: i["pk"]["S"])
+
+
+def test_a_replica_is_created_filled_and_described(server):
+    us, eu = server.client(region=US), server.client(region=EU)
+    create(us, "gtab")
+    for i in range(30):
+        us.put_item(TableName="gtab", Item={"pk": {"S": f"k{i}"}, "v": {"N": str(i)}})
+    out = us.update_table(TableName="gtab",
+                          ReplicaUpdates=[{"Create": {"RegionName": EU}}])["TableDescription"]
+    assert out["TableStatus"] == "UPDATING"
+    assert out["GlobalTableVersion"] == "2019.11.21"
+    assert {r["RegionName"]: r["ReplicaStatus"] for r in out["Replicas"]} == \
+        {US: "ACTIVE", EU: "CREATING"}
+    # The first replica enables the stream, with both images, as DynamoDB does.
+    assert out["StreamSpecification"] == {"StreamEnabled": True,
+                                          "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    replicas_active(us, "gtab", [US, EU])
+    replica = eu.describe_table(TableName="gtab")["Table"]
+    assert replica["TableArn"].startswith(f"arn:aws:dynamodb:{EU}:")
+    assert replica["TableStatus"] == "ACTIVE"
+    assert {r["RegionName"] for r in replica["Replicas"]} == {US, EU}
+    assert replica["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    assert replica["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
+    assert scan_all(eu, "gtab") == scan_all(us, "gtab")
+    assert len(scan_all(eu, "gtab")) == 30
+    # A regional table shows neither member.
+    create(us, "plain")
+    plain = us.describe_table(TableName="plain")["Table"]
+    assert "Replicas" not in plain and "GlobalTableVersion" not in plain
+
+
+def test_writes_in_every_region_reach_the_others(server):
+    us, eu, ap = (server.client(region=r) for r in (US, EU, AP))
+    create(us, "gtab", gsi=True)
+    add_replica(us, "gtab", EU, [US, EU])
+    add_replica(eu, "gtab", AP, [US, EU, AP])
+    us.put_item(TableName="gtab", Item={"pk": {"S": "from-us"}, "g": {"S": "x"}})
+    eu.put_item(TableName="gtab", Item={"pk": {"S": "from-eu"}, "g": {"S": "x"}})
+    ap.update_item(TableName="gtab", Key={"pk": {"S": "from-ap"}},
+                   UpdateExpression="SET g = :g", ExpressionAttributeValues={":g": {"S": "x"}})
+    for client in (us, eu, ap):
+        wait_until(lambda: len(scan_all(client, "gtab")) == 3, what="three items everywhere")
+        # The replica's own indexes are maintained by the replicated writes.
+        q = client.query(TableName="gtab", IndexName="by_g", KeyConditionExpression="g = :g",
+                         ExpressionAttributeValues={":g": {"S": "x"}})
+        assert q["Count"] == 3
+    ap.delete_item(TableName="gtab", Key={"pk": {"S": "from-us"}})
+    for client in (us, eu, ap):
+        wait_until(lambda: len(scan_all(client, "gtab")) == 2, what="the delete everywhere")
+
+
+def test_the_local_region_and_other_mistakes_are_refused(server):
+    us = server.client(region=US)
+    create(us, "gtab", stream="KEYS_ONLY")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": US}}])
+    assert error(e) == ("ValidationException",
+                        "Cannot add or delete the local region through ReplicaUpdates. Use "
+                        "CreateTable, DeleteTable, or UpdateTable as required.")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
+    assert error(e)[0] == "ValidationException"
+    add_replica(us, "gtab", EU, [US, EU])
+    # A KEYS_ONLY stream stays KEYS_ONLY (DynamoDB replicates without the images).
+    assert us.describe_table(TableName="gtab")["Table"]["StreamSpecification"][
+        "StreamViewType"] == "KEYS_ONLY"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": EU}}])
+    assert error(e)[0] == "ValidationException"
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", StreamSpecification={"StreamEnabled": False})
+    assert error(e) == ("ValidationException", "One or more parameter values were invalid: "
+                        "Disabling Stream is not allowed for a Global Table replica.")
+
+
+def test_deleting_replicas_leaves_a_regional_table(server):
+    us, eu = server.client(region=US), server.client(region=EU)
+    create(us, "gtab")
+    add_replica(us, "gtab", EU, [US, EU])
+    us.put_item(TableName="gtab", Item={"pk": {"S": "a"}})
+    out = us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
+    assert {r["RegionName"]: r["ReplicaStatus"]
+            for r in out["TableDescription"]["Replicas"]}[EU] == "DELETING"
+
+    def gone():
+        try:
+            eu.describe_table(TableName="gtab")
+            return False
+        except botocore.exceptions.ClientError as e:
+            return e.response["Error"]["Code"] == "ResourceNotFoundException"
+    wait_until(gone, what="the replica table dropped")
+    t = wait_until(lambda: (lambda d: d if d["TableStatus"] == "ACTIVE" else None)(
+        us.describe_table(TableName="gtab")["Table"]), what="the table ACTIVE")
+    assert "Replicas" not in t and "GlobalTableVersion" not in t
+    # The stream stays, and may now be disabled.
+    assert t["StreamSpecification"]["StreamEnabled"] is True
+    us.update_table(TableName="gtab", StreamSpecification={"StreamEnabled": False})
+    assert us.get_item(TableName="gtab", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    # DeleteTable of a replica takes it out of its global table.
+    add_replica(us, "gtab", EU, [US, EU])
+    eu.delete_table(TableName="gtab")
+    assert "Replicas" not in us.describe_table(TableName="gtab")["Table"]
+
+
+def test_concurrent_writers_converge_on_the_last_writer(server):
+    regions = [US, EU, AP]
+    clients = {r: server.client(region=r) for r in regions}
+    create(clients[US], "gtab")
+    add_replica(clients[US], "gtab", EU, [US, EU])
+    add_replica(clients[US], "gtab", AP, regions)
+    errors = []
+
+    def writer(region, seed):
+        rng = random.Random(seed)
+        c = server.client(region=region)
+        try:
+            for i in range(150):
+                key = {"pk": {"S": f"k{rng.randrange(15)}"}}
+                if rng.random() < 0.2:
+                    c.delete_item(TableName="gtab", Key=key)
+                else:
+                    c.put_item(TableName="gtab", Item={**key, "w": {"S": f"{region}-{i}"}})
+        except Exception as e:  # noqa: BLE001: reported below
+            errors.append(e)
+    threads = [threading.Thread(target=writer, args=(r, n)) for n, r in enumerate(regions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+    def converged():
+        views = [scan_all(clients[r], "gtab") for r in regions]
+        return views if views[0] == views[1] == views[2] else None
+    views = wait_until(converged, what="every region the same")
+    assert views[0] == scan_all(clients[US], "gtab")
+
+
+def restart(server, *args):
+    """The same data directory served again (after a kill)."""
+    return Server(Path(server.data_dir).parent, list(args)).wait_ready()
+
+
+def test_replication_resumes_after_kill_9(start_server):
+    server = start_server("--replication-delay", "2")  # fdyno-specific: a visible delay
+    us, eu = server.client(region=US), server.client(region=EU)
+    create(us, "gtab")
+    add_replica(us, "gtab", EU, [US, EU])
+    for i in range(50):
+        us.put_item(TableName="gtab", Item={"pk": {"S": f"k{i}"}})
+    assert len(scan_all(eu, "gtab")) < 50  # still waiting out the delay
+    server.kill()
+    again = restart(server, "--replication-delay", "0")
+    try:
+        eu = again.client(region=EU)
+        wait_until(lambda: len(scan_all(eu, "gtab")) == 50, what="every change after the restart")
+    finally:
+        again.stop()
+
+
+def test_a_backfill_killed_midway_finishes_after_restart(start_server):
+    server = start_server()
+    us = server.client(region=US)
+    create(us, "gtab")
+    for i in range(0, 3000, 25):
+        us.batch_write_item(RequestItems={"gtab": [
+            {"PutRequest": {"Item": {"pk": {"S": f"k{j}"}, "pad": {"S": "x" * 200}}}}
+            for j in range(i, i + 25)]})
+    us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": EU}}])
+    server.kill()
+    again = restart(server)
+    try:
+        us, eu = again.client(region=US), again.client(region=EU)
+        replicas_active(us, "gtab", [US, EU])
+        assert len(scan_all(eu, "gtab")) == 3000
+        assert scan_all(eu, "gtab") == scan_all(us, "gtab")
+    finally:
+        again.stop()
