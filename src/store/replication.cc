@@ -186,8 +186,11 @@ void PutOutboxEntry(kv::Transaction& tx, int64_t table_id, std::string_view regi
 Result<OutboxPage> ReadOutbox(kv::Transaction& tx, int64_t table_id, std::string_view region,
                               int64_t up_to_us, int limit) {
   const auto [begin, end] = Outbox(table_id, region).Range();
+  // A snapshot read, with a read conflict on each entry taken: writers adding entries meanwhile
+  // do not make the page retry, a deliverer clearing the same entries does.
   kv::RangeOptions ro;
   ro.limit = limit;
+  ro.snapshot = true;
   FDYNO_ASSIGN_OR_RETURN(kv::RangeResult rr, tx.GetRange(begin, end, ro));
   OutboxPage page;
   page.more = rr.more;
@@ -197,6 +200,8 @@ Result<OutboxPage> ReadOutbox(kv::Transaction& tx, int64_t table_id, std::string
       page.more = true;
       break;
     }
+    FDYNO_RETURN_IF_ERROR(
+        tx.AddConflictRange(e.kv_key, e.kv_key + '\x00', kv::ConflictRangeType::kRead));
     page.entries.push_back(std::move(e));
   }
   return page;

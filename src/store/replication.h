@@ -85,7 +85,8 @@ kv::Subspace Outbox(int64_t table_id, std::string_view region);
 void PutOutboxEntry(kv::Transaction& tx, int64_t table_id, std::string_view region,
                     const OutboxEntry& entry);
 // The oldest entries of the outbox (at most `limit`), those whose time is at most `up_to_us`;
-// `more`: others follow (due or not). Corrupt entries are InternalServerError.
+// `more`: others follow (due or not). Each entry returned is a conflicting read; entries added
+// meanwhile are not. Corrupt entries are InternalServerError.
 struct OutboxPage {
   std::vector<OutboxEntry> entries;
   bool more = false;
