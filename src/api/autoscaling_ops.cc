@@ -1,6 +1,8 @@
 #include "api/autoscaling_ops.h"
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,12 +12,15 @@
 #include <vector>
 
 #include "api/json_util.h"
+#include "api/run_options.h"
 #include "api/table_arn.h"
+#include "kv/run.h"
 
 namespace fdyno::api {
 namespace {
 
 using rapidjson::Value;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // ---- the update's request --------------------------------------------------------------------
 
@@ -148,20 +153,96 @@ Status CheckSettings(const std::string& table, const Value& s) {
 // ---- the operations --------------------------------------------------------------------------
 
 // DynamoDB answers both operations only for a table of a global table (version 2019.11.21), and
-// answers a regional table as it answers a missing one. Every fdyno table is regional.
+// answers a regional table as it answers a missing one.
 Error GlobalTableNotFound(std::string_view name) {
   return Error::ResourceNotFound("Global table with name: '" + std::string(name) +
                                  "' does not exist.");
 }
 
-Result<std::string> DescribeTableReplicaAutoScaling(Services&, const RequestContext& ctx,
+// The global table `name` in the caller's region, as of one snapshot.
+Result<std::shared_ptr<const store::TableInfo>> FindGlobalTable(Services& s,
+                                                                const RequestContext& ctx,
+                                                                const std::string& name) {
+  kv::RunOptions options = RunOptionsFor(ctx, s);
+  options.read_only = true;
+  FDYNO_ASSIGN_OR_RETURN(auto t,
+                         kv::Run(*s.db, options, [&](kv::Transaction& tx, const kv::Attempt&) {
+                           return s.catalog->Find(tx, CallerScope(ctx), name);
+                         }));
+  if (!Settled(t) || t->replicas.empty()) return GlobalTableNotFound(name);
+  return t;
+}
+
+// A provisioned capacity's auto scaling settings: fdyno does not scale capacity, so it is off.
+void WriteScalingOff(Writer& w, const char* member) {
+  w.Key(member);
+  w.StartObject();
+  w.Key("AutoScalingDisabled");
+  w.Bool(true);
+  w.EndObject();
+}
+
+constexpr std::string_view kStatuses[] = {"CREATING", "UPDATING", "DELETING", "ACTIVE"};
+
+// {"TableAutoScalingDescription": ...} of global table `t`: its replicas, each with the global
+// secondary indexes, and for a provisioned table the auto scaling settings (off).
+std::string Description(const store::TableInfo& t) {
+  const bool provisioned = t.billing_mode == store::BillingMode::kProvisioned;
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("TableAutoScalingDescription");
+  w.StartObject();
+  w.Key("TableName");
+  w.String(t.name.c_str());
+  w.Key("TableStatus");
+  w.String(std::string(kStatuses[static_cast<size_t>(t.status)]).c_str());
+  w.Key("Replicas");
+  w.StartArray();
+  for (const store::Replica& r : t.replicas) {
+    w.StartObject();
+    w.Key("RegionName");
+    w.String(r.region.c_str());
+    w.Key("GlobalSecondaryIndexes");
+    w.StartArray();
+    for (const store::SecondaryIndex& i : t.global_indexes) {
+      w.StartObject();
+      w.Key("IndexName");
+      w.String(i.name.c_str());
+      w.Key("IndexStatus");
+      w.String(std::string(kStatuses[static_cast<size_t>(i.status)]).c_str());
+      if (provisioned) {
+        WriteScalingOff(w, "ProvisionedReadCapacityAutoScalingSettings");
+        WriteScalingOff(w, "ProvisionedWriteCapacityAutoScalingSettings");
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    if (provisioned) {
+      WriteScalingOff(w, "ReplicaProvisionedReadCapacityAutoScalingSettings");
+      WriteScalingOff(w, "ReplicaProvisionedWriteCapacityAutoScalingSettings");
+    }
+    w.Key("ReplicaStatus");
+    w.String(std::string(kStatuses[static_cast<size_t>(r.status)]).c_str());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+Result<std::string> DescribeTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
                                                     const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name,
                          ReadExistingTableName(ctx, body, "DescribeTableReplicaAutoScaling"));
-  return GlobalTableNotFound(name);
+  FDYNO_ASSIGN_OR_RETURN(auto t, FindGlobalTable(s, ctx, name));
+  return Description(*t);
 }
 
-Result<std::string> UpdateTableReplicaAutoScaling(Services&, const RequestContext& ctx,
+// Disabling auto scaling is what fdyno's tables are; enabling it is refused, never stored
+// unhonoured.
+Result<std::string> UpdateTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
                                                   const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name,
                          ReadExistingTableName(ctx, body, "UpdateTableReplicaAutoScaling"));
@@ -170,7 +251,22 @@ Result<std::string> UpdateTableReplicaAutoScaling(Services&, const RequestContex
   for (const SettingsUpdate& u : updates) {
     FDYNO_RETURN_IF_ERROR(CheckSettings(name, *u.value));
   }
-  return GlobalTableNotFound(name);
+  FDYNO_ASSIGN_OR_RETURN(auto t, FindGlobalTable(s, ctx, name));
+  for (const std::string& region : regions) {
+    if (t->FindReplica(region) == nullptr) {
+      return SettingsError(name, "Replica not found in region: " + region);
+    }
+  }
+  for (const SettingsUpdate& u : updates) {
+    if (!u.value->HasMember("AutoScalingDisabled") || !(*u.value)["AutoScalingDisabled"].IsBool() ||
+        !(*u.value)["AutoScalingDisabled"].GetBool()) {
+      return SettingsError(name,
+                           "Auto scaling of provisioned capacity is not supported by this "
+                           "server: " +
+                               u.parameter);
+    }
+  }
+  return Description(*t);
 }
 
 }  // namespace

@@ -248,3 +248,32 @@ def test_a_backfill_killed_midway_finishes_after_restart(start_server):
         assert scan_all(eu, "gtab") == scan_all(us, "gtab")
     finally:
         again.stop()
+
+
+def test_replica_auto_scaling_describes_a_global_table(server):
+    us = server.client(region=US)
+    us.create_table(TableName="prov", AttributeDefinitions=[{"AttributeName": "pk",
+                                                               "AttributeType": "S"}],
+                    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                    ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    with pytest.raises(botocore.exceptions.ClientError) as e:  # regional: not a global table
+        us.describe_table_replica_auto_scaling(TableName="prov")
+    assert error(e) == ("ResourceNotFoundException",
+                        "Global table with name: 'prov' does not exist.")
+    add_replica(us, "prov", EU, [US, EU])
+    d = us.describe_table_replica_auto_scaling(TableName="prov")["TableAutoScalingDescription"]
+    assert d["TableName"] == "prov" and d["TableStatus"] == "ACTIVE"
+    assert [(r["RegionName"], r["ReplicaStatus"]) for r in d["Replicas"]] == \
+        [(EU, "ACTIVE"), (US, "ACTIVE")]
+    # fdyno does not scale capacity: off, and asking for it is refused rather than stored.
+    assert d["Replicas"][0]["ReplicaProvisionedReadCapacityAutoScalingSettings"] == \
+        {"AutoScalingDisabled": True}
+    off = us.update_table_replica_auto_scaling(
+        TableName="prov", ProvisionedWriteCapacityAutoScalingUpdate={"AutoScalingDisabled": True})
+    assert off["TableAutoScalingDescription"] == d
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table_replica_auto_scaling(
+            TableName="prov", ProvisionedWriteCapacityAutoScalingUpdate={
+                "MinimumUnits": 1, "MaximumUnits": 10, "ScalingPolicyUpdate": {
+                    "TargetTrackingScalingPolicyConfiguration": {"TargetValue": 70.0}}})
+    assert error(e)[0] == "ValidationException"
