@@ -14,6 +14,7 @@
 #include "api/json_util.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
+#include "api/table_render.h"
 #include "kv/run.h"
 
 namespace fdyno::api {
@@ -182,8 +183,6 @@ void WriteScalingOff(Writer& w, const char* member) {
   w.EndObject();
 }
 
-constexpr std::string_view kStatuses[] = {"CREATING", "UPDATING", "DELETING", "ACTIVE"};
-
 // {"TableAutoScalingDescription": ...} of global table `t`: its replicas, each with the global
 // secondary indexes, and for a provisioned table the auto scaling settings (off).
 std::string Description(const store::TableInfo& t) {
@@ -196,7 +195,7 @@ std::string Description(const store::TableInfo& t) {
   w.Key("TableName");
   w.String(t.name.c_str());
   w.Key("TableStatus");
-  w.String(std::string(kStatuses[static_cast<size_t>(t.status)]).c_str());
+  w.String(std::string(TableStatusText(t.status)).c_str());
   w.Key("Replicas");
   w.StartArray();
   for (const store::Replica& r : t.replicas) {
@@ -210,7 +209,7 @@ std::string Description(const store::TableInfo& t) {
       w.Key("IndexName");
       w.String(i.name.c_str());
       w.Key("IndexStatus");
-      w.String(std::string(kStatuses[static_cast<size_t>(i.status)]).c_str());
+      w.String(std::string(IndexStatusText(i.status)).c_str());
       if (provisioned) {
         WriteScalingOff(w, "ProvisionedReadCapacityAutoScalingSettings");
         WriteScalingOff(w, "ProvisionedWriteCapacityAutoScalingSettings");
@@ -223,7 +222,7 @@ std::string Description(const store::TableInfo& t) {
       WriteScalingOff(w, "ReplicaProvisionedWriteCapacityAutoScalingSettings");
     }
     w.Key("ReplicaStatus");
-    w.String(std::string(kStatuses[static_cast<size_t>(r.status)]).c_str());
+    w.String(std::string(ReplicaStatusText(r.status)).c_str());
     w.EndObject();
   }
   w.EndArray();

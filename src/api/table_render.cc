@@ -151,8 +151,6 @@ std::string KmsKeyArn(const RequestContext& ctx, const std::string& key_id) {
   return prefix + "key/" + key_id;
 }
 
-namespace {
-
 std::string_view IndexStatusText(store::IndexStatus s) {
   switch (s) {
     case store::IndexStatus::kCreating:
@@ -180,6 +178,22 @@ std::string_view TableStatusText(store::TableStatus s) {
   }
   return "ACTIVE";
 }
+
+std::string_view ReplicaStatusText(store::ReplicaStatus s) {
+  switch (s) {
+    case store::ReplicaStatus::kCreating:
+      return "CREATING";
+    case store::ReplicaStatus::kUpdating:
+      return "UPDATING";
+    case store::ReplicaStatus::kDeleting:
+      return "DELETING";
+    case store::ReplicaStatus::kActive:
+      return "ACTIVE";
+  }
+  return "ACTIVE";
+}
+
+namespace {
 
 std::string_view DistanceText(store::DistanceFunction f) {
   switch (f) {
@@ -246,8 +260,6 @@ void WriteVectorIndexes(Writer& w, const std::string& table_arn, const TableInfo
 
 // DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
-constexpr std::string_view kReplicaStatuses[] = {"CREATING", "UPDATING", "DELETING", "ACTIVE"};
-
 // A global table's replicas (store/replication.h), each region's with its global secondary
 // indexes, and the version of global tables it is.
 void WriteReplicas(Writer& w, const TableInfo& t) {
@@ -260,7 +272,7 @@ void WriteReplicas(Writer& w, const TableInfo& t) {
     w.Key("RegionName");
     Str(w, r.region);
     w.Key("ReplicaStatus");
-    Str(w, kReplicaStatuses[static_cast<size_t>(r.status)]);
+    Str(w, ReplicaStatusText(r.status));
     if (!t.global_indexes.empty()) {
       w.Key("GlobalSecondaryIndexes");
       w.StartArray();

@@ -53,6 +53,11 @@ struct ResponseView {
   bool sse_updating = false;
 };
 
+// DynamoDB's names of the statuses.
+std::string_view TableStatusText(store::TableStatus s);
+std::string_view IndexStatusText(store::IndexStatus s);
+std::string_view ReplicaStatusText(store::ReplicaStatus s);
+
 // {"<member>": TableDescription} as JSON text. `status` is what this response reports
 // (CreateTable says CREATING, DeleteTable DELETING); index statuses follow it while the table
 // is CREATING. `counts` gives ItemCount of the table and of each index (store/item_counts.h:
