@@ -174,61 +174,71 @@ Result<std::shared_ptr<const store::TableInfo>> FindGlobalTable(Services& s,
   return t;
 }
 
-// A provisioned capacity's auto scaling settings: fdyno does not scale capacity, so it is off.
-void WriteScalingOff(Writer& w, const char* member) {
-  w.Key(member);
-  w.StartObject();
-  w.Key("AutoScalingDisabled");
-  w.Bool(true);
-  w.EndObject();
-}
-
-// {"TableAutoScalingDescription": ...} of global table `t`: its replicas, each with the global
-// secondary indexes, and for a provisioned table the auto scaling settings (off).
+// {"TableAutoScalingDescription": ...} of global table `t`: every replica, its own region's too,
+// in region order, with the global secondary indexes. Every global table here is on-demand
+// (replica_updates.h), so there are no auto scaling settings to show.
 std::string Description(const store::TableInfo& t) {
-  const bool provisioned = t.billing_mode == store::BillingMode::kProvisioned;
+  std::vector<store::Replica> replicas = t.replicas;
+  std::sort(replicas.begin(), replicas.end(),
+            [](const store::Replica& a, const store::Replica& b) { return a.region < b.region; });
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
+  const auto text = [&w](std::string_view s) { w.String(s.data(), s.size()); };
   w.StartObject();
   w.Key("TableAutoScalingDescription");
   w.StartObject();
   w.Key("TableName");
-  w.String(t.name.c_str());
+  text(t.name);
   w.Key("TableStatus");
-  w.String(std::string(TableStatusText(t.status)).c_str());
+  text(TableStatusText(t.status));
   w.Key("Replicas");
   w.StartArray();
-  for (const store::Replica& r : t.replicas) {
+  for (const store::Replica& r : replicas) {
     w.StartObject();
     w.Key("RegionName");
-    w.String(r.region.c_str());
+    text(r.region);
     w.Key("GlobalSecondaryIndexes");
     w.StartArray();
     for (const store::SecondaryIndex& i : t.global_indexes) {
       w.StartObject();
       w.Key("IndexName");
-      w.String(i.name.c_str());
+      text(i.name);
       w.Key("IndexStatus");
-      w.String(std::string(IndexStatusText(i.status)).c_str());
-      if (provisioned) {
-        WriteScalingOff(w, "ProvisionedReadCapacityAutoScalingSettings");
-        WriteScalingOff(w, "ProvisionedWriteCapacityAutoScalingSettings");
-      }
+      text(IndexStatusText(i.status));
       w.EndObject();
     }
     w.EndArray();
-    if (provisioned) {
-      WriteScalingOff(w, "ReplicaProvisionedReadCapacityAutoScalingSettings");
-      WriteScalingOff(w, "ReplicaProvisionedWriteCapacityAutoScalingSettings");
-    }
     w.Key("ReplicaStatus");
-    w.String(std::string(ReplicaStatusText(r.status)).c_str());
+    text(ReplicaStatusText(r.status));
     w.EndObject();
   }
   w.EndArray();
   w.EndObject();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+// An update that sets auto scaling on an on-demand global table: DynamoDB's refusal, naming the
+// replicas (upper case) and the first parameter.
+Error OnDemandGroup(const store::TableInfo& t, const SettingsUpdate& u) {
+  std::vector<std::string> regions;
+  for (const store::Replica& r : t.replicas) {
+    std::string upper = r.region;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    regions.push_back("'" + upper + "'");
+  }
+  std::sort(regions.begin(), regions.end());
+  std::string list;
+  for (const std::string& r : regions) list += (list.empty() ? "" : ", ") + r;
+  const std::string parameter =
+      u.parameter == "ProvisionedWriteCapacityAutoScalingSettingsUpdate" && u.index.empty()
+          ? "GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate"
+          : u.parameter;
+  return Error::Validation("Failed to update global table with name \u2018" + t.name +
+                           "\u2018. Replicas " + list +
+                           " BillingMode is PayPerRequest. You must convert table's BillingMode "
+                           "to PROVISIONED to set parameters: '" +
+                           parameter + "'.");
 }
 
 Result<std::string> DescribeTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
@@ -239,8 +249,7 @@ Result<std::string> DescribeTableReplicaAutoScaling(Services& s, const RequestCo
   return Description(*t);
 }
 
-// Disabling auto scaling is what fdyno's tables are; enabling it is refused, never stored
-// unhonoured.
+// On an on-demand global table DynamoDB takes only AutoScalingDisabled.
 Result<std::string> UpdateTableReplicaAutoScaling(Services& s, const RequestContext& ctx,
                                                   const Value& body) {
   FDYNO_ASSIGN_OR_RETURN(std::string name,
@@ -257,13 +266,10 @@ Result<std::string> UpdateTableReplicaAutoScaling(Services& s, const RequestCont
     }
   }
   for (const SettingsUpdate& u : updates) {
-    if (!u.value->HasMember("AutoScalingDisabled") || !(*u.value)["AutoScalingDisabled"].IsBool() ||
-        !(*u.value)["AutoScalingDisabled"].GetBool()) {
-      return SettingsError(name,
-                           "Auto scaling of provisioned capacity is not supported by this "
-                           "server: " +
-                               u.parameter);
-    }
+    const bool disabling = u.value->HasMember("AutoScalingDisabled") &&
+                           (*u.value)["AutoScalingDisabled"].IsBool() &&
+                           (*u.value)["AutoScalingDisabled"].GetBool();
+    if (!disabling) return OnDemandGroup(*t, u);
   }
   return Description(*t);
 }

@@ -15,8 +15,13 @@
 #include "api/operation.h"
 #include "api/services.h"
 #include "base/result.h"
+#include "store/catalog.h"
 
 namespace fdyno::api::tables {
+
+// Whether `replica` may leave its global table (UpdateTable's Delete, DeleteTable), as DynamoDB
+// rules: not while deletion protection is on, nor within 24 hours of filling a new replica.
+Status CheckReplicaMayLeave(const store::TableInfo& replica, int64_t now_ms);
 
 // REQUIRES: the request passed UpdateTable's checks, ReplicaUpdates (`updates`) is its only
 // change. `consistency`: MultiRegionConsistency when given.

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "api/json_util.h"
+#include "api/replica_updates.h"
 #include "api/run_options.h"
 #include "api/table_arn.h"
 #include "api/table_handlers.h"
@@ -94,15 +95,15 @@ Result<std::string> DeleteTable(Services& s, const RequestContext& ctx, const Va
                 if (!t) return TableNotFound(name);
                 FDYNO_RETURN_IF_ERROR(CheckNotCreating(*t));
                 FDYNO_RETURN_IF_ERROR(CheckNoIndexInFlight(*t));
-                if (t->deletion_protection) {
-                  return Error::Validation(
-                      "Resource cannot be deleted as it is currently protected against deletion. "
-                      "Disable deletion protection first.");
-                }
                 // A replica of a global table leaves it (store/replication.h).
                 if (!t->replicas.empty()) {
                   FDYNO_RETURN_IF_ERROR(CheckNotUpdating(*t));
+                  FDYNO_RETURN_IF_ERROR(CheckReplicaMayLeave(*t, s.clock->WallMillis()));
                   FDYNO_RETURN_IF_ERROR(store::LeaveReplicaGroup(txn, *s.catalog, *t));
+                } else if (t->deletion_protection) {
+                  return Error::Validation(
+                      "Resource cannot be deleted as it is currently protected against deletion. "
+                      "Disable deletion protection first.");
                 }
                 FDYNO_RETURN_IF_ERROR(s.catalog->Drop(txn, *t, /*hold=*/t->pitr.enabled));
                 if (t->pitr.enabled) {

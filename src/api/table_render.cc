@@ -260,19 +260,20 @@ void WriteVectorIndexes(Writer& w, const std::string& table_arn, const TableInfo
 
 // DynamoDB's TableDescription. `status` is what this response reports (CreateTable says
 // CREATING, DeleteTable DELETING); index statuses follow it while the table is CREATING.
-// A global table's replicas (store/replication.h), each region's with its global secondary
-// indexes, and the version of global tables it is.
+// A global table's replicas in the other regions (store/replication.h), in the order they
+// joined, as DynamoDB lists them: region, status, warm throughput (the table's: replicas share
+// its capacity) and its global secondary indexes'; then the version of global tables it is.
 void WriteReplicas(Writer& w, const TableInfo& t) {
-  w.Key("GlobalTableVersion");
-  w.String("2019.11.21");
   w.Key("Replicas");
   w.StartArray();
   for (const store::Replica& r : t.replicas) {
+    if (r.region == t.region) continue;
     w.StartObject();
     w.Key("RegionName");
     Str(w, r.region);
     w.Key("ReplicaStatus");
     Str(w, ReplicaStatusText(r.status));
+    WriteWarm(w, tables::EffectiveWarm(t), false);
     if (!t.global_indexes.empty()) {
       w.Key("GlobalSecondaryIndexes");
       w.StartArray();
@@ -280,13 +281,20 @@ void WriteReplicas(Writer& w, const TableInfo& t) {
         w.StartObject();
         w.Key("IndexName");
         Str(w, i.name);
+        WriteWarm(w, tables::EffectiveWarm(t, i), false);
         w.EndObject();
       }
       w.EndArray();
     }
+    w.Key("GlobalTableSettingsReplicationMode");
+    w.String("ENABLED_WITH_OVERRIDES");
     w.EndObject();
   }
   w.EndArray();
+  w.Key("GlobalTableVersion");
+  w.String("2019.11.21");
+  w.Key("GlobalTableSettingsReplicationMode");
+  w.String("ENABLED_WITH_OVERRIDES");
 }
 
 void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo& t,
@@ -442,7 +450,7 @@ void WriteTableDescription(Writer& w, const RequestContext& ctx, const TableInfo
     w.Bool(t.restore->in_progress);
     w.EndObject();
   }
-  if (!t.replicas.empty()) WriteReplicas(w, t);
+  if (!t.replicas.empty() || view.global_table) WriteReplicas(w, t);
   if (view.sse_updating) {
     w.Key("SSEDescription");
     if (t.sse.enabled) {

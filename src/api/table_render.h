@@ -51,6 +51,9 @@ struct ResponseView {
   // An SSE change in progress: the SSEDescription with Status UPDATING, or only the status when
   // the table shown has no KMS encryption.
   bool sse_updating = false;
+  // Shown as a global table (Replicas, GlobalTableVersion) though `t` has no replicas yet: the
+  // response of the UpdateTable that adds its first one.
+  bool global_table = false;
 };
 
 // DynamoDB's names of the statuses.

@@ -71,6 +71,10 @@ Error Invalid(std::string_view detail) {
 
 Status CheckNotCreating(const store::TableInfo& t) {
   if (t.status != store::TableStatus::kCreating) return Status::Ok();
+  if (!t.replicas.empty()) {  // a replica being added
+    return Error::ResourceInUse(
+        "Attempt to change a resource which is still in use: Table: " + t.name + " is being used.");
+  }
   return Error::ResourceInUse(
       "Attempt to change a resource which is still in use: Table is being created: " + t.name);
 }
@@ -87,8 +91,7 @@ Status CheckNotUpdating(const store::TableInfo& t) {
                          return r.status == store::ReplicaStatus::kActive;
                        });
   if (settled) return Status::Ok();
-  return Error::ResourceInUse(
-      "Attempt to change a resource which is still in use: Table is being updated: " + t.name);
+  return Error::ResourceInUse("The resource which you are attempting to change is in use.");
 }
 
 Status CheckCapacityBounds(const ThroughputIn& t) {

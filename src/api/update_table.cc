@@ -801,6 +801,10 @@ Result<std::pair<TableInfo, bool>> PlanUpdateTable(const UpdateTableRequest& r,
                                                    int64_t now_ms) {
   const bool was_on_demand = current.billing_mode == store::BillingMode::kPayPerRequest;
   FDYNO_RETURN_IF_ERROR(CheckIndexesInFlight(r, current));
+  // A global table with replica work in flight is in use (DynamoDB's ResourceInUseException).
+  if (!current.replicas.empty()) {
+    FDYNO_RETURN_IF_ERROR(CheckNotUpdating(current));
+  }
   FDYNO_RETURN_IF_ERROR(CheckReplicatedChange(r, current));
   Plan p{r,
          current,

@@ -95,8 +95,11 @@ struct Replica {
   std::string region;
   int64_t table_id = 0;
   ReplicaStatus status = ReplicaStatus::kActive;
-  // CREATING: the region whose items fill it (the table that UpdateTable named).
+  // The region whose items filled it (the table that UpdateTable named; empty for the first
+  // replica of a group), and when it was added: a region that filled a replica may not leave the
+  // group for a day after (DynamoDB's rule).
   std::string filled_from;
+  int64_t added_ms = 0;
   bool operator==(const Replica&) const = default;
 };
 

@@ -206,6 +206,7 @@ void TableFields(Fields& f, R& t, uint8_t version) {
     f.Int("table_id", r.table_id);
     f.Enum("status", kReplicaStatuses, r.status);
     f.OptStr("filled_from", r.filled_from);
+    f.SparseInt("added_ms", r.added_ms);
     f.Require(r.table_id >= 1);
   });
 }

@@ -159,7 +159,6 @@ Result<ReplicationStep> BackfillPage(kv::Transaction& tx, store::Catalog& catalo
     for (store::Replica& each : t.replicas) {
       if (each.region != r.region) continue;
       each.status = store::ReplicaStatus::kActive;
-      each.filled_from.clear();
     }
     if (t.region == r.region) t.status = store::TableStatus::kActive;
     store::SettleReplicaStatus(t);

@@ -2,10 +2,11 @@
 other regions, DescribeTable shows them, and every write in any region reaches every other
 asynchronously, once, with the last writer winning.
 
-DynamoDB behaviour (as recorded from DynamoDB by others' test suites: the local-region error, the
-stream enabled with NEW_AND_OLD_IMAGES, a KEYS_ONLY stream kept, a table regional again after its
-last replica goes), except where a test says fdyno-specific (--replication-delay, kill -9).
+DynamoDB behaviour as recorded against DynamoDB in 2026 (the shapes of DescribeTable and of the
+UpdateTable response, the error texts and their conditions, the stream rules, the 24-hour rule of
+a source region), except where a test says fdyno-specific (--replication-delay, kill -9).
 """
+import json
 import random
 import threading
 import time
@@ -16,6 +17,7 @@ import botocore.exceptions
 import pytest
 
 from conftest import Server
+from signing import call
 
 US, EU, AP = "us-east-1", "eu-west-1", "ap-southeast-2"
 
@@ -48,17 +50,26 @@ def wait_until(check, timeout=30, what="condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def replicas_active(ddb, name, regions):
+def replicas_active(ddb, name, others):
+    """Waits until the table, seen from ddb's region, is ACTIVE with exactly `others` ACTIVE (a
+    table's Replicas list the other regions)."""
     def check():
         t = ddb.describe_table(TableName=name)["Table"]
         got = {r["RegionName"]: r["ReplicaStatus"] for r in t.get("Replicas", [])}
-        return t["TableStatus"] == "ACTIVE" and got == {r: "ACTIVE" for r in regions}
-    wait_until(check, what=f"replicas {regions} of {name} ACTIVE")
+        return t["TableStatus"] == "ACTIVE" and got == {r: "ACTIVE" for r in others}
+    wait_until(check, what=f"replicas {others} of {name} ACTIVE")
 
 
-def add_replica(ddb, name, region, regions):
+def add_replica(ddb, name, region, others):
     ddb.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": region}}])
-    replicas_active(ddb, name, regions)
+    replicas_active(ddb, name, others)
+
+
+def raw(server, region, operation, body):
+    """A signed request as JSON, for what this botocore's model does not know (newer members of
+    DescribeTable, DeletionProtectionEnabled): (status code, parsed body)."""
+    r = call(server, operation, json.dumps(body), region=region)
+    return r.status_code, r.json()
 
 
 def scan_all(ddb, name):
@@ -79,18 +90,25 @@ def test_a_replica_is_created_filled_and_described(server):
         us.put_item(TableName="gtab", Item={"pk": {"S": f"k{i}"}, "v": {"N": str(i)}})
     out = us.update_table(TableName="gtab",
                           ReplicaUpdates=[{"Create": {"RegionName": EU}}])["TableDescription"]
+    # The response: UPDATING, a global table already, the new replica not listed yet.
     assert out["TableStatus"] == "UPDATING"
     assert out["GlobalTableVersion"] == "2019.11.21"
-    assert {r["RegionName"]: r["ReplicaStatus"] for r in out["Replicas"]} == \
-        {US: "ACTIVE", EU: "CREATING"}
+    assert out["Replicas"] == []
     # The first replica enables the stream, with both images, as DynamoDB does.
     assert out["StreamSpecification"] == {"StreamEnabled": True,
                                           "StreamViewType": "NEW_AND_OLD_IMAGES"}
-    replicas_active(us, "gtab", [US, EU])
+    replicas_active(us, "gtab", [EU])
+    assert raw(server, US, "DescribeTable", {"TableName": "gtab"})[1]["Table"]["Replicas"] == [{
+        "RegionName": EU, "ReplicaStatus": "ACTIVE",
+        "WarmThroughput": {"ReadUnitsPerSecond": 12000, "WriteUnitsPerSecond": 4000,
+                           "Status": "ACTIVE"},
+        "GlobalTableSettingsReplicationMode": "ENABLED_WITH_OVERRIDES"}]
     replica = eu.describe_table(TableName="gtab")["Table"]
     assert replica["TableArn"].startswith(f"arn:aws:dynamodb:{EU}:")
     assert replica["TableStatus"] == "ACTIVE"
-    assert {r["RegionName"] for r in replica["Replicas"]} == {US, EU}
+    assert [r["RegionName"] for r in replica["Replicas"]] == [US]
+    assert raw(server, EU, "DescribeTable", {"TableName": "gtab"})[1]["Table"][
+        "GlobalTableSettingsReplicationMode"] == "ENABLED_WITH_OVERRIDES"
     assert replica["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
     assert replica["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     assert scan_all(eu, "gtab") == scan_all(us, "gtab")
@@ -104,8 +122,11 @@ def test_a_replica_is_created_filled_and_described(server):
 def test_writes_in_every_region_reach_the_others(server):
     us, eu, ap = (server.client(region=r) for r in (US, EU, AP))
     create(us, "gtab", gsi=True)
-    add_replica(us, "gtab", EU, [US, EU])
-    add_replica(eu, "gtab", AP, [US, EU, AP])
+    add_replica(us, "gtab", EU, [EU])
+    add_replica(eu, "gtab", AP, [US, AP])
+    # The order they joined, as each region saw it.
+    assert [r["RegionName"] for r in us.describe_table(TableName="gtab")["Table"]["Replicas"]] \
+        == [EU, AP]
     us.put_item(TableName="gtab", Item={"pk": {"S": "from-us"}, "g": {"S": "x"}})
     eu.put_item(TableName="gtab", Item={"pk": {"S": "from-eu"}, "g": {"S": "x"}})
     ap.update_item(TableName="gtab", Key={"pk": {"S": "from-ap"}},
@@ -122,37 +143,102 @@ def test_writes_in_every_region_reach_the_others(server):
 
 
 def test_the_local_region_and_other_mistakes_are_refused(server):
-    us = server.client(region=US)
+    us, eu = server.client(region=US), server.client(region=EU)
     create(us, "gtab", stream="KEYS_ONLY")
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": US}}])
-    assert error(e) == ("ValidationException",
-                        "Cannot add or delete the local region through ReplicaUpdates. Use "
-                        "CreateTable, DeleteTable, or UpdateTable as required.")
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
-    assert error(e)[0] == "ValidationException"
-    add_replica(us, "gtab", EU, [US, EU])
+
+    def refused(updates, **kw):
+        with pytest.raises(botocore.exceptions.ClientError) as e:
+            us.update_table(TableName="gtab", ReplicaUpdates=updates, **kw)
+        return error(e)
+    assert refused([{"Create": {"RegionName": US}}]) == (
+        "ValidationException", "Cannot add or delete the local region through ReplicaUpdates. "
+        "Use CreateTable, DeleteTable, or UpdateTable as required.")
+    assert refused([{"Delete": {"RegionName": EU}}]) == (
+        "ValidationException", "Update global table operation failed because one or more "
+        "replicas were not part of the global table. Please retry the request without these "
+        "replicas: [eu-west-1].")
+    code, message = refused([{"Create": {"RegionName": "us-fake-1"}}])
+    assert code == "ValidationException" and message.startswith(
+        "Region us-fake-1 is not supported. The latest version of global tables are only "
+        "supported in the following regions: [")
+    assert refused([{"Create": {"RegionName": EU}}, {"Create": {"RegionName": AP}}]) == (
+        "ValidationException",
+        "Update table operation with more than one create or delete replica actions not allowed")
+    assert refused([{"Update": {"RegionName": EU}}]) == (
+        "ValidationException",
+        "There are no actions specified in the Replica Update Action of the request.")
+    # A table of that name in the region already: never adopted.
+    create(eu, "gtab")
+    assert refused([{"Create": {"RegionName": EU}}]) == (
+        "ValidationException", "Failed to create a the new replica of table with name: "
+        "\u2018gtab\u2019 because one or more replicas already existed as tables.")
+    eu.delete_table(TableName="gtab")
+    # Two identical Creates count once.
+    us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": EU}},
+                                                      {"Create": {"RegionName": EU}}])
+    replicas_active(us, "gtab", [EU])
     # A KEYS_ONLY stream stays KEYS_ONLY (DynamoDB replicates without the images).
     assert us.describe_table(TableName="gtab")["Table"]["StreamSpecification"][
         "StreamViewType"] == "KEYS_ONLY"
-    with pytest.raises(botocore.exceptions.ClientError) as e:
-        us.update_table(TableName="gtab", ReplicaUpdates=[{"Create": {"RegionName": EU}}])
-    assert error(e)[0] == "ValidationException"
+    assert refused([{"Create": {"RegionName": EU}}])[1].startswith("Failed to create a the new")
     with pytest.raises(botocore.exceptions.ClientError) as e:
         us.update_table(TableName="gtab", StreamSpecification={"StreamEnabled": False})
     assert error(e) == ("ValidationException", "One or more parameter values were invalid: "
                         "Disabling Stream is not allowed for a Global Table replica.")
+    # A provisioned table's writes are not auto scaled here, so it cannot become global.
+    us.create_table(TableName="prov", AttributeDefinitions=[{"AttributeName": "pk",
+                                                               "AttributeType": "S"}],
+                    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                    ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="prov", ReplicaUpdates=[{"Create": {"RegionName": EU}}])
+    assert error(e) == ("ValidationException",
+                        "Table write capacity should either be Pay-Per-Request or AutoScaled.")
+
+
+def test_a_source_region_and_a_protected_replica_may_not_leave(start_server):
+    # fdyno-specific flag: deletion protection may be turned off again at once.
+    server = start_server("--deletion-protection-interval", "0")
+    us, eu, ap = (server.client(region=r) for r in (US, EU, AP))
+    create(us, "gtab")
+    add_replica(us, "gtab", EU, [EU])
+    add_replica(eu, "gtab", AP, [US, AP])  # eu-west-1 filled the ap-southeast-2 replica
+    source_rule = ("ValidationException", "Replica cannot be deleted because it has acted as a "
+                   "source region for new replica(s) being added to the table in the last 24 "
+                   "hours.")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
+    assert error(e) == source_rule
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        eu.delete_table(TableName="gtab")
+    assert error(e) == source_rule
+    assert raw(server, AP, "UpdateTable", {"TableName": "gtab",
+                                           "DeletionProtectionEnabled": True})[0] == 200
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": AP}}])
+    assert error(e) == ("ValidationException", "Cannot delete table gtab in region "
+                        "ap-southeast-2 because it has deletion protection enabled. Disable "
+                        "deletion protection first.")
+    with pytest.raises(botocore.exceptions.ClientError) as e:
+        ap.delete_table(TableName="gtab")
+    assert error(e)[1].startswith("Cannot delete table gtab in region ap-southeast-2")
+    assert raw(server, AP, "UpdateTable", {"TableName": "gtab",
+                                           "DeletionProtectionEnabled": False})[0] == 200
+    # Leaf first: once the replica it filled is gone, eu-west-1 may leave.
+    ap.delete_table(TableName="gtab")
+    us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
 
 
 def test_deleting_replicas_leaves_a_regional_table(server):
     us, eu = server.client(region=US), server.client(region=EU)
     create(us, "gtab")
-    add_replica(us, "gtab", EU, [US, EU])
+    add_replica(us, "gtab", EU, [EU])
     us.put_item(TableName="gtab", Item={"pk": {"S": "a"}})
     out = us.update_table(TableName="gtab", ReplicaUpdates=[{"Delete": {"RegionName": EU}}])
-    assert {r["RegionName"]: r["ReplicaStatus"]
-            for r in out["TableDescription"]["Replicas"]}[EU] == "DELETING"
+    # The response: UPDATING, the replica still as it was.
+    assert out["TableDescription"]["TableStatus"] == "UPDATING"
+    assert [(r["RegionName"], r["ReplicaStatus"])
+            for r in out["TableDescription"]["Replicas"]] == [(EU, "ACTIVE")]
 
     def gone():
         try:
@@ -169,7 +255,7 @@ def test_deleting_replicas_leaves_a_regional_table(server):
     us.update_table(TableName="gtab", StreamSpecification={"StreamEnabled": False})
     assert us.get_item(TableName="gtab", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
     # DeleteTable of a replica takes it out of its global table.
-    add_replica(us, "gtab", EU, [US, EU])
+    add_replica(us, "gtab", EU, [EU])
     eu.delete_table(TableName="gtab")
     assert "Replicas" not in us.describe_table(TableName="gtab")["Table"]
 
@@ -178,8 +264,8 @@ def test_concurrent_writers_converge_on_the_last_writer(server):
     regions = [US, EU, AP]
     clients = {r: server.client(region=r) for r in regions}
     create(clients[US], "gtab")
-    add_replica(clients[US], "gtab", EU, [US, EU])
-    add_replica(clients[US], "gtab", AP, regions)
+    add_replica(clients[US], "gtab", EU, [EU])
+    add_replica(clients[US], "gtab", AP, [EU, AP])
     errors = []
 
     def writer(region, seed):
@@ -217,7 +303,7 @@ def test_replication_resumes_after_kill_9(start_server):
     server = start_server("--replication-delay", "2")  # fdyno-specific: a visible delay
     us, eu = server.client(region=US), server.client(region=EU)
     create(us, "gtab")
-    add_replica(us, "gtab", EU, [US, EU])
+    add_replica(us, "gtab", EU, [EU])
     for i in range(50):
         us.put_item(TableName="gtab", Item={"pk": {"S": f"k{i}"}})
     assert len(scan_all(eu, "gtab")) < 50  # still waiting out the delay
@@ -243,7 +329,7 @@ def test_a_backfill_killed_midway_finishes_after_restart(start_server):
     again = restart(server)
     try:
         us, eu = again.client(region=US), again.client(region=EU)
-        replicas_active(us, "gtab", [US, EU])
+        replicas_active(us, "gtab", [EU])
         assert len(scan_all(eu, "gtab")) == 3000
         assert scan_all(eu, "gtab") == scan_all(us, "gtab")
     finally:
@@ -252,28 +338,29 @@ def test_a_backfill_killed_midway_finishes_after_restart(start_server):
 
 def test_replica_auto_scaling_describes_a_global_table(server):
     us = server.client(region=US)
-    us.create_table(TableName="prov", AttributeDefinitions=[{"AttributeName": "pk",
-                                                               "AttributeType": "S"}],
-                    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                    ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    create(us, "gtab", gsi=True)
     with pytest.raises(botocore.exceptions.ClientError) as e:  # regional: not a global table
-        us.describe_table_replica_auto_scaling(TableName="prov")
+        us.describe_table_replica_auto_scaling(TableName="gtab")
     assert error(e) == ("ResourceNotFoundException",
-                        "Global table with name: 'prov' does not exist.")
-    add_replica(us, "prov", EU, [US, EU])
-    d = us.describe_table_replica_auto_scaling(TableName="prov")["TableAutoScalingDescription"]
-    assert d["TableName"] == "prov" and d["TableStatus"] == "ACTIVE"
+                        "Global table with name: 'gtab' does not exist.")
+    add_replica(us, "gtab", EU, [EU])
+    d = us.describe_table_replica_auto_scaling(TableName="gtab")["TableAutoScalingDescription"]
+    assert d["TableName"] == "gtab" and d["TableStatus"] == "ACTIVE"
+    # Every region, its own too, in region order.
     assert [(r["RegionName"], r["ReplicaStatus"]) for r in d["Replicas"]] == \
         [(EU, "ACTIVE"), (US, "ACTIVE")]
-    # fdyno does not scale capacity: off, and asking for it is refused rather than stored.
-    assert d["Replicas"][0]["ReplicaProvisionedReadCapacityAutoScalingSettings"] == \
-        {"AutoScalingDisabled": True}
+    assert d["Replicas"][0]["GlobalSecondaryIndexes"] == [{"IndexName": "by_g",
+                                                           "IndexStatus": "ACTIVE"}]
     off = us.update_table_replica_auto_scaling(
-        TableName="prov", ProvisionedWriteCapacityAutoScalingUpdate={"AutoScalingDisabled": True})
+        TableName="gtab", ProvisionedWriteCapacityAutoScalingUpdate={"AutoScalingDisabled": True})
     assert off["TableAutoScalingDescription"] == d
     with pytest.raises(botocore.exceptions.ClientError) as e:
         us.update_table_replica_auto_scaling(
-            TableName="prov", ProvisionedWriteCapacityAutoScalingUpdate={
+            TableName="gtab", ProvisionedWriteCapacityAutoScalingUpdate={
                 "MinimumUnits": 1, "MaximumUnits": 10, "ScalingPolicyUpdate": {
                     "TargetTrackingScalingPolicyConfiguration": {"TargetValue": 70.0}}})
-    assert error(e)[0] == "ValidationException"
+    assert error(e) == (
+        "ValidationException", "Failed to update global table with name \u2018gtab\u2018. "
+        "Replicas 'EU-WEST-1', 'US-EAST-1' BillingMode is PayPerRequest. You must convert "
+        "table's BillingMode to PROVISIONED to set parameters: "
+        "'GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate'.")
