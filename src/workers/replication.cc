@@ -254,11 +254,12 @@ Result<ReplicationStep> ReplicaRemovalStep(kv::Database& db, store::Catalog& cat
       });
 }
 
-Result<int> RunAllReplication(kv::Database& db, store::Catalog& catalog,
-                              const ReplicationOptions& options) {
+Result<ReplicationPass> RunAllReplication(kv::Database& db, store::Catalog& catalog,
+                                          const ReplicationOptions& options) {
   FDYNO_ASSIGN_OR_RETURN(auto tables, AllTables(db, catalog));
   ReplicationMetrics& metrics = GetMetrics();
-  int steps = 0;
+  ReplicationPass pass;
+  int& steps = pass.steps;
   // Runs `step` until it finishes, another owner has the work, or a stop.
   const auto drive = [&](const auto& step) -> Result<int> {
     int done = 0;
@@ -272,6 +273,7 @@ Result<int> RunAllReplication(kv::Database& db, store::Catalog& catalog,
     return done;
   };
   for (const auto& info : tables) {
+    pass.any_global = pass.any_global || !info->replicas.empty();
     const store::QualifiedName name{info->account, info->region, info->name};
     for (const store::Replica& r : info->replicas) {
       if (r.region == info->region) {
@@ -296,19 +298,40 @@ Result<int> RunAllReplication(kv::Database& db, store::Catalog& catalog,
       }
     }
   }
-  return steps;
+  return pass;
 }
+
+namespace {
+
+// The catalog's metadata version as stored (store/layout.h), as of a snapshot.
+Result<std::optional<std::string>> CatalogVersion(kv::Database& db) {
+  kv::RunOptions options;
+  options.read_only = true;
+  return kv::Run(db, options, [](kv::Transaction& tx, const kv::Attempt&) {
+    return tx.Get(store::layout::MetadataVersionKey(), /*snapshot=*/true);
+  });
+}
+
+}  // namespace
 
 ReplicationWorker::ReplicationWorker(kv::Database* db, store::Catalog* catalog,
                                      ReplicationOptions options)
     : periodic_("fdyno-replicate", options.poll, [this, db, catalog, options]() mutable {
         options.stop = periodic_.stop_flag();
+        // Read before the pass: a table made global during it changes the version.
+        Result<std::optional<std::string>> version = CatalogVersion(*db);
+        const std::string seen = version.ok() ? version->value_or("") : std::string("?");
+        if (idle_version_ && version.ok() && *idle_version_ == seen) return;
+        Result<ReplicationPass> done = RunAllReplication(*db, *catalog, options);
+        if (done.ok()) {
+          idle_version_.reset();
+          if (!done->any_global && version.ok()) idle_version_ = seen;
+          return;
+        }
         // Errors (conflicts past the retry budget, a dropped table) are retried next round.
-        if (Result<int> done = RunAllReplication(*db, *catalog, options); !done.ok()) {
-          if (auto left_out = error_log_.Allow()) {
-            spdlog::warn("replication worker: {} (retried in {} ms; {} such errors not logged)",
-                         done.error().message, options.poll.count(), *left_out);
-          }
+        if (auto left_out = error_log_.Allow()) {
+          spdlog::warn("replication worker: {} (retried in {} ms; {} such errors not logged)",
+                       done.error().message, options.poll.count(), *left_out);
         }
       }) {}
 

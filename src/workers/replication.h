@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "base/clock.h"
@@ -71,12 +72,18 @@ Result<ReplicationStep> ReplicaRemovalStep(kv::Database& db, store::Catalog& cat
                                            const store::QualifiedName& replica,
                                            const ReplicationOptions& options);
 
-// Every delivery, backfill and removal that is due, until none is or options.stop is set.
-// Returns the steps run.
-Result<int> RunAllReplication(kv::Database& db, store::Catalog& catalog,
-                              const ReplicationOptions& options = {});
+struct ReplicationPass {
+  int steps = 0;            // pages run
+  bool any_global = false;  // some table has replicas
+};
 
-// A background thread running RunAllReplication every options.poll.
+// Every delivery, backfill and removal that is due, until none is or options.stop is set.
+Result<ReplicationPass> RunAllReplication(kv::Database& db, store::Catalog& catalog,
+                                          const ReplicationOptions& options = {});
+
+// A background thread running RunAllReplication every options.poll, skipping the pass while the
+// catalog is unchanged since a pass that found no global table (an idle server with no global
+// tables reads one key per poll).
 class ReplicationWorker {
  public:
   ReplicationWorker(kv::Database* db, store::Catalog* catalog, ReplicationOptions options = {});
@@ -85,7 +92,8 @@ class ReplicationWorker {
 
  private:
   LogLimiter error_log_{std::chrono::seconds(60)};
-  Periodic periodic_;  // last: stopped before the rest goes
+  std::optional<std::string> idle_version_;  // the catalog version of a pass with no global table
+  Periodic periodic_;                        // last: stopped before the rest goes
 };
 
 }  // namespace fdyno::workers
